@@ -1,0 +1,291 @@
+// Package agentcli runs coding-agent CLIs — Claude Code (claude), OpenAI Codex
+// (codex), Gemini CLI (gemini) and OpenCode (opencode) — behind one [Backend]
+// interface.
+//
+// A program asks a [Backend] to run a [Request]; it gets back either a final
+// [Result] ([Backend.Run]) or a stream of normalized [Event] values
+// ([Backend.Stream]): text and text deltas, thinking, tool use and results
+// (with canonical tool names, see [CanonicalTool]), usage, retries and the
+// final result. Which CLI is underneath does not matter to the caller.
+//
+// Backends register themselves by name when their package is imported, in the
+// style of database/sql drivers:
+//
+//	import (
+//		"github.com/agentcli/agentcli"
+//		_ "github.com/agentcli/agentcli/claude"
+//	)
+//
+//	b, err := agentcli.Open("claude", nil)
+//
+// Every backend shares one process layer: each CLI runs in its own process
+// group, stdin always has an end, stderr is drained into a bounded tail,
+// stdout lines have no 64 KiB limit, and cancellation or a timeout terminates
+// the whole group (SIGTERM, a grace period, then SIGKILL). Errors are typed;
+// see [ErrTimeout], [ErrResult] and friends.
+package agentcli
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"log/slog"
+	"time"
+)
+
+// Backend runs prompts on one coding-agent CLI.
+//
+// Implementations are safe for concurrent use: each Run or Stream starts its
+// own CLI process. Further abilities (for example multi-turn session handles)
+// are added as separate optional interfaces that a Backend may also implement,
+// checked with a type assertion, so that adding them never breaks existing
+// implementations or callers.
+type Backend interface {
+	// Name reports the registry name of the backend, such as "claude".
+	Name() string
+
+	// Run runs req to completion and returns its final Result. It blocks
+	// until the CLI process and every process it started have exited.
+	//
+	// When the run fails after the CLI produced a result (for example an API
+	// error reported in the CLI's terminal event), Run returns that Result
+	// together with a non-nil error, like os/exec's Output.
+	Run(ctx context.Context, req *Request) (*Result, error)
+
+	// Stream starts req and yields its normalized events as they arrive.
+	// Nothing runs until the sequence is iterated. The last event of a
+	// successful run has Kind EventResult. A non-nil error is always the last
+	// element of the sequence. Breaking out of the loop stops the CLI (its
+	// whole process group) and reaps it before the loop statement returns.
+	Stream(ctx context.Context, req *Request) iter.Seq2[Event, error]
+
+	// Check reports whether the CLI is reachable: the binary resolves on PATH
+	// (or at the configured path) and is executable. The error is a
+	// *BinaryError naming the backend and path. Check does not start the CLI.
+	Check(ctx context.Context) error
+
+	// Capabilities describes what the backend supports.
+	Capabilities() Capabilities
+}
+
+// Request describes one prompt to run. The zero value of every field except
+// Prompt means "the CLI's own default".
+type Request struct {
+	// Prompt is the user message. It is passed to the CLI so that it can
+	// never be read as a flag, and may be larger than the kernel's limit on
+	// a single argument.
+	Prompt string
+
+	// SystemPrompt is extra system-level instruction. How each CLI carries it
+	// is reported by Capabilities().SystemPrompt.
+	SystemPrompt string
+
+	// SessionID resumes an earlier session (a Result.SessionID) when set.
+	SessionID string
+
+	// Model selects the model, in the backend's own naming.
+	Model string
+
+	// MaxTurns limits agentic turns; 0 means the CLI's default.
+	MaxTurns int
+
+	// AllowedTools and DisallowedTools filter the CLI's tools, in the CLI's
+	// own rule syntax (for Claude, e.g. "Bash(git *)").
+	AllowedTools    []string
+	DisallowedTools []string
+
+	// Dir is the working directory of the CLI process; empty means the
+	// current directory.
+	Dir string
+
+	// Env holds extra "KEY=value" entries added to the CLI's environment.
+	// They override inherited variables of the same name.
+	Env []string
+
+	// Timeout bounds the whole run; 0 means no limit beyond ctx. When it
+	// expires the run fails with an error matching ErrTimeout.
+	Timeout time.Duration
+
+	// OnText, if set, is called with each piece of assistant text as it
+	// streams (text deltas where the CLI reports them, whole text blocks
+	// otherwise). It is called from the goroutine that consumes the run and
+	// must not block for long.
+	OnText func(text string)
+
+	// ExtraArgs are appended to the CLI's arguments before the prompt, as an
+	// escape hatch for flags agentcli does not model.
+	ExtraArgs []string
+}
+
+// Options configure a Backend. A nil *Options means defaults everywhere.
+type Options struct {
+	// Path is the CLI binary, as a path or a name looked up on PATH. Empty
+	// means the backend's default name ("claude", "codex", ...).
+	Path string
+
+	// Env holds "KEY=value" entries added to every run's environment
+	// (before Request.Env).
+	Env []string
+
+	// Logger receives warnings, for example about options the backend does
+	// not support. Nil means slog.Default().
+	Logger *slog.Logger
+
+	// KillGrace is how long the CLI's process group has between SIGTERM and
+	// SIGKILL when a run is cancelled or times out. Zero means 3 seconds.
+	KillGrace time.Duration
+
+	// MaxLineBytes caps one line of CLI output. A longer line is skipped and
+	// reported as an EventNotice carrying a *LineTooLongError; reading goes
+	// on at the next line. Zero means 64 MiB.
+	MaxLineBytes int
+
+	// StderrTailBytes is how much of the end of the CLI's stderr is kept for
+	// error messages. Zero means 8 KiB.
+	StderrTailBytes int
+}
+
+// Capabilities describes what a backend supports. Options a backend does not
+// support are ignored with a warning on the backend's logger.
+type Capabilities struct {
+	// TextDeltas reports whether text arrives in pieces (EventTextDelta)
+	// while the model is still writing.
+	TextDeltas bool `json:"text_deltas"`
+	// Thinking reports whether the CLI reports model reasoning (EventThinking).
+	Thinking bool `json:"thinking"`
+	// Resume reports whether Request.SessionID is supported.
+	Resume bool `json:"resume"`
+	// SystemPrompt tells how Request.SystemPrompt reaches the model.
+	SystemPrompt SystemPromptMode `json:"system_prompt"`
+	// MaxTurns reports whether Request.MaxTurns is enforced by the CLI.
+	MaxTurns bool `json:"max_turns"`
+	// ToolFilter reports whether AllowedTools/DisallowedTools are supported.
+	ToolFilter bool `json:"tool_filter"`
+	// Cost reports whether the CLI reports a cost in USD.
+	Cost bool `json:"cost"`
+	// CumulativeUsage reports that the CLI reports usage summed over the
+	// whole session, resumed turns included, rather than per run.
+	CumulativeUsage bool `json:"cumulative_usage"`
+}
+
+// SystemPromptMode tells how a backend delivers Request.SystemPrompt.
+type SystemPromptMode string
+
+const (
+	// SystemPromptNone: the backend has no way to carry a system prompt.
+	SystemPromptNone SystemPromptMode = "none"
+	// SystemPromptAppend: appended to the CLI's own system prompt.
+	SystemPromptAppend SystemPromptMode = "append"
+	// SystemPromptDeveloper: sent as a developer-role message.
+	SystemPromptDeveloper SystemPromptMode = "developer"
+	// SystemPromptPrepend: prepended to the user prompt text.
+	SystemPromptPrepend SystemPromptMode = "prepend"
+)
+
+// EventKind classifies an Event.
+type EventKind string
+
+const (
+	// EventInit: the CLI started a session; SessionID and Model are set.
+	EventInit EventKind = "init"
+	// EventTextDelta: a piece of assistant text; Text is set.
+	EventTextDelta EventKind = "text_delta"
+	// EventText: a complete block of assistant text; Text is set.
+	EventText EventKind = "text"
+	// EventThinking: model reasoning; Text is set (a delta when Delta is true).
+	EventThinking EventKind = "thinking"
+	// EventToolUse: the model called a tool; Tool is set.
+	EventToolUse EventKind = "tool_use"
+	// EventToolResult: a tool finished; ToolResult is set.
+	EventToolResult EventKind = "tool_result"
+	// EventUsage: token usage so far; Usage is set.
+	EventUsage EventKind = "usage"
+	// EventRetry: the CLI is retrying a failed API call; Retry is set. The
+	// run goes on.
+	EventRetry EventKind = "retry"
+	// EventResult: the run finished; Result is set. Always the last event of
+	// a successful run.
+	EventResult EventKind = "result"
+	// EventNotice: something non-fatal went wrong reading output (a line too
+	// long, a line that is not JSON, a non-fatal error the CLI reported); Err
+	// or Text is set. The run goes on.
+	EventNotice EventKind = "notice"
+	// EventUnknown: a line the backend does not know; Raw holds it.
+	EventUnknown EventKind = "unknown"
+)
+
+// Event is one normalized event of a run.
+type Event struct {
+	Kind EventKind `json:"kind"`
+	// SessionID is the CLI's session id when the line carried one.
+	SessionID string `json:"session_id,omitempty"`
+	// Text is the text of text, text delta, thinking and notice events.
+	Text string `json:"text,omitempty"`
+	// Delta marks a thinking event that is a piece rather than a block.
+	Delta bool `json:"delta,omitempty"`
+	// Model is set on init events when the CLI reports it.
+	Model      string      `json:"model,omitempty"`
+	Tool       *ToolUse    `json:"tool,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
+	Usage      *Usage      `json:"usage,omitempty"`
+	Retry      *Retry      `json:"retry,omitempty"`
+	Result     *Result     `json:"result,omitempty"`
+	// Err is the non-fatal error of a notice event.
+	Err error `json:"-"`
+	// Subagent is the id of the tool call (a sub-agent task) this event
+	// belongs to, when the CLI nests sub-agent traffic; empty on the main
+	// thread.
+	Subagent string `json:"subagent,omitempty"`
+	// Raw is the CLI output line the event came from.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// MarshalJSON encodes the event with Err as an "error" string. Raw is
+// included only when it is valid JSON.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	out := struct {
+		plain
+		Error string `json:"error,omitempty"`
+	}{plain: plain(e)}
+	if e.Err != nil {
+		out.Error = e.Err.Error()
+	}
+	if len(e.Raw) > 0 && !json.Valid(e.Raw) {
+		out.Raw = nil
+	}
+	return json.Marshal(out)
+}
+
+// ToolUse is a tool call made by the model.
+type ToolUse struct {
+	// ID identifies the call; the matching ToolResult has the same ID.
+	ID string `json:"id"`
+	// Name is the canonical tool name (see CanonicalTool), e.g. "Bash".
+	Name string `json:"name"`
+	// RawName is the tool name as the CLI reported it.
+	RawName string `json:"raw_name"`
+	// Kind is the tool's kind in the Agent Client Protocol vocabulary.
+	Kind ToolKind `json:"kind"`
+	// Input is the tool input as JSON.
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// ToolResult is the outcome of a tool call.
+type ToolResult struct {
+	ID      string `json:"id"`
+	Output  string `json:"output"`
+	IsError bool   `json:"is_error"`
+	// ExitCode is the exit code of a shell command, when known.
+	ExitCode *int `json:"exit_code,omitempty"`
+}
+
+// Retry describes an API retry the CLI is making.
+type Retry struct {
+	Attempt    int           `json:"attempt,omitempty"`
+	MaxRetries int           `json:"max_retries,omitempty"`
+	Delay      time.Duration `json:"delay_ns,omitempty"`
+	// Status is the HTTP status of the failed call, when known.
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+}

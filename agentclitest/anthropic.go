@@ -1,0 +1,207 @@
+package agentclitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// anthropicReq is the part of an Anthropic Messages request the server reads.
+type anthropicReq struct {
+	Model    string          `json:"model"`
+	System   json.RawMessage `json:"system"`
+	Stream   bool            `json:"stream"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+}
+
+// anthropicBlock is one content block of a message.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      *string         `json:"text"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// parseAnthropic fills the recorded fields of an Anthropic request. It
+// tolerates any role, including "system" elements inside messages.
+func parseAnthropic(rec *Request, body []byte) (anthropicReq, error) {
+	var in anthropicReq
+	if err := json.Unmarshal(body, &in); err != nil {
+		return in, err
+	}
+	rec.Model = in.Model
+	rec.Stream = in.Stream
+	rec.System = textOf(in.System)
+	for _, t := range in.Tools {
+		rec.Tools = append(rec.Tools, t.Name)
+	}
+	for _, m := range in.Messages {
+		var s string
+		if json.Unmarshal(m.Content, &s) == nil {
+			rec.Messages = append(rec.Messages, Message{Role: m.Role, Text: s})
+			continue
+		}
+		var blocks []anthropicBlock
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue
+		}
+		for _, b := range blocks {
+			switch {
+			case b.Type == "tool_result":
+				rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: b.ToolUseID, Output: textOf(b.Content)})
+			case b.Type == "text" && b.Text != nil:
+				rec.Messages = append(rec.Messages, Message{Role: m.Role, Text: *b.Text})
+			}
+		}
+	}
+	return in, nil
+}
+
+func anthropicError(status int, msg string) any {
+	typ := "api_error"
+	switch status {
+	case 400, 413, 422:
+		typ = "invalid_request_error"
+	case 401:
+		typ = "authentication_error"
+	case 403:
+		typ = "permission_error"
+	case 404:
+		typ = "not_found_error"
+	case 429:
+		typ = "rate_limit_error"
+	case 529:
+		typ = "overloaded_error"
+	}
+	return map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": msg}}
+}
+
+func (s *Server) handleAnthropicCount(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		return
+	}
+	rec := newRequest("anthropic", r, body)
+	rec.Utility = true
+	parseAnthropic(&rec, body) //nolint:errcheck // recorded as far as it parses
+	s.take(rec)
+	writeJSON(w, http.StatusOK, map[string]any{"input_tokens": len(body)/4 + 1})
+}
+
+func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		return
+	}
+	rec := newRequest("anthropic", r, body)
+	in, perr := parseAnthropic(&rec, body)
+	t, seq := s.take(rec)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, anthropicError(400, "agentclitest: bad JSON: "+perr.Error()))
+		return
+	}
+	if t.Stall {
+		s.stall(r.Context())
+		return
+	}
+	if t.Status != 0 {
+		writeError(w, t, anthropicError)
+		return
+	}
+	model := in.Model
+	if model == "" {
+		model = Model
+	}
+	u := t.usage()
+	id := fmt.Sprintf("msg_agentclitest_%d", seq)
+	call := t.call(seq, "toolu_agentclitest_", rec.Tools, shellArgs, "Bash")
+	stop := "end_turn"
+	if call != nil {
+		stop = "tool_use"
+	}
+	usage := map[string]any{
+		"input_tokens":                u.InputTokens,
+		"output_tokens":               u.OutputTokens,
+		"cache_creation_input_tokens": 0,
+		"cache_read_input_tokens":     u.CachedTokens,
+	}
+	if !in.Stream {
+		var content []any
+		if t.Thinking != "" {
+			content = append(content, map[string]any{"type": "thinking", "thinking": t.Thinking, "signature": "agentclitest"})
+		}
+		if t.Text != "" {
+			content = append(content, map[string]any{"type": "text", "text": t.Text})
+		}
+		if call != nil {
+			content = append(content, map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": call.Args})
+		}
+		if content == nil {
+			content = []any{}
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": id, "type": "message", "role": "assistant", "model": model,
+			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
+		})
+		return
+	}
+	ev := startSSE(w)
+	send := func(name string, data map[string]any) {
+		data["type"] = name
+		ev.frame(name, data, "\n\n")
+	}
+	send("message_start", map[string]any{"message": map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{
+			"input_tokens": u.InputTokens, "output_tokens": 1,
+			"cache_creation_input_tokens": 0, "cache_read_input_tokens": u.CachedTokens,
+		},
+	}})
+	send("ping", map[string]any{})
+	idx := 0
+	block := func(start map[string]any, deltas []map[string]any) {
+		send("content_block_start", map[string]any{"index": idx, "content_block": start})
+		for _, d := range deltas {
+			send("content_block_delta", map[string]any{"index": idx, "delta": d})
+		}
+		send("content_block_stop", map[string]any{"index": idx})
+		idx++
+	}
+	if t.Thinking != "" {
+		var ds []map[string]any
+		for _, c := range chunks(t.Thinking) {
+			ds = append(ds, map[string]any{"type": "thinking_delta", "thinking": c})
+		}
+		ds = append(ds, map[string]any{"type": "signature_delta", "signature": "agentclitest"})
+		block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, ds)
+	}
+	if t.Text != "" {
+		var ds []map[string]any
+		for _, c := range chunks(t.Text) {
+			ds = append(ds, map[string]any{"type": "text_delta", "text": c})
+		}
+		block(map[string]any{"type": "text", "text": ""}, ds)
+	}
+	if call != nil {
+		var ds []map[string]any
+		for _, c := range chunks(argsJSON(call.Args)) {
+			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": c})
+		}
+		block(map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": map[string]any{}}, ds)
+	}
+	send("message_delta", map[string]any{
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"usage": map[string]any{
+			"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
+			"cache_creation_input_tokens": 0, "cache_read_input_tokens": u.CachedTokens,
+		},
+	})
+	send("message_stop", map[string]any{})
+}

@@ -1,0 +1,219 @@
+package agentclitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// responsesReq is the part of an OpenAI Responses request the server reads.
+type responsesReq struct {
+	Model        string          `json:"model"`
+	Instructions string          `json:"instructions"`
+	Input        json.RawMessage `json:"input"`
+	Stream       bool            `json:"stream"`
+	Tools        []struct {
+		Type     string `json:"type"`
+		Name     string `json:"name"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+// responsesItem is one element of a Responses "input" list.
+type responsesItem struct {
+	Type    string          `json:"type"`
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+	CallID  string          `json:"call_id"`
+	Output  json.RawMessage `json:"output"`
+}
+
+func parseResponses(rec *Request, body []byte) (responsesReq, error) {
+	var in responsesReq
+	if err := json.Unmarshal(body, &in); err != nil {
+		return in, err
+	}
+	rec.Model = in.Model
+	rec.Stream = in.Stream
+	rec.System = in.Instructions
+	for _, t := range in.Tools {
+		switch {
+		case t.Name != "":
+			rec.Tools = append(rec.Tools, t.Name)
+		case t.Function != nil:
+			rec.Tools = append(rec.Tools, t.Function.Name)
+		case t.Type != "":
+			rec.Tools = append(rec.Tools, t.Type) // e.g. "web_search"
+		}
+	}
+	var s string
+	if json.Unmarshal(in.Input, &s) == nil {
+		rec.Messages = append(rec.Messages, Message{Role: "user", Text: s})
+		return in, nil
+	}
+	var items []responsesItem
+	json.Unmarshal(in.Input, &items) //nolint:errcheck // absent input: no messages
+	for _, it := range items {
+		switch it.Type {
+		case "message", "":
+			if it.Role == "" {
+				continue
+			}
+			var s string
+			if json.Unmarshal(it.Content, &s) == nil {
+				rec.Messages = append(rec.Messages, Message{Role: it.Role, Text: s})
+				continue
+			}
+			var parts []struct {
+				Text *string `json:"text"`
+			}
+			json.Unmarshal(it.Content, &parts) //nolint:errcheck
+			for _, p := range parts {
+				if p.Text != nil {
+					rec.Messages = append(rec.Messages, Message{Role: it.Role, Text: *p.Text})
+				}
+			}
+		case "function_call_output", "custom_tool_call_output":
+			rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: it.CallID, Output: textOf(it.Output)})
+		}
+	}
+	return in, nil
+}
+
+func openaiError(status int, msg string) any {
+	typ := "server_error"
+	if status >= 400 && status < 500 {
+		typ = "invalid_request_error"
+	}
+	if status == 429 {
+		typ = "rate_limit_exceeded"
+	}
+	return map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": nil}}
+}
+
+func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		return
+	}
+	rec := newRequest("responses", r, body)
+	in, perr := parseResponses(&rec, body)
+	t, seq := s.take(rec)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
+		return
+	}
+	if t.Stall {
+		s.stall(r.Context())
+		return
+	}
+	if t.Status != 0 {
+		writeError(w, t, openaiError)
+		return
+	}
+	model := in.Model
+	if model == "" {
+		model = Model
+	}
+	u := t.usage()
+	respID := fmt.Sprintf("resp_agentclitest_%d", seq)
+	call := t.call(seq, "call_agentclitest_", rec.Tools, shellArgs, "exec_command", "shell")
+	usage := map[string]any{
+		"input_tokens":          u.InputTokens,
+		"input_tokens_details":  map[string]any{"cached_tokens": u.CachedTokens},
+		"output_tokens":         u.OutputTokens,
+		"output_tokens_details": map[string]any{"reasoning_tokens": u.ReasoningTokens},
+		"total_tokens":          u.InputTokens + u.OutputTokens,
+	}
+	// Final items, as they appear in output_item.done and response.completed.
+	var output []any
+	reasoningItem := map[string]any{
+		"id": fmt.Sprintf("rs_agentclitest_%d", seq), "type": "reasoning",
+		"summary": []any{map[string]any{"type": "summary_text", "text": t.Thinking}},
+	}
+	msgItem := map[string]any{
+		"id": fmt.Sprintf("msg_agentclitest_%d", seq), "type": "message", "role": "assistant", "status": "completed",
+		"content": []any{map[string]any{"type": "output_text", "text": t.Text, "annotations": []any{}}},
+	}
+	var callItem map[string]any
+	if t.Thinking != "" {
+		output = append(output, reasoningItem)
+	}
+	if t.Text != "" {
+		output = append(output, msgItem)
+	}
+	if call != nil {
+		callItem = map[string]any{
+			"id": fmt.Sprintf("fc_agentclitest_%d", seq), "type": "function_call", "status": "completed",
+			"call_id": call.ID, "name": call.Name, "arguments": argsJSON(call.Args),
+		}
+		output = append(output, callItem)
+	}
+	if output == nil {
+		output = []any{}
+	}
+	final := map[string]any{
+		"id": respID, "object": "response", "status": "completed", "model": model,
+		"output": output, "usage": usage, "end_turn": call == nil,
+	}
+	if !in.Stream {
+		writeJSON(w, http.StatusOK, final)
+		return
+	}
+	ev := startSSE(w)
+	n := 0
+	send := func(name string, data map[string]any) {
+		data["type"] = name
+		data["sequence_number"] = n
+		n++
+		ev.frame(name, data, "\n\n")
+	}
+	send("response.created", map[string]any{"response": map[string]any{
+		"id": respID, "object": "response", "status": "in_progress", "model": model, "output": []any{},
+	}})
+	send("response.in_progress", map[string]any{"response": map[string]any{
+		"id": respID, "object": "response", "status": "in_progress", "model": model, "output": []any{},
+	}})
+	oi := 0
+	if t.Thinking != "" {
+		id := reasoningItem["id"]
+		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{"id": id, "type": "reasoning", "summary": []any{}}})
+		send("response.reasoning_summary_part.added", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": ""}})
+		for _, c := range chunks(t.Thinking) {
+			send("response.reasoning_summary_text.delta", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "delta": c})
+		}
+		send("response.reasoning_summary_text.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "text": t.Thinking})
+		send("response.reasoning_summary_part.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": t.Thinking}})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": reasoningItem})
+		oi++
+	}
+	if t.Text != "" {
+		id := msgItem["id"]
+		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{
+			"id": id, "type": "message", "role": "assistant", "status": "in_progress", "content": []any{},
+		}})
+		send("response.content_part.added", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
+		for _, c := range chunks(t.Text) {
+			send("response.output_text.delta", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "delta": c})
+		}
+		send("response.output_text.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "text": t.Text})
+		send("response.content_part.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "part": map[string]any{"type": "output_text", "text": t.Text, "annotations": []any{}}})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": msgItem})
+		oi++
+	}
+	if callItem != nil {
+		id := callItem["id"]
+		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{
+			"id": id, "type": "function_call", "status": "in_progress", "call_id": call.ID, "name": call.Name, "arguments": "",
+		}})
+		args := argsJSON(call.Args)
+		for _, c := range chunks(args) {
+			send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": oi, "delta": c})
+		}
+		send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": oi, "arguments": args})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": callItem})
+	}
+	send("response.completed", map[string]any{"response": final})
+}

@@ -1,0 +1,289 @@
+package agentclitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// APIKey is the dummy credential Wire hands to every CLI. The server accepts
+// any credential.
+const APIKey = "agentclitest-key"
+
+// Wiring is what it takes to run one real CLI against a Server with no
+// network access.
+type Wiring struct {
+	// Env is the complete environment for the CLI process, as "K=V". It is
+	// meant to replace os.Environ(), not to extend it, so no credential or
+	// setting of the calling process leaks in; only PATH and a few locale
+	// and identity variables (USER, LOGNAME, LANG, LC_ALL, TZ) are copied
+	// from the current process. Callers may append to it; later entries
+	// win.
+	Env []string
+	// Args are extra flags the CLI needs, to be placed among the options
+	// (after "-p", "exec", "run" or the like). Often empty: Wire prefers
+	// environment variables and config files.
+	Args []string
+	// Dir is a fresh working directory under home for the CLI to run in.
+	// Resume a session from the same Dir as the run that created it:
+	// claude and gemini look sessions up per directory.
+	Dir string
+}
+
+// Wire prepares home, a fresh private directory, for running cli ("claude",
+// "codex", "gemini" or "opencode") against s: it creates the HOME, TMPDIR,
+// XDG and per-CLI config directories under home, writes the config files the
+// CLI needs, and returns the environment, flags and working directory to use.
+// It does no network I/O and starts no process.
+//
+// Every setting points the CLI at s.URL(), turns off telemetry, update checks
+// and other outbound traffic, and bounds retries so that a scripted HTTP error
+// fails the run quickly (opencode still retries 5xx, 408, 409 and 429 for
+// about a minute; use a 4xx status in fast tests). Even so, run the CLI in a
+// private network namespace when you can.
+func (s *Server) Wire(cli, home string) (*Wiring, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	dirs := map[string]string{
+		"HOME":            home,
+		"TMPDIR":          filepath.Join(home, "tmp"),
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"),
+		"XDG_DATA_HOME":   filepath.Join(home, ".local", "share"),
+		"XDG_STATE_HOME":  filepath.Join(home, ".local", "state"),
+		"XDG_CACHE_HOME":  filepath.Join(home, ".cache"),
+	}
+	w := &Wiring{Dir: filepath.Join(home, "work")}
+	for _, d := range append(mapValues(dirs), w.Dir) {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	// Identity and locale only; PATH so that the CLI's launcher can find
+	// node and its own helpers.
+	for _, k := range []string{"PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			w.Env = append(w.Env, k+"="+v)
+		}
+	}
+	for _, k := range []string{"HOME", "TMPDIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} {
+		w.Env = append(w.Env, k+"="+dirs[k])
+	}
+	switch cli {
+	case "claude":
+		err = s.wireClaude(w, home)
+	case "codex":
+		err = s.wireCodex(w, home)
+	case "gemini":
+		err = s.wireGemini(w, home)
+	case "opencode":
+		err = s.wireOpencode(w, home)
+	default:
+		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini or opencode)", cli)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// wireClaude needs no config file; everything is environment.
+func (s *Server) wireClaude(w *Wiring, home string) error {
+	cfg := filepath.Join(home, ".claude")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// The Messages API endpoint, without /v1; claude appends
+		// /v1/messages?beta=true.
+		"ANTHROPIC_BASE_URL="+s.URL(),
+		// API-key auth (sent as x-api-key); no login or keychain lookup.
+		"ANTHROPIC_API_KEY="+APIKey,
+		// Settings, sessions (projects/<cwd>/<id>.jsonl) and .claude.json
+		// live here instead of ~/.claude.
+		"CLAUDE_CONFIG_DIR="+cfg,
+		// No update checks, telemetry, error reports, surveys or other
+		// non-model traffic.
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY=1",
+		// Fail fast: by default a 5xx/429/401 is retried 10 times with
+		// back-off (minutes).
+		"CLAUDE_CODE_MAX_RETRIES=0",
+	)
+	if os.Geteuid() == 0 {
+		// As root, --dangerously-skip-permissions exits 1 unless the CLI
+		// is told it runs in a sandbox.
+		w.Env = append(w.Env, "IS_SANDBOX=1")
+	}
+	return nil
+}
+
+// wireCodex writes $CODEX_HOME/config.toml with a custom Responses provider.
+func (s *Server) wireCodex(w *Wiring, home string) error {
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.MkdirAll(codexHome, 0o700); err != nil {
+		return err
+	}
+	q := strconv.Quote
+	cfg := strings.Join([]string{
+		"# Written by agentclitest.Wire: points codex at a local scripted server.",
+		"# A model slug codex does not know: it uses fallback metadata (and reports a",
+		"# non-fatal warning item) instead of a preset that needs extra helpers.",
+		"model = " + q(Model),
+		"model_provider = \"agentclitest\"",
+		"# TUI-only, but harmless: no update check.",
+		"check_for_update_on_startup = false",
+		"",
+		"[model_providers.agentclitest]",
+		"name = \"agentclitest\"",
+		"base_url = " + q(s.URL()+"/v1"),
+		"# Responses API over HTTP SSE; custom providers never try WebSockets.",
+		"wire_api = \"responses\"",
+		"# Bearer token read from this environment variable.",
+		"env_key = \"AGENTCLITEST_API_KEY\"",
+		"# No retries, so a scripted HTTP error fails the turn at once.",
+		"request_max_retries = 0",
+		"stream_max_retries = 0",
+		"",
+		"# Analytics would build a metrics exporter that phones home.",
+		"[analytics]",
+		"enabled = false",
+		"",
+		"[feedback]",
+		"enabled = false",
+		"",
+		"# Plugins sync a curated list from a remote API on every run.",
+		"[features]",
+		"plugins = false",
+		"",
+	}, "\n")
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Config, sessions (rollouts) and the state DB live here.
+		"CODEX_HOME="+codexHome,
+		"AGENTCLITEST_API_KEY="+APIKey,
+	)
+	return nil
+}
+
+// wireGemini writes $HOME/.gemini/settings.json.
+func (s *Server) wireGemini(w *Wiring, home string) error {
+	dir := filepath.Join(home, ".gemini")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	settings := map[string]any{
+		"general": map[string]any{
+			// No update checks or notices.
+			"enableAutoUpdate":             false,
+			"enableAutoUpdateNotification": false,
+			// One attempt per API call: a scripted error fails in seconds
+			// instead of minutes of back-off.
+			"maxAttempts": 1,
+			// Don't prune sessions behind the test's back.
+			"sessionRetention": map[string]any{"enabled": false},
+		},
+		// Clearcut usage statistics go to play.googleapis.com.
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"security": map[string]any{
+			// Required: with only GOOGLE_GEMINI_BASE_URL set, the auth
+			// type resolves to "gateway" and headless startup exits 41.
+			"auth": map[string]any{"selectedType": "gemini-api-key"},
+			// Trust every folder, so --approval-mode yolo is honoured.
+			"folderTrust": map[string]any{"enabled": false},
+		},
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Gemini API endpoint, without /v1beta.
+		"GOOGLE_GEMINI_BASE_URL="+s.URL(),
+		"GEMINI_API_KEY="+APIKey,
+		// User settings and sessions under $GEMINI_CLI_HOME/.gemini.
+		"GEMINI_CLI_HOME="+home,
+		"GEMINI_TELEMETRY_ENABLED=false",
+		// Skip the memory-tuning relaunch of a child node process.
+		"GEMINI_CLI_NO_RELAUNCH=true",
+		// What --skip-trust sets: trust the working directory, otherwise
+		// yolo is silently downgraded in an untrusted folder.
+		"GEMINI_CLI_TRUST_WORKSPACE=true",
+	)
+	return nil
+}
+
+// wireOpencode passes the config in OPENCODE_CONFIG_CONTENT, which takes
+// precedence over global and project config files.
+func (s *Server) wireOpencode(w *Wiring, home string) error {
+	cfg := map[string]any{
+		"$schema": "https://opencode.ai/config.json",
+		// The openai-compatible provider is bundled in the binary and
+		// speaks Chat Completions; nothing is installed.
+		"provider": map[string]any{
+			"agentclitest": map[string]any{
+				"npm":  "@ai-sdk/openai-compatible",
+				"name": "agentclitest",
+				"options": map[string]any{
+					"baseURL": s.URL() + "/v1",
+					"apiKey":  APIKey,
+				},
+				"models": map[string]any{
+					Model: map[string]any{
+						"name":      Model,
+						"tool_call": true,
+						"limit":     map[string]any{"context": 200000, "output": 32000},
+					},
+				},
+			},
+		},
+		"model": "agentclitest/" + Model,
+		// Title generation on a new session uses small_model; keep it on
+		// the local server.
+		"small_model": "agentclitest/" + Model,
+		// Headless run auto-rejects permission prompts; allow everything.
+		"permission": "allow",
+		"autoupdate": false,
+		"share":      "disabled",
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		"OPENCODE_CONFIG_CONTENT="+string(b),
+		// No external plugins: otherwise plugins are installed from the
+		// npm registry in the background.
+		"OPENCODE_PURE=1",
+		"OPENCODE_DISABLE_DEFAULT_PLUGINS=1",
+		// No models.dev catalog fetch (at start and hourly).
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
+		"OPENCODE_DISABLE_AUTOUPDATE=1",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
+		"OPENCODE_DISABLE_SHARE=1",
+		// Don't read ~/.claude prompts and skills.
+		"OPENCODE_DISABLE_CLAUDE_CODE=1",
+	)
+	return nil
+}

@@ -1,0 +1,114 @@
+// Package claude is the agentcli backend for Anthropic's Claude Code CLI
+// (`claude`). Importing it registers the backend as "claude".
+//
+// Runs use `claude -p --output-format json` (or `stream-json --verbose
+// --include-partial-messages` when streaming) with
+// `--dangerously-skip-permissions`; the prompt is written to the CLI's stdin
+// and the system prompt to a private temporary file passed with
+// `--append-system-prompt-file`. As root, Claude Code refuses
+// `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
+// environment; the resulting error says so.
+package claude
+
+import (
+	"context"
+	"iter"
+	"os"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// Name is the registry name of this backend.
+const Name = "claude"
+
+// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
+const DefaultBinary = "claude"
+
+func init() {
+	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
+}
+
+// Backend runs Claude Code. It is safe for concurrent use.
+type Backend struct {
+	cfg runner.Config
+}
+
+// New returns a Claude Code backend. opts may be nil.
+func New(opts *agentcli.Options) *Backend {
+	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
+}
+
+// Name returns "claude".
+func (b *Backend) Name() string { return Name }
+
+// Capabilities reports what Claude Code supports: everything agentcli models.
+func (b *Backend) Capabilities() agentcli.Capabilities {
+	return agentcli.Capabilities{
+		TextDeltas:   true,
+		Thinking:     true,
+		Resume:       true,
+		SystemPrompt: agentcli.SystemPromptAppend,
+		MaxTurns:     true,
+		ToolFilter:   true,
+		Cost:         true,
+	}
+}
+
+// Check reports whether the claude binary resolves and is executable.
+func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
+
+// Run runs req and returns the final result. It uses the json output format,
+// or stream-json when req.OnText is set so that text can be delivered as it
+// streams.
+func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	req = orEmpty(req)
+	f := formatJSON
+	if req.OnText != nil {
+		f = formatStream
+	}
+	return runner.Run(ctx, b.cfg, req, b.prepare(req, f))
+}
+
+// Stream runs req with the stream-json output format and yields its events.
+func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	req = orEmpty(req)
+	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
+}
+
+func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, error) {
+	return func() (*runner.Job, error) {
+		agentcli.WarnUnsupported(b.cfg.Logger(), Name, b.Capabilities(), req)
+		job := &runner.Job{
+			Stdin:  []byte(req.Prompt),
+			Env:    b.cfg.Env(nil, req.Env),
+			Parser: newParser(),
+		}
+		sysFile := ""
+		if req.SystemPrompt != "" {
+			// os.CreateTemp makes the file 0600.
+			f, err := os.CreateTemp("", "agentcli-claude-system-*.md")
+			if err != nil {
+				return nil, err
+			}
+			sysFile = f.Name()
+			job.Cleanup = func() { os.Remove(sysFile) }
+			_, werr := f.WriteString(req.SystemPrompt)
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				return job, werr
+			}
+		}
+		job.Args = buildArgs(req, f, sysFile)
+		return job, nil
+	}
+}
+
+func orEmpty(req *agentcli.Request) *agentcli.Request {
+	if req == nil {
+		return &agentcli.Request{}
+	}
+	return req
+}

@@ -1,0 +1,290 @@
+package agentcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors. Every error returned by a Backend matches at most a few of
+// them with errors.Is; the typed errors below carry the details.
+var (
+	// ErrNotFound: the CLI binary could not be found.
+	ErrNotFound = errors.New("CLI binary not found")
+	// ErrNotExecutable: the CLI binary exists but cannot be executed.
+	ErrNotExecutable = errors.New("CLI binary not executable")
+	// ErrExit: the CLI exited with a non-zero status (see *ExitError).
+	ErrExit = errors.New("CLI exited with non-zero status")
+	// ErrTimeout: Request.Timeout expired (see *TimeoutError).
+	ErrTimeout = errors.New("Query timed out")
+	// ErrCanceled: the caller's context ended (see *CanceledError, which
+	// also matches the context's own error).
+	ErrCanceled = errors.New("run canceled")
+	// ErrParse: the CLI's output could not be understood (see *ParseError).
+	ErrParse = errors.New("Failed to parse CLI output")
+	// ErrLineTooLong: an output line exceeded Options.MaxLineBytes.
+	ErrLineTooLong = errors.New("CLI output line too long")
+	// ErrNoResult: the CLI ended without a terminal result.
+	ErrNoResult = errors.New("CLI produced no result")
+	// ErrResult: the CLI's terminal event reports failure (see *ResultError).
+	ErrResult = errors.New("CLI reported an error result")
+	// ErrSessionNotFound: the session to resume does not exist; callers
+	// usually start a fresh session.
+	ErrSessionNotFound = errors.New("session not found")
+	// ErrAuth: the CLI or its API rejected the credentials.
+	ErrAuth = errors.New("authentication failed")
+	// ErrRateLimited: the API rate-limited the request.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrUnknownBackend: no backend is registered under a name.
+	ErrUnknownBackend = errors.New("unknown backend")
+)
+
+// BinaryError reports a CLI binary that cannot be run. It matches ErrNotFound
+// or ErrNotExecutable, and the underlying error.
+type BinaryError struct {
+	Backend string
+	Path    string
+	Err     error // ErrNotFound or ErrNotExecutable
+	Cause   error // what the operating system said
+	// Hint, when set, tells how to fix the problem.
+	Hint string
+}
+
+func (e *BinaryError) Error() string {
+	s := fmt.Sprintf("%s: %v: %s", e.Backend, e.Err, e.Path)
+	if e.Cause != nil {
+		s += ": " + e.Cause.Error()
+	}
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+func (e *BinaryError) Unwrap() []error { return []error{e.Err, e.Cause} }
+
+// ExitError reports a CLI that exited with a non-zero status and no result
+// that explains it. It matches ErrExit and, when the CLI's message says so,
+// one of ErrSessionNotFound, ErrAuth or ErrRateLimited.
+type ExitError struct {
+	Backend string
+	// Code is the exit status; -1 when the process was killed by a signal.
+	Code int
+	// Stderr is the tail of stderr (at most 500 characters here, secrets
+	// redacted).
+	Stderr string
+	// Kind is ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
+	Kind error
+	// Hint, when set, tells how to fix the problem.
+	Hint string
+}
+
+func (e *ExitError) Error() string {
+	s := fmt.Sprintf("%s: exit status %d", e.Backend, e.Code)
+	if e.Kind != nil {
+		s += " (" + e.Kind.Error() + ")"
+	}
+	if e.Hint != "" {
+		s += ": " + e.Hint
+	}
+	if e.Stderr != "" {
+		s += ": " + e.Stderr
+	}
+	return s
+}
+
+func (e *ExitError) Unwrap() []error {
+	if e.Kind != nil {
+		return []error{ErrExit, e.Kind}
+	}
+	return []error{ErrExit}
+}
+
+// TimeoutError reports that Request.Timeout expired. It matches ErrTimeout
+// and context.DeadlineExceeded.
+type TimeoutError struct {
+	Backend string
+	Timeout time.Duration
+	// Stderr is the tail of the CLI's stderr at the time it was stopped.
+	Stderr string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s: Query timed out after %v", e.Backend, e.Timeout)
+}
+
+func (e *TimeoutError) Unwrap() []error { return []error{ErrTimeout, context.DeadlineExceeded} }
+
+// CanceledError reports that the caller's context ended the run. It matches
+// ErrCanceled and the context's error (context.Canceled or
+// context.DeadlineExceeded, or the cancel cause).
+type CanceledError struct {
+	Backend string
+	Err     error
+}
+
+func (e *CanceledError) Error() string {
+	return fmt.Sprintf("%s: run canceled: %v", e.Backend, e.Err)
+}
+
+func (e *CanceledError) Unwrap() []error { return []error{ErrCanceled, e.Err} }
+
+// ParseError reports CLI output that could not be understood. It matches
+// ErrParse.
+type ParseError struct {
+	Backend string
+	// Line is the offending output (truncated to 4 KiB).
+	Line []byte
+	Err  error
+}
+
+func (e *ParseError) Error() string {
+	s := "Failed to parse CLI output"
+	if e.Backend != "" {
+		s = e.Backend + ": " + s
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *ParseError) Unwrap() []error { return []error{ErrParse, e.Err} }
+
+// LineTooLongError reports an output line longer than Options.MaxLineBytes.
+// The line is skipped; reading goes on at the next one. It matches
+// ErrLineTooLong.
+type LineTooLongError struct {
+	// Limit is the configured maximum, Len the length of the skipped line.
+	Limit, Len int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("CLI output line too long: %d bytes, limit %d", e.Len, e.Limit)
+}
+
+func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
+
+// NoResultError reports a CLI that ended without a terminal result. It
+// matches ErrNoResult, and ErrExit too when the exit status was non-zero.
+type NoResultError struct {
+	Backend string
+	Code    int
+	Stderr  string
+}
+
+func (e *NoResultError) Error() string {
+	s := fmt.Sprintf("%s: CLI produced no result (exit status %d)", e.Backend, e.Code)
+	if e.Stderr != "" {
+		s += ": " + e.Stderr
+	}
+	return s
+}
+
+func (e *NoResultError) Unwrap() []error {
+	if e.Code != 0 {
+		return []error{ErrNoResult, ErrExit}
+	}
+	return []error{ErrNoResult}
+}
+
+// ResultError reports a terminal event that says the run failed: an API
+// error, a limit such as max turns, or an exit status that contradicts a
+// successful-looking result. It matches ErrResult and Kind.
+type ResultError struct {
+	Backend string
+	// Subtype is the CLI's result subtype, e.g. "error_max_turns".
+	Subtype string
+	// APIStatus is the HTTP status of the failed API call, when known.
+	APIStatus int
+	// TerminalReason is the CLI's reason for ending, e.g. "api_error".
+	TerminalReason string
+	// Message is the CLI's error text.
+	Message string
+	// ExitCode is the CLI's exit status.
+	ExitCode int
+	// Kind is ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
+	Kind error
+	// Result is the parsed terminal result.
+	Result *Result
+}
+
+func (e *ResultError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Backend)
+	b.WriteString(": error result")
+	if e.Subtype != "" {
+		b.WriteString(" (" + e.Subtype + ")")
+	}
+	if e.APIStatus != 0 {
+		fmt.Fprintf(&b, ": API status %d", e.APIStatus)
+	}
+	if e.TerminalReason != "" {
+		b.WriteString(": " + e.TerminalReason)
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	return b.String()
+}
+
+func (e *ResultError) Unwrap() []error {
+	if e.Kind != nil {
+		return []error{ErrResult, e.Kind}
+	}
+	return []error{ErrResult}
+}
+
+// UnknownBackendError reports a backend name that is not registered. It
+// matches ErrUnknownBackend.
+type UnknownBackendError struct {
+	Name  string
+	Valid []string
+}
+
+func (e *UnknownBackendError) Error() string {
+	return fmt.Sprintf("unknown backend %q (valid: %s)", e.Name, strings.Join(e.Valid, ", "))
+}
+
+func (e *UnknownBackendError) Unwrap() error { return ErrUnknownBackend }
+
+// ClassifyStatus maps an HTTP status to ErrAuth (401, 403) or ErrRateLimited
+// (429); anything else gives nil.
+func ClassifyStatus(status int) error {
+	switch status {
+	case 401, 403:
+		return ErrAuth
+	case 429:
+		return ErrRateLimited
+	}
+	return nil
+}
+
+// ClassifyMessage looks for well-known wording in a CLI error message and
+// returns ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
+func ClassifyMessage(msg string) error {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.Contains(m, "no conversation found"),
+		strings.Contains(m, "session not found"),
+		strings.Contains(m, "no rollout found"),
+		strings.Contains(m, "no session found"),
+		strings.Contains(m, "invalid session identifier"),
+		strings.Contains(m, "error resuming session"),
+		strings.Contains(m, "could not find session"):
+		return ErrSessionNotFound
+	case strings.Contains(m, "rate limit"), strings.Contains(m, "rate_limit"),
+		strings.Contains(m, "too many requests"), strings.Contains(m, "resource_exhausted"),
+		strings.Contains(m, "status 429"), strings.Contains(m, "error: 429"):
+		return ErrRateLimited
+	case strings.Contains(m, "authentication"), strings.Contains(m, "invalid api key"),
+		strings.Contains(m, "invalid x-api-key"), strings.Contains(m, "unauthorized"),
+		strings.Contains(m, "api key not valid"), strings.Contains(m, "permission_denied"),
+		strings.Contains(m, "providerautherror"), strings.Contains(m, "not logged in"),
+		strings.Contains(m, "please run /login"), strings.Contains(m, "status 401"):
+		return ErrAuth
+	}
+	return nil
+}

@@ -1,0 +1,3 @@
+module github.com/agentcli/agentcli
+
+go 1.24.0

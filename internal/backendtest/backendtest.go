@@ -1,0 +1,431 @@
+// Package backendtest holds the behavioural tests every backend must pass
+// against the fake CLI (internal/fakecli): the fault matrix and the common
+// result checks. A backend's test calls FaultMatrix with a Kit that knows how
+// to script its CLI's output.
+package backendtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+// Kit adapts the fault matrix to one backend.
+type Kit struct {
+	// Name is the backend (and fake flavor) name.
+	Name string
+	// New creates the backend.
+	New func(opts *agentcli.Options) agentcli.Backend
+	// Success returns script lines (fakecli commands) of a run that answers
+	// text in session id, terminal event included, in the streaming format.
+	Success func(text, session string) []string
+	// Partial returns script lines of a run that started (session id known,
+	// some output) but has not reached its terminal event.
+	Partial func(session string) []string
+	// Truncated returns script lines that end in a terminal event cut off in
+	// the middle, without a newline.
+	Truncated func(session string) []string
+	// TempPrefix is the prefix of temporary files the backend creates in
+	// os.TempDir, checked to be gone after every case ("" if none).
+	TempPrefix string
+}
+
+// Self returns the path of the running test binary, which acts as the fake
+// CLI when its TestMain calls fakecli.MaybeRun.
+func Self(t testing.TB) string {
+	t.Helper()
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Setup makes a backend that runs the fake CLI with script. It returns the
+// backend and the fake's record directory.
+func (k Kit) Setup(t testing.TB, opts *agentcli.Options, script ...string) (agentcli.Backend, string) {
+	t.Helper()
+	dir := t.TempDir()
+	o := agentcli.Options{}
+	if opts != nil {
+		o = *opts
+	}
+	o.Path = Self(t)
+	if o.KillGrace == 0 {
+		o.KillGrace = 300 * time.Millisecond
+	}
+	o.Env = append(o.Env, fakecli.Env(dir, k.Name, script...)...)
+	return k.New(&o), dir
+}
+
+// Collect runs req as a stream and returns all events and the final error.
+func Collect(ctx context.Context, b agentcli.Backend, req *agentcli.Request) ([]agentcli.Event, error) {
+	var evs []agentcli.Event
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// AssertReaped fails the test if any process the fake started is alive.
+// Processes deliberately started outside the group ("escapee") are killed
+// first by the caller.
+func AssertReaped(t testing.TB, dir string) {
+	t.Helper()
+	pids := fakecli.ReadPids(dir)
+	if len(pids) == 0 {
+		t.Errorf("the fake CLI recorded no pids (did it run?)")
+	}
+	for _, pid := range pids {
+		if fakecli.Alive(pid) {
+			t.Errorf("process %d is still alive after the run", pid)
+		}
+	}
+}
+
+// AssertNoLeaks fails the test if goroutines from agentcli's process layer
+// remain, or temp files with prefix remain in os.TempDir.
+func AssertNoLeaks(t testing.TB, tempPrefix string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		buf := make([]byte, 1<<20)
+		stacks := string(buf[:runtime.Stack(buf, true)])
+		leaked := ""
+		for _, g := range strings.Split(stacks, "\n\n") {
+			if strings.Contains(g, "agentcli/internal/proc.") || strings.Contains(g, "agentcli/internal/runner.") {
+				leaked = g
+				break
+			}
+		}
+		if leaked == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("goroutine leaked:\n%s", leaked)
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tempPrefix != "" {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+		if len(m) > 0 {
+			t.Errorf("temp files left behind: %v", m)
+		}
+	}
+}
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// FaultMatrix runs every fault case against the backend. Cases run one
+// after another (they check process and goroutine state globally).
+func FaultMatrix(t *testing.T, k Kit) {
+	const sess = "sess-fault-1"
+	ok := func(t *testing.T, evs []agentcli.Event, err error, text string) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("run failed: %v", err)
+		}
+		if len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult {
+			t.Fatalf("last event is not a result: %+v", evs)
+		}
+		r := evs[len(evs)-1].Result
+		if r.Text != text || r.SessionID != sess {
+			t.Fatalf("result text %q session %q; want %q %q", r.Text, r.SessionID, text, sess)
+		}
+	}
+	countNotices := func(evs []agentcli.Event, target error) int {
+		n := 0
+		for _, ev := range evs {
+			if ev.Kind == agentcli.EventNotice && ev.Err != nil && errors.Is(ev.Err, target) {
+				n++
+			}
+		}
+		return n
+	}
+	type tc struct {
+		name    string
+		script  []string
+		opts    *agentcli.Options
+		timeout time.Duration
+		sysp    string
+		check   func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration)
+	}
+	cases := []tc{
+		{
+			name:   "success",
+			script: k.Success("hello", sess),
+			sysp:   "be brief",
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+			},
+		},
+		{
+			name:   "crash mid-stream",
+			script: concat(k.Partial(sess), []string{"err panic: boom", "exit 2"}),
+			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
+				var ee *agentcli.ExitError
+				if !errors.As(err, &ee) || ee.Code != 2 || !errors.Is(err, agentcli.ErrExit) {
+					t.Fatalf("err = %v; want *ExitError with code 2", err)
+				}
+				if !strings.Contains(ee.Stderr, "panic: boom") {
+					t.Fatalf("stderr tail %q lacks the CLI's message", ee.Stderr)
+				}
+			},
+		},
+		{
+			name:   "exit 0 without result",
+			script: concat(k.Partial(sess), []string{"exit 0"}),
+			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
+				if !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
+					t.Fatalf("err = %v; want ErrNoResult only", err)
+				}
+			},
+		},
+		{
+			name:    "silent hang",
+			script:  []string{"hang"},
+			timeout: 500 * time.Millisecond,
+			check: func(t *testing.T, _ []agentcli.Event, err error, elapsed time.Duration) {
+				var te *agentcli.TimeoutError
+				if !errors.As(err, &te) || !errors.Is(err, agentcli.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("err = %v; want *TimeoutError", err)
+				}
+				if !strings.Contains(err.Error(), "Query timed out") {
+					t.Fatalf("message %q", err)
+				}
+			},
+		},
+		{
+			name:    "child ignores SIGTERM",
+			script:  concat(k.Partial(sess), []string{"ignoreterm", "hang"}),
+			timeout: 500 * time.Millisecond,
+			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
+				if !errors.Is(err, agentcli.ErrTimeout) {
+					t.Fatalf("err = %v; want ErrTimeout", err)
+				}
+			},
+		},
+		{
+			name:   "grandchild holds stdout after child exits",
+			script: concat([]string{"grandchild 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				if elapsed > 30*time.Second {
+					t.Fatalf("run took %v: waited for the grandchild", elapsed)
+				}
+			},
+		},
+		{
+			name:   "escaped descendant holds stdout",
+			script: concat([]string{"escapee 20s"}, k.Success("hello", sess), []string{"exit 0"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				if elapsed > 15*time.Second {
+					t.Fatalf("run took %v: waited for the escaped process", elapsed)
+				}
+			},
+		},
+		{
+			name:   "10 MB stderr flood",
+			script: concat([]string{"errflood 10000000"}, k.Success("hello", sess)),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+			},
+		},
+		{
+			name:   "10 MB stderr flood then failure",
+			script: []string{"errflood 10000000", "err sk-ant-api03-abcdefghijklmnopqrstuvwxyz fatal: it broke", "exit 3"},
+			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
+				var ee *agentcli.ExitError
+				if !errors.As(err, &ee) || ee.Code != 3 {
+					t.Fatalf("err = %v; want *ExitError code 3", err)
+				}
+				if n := len([]rune(ee.Stderr)); n > 500 || !strings.Contains(ee.Stderr, "fatal: it broke") {
+					t.Fatalf("stderr tail (%d chars) = %q", n, ee.Stderr)
+				}
+				if strings.Contains(err.Error(), "abcdefghijklmnop") {
+					t.Fatalf("secret not redacted: %v", err)
+				}
+			},
+		},
+		{
+			name:   "100 MB line",
+			script: concat(k.Partial(sess), []string{"bigline 100000000"}, k.Success("hello", sess)),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+				var lt *agentcli.LineTooLongError
+				found := false
+				for _, ev := range evs {
+					if errors.As(ev.Err, &lt) {
+						found = lt.Len == 100000000 && lt.Limit == 64<<20
+					}
+				}
+				if !found {
+					t.Fatalf("no LineTooLongError{Len:100000000, Limit:64MiB} notice")
+				}
+			},
+		},
+		{
+			name:   "line over a configured limit",
+			opts:   &agentcli.Options{MaxLineBytes: 1 << 20},
+			script: concat([]string{"bigline 2000000"}, k.Success("hello", sess)),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+				if countNotices(evs, agentcli.ErrLineTooLong) != 1 {
+					t.Fatalf("want exactly one line-too-long notice")
+				}
+			},
+		},
+		{
+			name:   "non-JSON noise",
+			script: concat([]string{"out Loading...", "out WARNING: something"}, k.Success("hello", sess), []string{"out trailing noise"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+			},
+		},
+		{
+			name:   "invalid UTF-8",
+			script: concat([]string{"badutf8"}, k.Success("hello", sess)),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+			},
+		},
+		{
+			name:   "unknown event types",
+			script: concat([]string{`out {"type":"from_the_future","session_id":"x","payload":{"a":[1,2]}}`, `out {"no_type_at_all":true}`}, k.Success("hello", sess)),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
+				n := 0
+				for _, ev := range evs {
+					if (ev.Kind == agentcli.EventUnknown || ev.Kind == agentcli.EventNotice) && strings.Contains(string(ev.Raw), "from_the_future") {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Fatalf("the unknown line surfaced %d times; want once, raw", n)
+				}
+			},
+		},
+		{
+			name:   "truncated last line",
+			script: k.Truncated(sess),
+			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
+				if !errors.Is(err, agentcli.ErrNoResult) {
+					t.Fatalf("err = %v; want ErrNoResult", err)
+				}
+			},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			b, dir := k.Setup(t, c.opts, c.script...)
+			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: c.sysp}
+			start := time.Now()
+			evs, err := Collect(context.Background(), b, req)
+			elapsed := time.Since(start)
+			c.check(t, evs, err, elapsed)
+			// An escaped process is outside our reach by design; end it here.
+			if pids := fakecli.ReadPids(dir); strings.Contains(c.name, "escaped") && len(pids) > 1 {
+				for _, pid := range pids[1:] {
+					killPid(pid)
+				}
+			}
+			AssertReaped(t, dir)
+			AssertNoLeaks(t, k.TempPrefix)
+		})
+	}
+
+	t.Run("binary missing", func(t *testing.T) {
+		b := k.New(&agentcli.Options{Path: filepath.Join(t.TempDir(), "no-such-cli")})
+		for _, err := range []error{b.Check(context.Background()), runErr(b)} {
+			var be *agentcli.BinaryError
+			if !errors.As(err, &be) || !errors.Is(err, agentcli.ErrNotFound) || be.Backend != k.Name {
+				t.Fatalf("err = %v; want *BinaryError ErrNotFound naming %s", err, k.Name)
+			}
+			if !strings.Contains(err.Error(), "no-such-cli") {
+				t.Fatalf("error %q does not name the path", err)
+			}
+		}
+	})
+	t.Run("binary missing on PATH", func(t *testing.T) {
+		t.Setenv("PATH", t.TempDir())
+		b := k.New(nil)
+		if err := b.Check(context.Background()); !errors.Is(err, agentcli.ErrNotFound) {
+			t.Fatalf("err = %v; want ErrNotFound", err)
+		}
+	})
+	t.Run("binary not executable", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "cli")
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b := k.New(&agentcli.Options{Path: p})
+		for _, err := range []error{b.Check(context.Background()), runErr(b)} {
+			if !errors.Is(err, agentcli.ErrNotExecutable) {
+				t.Fatalf("err = %v; want ErrNotExecutable", err)
+			}
+		}
+	})
+	t.Run("cancel", func(t *testing.T) {
+		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
+		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi"}) {
+			if e != nil {
+				err = e
+				break
+			}
+			if ev.SessionID != "" {
+				cancel()
+			}
+		}
+		cancel()
+		var ce *agentcli.CanceledError
+		if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) || !errors.Is(err, agentcli.ErrCanceled) {
+			t.Fatalf("err = %v; want *CanceledError wrapping context.Canceled", err)
+		}
+		AssertReaped(t, dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+	t.Run("break out of the loop", func(t *testing.T) {
+		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"ignoreterm", "hang"})...)
+		for range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi"}) {
+			break
+		}
+		AssertReaped(t, dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+}
+
+func runErr(b agentcli.Backend) error {
+	_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi"})
+	return err
+}
+
+func killPid(pid int) {
+	syscall.Kill(pid, syscall.SIGKILL)
+	for i := 0; i < 100 && fakecli.Alive(pid); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,280 @@
+// Package fakecli is a scriptable stand-in for the real CLIs, for fault
+// injection in tests. A test binary becomes the fake when its TestMain calls
+// MaybeRun first:
+//
+//	func TestMain(m *testing.M) {
+//		fakecli.MaybeRun()
+//		os.Exit(m.Run())
+//	}
+//
+// and the backend under test is pointed at the test binary itself
+// (os.Executable) with the environment from Env. The fake parses its argv
+// the way the named real CLI does (Flavors), rejecting unknown flags with
+// that CLI's usage exit status, records argv, stdin and the files named by
+// some flags, then plays a script.
+//
+// A script is a list of lines, one command each:
+//
+//	out <text>            write text and a newline to stdout
+//	outraw <text>         write text without a newline
+//	err <text>            write text and a newline to stderr
+//	bigline <n>           write one JSON string line of n bytes to stdout
+//	errflood <n>          write n bytes to stderr
+//	badutf8               write a line with invalid UTF-8 to stdout
+//	sleep <duration>      sleep
+//	hang                  sleep until killed
+//	ignoreterm            ignore SIGTERM from now on
+//	grandchild <duration> start a child that keeps stdout and stderr open for duration, in the same group
+//	escapee <duration>    like grandchild, but in a new session (outside the group)
+//	exit <code>           exit with code (the default at the end is 0)
+package fakecli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Environment variables understood by the fake.
+const (
+	EnvFlavor = "AGENTCLI_FAKE_FLAVOR" // which CLI's argv rules apply; enables the fake
+	EnvScript = "AGENTCLI_FAKE_SCRIPT" // path of the script file
+	EnvRecord = "AGENTCLI_FAKE_RECORD" // path to write the Record JSON to
+	EnvPids   = "AGENTCLI_FAKE_PIDS"   // path to append started pids to, one a line
+	envSleep  = "AGENTCLI_FAKE_SLEEPER"
+)
+
+// Record is what the fake saw.
+type Record struct {
+	Args  []string          `json:"args"`
+	Stdin string            `json:"stdin"`
+	Files map[string]string `json:"files,omitempty"` // flag → content of the file it names
+	// FileModes holds the permission bits of those files.
+	FileModes map[string]uint32 `json:"file_modes,omitempty"`
+	Env       []string          `json:"env"`
+	Dir       string            `json:"dir"`
+	Prompt    string            `json:"prompt"` // positional prompt text, if any
+}
+
+// Env returns the environment entries that make a test binary behave as the
+// fake CLI of the given flavor, running script (written to dir).
+func Env(dir, flavor string, script ...string) []string {
+	sp := dir + "/script"
+	if err := os.WriteFile(sp, []byte(strings.Join(script, "\n")+"\n"), 0o644); err != nil {
+		panic(err)
+	}
+	return []string{
+		EnvFlavor + "=" + flavor,
+		EnvScript + "=" + sp,
+		EnvRecord + "=" + dir + "/record.json",
+		EnvPids + "=" + dir + "/pids",
+		// A -race test binary otherwise sleeps 1s at exit.
+		"GORACE=atexit_sleep_ms=0",
+	}
+}
+
+// ReadRecord reads what the fake recorded in dir.
+func ReadRecord(dir string) (*Record, error) {
+	b, err := os.ReadFile(dir + "/record.json")
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	return &r, json.Unmarshal(b, &r)
+}
+
+// ReadPids returns the pids the fake and its children recorded in dir.
+func ReadPids(dir string) []int {
+	b, _ := os.ReadFile(dir + "/pids")
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Alive reports whether a process with that pid exists and is not a zombie.
+func Alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// state is the field after the ")" that ends the command name
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return true
+	}
+	return s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// MaybeRun turns the process into the fake CLI when the environment says
+// so; it then never returns. Otherwise it returns at once.
+func MaybeRun() {
+	if d := os.Getenv(envSleep); d != "" {
+		sleeper(d)
+	}
+	flavor := os.Getenv(EnvFlavor)
+	if flavor == "" {
+		return
+	}
+	os.Exit(run(flavor))
+}
+
+func appendPid(pid int) {
+	if p := os.Getenv(EnvPids); p != "" {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(f, pid)
+			f.Close()
+		}
+	}
+}
+
+func sleeper(d string) {
+	appendPid(os.Getpid())
+	signal.Ignore(syscall.SIGTERM)
+	dur, _ := time.ParseDuration(d)
+	time.Sleep(dur)
+	os.Exit(0)
+}
+
+func run(flavor string) int {
+	appendPid(os.Getpid())
+	fl, ok := Flavors[flavor]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "fakecli: unknown flavor %q\n", flavor)
+		return 97
+	}
+	rec := &Record{Args: os.Args[1:], Env: os.Environ(), Files: map[string]string{}, FileModes: map[string]uint32{}}
+	rec.Dir, _ = os.Getwd()
+	parsed, err := fl.parse(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		writeRecord(rec)
+		return fl.UsageExit
+	}
+	rec.Prompt = strings.Join(parsed.positional, " ")
+	for _, f := range fl.FileFlags {
+		for _, v := range parsed.values[f] {
+			b, err := os.ReadFile(v)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "fakecli: %s %s: %v\n", f, v, err)
+				writeRecord(rec)
+				return 1
+			}
+			rec.Files[f] = string(b)
+			if fi, err := os.Stat(v); err == nil {
+				rec.FileModes[f] = uint32(fi.Mode().Perm())
+			}
+		}
+	}
+	if fl.Validate != nil {
+		if msg := fl.Validate(parsed.values, parsed.positional); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+			writeRecord(rec)
+			return fl.UsageExit
+		}
+	}
+	// Like the real CLIs, read stdin to EOF when it is not a terminal.
+	in, _ := io.ReadAll(os.Stdin)
+	rec.Stdin = string(in)
+	writeRecord(rec)
+	return play(os.Getenv(EnvScript))
+}
+
+func writeRecord(r *Record) {
+	if p := os.Getenv(EnvRecord); p != "" {
+		b, _ := json.Marshal(r)
+		os.WriteFile(p, b, 0o644)
+	}
+}
+
+func play(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer out.Flush()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		cmd, arg, _ := strings.Cut(sc.Text(), " ")
+		switch cmd {
+		case "out":
+			out.WriteString(arg + "\n")
+			out.Flush()
+		case "outraw":
+			out.WriteString(arg)
+			out.Flush()
+		case "err":
+			fmt.Fprintln(os.Stderr, arg)
+		case "bigline":
+			n, _ := strconv.Atoi(arg)
+			out.WriteString(`"`)
+			chunk := strings.Repeat("x", 1<<16)
+			for left := n - 2; left > 0; left -= len(chunk) {
+				if left < len(chunk) {
+					chunk = chunk[:left]
+				}
+				out.WriteString(chunk)
+			}
+			out.WriteString("\"\n")
+			out.Flush()
+		case "errflood":
+			n, _ := strconv.Atoi(arg)
+			chunk := []byte(strings.Repeat("e", 1<<16))
+			for left := n; left > 0; left -= len(chunk) {
+				if left < len(chunk) {
+					chunk = chunk[:left]
+				}
+				os.Stderr.Write(chunk)
+			}
+		case "badutf8":
+			out.Write([]byte("{\"type\":\"\xff\xfe\xc3(\",\"x\":\"\xed\xa0\x80\"}\n"))
+			out.Flush()
+		case "sleep":
+			d, _ := time.ParseDuration(arg)
+			out.Flush()
+			time.Sleep(d)
+		case "hang":
+			out.Flush()
+			select {}
+		case "ignoreterm":
+			signal.Ignore(syscall.SIGTERM)
+		case "grandchild", "escapee":
+			out.Flush()
+			c := exec.Command("/proc/self/exe")
+			c.Env = append(os.Environ(), envSleep+"="+arg, EnvFlavor+"=")
+			c.Stdout, c.Stderr = os.Stdout, os.Stderr
+			if cmd == "escapee" {
+				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			}
+			if err := c.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "fakecli:", err)
+				return 98
+			}
+		case "exit":
+			n, _ := strconv.Atoi(arg)
+			out.Flush()
+			return n
+		case "":
+		default:
+			fmt.Fprintf(os.Stderr, "fakecli: unknown script command %q\n", cmd)
+			return 99
+		}
+	}
+	return 0
+}

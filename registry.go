@@ -1,0 +1,212 @@
+package agentcli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// DefaultBackend is the backend an empty name resolves to.
+const DefaultBackend = "claude"
+
+// DefaultMaxTurns is the max-turns value ConfigFromEnv uses when
+// BACKEND_MAX_TURNS is unset or invalid.
+const DefaultMaxTurns = 25
+
+// Factory creates a Backend. opts may be nil.
+type Factory func(opts *Options) Backend
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]Factory{}
+)
+
+// aliases maps other common spellings to registered names.
+var aliases = map[string]string{
+	"claude-code": "claude",
+	"claudecode":  "claude",
+	"codex-cli":   "codex",
+	"gemini-cli":  "gemini",
+	"open-code":   "opencode",
+}
+
+// Register makes a backend available under name. It is meant to be called
+// from a backend package's init function. It panics if name is empty, f is
+// nil, or name is already registered.
+func Register(name string, f Factory) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if name == "" || f == nil {
+		panic("agentcli: Register with empty name or nil factory")
+	}
+	if _, dup := registry[name]; dup {
+		panic("agentcli: Register called twice for backend " + name)
+	}
+	registry[name] = f
+}
+
+// Backends returns the names of the registered backends, sorted.
+func Backends() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Resolve turns a user-supplied backend name into a registered one. The
+// empty name resolves to DefaultBackend; case, surrounding space and a few
+// common aliases ("claude-code", "gemini-cli") are forgiven. Any other name
+// gives an *UnknownBackendError that lists the valid names.
+func Resolve(name string) (string, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" {
+		n = DefaultBackend
+	}
+	if a, ok := aliases[n]; ok {
+		n = a
+	}
+	registryMu.RLock()
+	_, ok := registry[n]
+	registryMu.RUnlock()
+	if !ok {
+		return "", &UnknownBackendError{Name: name, Valid: Backends()}
+	}
+	return n, nil
+}
+
+// Open resolves name (see Resolve) and creates that backend with opts,
+// which may be nil.
+func Open(name string, opts *Options) (Backend, error) {
+	n, err := Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	registryMu.RLock()
+	f := registry[n]
+	registryMu.RUnlock()
+	return f(opts), nil
+}
+
+// Config is backend configuration read from the environment.
+type Config struct {
+	// Backend is the raw backend name (AGENT_BACKEND); see Resolve.
+	Backend string
+	// CLIPath overrides the backend's binary (BACKEND_CLI_PATH).
+	CLIPath string
+	// Model is the default model (BACKEND_MODEL).
+	Model string
+	// MaxTurns is the default max-turns value (BACKEND_MAX_TURNS, default 25).
+	MaxTurns int
+	// AllowedTools is the default tool allow-list (ALLOWED_TOOLS,
+	// comma-separated).
+	AllowedTools []string
+
+	// maxTurnsSet records that BACKEND_MAX_TURNS was given explicitly.
+	maxTurnsSet bool
+}
+
+// ConfigFromEnv reads a Config from the process environment. Invalid values
+// fall back to defaults with a warning on logger (nil means slog.Default()).
+func ConfigFromEnv(logger *slog.Logger) Config {
+	return ConfigFromLookup(os.LookupEnv, logger)
+}
+
+// ConfigFromLookup is ConfigFromEnv with a custom variable lookup, for tests.
+func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) Config {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	c := Config{
+		Backend:  get("AGENT_BACKEND"),
+		CLIPath:  get("BACKEND_CLI_PATH"),
+		Model:    get("BACKEND_MODEL"),
+		MaxTurns: DefaultMaxTurns,
+	}
+	if v := get("BACKEND_MAX_TURNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			logger.Warn("agentcli: invalid BACKEND_MAX_TURNS, using default",
+				"value", v, "default", DefaultMaxTurns)
+		} else {
+			c.MaxTurns = n
+			c.maxTurnsSet = true
+		}
+	}
+	for _, t := range strings.Split(get("ALLOWED_TOOLS"), ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			c.AllowedTools = append(c.AllowedTools, t)
+		}
+	}
+	return c
+}
+
+// Open creates the configured backend. opts may be nil; c.CLIPath is used
+// when opts.Path is empty.
+func (c Config) Open(opts *Options) (Backend, error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Path == "" {
+		o.Path = c.CLIPath
+	}
+	return Open(c.Backend, &o)
+}
+
+// Apply fills the request fields that are still zero from c: Model, MaxTurns
+// and AllowedTools. The default max-turns value is applied only when caps
+// says the backend enforces max turns, so that an implicit default never
+// causes an "unsupported option" warning; a value set explicitly in the
+// environment is always applied (and warned about by backends that cannot
+// honour it).
+func (c Config) Apply(req *Request, caps Capabilities) {
+	if req.Model == "" {
+		req.Model = c.Model
+	}
+	if req.MaxTurns == 0 && (caps.MaxTurns || c.maxTurnsSet) {
+		req.MaxTurns = c.MaxTurns
+	}
+	if len(req.AllowedTools) == 0 && len(c.AllowedTools) > 0 {
+		req.AllowedTools = slices.Clone(c.AllowedTools)
+	}
+}
+
+// Unsupported lists the options set in req that caps cannot honour, as
+// human-readable names, in a stable order. Backends log and ignore them.
+func Unsupported(caps Capabilities, req *Request) []string {
+	var out []string
+	if req.SessionID != "" && !caps.Resume {
+		out = append(out, "session id (resume)")
+	}
+	if req.MaxTurns > 0 && !caps.MaxTurns {
+		out = append(out, "max turns")
+	}
+	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
+		out = append(out, "allowed/disallowed tools")
+	}
+	if req.SystemPrompt != "" && caps.SystemPrompt == SystemPromptNone {
+		out = append(out, "system prompt")
+	}
+	return out
+}
+
+// WarnUnsupported logs one warning per option in req that caps cannot
+// honour. logger may be nil (slog.Default()).
+func WarnUnsupported(logger *slog.Logger, backend string, caps Capabilities, req *Request) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	for _, o := range Unsupported(caps, req) {
+		logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", backend, o),
+			"backend", backend, "option", o)
+	}
+}
