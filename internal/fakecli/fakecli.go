@@ -21,6 +21,7 @@
 //	bigline <n>           write one JSON string line of n bytes to stdout
 //	errflood <n>          write n bytes to stderr
 //	badutf8               write a line with invalid UTF-8 to stdout
+//	repeat <n> <text>     write text and a newline to stdout n times
 //	sleep <duration>      sleep
 //	hang                  sleep until killed
 //	ignoreterm            ignore SIGTERM from now on
@@ -158,15 +159,15 @@ func run(flavor string) int {
 	}
 	rec := &Record{Args: os.Args[1:], Env: os.Environ(), Files: map[string]string{}, FileModes: map[string]uint32{}}
 	rec.Dir, _ = os.Getwd()
-	parsed, err := fl.parse(os.Args[1:])
+	parsed, err := fl.Parse(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		writeRecord(rec)
 		return fl.UsageExit
 	}
-	rec.Prompt = strings.Join(parsed.positional, " ")
+	rec.Prompt = strings.Join(parsed.Positional, " ")
 	for _, f := range fl.FileFlags {
-		for _, v := range parsed.values[f] {
+		for _, v := range parsed.Values[f] {
 			b, err := os.ReadFile(v)
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "fakecli: %s %s: %v\n", f, v, err)
@@ -180,7 +181,7 @@ func run(flavor string) int {
 		}
 	}
 	if fl.Validate != nil {
-		if msg := fl.Validate(parsed.values, parsed.positional); msg != "" {
+		if msg := fl.Validate(parsed.Values, parsed.Positional); msg != "" {
 			fmt.Fprintln(os.Stderr, msg)
 			writeRecord(rec)
 			return fl.UsageExit
@@ -242,6 +243,13 @@ func play(path string) int {
 				}
 				os.Stderr.Write(chunk)
 			}
+		case "repeat":
+			ns, text, _ := strings.Cut(arg, " ")
+			n, _ := strconv.Atoi(ns)
+			for i := 0; i < n; i++ {
+				out.WriteString(text + "\n")
+			}
+			out.Flush()
 		case "badutf8":
 			out.Write([]byte("{\"type\":\"\xff\xfe\xc3(\",\"x\":\"\xed\xa0\x80\"}\n"))
 			out.Flush()

@@ -27,12 +27,14 @@ type Flavor struct {
 // packages' tests add theirs in this package's files.
 var Flavors = map[string]*Flavor{}
 
-type parsedArgs struct {
-	values     map[string][]string // flag → values ("" for booleans)
-	positional []string
+// ParsedArgs is an argv as a Flavor parsed it.
+type ParsedArgs struct {
+	Values     map[string][]string // flag → values ("" for booleans)
+	Positional []string
 }
 
-func (f *Flavor) parse(args []string) (*parsedArgs, error) {
+// Parse parses args with the flavor's rules, like the real CLI would.
+func (f *Flavor) Parse(args []string) (*ParsedArgs, error) {
 	is := func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {
@@ -41,15 +43,15 @@ func (f *Flavor) parse(args []string) (*parsedArgs, error) {
 		}
 		return false
 	}
-	p := &parsedArgs{values: map[string][]string{}}
+	p := &ParsedArgs{Values: map[string][]string{}}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			p.positional = append(p.positional, args[i+1:]...)
+			p.Positional = append(p.Positional, args[i+1:]...)
 			break
 		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
-			p.positional = append(p.positional, a)
+			p.Positional = append(p.Positional, a)
 			continue
 		}
 		name, val, hasVal := strings.Cut(a, "=")
@@ -58,7 +60,7 @@ func (f *Flavor) parse(args []string) (*parsedArgs, error) {
 			if hasVal {
 				return nil, fmt.Errorf("error: option '%s' does not take a value", name)
 			}
-			p.values[name] = append(p.values[name], "")
+			p.Values[name] = append(p.Values[name], "")
 		case is(f.Value, name):
 			if !hasVal {
 				if i+1 >= len(args) {
@@ -67,17 +69,17 @@ func (f *Flavor) parse(args []string) (*parsedArgs, error) {
 				i++
 				val = args[i]
 			}
-			p.values[name] = append(p.values[name], val)
+			p.Values[name] = append(p.Values[name], val)
 		case is(f.Variadic, name):
 			if hasVal {
-				p.values[name] = append(p.values[name], val)
+				p.Values[name] = append(p.Values[name], val)
 				continue
 			}
 			n := 0
 			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				i++
 				n++
-				p.values[name] = append(p.values[name], args[i])
+				p.Values[name] = append(p.Values[name], args[i])
 			}
 			if n == 0 {
 				return nil, fmt.Errorf("error: option '%s' argument missing", name)

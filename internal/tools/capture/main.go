@@ -90,6 +90,9 @@ type cliSpec struct {
 	thinkingArgs []string
 	// resumeNote documents how the session id was passed.
 	resumeNote string
+	// notes are observations made with the pinned version when these
+	// transcripts were first captured; re-check them after an upgrade.
+	notes []string
 }
 
 type variant struct {
@@ -101,6 +104,14 @@ func specs() []cliSpec {
 	return []cliSpec{
 		{
 			name: "claude",
+			notes: []string{
+				"Only `POST /v1/messages?beta=true` (streaming) reached the server: no `HEAD /`, no count_tokens, nothing else.",
+				"The prompt arrives as its own text block after a `<system-reminder>` text block; the environment block is a `role:\"system\"` element at the end of `messages[]`. Default model `claude-opus-5-5`.",
+				"A 400 is retried 5 times (6 requests) with fewer beta features or parameters each time (first the `thinking-token-count-2026-05-13` beta, then `thinking.display`, then `advanced-tool-use-2025-11-20`, ...). A single scripted 400 is therefore invisible; the error400 scenario repeats it (`Repeat: -1`). Exit 1, empty stderr, `result` with `is_error:true`, `subtype:\"success\"`, `api_error_status:400`, `terminal_reason:\"api_error\"`.",
+				"`--output-format json --verbose` prints one line holding a JSON array of every message (system/init, ..., assistant, result), not a single result object.",
+				"With `--include-partial-messages`, thinking deltas are interleaved with `system/thinking_tokens` lines (`estimated_tokens`, `estimated_tokens_delta`); stream_event lines may carry `thinking_display`.",
+				"With `CLAUDE_CODE_MAX_RETRIES=0` a 500 fails after one request (~0.7 s), exit 1.",
+			},
 			variants: []variant{
 				{"-stream", []string{"--output-format", "stream-json", "--verbose", "--include-partial-messages"}},
 				{"-json", []string{"--output-format", "json"}},
@@ -116,7 +127,15 @@ func specs() []cliSpec {
 				"session_id taken from the first run's output (`session_id` field).",
 		},
 		{
-			name:     "codex",
+			name: "codex",
+			notes: []string{
+				"Only `POST /v1/responses` reached the server. The request has no `instructions`: the base prompt, skills and permissions text are `developer` input messages, then an `<environment_context>` user message, then the prompt.",
+				"stderr stayed empty in every scenario (no `Reading prompt from stdin...`; no helper-alias warning, since TMPDIR is not an ancestor of CODEX_HOME).",
+				"Every run starts with a non-fatal `item.completed` of type `error` (`Model metadata for agentclitest-model not found...`).",
+				"Shell tool `exec_command` `{cmd}`; the item shows `/bin/bash -lc 'echo conformance'`; the function_call_output sent back is `Chunk ID: ...\\nWall time: ...\\nProcess exited with code 0\\nOriginal token count: 3\\nOutput:\\nconformance\\n`.",
+				"400: one request, exit 1, `error` then `turn.failed`, both carrying the raw response body. A 500 (retries 0) fails after one request, but the message is replaced by `We're currently experiencing high demand, which may cause temporary errors.`",
+				"Resume prints `thread.started` again with the same thread_id; `turn.completed.usage` is cumulative over the thread.",
+			},
 			variants: []variant{{"", nil}},
 			base: func(variant) []string {
 				return []string{"exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-"}
@@ -129,6 +148,14 @@ func specs() []cliSpec {
 		},
 		{
 			name: "gemini",
+			notes: []string{
+				"Without `-m`: first a router `:generateContent` to `gemini-3.5-flash-lite` (`responseMimeType: application/json`, `responseJsonSchema` OBJECT{complexity_reasoning STRING, complexity_score INTEGER}), then `:streamGenerateContent?alt=sse` to `gemini-3.8-flash`. One router call per run, not per tool step. `init.model` is `auto`; stats list the router model too (json: role `utility_router`).",
+				"Shell tool `run_shell_command` `{command, description}`. The functionResponse output is wrapped: `<untrusted_context>\\nOutput: conformance\\nProcess Group PGID: N\\n</untrusted_context>`. The CLI adds a `thoughtSignature` to the functionCall part it sends back.",
+				"Thought parts (`thought:true`) are not shown in either output format.",
+				"`--skip-trust` is not needed with Wire's settings (folderTrust disabled, GEMINI_CLI_TRUST_WORKSPACE=true): yolo was honoured without it.",
+				"400: one main request, exit 144. stream-json: final `result` with `status:\"error\"` on stdout. json: stdout empty; stderr has a stack trace followed by pretty-printed `{session_id, error{type:\"Error\", message, code:400}}`. A 500 exits 244 after one request (~1.5 s).",
+				"stderr always carries the 256-color warning, `YOLO mode is enabled...` (twice) and `Ripgrep is not available...`.",
+			},
 			variants: []variant{
 				{"-stream", []string{"-o", "stream-json"}},
 				{"-json", []string{"-o", "json"}},
@@ -143,7 +170,14 @@ func specs() []cliSpec {
 				"session_id taken from the first run's `init` event (stream-json) or top-level `session_id` (json).",
 		},
 		{
-			name:     "opencode",
+			name: "opencode",
+			notes: []string{
+				"A new session makes a title-generation call (`You are a title generator...`, no tools) concurrently with the main call; it may arrive before or after it. Resuming makes none.",
+				"Shell tool `bash` `{command, description}`; the tool output sent back is the raw `conformance\\n`.",
+				"`--thinking` shows `reasoning_content` deltas as a `reasoning` event.",
+				"400: one main request, exit 1 after ~6 s, an `error` event on stdout, empty stderr. A 500 is retried (6 requests, ~72 s, `isRetryable:true`) before exit 1; no knob was found.",
+				"stderr was empty in every scenario. ~4-8 s per run.",
+			},
 			variants: []variant{{"", nil}},
 			base: func(variant) []string {
 				return []string{"run", "--format", "json"}
@@ -513,6 +547,12 @@ func writeREADME(dest string, c cliSpec, reports []report, dash []string) error 
 	for _, r := range reports {
 		fmt.Fprintf(&b, "| %s | `%s` | `%s` | %s | %s | %s |\n", r.file, r.argv, strings.ReplaceAll(r.stdin, "|", `\|`), r.exit, r.dur,
 			strings.ReplaceAll(r.requests, "|", `\|`))
+	}
+	if len(c.notes) > 0 {
+		b.WriteString("\nObservations (pinned version, at capture time):\n\n")
+		for _, n := range c.notes {
+			b.WriteString("- " + n + "\n")
+		}
 	}
 	if len(dash) > 0 {
 		b.WriteString("\nPrompt `--help` on stdin (dashprompt):\n\n")

@@ -1,0 +1,126 @@
+package claude
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/fakecli"
+	"pgregory.net/rapid"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata")
+
+// The goldens were checked against `claude --help` of 2.1.330 and the hidden
+// options listed in wire-formats §2.1; the real-CLI conformance suite runs
+// the same builder against the real binary.
+func TestArgsGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		req  agentcli.Request
+		f    format
+		sys  string
+	}{
+		{"minimal-json", agentcli.Request{Prompt: "hi"}, formatJSON, ""},
+		{"minimal-stream", agentcli.Request{Prompt: "hi"}, formatStream, ""},
+		{"full", agentcli.Request{
+			Prompt: "--help", SessionID: "387144c4-c3b7-4733-aa27-be4c71200f23", Model: "claude-sonnet-4-5",
+			MaxTurns: 25, AllowedTools: []string{"Read", "Bash(git *)"}, DisallowedTools: []string{"WebFetch"},
+			ExtraArgs: []string{"--effort", "low"},
+		}, formatStream, "/tmp/agentcli-claude-system-1.md"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := strings.Join(buildArgs(&c.req, c.f, c.sys), "\n") + "\n"
+			path := filepath.Join("testdata", "args", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if got != string(want) {
+				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+func genRequest(t *rapid.T) *agentcli.Request {
+	tool := rapid.StringMatching(`[A-Z][a-zA-Z]{1,8}(\([a-z *]{1,6}\))?`)
+	return &agentcli.Request{
+		Prompt:          rapid.String().Draw(t, "prompt"),
+		SystemPrompt:    rapid.String().Draw(t, "system"),
+		SessionID:       rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[0-9a-f-]{36}`)).Draw(t, "session"),
+		Model:           rapid.OneOf(rapid.Just(""), rapid.StringMatching(`[a-z0-9.-]{1,20}`)).Draw(t, "model"),
+		MaxTurns:        rapid.IntRange(0, 100).Draw(t, "turns"),
+		AllowedTools:    rapid.SliceOfN(tool, 0, 4).Draw(t, "allowed"),
+		DisallowedTools: rapid.SliceOfN(tool, 0, 3).Draw(t, "disallowed"),
+		Dir:             rapid.StringMatching(`(/[a-z ]{1,8}){0,3}`).Draw(t, "dir"),
+	}
+}
+
+// TestArgsProperties checks, for any request: the flags Claude Code needs
+// are present; --resume appears iff a session id is given; the prompt never
+// appears in argv (it goes on stdin); and the real CLI's option grammar
+// (as the fake encodes it) accepts the argv with no positional left over —
+// so nothing, however odd, can be swallowed by the variadic --allowedTools.
+func TestArgsProperties(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		req := genRequest(t)
+		f := rapid.SampledFrom([]format{formatJSON, formatStream}).Draw(t, "format")
+		sys := ""
+		if req.SystemPrompt != "" {
+			sys = "/tmp/agentcli-claude-system-x.md"
+		}
+		args := buildArgs(req, f, sys)
+		for _, need := range []string{"-p", "--output-format", "--dangerously-skip-permissions"} {
+			if !slices.Contains(args, need) {
+				t.Fatalf("missing %s in %q", need, args)
+			}
+		}
+		if f == formatStream && !slices.Contains(args, "--verbose") {
+			t.Fatalf("stream-json without --verbose: %q", args)
+		}
+		if got := slices.Contains(args, "--resume"); got != (req.SessionID != "") {
+			t.Fatalf("--resume present=%v with session %q", got, req.SessionID)
+		}
+		if got := slices.Contains(args, "--append-system-prompt-file"); got != (req.SystemPrompt != "") {
+			t.Fatalf("system prompt flag present=%v with system %q", got, req.SystemPrompt)
+		}
+		if req.MaxTurns > 0 && !slices.Contains(args, "--max-turns") {
+			t.Fatalf("missing --max-turns")
+		}
+		if req.Prompt != "" && slices.Contains(args, req.Prompt) && !isFlagValue(args, req.Prompt) {
+			t.Fatalf("prompt %q leaked into argv %q", req.Prompt, args)
+		}
+		p, err := fakecli.Flavors["claude"].Parse(args)
+		if err != nil {
+			t.Fatalf("claude would reject %q: %v", args, err)
+		}
+		if len(p.Positional) != 0 {
+			t.Fatalf("argv has positional words %q; they would become prompt text", p.Positional)
+		}
+		if got := p.Values["--allowedTools"]; !slices.Equal(got, req.AllowedTools) && len(req.AllowedTools) > 0 {
+			t.Fatalf("allowed tools parsed as %q, want %q", got, req.AllowedTools)
+		}
+	})
+}
+
+// isFlagValue reports whether s occurs in args only as the value of a
+// flag (e.g. a prompt that happens to equal the model name).
+func isFlagValue(args []string, s string) bool {
+	for i, a := range args {
+		if a == s && (i == 0 || !strings.HasPrefix(args[i-1], "-")) {
+			return false
+		}
+	}
+	return true
+}
