@@ -18,11 +18,13 @@ var (
 	// ErrExit: the CLI exited with a non-zero status (see *ExitError).
 	ErrExit = errors.New("CLI exited with non-zero status")
 	// ErrTimeout: Request.Timeout expired (see *TimeoutError).
+	//lint:ignore ST1005 callers match on this exact, established wording
 	ErrTimeout = errors.New("Query timed out")
 	// ErrCanceled: the caller's context ended (see *CanceledError, which
 	// also matches the context's own error).
 	ErrCanceled = errors.New("run canceled")
 	// ErrParse: the CLI's output could not be understood (see *ParseError).
+	//lint:ignore ST1005 callers match on this exact, established wording
 	ErrParse = errors.New("Failed to parse CLI output")
 	// ErrLineTooLong: an output line exceeded Options.MaxLineBytes.
 	ErrLineTooLong = errors.New("CLI output line too long")

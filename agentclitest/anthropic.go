@@ -42,6 +42,9 @@ func parseAnthropic(rec *Request, body []byte) (anthropicReq, error) {
 		rec.Tools = append(rec.Tools, t.Name)
 	}
 	for _, m := range in.Messages {
+		if isNull(m.Content) {
+			continue
+		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
 			rec.Messages = append(rec.Messages, Message{Role: m.Role, Text: s})

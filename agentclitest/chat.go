@@ -45,6 +45,9 @@ func parseChat(rec *Request, body []byte) (chatReq, error) {
 			rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: m.ToolCallID, Output: textOf(m.Content)})
 			continue
 		}
+		if isNull(m.Content) {
+			continue // assistant message with tool calls only
+		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
 			if m.Role == "system" {

@@ -49,7 +49,7 @@ func parseResponses(rec *Request, body []byte) (responsesReq, error) {
 		}
 	}
 	var s string
-	if json.Unmarshal(in.Input, &s) == nil {
+	if !isNull(in.Input) && json.Unmarshal(in.Input, &s) == nil {
 		rec.Messages = append(rec.Messages, Message{Role: "user", Text: s})
 		return in, nil
 	}
@@ -58,7 +58,7 @@ func parseResponses(rec *Request, body []byte) (responsesReq, error) {
 	for _, it := range items {
 		switch it.Type {
 		case "message", "":
-			if it.Role == "" {
+			if it.Role == "" || isNull(it.Content) {
 				continue
 			}
 			var s string

@@ -491,6 +491,11 @@ func argsJSON(args map[string]any) string {
 	return string(b)
 }
 
+// isNull reports whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
 // textOf returns the text of a JSON value that is either a string or a list of
 // content blocks with "text" fields (joined with "\n"); other JSON is
 // returned as its encoding.

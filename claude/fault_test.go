@@ -37,7 +37,7 @@ var kit = backendtest.Kit{
 	Truncated: func(sess string) []string {
 		return []string{
 			fmt.Sprintf(`out {"type":"system","subtype":"init","session_id":%q,"model":"claude-test"}`, sess),
-			fmt.Sprintf(`outraw {"type":"result","subtype":"success","is_error":false,"result":"hel`),
+			`outraw {"type":"result","subtype":"success","is_error":false,"result":"hel`,
 		}
 	},
 }

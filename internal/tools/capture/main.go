@@ -176,7 +176,7 @@ func specs() []cliSpec {
 				"Shell tool `bash` `{command, description}`; the tool output sent back is the raw `conformance\\n`.",
 				"`--thinking` shows `reasoning_content` deltas as a `reasoning` event.",
 				"400: one main request, exit 1 after ~6 s, an `error` event on stdout, empty stderr. A 500 is retried (6 requests, ~72 s, `isRetryable:true`) before exit 1; no knob was found.",
-				"stderr was empty in every scenario. ~4-8 s per run.",
+				"stderr was empty in every scenario. ~4-14 s per run.",
 			},
 			variants: []variant{{"", nil}},
 			base: func(variant) []string {

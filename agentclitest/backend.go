@@ -1,0 +1,207 @@
+package agentclitest
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+)
+
+// Call scripts one call (one Run or Stream) of a scripted Backend.
+type Call struct {
+	// Events are yielded in order. A final EventResult is added from Result
+	// when Result is set and Events does not end with one.
+	Events []agentcli.Event
+	// Result is the call's final result.
+	Result *agentcli.Result
+	// Err, if set, ends the call after Events; Result's event is then not
+	// yielded (a failed run has no result event). Like the real backends,
+	// Run returns the Result of an *agentcli.ResultError with it.
+	Err error
+	// Delay is waited before each event, and before Err (or the end of a
+	// call with no events, which makes a stall). The wait honours
+	// the context and Request.Timeout like a real CLI run.
+	Delay time.Duration
+}
+
+// Reply returns a Call that streams text in a few deltas, then a complete
+// text event and a successful result in session.
+func Reply(text, session string) Call {
+	var evs []agentcli.Event
+	evs = append(evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: session})
+	r := []rune(text)
+	for i := 0; i < 3; i++ {
+		part := string(r[i*len(r)/3 : (i+1)*len(r)/3])
+		if part != "" {
+			evs = append(evs, agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: session, Text: part})
+		}
+	}
+	evs = append(evs, agentcli.Event{Kind: agentcli.EventText, SessionID: session, Text: text})
+	return Call{Events: evs, Result: &agentcli.Result{Text: text, SessionID: session}}
+}
+
+// Backend is an in-memory agentcli.Backend for testing code that uses
+// agentcli, without any CLI or model. Each Run or Stream consumes the next
+// scripted Call; every Request is recorded. It is safe for concurrent use.
+//
+// The zero value is ready to use: it has no script, so calls fail with
+// ErrScriptExhausted unless Default is set.
+type Backend struct {
+	// BackendName is what Name reports; empty means "scripted".
+	BackendName string
+	// Caps is what Capabilities reports.
+	Caps agentcli.Capabilities
+	// Default, if set, answers calls once the script is exhausted.
+	Default *Call
+	// CheckErr is what Check returns.
+	CheckErr error
+
+	mu       sync.Mutex
+	script   []Call
+	requests []agentcli.Request
+}
+
+// ErrScriptExhausted is returned by a scripted Backend with no Call left.
+var ErrScriptExhausted = errors.New("agentclitest: no scripted call left")
+
+// NewBackend returns a scripted Backend that answers calls in order.
+func NewBackend(calls ...Call) *Backend {
+	return &Backend{script: calls}
+}
+
+// Push appends calls to the script.
+func (b *Backend) Push(calls ...Call) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.script = append(b.script, calls...)
+}
+
+// Requests returns a copy of every Request received so far, in order.
+func (b *Backend) Requests() []agentcli.Request {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.requests)
+}
+
+// Name implements agentcli.Backend.
+func (b *Backend) Name() string {
+	if b.BackendName == "" {
+		return "scripted"
+	}
+	return b.BackendName
+}
+
+// Capabilities implements agentcli.Backend.
+func (b *Backend) Capabilities() agentcli.Capabilities { return b.Caps }
+
+// Check implements agentcli.Backend.
+func (b *Backend) Check(ctx context.Context) error { return b.CheckErr }
+
+// Run implements agentcli.Backend.
+func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	var res *agentcli.Result
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			var re *agentcli.ResultError
+			if errors.As(err, &re) && re.Result != nil {
+				return re.Result, err
+			}
+			return res, err
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	if res == nil {
+		return nil, &agentcli.NoResultError{Backend: b.Name()}
+	}
+	return res, nil
+}
+
+// Stream implements agentcli.Backend. The request is recorded and the call
+// consumed when iteration starts.
+func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	if req == nil {
+		req = &agentcli.Request{}
+	}
+	return func(yield func(agentcli.Event, error) bool) {
+		b.mu.Lock()
+		b.requests = append(b.requests, *req)
+		var call Call
+		switch {
+		case len(b.script) > 0:
+			call = b.script[0]
+			b.script = b.script[1:]
+		case b.Default != nil:
+			call = *b.Default
+		default:
+			b.mu.Unlock()
+			yield(agentcli.Event{}, ErrScriptExhausted)
+			return
+		}
+		b.mu.Unlock()
+
+		runCtx := ctx
+		if req.Timeout > 0 {
+			var cancel context.CancelFunc
+			runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
+			defer cancel()
+		}
+		wait := func() error {
+			if call.Delay <= 0 {
+				return nil
+			}
+			t := time.NewTimer(call.Delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return nil
+			case <-runCtx.Done():
+				if ctx.Err() != nil {
+					return &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
+				}
+				return &agentcli.TimeoutError{Backend: b.Name(), Timeout: req.Timeout}
+			}
+		}
+		evs := slices.Clone(call.Events)
+		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
+			r := *call.Result
+			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
+		}
+		deltaSinceText := false
+		for _, ev := range evs {
+			if err := wait(); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+			if req.OnText != nil {
+				switch ev.Kind {
+				case agentcli.EventTextDelta:
+					deltaSinceText = true
+					req.OnText(ev.Text)
+				case agentcli.EventText:
+					if !deltaSinceText {
+						req.OnText(ev.Text)
+					}
+					deltaSinceText = false
+				}
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+		if len(evs) == 0 || call.Err != nil {
+			if err := wait(); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+		}
+		if call.Err != nil {
+			yield(agentcli.Event{}, call.Err)
+		}
+	}
+}

@@ -1,0 +1,179 @@
+// Command agentrun runs one prompt on a coding-agent CLI through agentcli.
+//
+//	agentrun [flags] "prompt"        # or "-" to read the prompt from stdin
+//
+// By default it prints the answer as it streams. -json prints the final
+// Result as one JSON object; -stream prints every normalized event as one
+// JSON line as it arrives. -offline starts agentclitest's scripted model
+// server on 127.0.0.1 with a canned reply and points the real CLI at it, so
+// the whole flow (real CLI process, real parsing) runs with no credentials
+// and no network.
+//
+// Defaults come from the environment: AGENT_BACKEND, BACKEND_CLI_PATH,
+// BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS. When the CLI binary is
+// not on PATH, the copy installed by scripts/install-clis.sh is used.
+//
+// Exit status: 0 on success, 1 on any run error (the typed error's message
+// goes to stderr), 2 on bad usage.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+	_ "github.com/agentcli/agentcli/claude"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg := agentcli.ConfigFromEnv(logger)
+
+	fs := flag.NewFlagSet("agentrun", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := fs.String("backend", cfg.Backend, "backend name (default from AGENT_BACKEND, else claude)")
+	cliPath := fs.String("cli", cfg.CLIPath, "CLI binary path (default from BACKEND_CLI_PATH)")
+	model := fs.String("model", cfg.Model, "model (default from BACKEND_MODEL)")
+	session := fs.String("session", "", "session id to resume")
+	system := fs.String("system", "", "system prompt")
+	timeout := fs.Duration("timeout", 10*time.Minute, "timeout for the whole run (0: none)")
+	asJSON := fs.Bool("json", false, "print the final result as one JSON object")
+	stream := fs.Bool("stream", false, "print every normalized event as a JSON line")
+	offline := fs.Bool("offline", false, "answer from a local scripted model server instead of the real API")
+	reply := fs.String("offline-reply", "Hello from the offline model server!", "the canned reply used with -offline")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n\nbackends: %v\n\n", agentcli.Backends())
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || (*asJSON && *stream) {
+		fs.Usage()
+		return 2
+	}
+	prompt := fs.Arg(0)
+	if prompt == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun: reading stdin:", err)
+			return 1
+		}
+		prompt = string(b)
+	}
+
+	name, err := agentcli.Resolve(*backend)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 2
+	}
+	opts := &agentcli.Options{Path: *cliPath, Logger: logger}
+	if opts.Path == "" {
+		opts.Path = installedCLI(name)
+	}
+	b, err := agentcli.Open(name, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 2
+	}
+	req := &agentcli.Request{
+		Prompt:       prompt,
+		SystemPrompt: *system,
+		SessionID:    *session,
+		Model:        *model,
+		Timeout:      *timeout,
+	}
+	cfg.Apply(req, b.Capabilities())
+
+	if *offline {
+		srv := agentclitest.NewServer()
+		defer srv.Close()
+		srv.Push(agentclitest.Turn{Text: *reply})
+		home, err := os.MkdirTemp("", "agentrun-offline-")
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun:", err)
+			return 1
+		}
+		defer os.RemoveAll(home)
+		w, err := srv.Wire(name, home)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun:", err)
+			return 1
+		}
+		req.Env = append(req.Env, w.Env...)
+		req.ExtraArgs = append(req.ExtraArgs, w.Args...)
+		req.Dir = w.Dir
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	enc := json.NewEncoder(stdout)
+	var res *agentcli.Result
+	if !*stream && !*asJSON {
+		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
+	}
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun:", err)
+			var re *agentcli.ResultError
+			if *asJSON && errors.As(err, &re) && re.Result != nil {
+				enc.Encode(re.Result)
+			}
+			return 1
+		}
+		if *stream {
+			if err := enc.Encode(ev); err != nil {
+				fmt.Fprintln(stderr, "agentrun:", err)
+				return 1
+			}
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	switch {
+	case *asJSON:
+		enc.Encode(res)
+	case !*stream:
+		fmt.Fprintln(stdout)
+	}
+	return 0
+}
+
+// installedCLI returns the CLI that scripts/install-clis.sh installed, when
+// the backend's binary is not on PATH; otherwise "" (the backend default).
+func installedCLI(name string) string {
+	if _, err := exec.LookPath(name); err == nil {
+		return ""
+	}
+	_, file, _, ok := runtime.Caller(0)
+	candidates := []string{filepath.Join("tools", "clis", "node_modules", ".bin", name)}
+	if ok {
+		candidates = append(candidates, filepath.Join(filepath.Dir(file), "..", "..", "tools", "clis", "node_modules", ".bin", name))
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			abs, _ := filepath.Abs(c)
+			return abs
+		}
+	}
+	return ""
+}
