@@ -36,10 +36,12 @@ import (
 // Backend runs prompts on one coding-agent CLI.
 //
 // Implementations are safe for concurrent use: each Run or Stream starts its
-// own CLI process. Further abilities (for example multi-turn session handles)
-// are added as separate optional interfaces that a Backend may also implement,
-// checked with a type assertion, so that adding them never breaks existing
-// implementations or callers.
+// own CLI process. The interface is kept small so it can stay fixed: further
+// abilities, such as a multi-turn session handle, are separate optional
+// interfaces a Backend may also implement (checked with a type assertion,
+// like io.WriterTo), and further per-run inputs, such as a permission
+// (approval) callback, are new Request fields whose zero value keeps
+// today's behaviour.
 type Backend interface {
 	// Name reports the registry name of the backend, such as "claude".
 	Name() string

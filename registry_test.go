@@ -1,0 +1,162 @@
+package agentcli_test
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+	"pgregory.net/rapid"
+)
+
+func init() {
+	// Registered once for the tests in this package, beside whatever
+	// backends are linked in.
+	for _, n := range []string{"claude", "codex", "gemini", "opencode"} {
+		if !slices.Contains(agentcli.Backends(), n) {
+			agentcli.Register(n, func(*agentcli.Options) agentcli.Backend { return &agentclitest.Backend{BackendName: n} })
+		}
+	}
+}
+
+func TestBackendsSorted(t *testing.T) {
+	got := agentcli.Backends()
+	if !slices.IsSorted(got) || len(got) < 4 {
+		t.Fatalf("Backends() = %v", got)
+	}
+}
+
+// Property: a registered name resolves to itself (whatever its case and
+// surrounding space), empty resolves to claude, anything else is an error
+// that lists every valid name.
+func TestResolveProperties(t *testing.T) {
+	valid := agentcli.Backends()
+	rapid.Check(t, func(t *rapid.T) {
+		name := rapid.OneOf(rapid.SampledFrom(valid), rapid.String(), rapid.Just(""), rapid.Just("  ")).Draw(t, "name")
+		variant := name
+		if rapid.Bool().Draw(t, "upper") {
+			variant = " " + strings.ToUpper(name) + "\t"
+		}
+		got, err := agentcli.Resolve(variant)
+		norm := strings.ToLower(strings.TrimSpace(name))
+		switch {
+		case norm == "":
+			if err != nil || got != "claude" {
+				t.Fatalf("Resolve(%q) = %q, %v; want claude", variant, got, err)
+			}
+		case slices.Contains(valid, norm):
+			if err != nil || got != norm {
+				t.Fatalf("Resolve(%q) = %q, %v", variant, got, err)
+			}
+		case norm == "claude-code" || norm == "claudecode" || norm == "codex-cli" || norm == "gemini-cli" || norm == "open-code":
+		default:
+			var ue *agentcli.UnknownBackendError
+			if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnknownBackend) {
+				t.Fatalf("Resolve(%q) err = %v", variant, err)
+			}
+			for _, v := range valid {
+				if !strings.Contains(err.Error(), v) {
+					t.Fatalf("error %q does not list %q", err, v)
+				}
+			}
+		}
+	})
+}
+
+func TestOpen(t *testing.T) {
+	b, err := agentcli.Open("", nil)
+	if err != nil || b.Name() != "claude" {
+		t.Fatalf("Open(\"\") = %v, %v", b, err)
+	}
+	if _, err := agentcli.Open("gpt", nil); !errors.Is(err, agentcli.ErrUnknownBackend) {
+		t.Fatalf("Open(gpt) err = %v", err)
+	}
+}
+
+func TestConfigFromLookup(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+
+	c := agentcli.ConfigFromLookup(env(nil), log)
+	if c.MaxTurns != 25 || c.Backend != "" || c.AllowedTools != nil || logs.Len() != 0 {
+		t.Fatalf("defaults: %+v, logs %q", c, logs.String())
+	}
+	c = agentcli.ConfigFromLookup(env(map[string]string{
+		"AGENT_BACKEND": "gemini", "BACKEND_CLI_PATH": "/opt/gemini", "BACKEND_MODEL": "m1",
+		"BACKEND_MAX_TURNS": "7", "ALLOWED_TOOLS": " Read, Bash(git *) ,,",
+	}), log)
+	want := []string{"Read", "Bash(git *)"}
+	if c.Backend != "gemini" || c.CLIPath != "/opt/gemini" || c.Model != "m1" || c.MaxTurns != 7 || !slices.Equal(c.AllowedTools, want) {
+		t.Fatalf("config %+v", c)
+	}
+	for _, bad := range []string{"x", "-3", "0", "2.5"} {
+		logs.Reset()
+		c = agentcli.ConfigFromLookup(env(map[string]string{"BACKEND_MAX_TURNS": bad}), log)
+		if c.MaxTurns != 25 || !strings.Contains(logs.String(), "BACKEND_MAX_TURNS") || !strings.Contains(logs.String(), "level=WARN") {
+			t.Fatalf("BACKEND_MAX_TURNS=%q: %+v, logs %q", bad, c, logs.String())
+		}
+	}
+}
+
+func TestConfigApply(t *testing.T) {
+	c := agentcli.ConfigFromLookup(func(string) (string, bool) { return "", false }, nil)
+	c.Model = "m"
+	req := &agentcli.Request{}
+	c.Apply(req, agentcli.Capabilities{MaxTurns: false})
+	if req.MaxTurns != 0 || req.Model != "m" {
+		t.Fatalf("implicit default max turns applied to a backend without max turns: %+v", req)
+	}
+	req = &agentcli.Request{}
+	c.Apply(req, agentcli.Capabilities{MaxTurns: true})
+	if req.MaxTurns != 25 {
+		t.Fatalf("max turns %d", req.MaxTurns)
+	}
+	req = &agentcli.Request{Model: "keep", MaxTurns: 3}
+	c.Apply(req, agentcli.Capabilities{MaxTurns: true})
+	if req.Model != "keep" || req.MaxTurns != 3 {
+		t.Fatalf("request values overwritten: %+v", req)
+	}
+}
+
+func TestWarnUnsupported(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	req := &agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"}
+	agentcli.WarnUnsupported(log, "codex", agentcli.Capabilities{Resume: true, SystemPrompt: agentcli.SystemPromptDeveloper}, req)
+	out := logs.String()
+	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
+		t.Fatalf("warnings: %q", out)
+	}
+}
+
+func TestCanonicalTool(t *testing.T) {
+	cases := []struct {
+		backend, raw, name string
+		kind               agentcli.ToolKind
+	}{
+		{"claude", "Bash", "Bash", agentcli.ToolExecute},
+		{"claude", "Read", "Read", agentcli.ToolRead},
+		{"claude", "mcp__docs__search", "mcp__docs__search", agentcli.ToolOther},
+		{"codex", "command_execution", "Bash", agentcli.ToolExecute},
+		{"codex", "todo_list", "TodoWrite", agentcli.ToolThink},
+		{"gemini", "run_shell_command", "Bash", agentcli.ToolExecute},
+		{"gemini", "replace", "Edit", agentcli.ToolEdit},
+		{"gemini", "google_web_search", "WebSearch", agentcli.ToolSearch},
+		{"opencode", "bash", "Bash", agentcli.ToolExecute},
+		{"opencode", "webfetch", "WebFetch", agentcli.ToolFetch},
+		{"opencode", "some_plugin_tool", "some_plugin_tool", agentcli.ToolOther},
+	}
+	for _, c := range cases {
+		name, kind := agentcli.CanonicalTool(c.backend, c.raw)
+		if name != c.name || kind != c.kind {
+			t.Errorf("CanonicalTool(%q, %q) = %q, %q; want %q, %q", c.backend, c.raw, name, kind, c.name, c.kind)
+		}
+	}
+}
