@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+func TestMain(m *testing.M) {
+	fakecli.MaybeRun()
+	os.Exit(m.Run())
+}
+
+const sess = "0d1f5c7e-aaaa-bbbb-cccc-123456789abc"
+
+var okScript = []string{
+	`out {"type":"system","subtype":"init","session_id":"` + sess + `","model":"claude-test"}`,
+	`out {"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"Hel"}},"session_id":"` + sess + `"}`,
+	`out {"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text":"lo"}},"session_id":"` + sess + `"}`,
+	`out {"type":"result","subtype":"success","is_error":false,"result":"Hello","session_id":"` + sess + `","usage":{"input_tokens":3,"output_tokens":2}}`,
+}
+
+// fake points the claude backend at this test binary acting as the fake CLI.
+func fake(t *testing.T, script ...string) (cli string, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	for _, kv := range fakecli.Env(dir, "claude", script...) {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return self, dir
+}
+
+func runArgs(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestJSON(t *testing.T) {
+	cli, dir := fake(t, okScript...)
+	code, out, errOut := runArgs(t, "", "-cli", cli, "-json", "--", "-p x")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out)
+	}
+	for _, k := range []string{"text", "session_id", "is_error", "usage"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("key %q missing in %s", k, out)
+		}
+	}
+	if m["text"] != "Hello" || m["session_id"] != sess || m["is_error"] != false {
+		t.Fatalf("result %s", out)
+	}
+	rec, err := fakecli.ReadRecord(dir)
+	if err != nil || rec.Stdin != "-p x" {
+		t.Fatalf("the CLI got stdin %q (%v); want the prompt", rec.Stdin, err)
+	}
+}
+
+func TestStream(t *testing.T) {
+	cli, _ := fake(t, okScript...)
+	code, out, errOut := runArgs(t, "", "-cli", cli, "-stream", "hi")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var kinds []string
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var ev struct{ Kind string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		kinds = append(kinds, ev.Kind)
+	}
+	if got := strings.Join(kinds, ","); got != "init,text_delta,text_delta,usage,result" {
+		t.Fatalf("event kinds %s", got)
+	}
+}
+
+func TestPlainAndStdinPrompt(t *testing.T) {
+	cli, dir := fake(t, okScript...)
+	code, out, _ := runArgs(t, "prompt from stdin", "-cli", cli, "-system", "be terse", "-")
+	if code != 0 || out != "Hello\n" {
+		t.Fatalf("exit %d, stdout %q", code, out)
+	}
+	rec, _ := fakecli.ReadRecord(dir)
+	if rec.Stdin != "prompt from stdin" || rec.Files["--append-system-prompt-file"] != "be terse" {
+		t.Fatalf("record %+v", rec)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cli, _ := fake(t, "err Error: something broke", "exit 1")
+	code, _, errOut := runArgs(t, "", "-cli", cli, "hi")
+	if code != 1 || !strings.Contains(errOut, "exit status 1") || !strings.Contains(errOut, "something broke") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	code, _, errOut = runArgs(t, "", "-cli", filepath.Join(t.TempDir(), "missing"), "hi")
+	if code != 1 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("missing binary: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut = runArgs(t, "", "-backend", "nope", "hi"); code != 2 || !strings.Contains(errOut, "claude") {
+		t.Fatalf("unknown backend: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, _ = runArgs(t, ""); code != 2 {
+		t.Fatalf("no prompt: exit %d", code)
+	}
+}
+
+// TestOfflineRealCLI runs README's main command path: the real claude,
+// pinned by scripts/install-clis.sh, against the scripted model server.
+func TestOfflineRealCLI(t *testing.T) {
+	cli := filepath.Join("..", "..", "tools", "clis", "node_modules", ".bin", "claude")
+	if _, err := exec.LookPath(cli); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("claude not installed (%v); run scripts/install-clis.sh", err)
+		}
+		t.Skip("claude not installed; run scripts/install-clis.sh")
+	}
+	code, out, errOut := runArgs(t, "", "-cli", cli, "-offline", "-offline-reply", "offline works", "-json", "say hello")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var m struct {
+		Text      string `json:"text"`
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.Text != "offline works" || m.SessionID == "" {
+		t.Fatalf("stdout %q (%v)", out, err)
+	}
+}
