@@ -1,6 +1,11 @@
-// Package agentclitest provides a scripted model server for testing code that
-// drives coding-agent CLIs (claude, codex, gemini, opencode), in the spirit of
-// net/http/httptest.
+// Package agentclitest provides test doubles for code that uses agentcli, in
+// the spirit of net/http/httptest:
+//
+//   - Backend (NewBackend) is an in-memory agentcli.Backend that replays
+//     scripted events, results, errors and delays and records every Request,
+//     for testing code above agentcli without any CLI or model;
+//   - Server (NewServer) is a scripted model server that the real CLIs talk
+//     to, for testing real CLI runs hermetically.
 //
 // A Server listens on 127.0.0.1 and speaks the four model APIs those CLIs call,
 // streaming each answer the way the CLI expects:

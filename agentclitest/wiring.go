@@ -1,6 +1,8 @@
 package agentclitest
 
 import (
+	"github.com/agentcli/agentcli"
+
 	"encoding/json"
 	"fmt"
 	"os"
@@ -286,4 +288,21 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 		"OPENCODE_DISABLE_CLAUDE_CODE=1",
 	)
 	return nil
+}
+
+// Apply points req at the server: it adds the wiring's environment and flags
+// to req and, when req.Dir is empty, runs the CLI in the wiring's private
+// working directory. The wiring's variables override same-named ones of the
+// calling process, which the CLI otherwise still inherits through agentcli.
+// It is the one line that makes a real-CLI run hermetic:
+//
+//	w, err := srv.Wire("claude", t.TempDir())
+//	...
+//	w.Apply(req)
+func (w *Wiring) Apply(req *agentcli.Request) {
+	req.Env = append(req.Env, w.Env...)
+	req.ExtraArgs = append(req.ExtraArgs, w.Args...)
+	if req.Dir == "" {
+		req.Dir = w.Dir
+	}
 }

@@ -117,9 +117,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "agentrun:", err)
 			return 1
 		}
-		req.Env = append(req.Env, w.Env...)
-		req.ExtraArgs = append(req.ExtraArgs, w.Args...)
-		req.Dir = w.Dir
+		w.Apply(req)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
