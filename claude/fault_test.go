@@ -1,8 +1,10 @@
 package claude
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/agentcli/agentcli"
@@ -43,3 +45,30 @@ var kit = backendtest.Kit{
 }
 
 func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
+
+// The system prompt reaches the CLI through a private file (0600) that
+// exists only while the run does.
+func TestSystemPromptFile(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	b, dir := kit.Setup(t, nil, kit.Success("ok", "s")...)
+	sys := "Answer in French.\n\"quoted\" and -dashes --help"
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "--help", SystemPrompt: sys}); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := fakecli.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Files["--append-system-prompt-file"] != sys || rec.FileModes["--append-system-prompt-file"] != 0o600 {
+		t.Fatalf("system prompt file %q mode %o", rec.Files["--append-system-prompt-file"], rec.FileModes["--append-system-prompt-file"])
+	}
+	if rec.Stdin != "--help" || rec.Prompt != "" {
+		t.Fatalf("prompt: stdin %q, positional %q", rec.Stdin, rec.Prompt)
+	}
+	for _, e := range rec.Env {
+		if strings.HasPrefix(e, "CLAUDECODE=") {
+			t.Fatalf("CLAUDECODE leaked into the CLI's environment")
+		}
+	}
+	backendtest.AssertNoLeaks(t, kit.TempPrefix)
+}

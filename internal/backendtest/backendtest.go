@@ -166,14 +166,12 @@ func FaultMatrix(t *testing.T, k Kit) {
 		script  []string
 		opts    *agentcli.Options
 		timeout time.Duration
-		sysp    string
 		check   func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration)
 	}
 	cases := []tc{
 		{
 			name:   "success",
 			script: k.Success("hello", sess),
-			sysp:   "be brief",
 			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
 				ok(t, evs, err, "hello")
 			},
@@ -340,7 +338,9 @@ func FaultMatrix(t *testing.T, k Kit) {
 			tmp := t.TempDir()
 			t.Setenv("TMPDIR", tmp)
 			b, dir := k.Setup(t, c.opts, c.script...)
-			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: c.sysp}
+			// Every case carries a system prompt, so backends that put it in
+			// a temporary file show that the file is gone on every path.
+			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: "be brief"}
 			start := time.Now()
 			evs, err := Collect(context.Background(), b, req)
 			elapsed := time.Since(start)
@@ -388,10 +388,11 @@ func FaultMatrix(t *testing.T, k Kit) {
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
+		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
 		ctx, cancel := context.WithCancel(context.Background())
 		var err error
-		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi"}) {
+		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
 			if e != nil {
 				err = e
 				break
@@ -408,9 +409,26 @@ func FaultMatrix(t *testing.T, k Kit) {
 		AssertReaped(t, dir)
 		AssertNoLeaks(t, k.TempPrefix)
 	})
+	t.Run("panic in a callback", func(t *testing.T) {
+		t.Setenv("TMPDIR", t.TempDir())
+		b, dir := k.Setup(t, nil, concat(k.Success("hello", sess), []string{"hang"})...)
+		req := &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OnText: func(string) { panic("callback panic") }}
+		func() {
+			defer func() {
+				if r := recover(); r != "callback panic" {
+					t.Fatalf("recovered %v", r)
+				}
+			}()
+			b.Run(context.Background(), req)
+			t.Fatal("Run returned without the callback panicking")
+		}()
+		AssertReaped(t, dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
 	t.Run("break out of the loop", func(t *testing.T) {
+		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"ignoreterm", "hang"})...)
-		for range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi"}) {
+		for range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
 			break
 		}
 		AssertReaped(t, dir)
