@@ -32,7 +32,7 @@ go mod download all
 go test -race -count=1 -run '^$' ./... >/dev/null
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
   echo "(in a private network namespace: loopback only)"
-  exec unshare -n sh -c 'ip link set lo up && GOPROXY=off GOFLAGS=-mod=mod go test -race -count=1 -timeout 40m ./...'
+  exec unshare -n sh -c 'ip link set lo up && GOPROXY=off go test -race -count=1 -timeout 40m ./...'
 else
   exec go test -race -count=1 -timeout 40m ./...
 fi
