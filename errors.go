@@ -279,7 +279,8 @@ func ClassifyMessage(msg string) error {
 		return ErrSessionNotFound
 	case strings.Contains(m, "rate limit"), strings.Contains(m, "rate_limit"),
 		strings.Contains(m, "too many requests"), strings.Contains(m, "resource_exhausted"),
-		strings.Contains(m, "status 429"), strings.Contains(m, "error: 429"):
+		strings.Contains(m, "status 429"), strings.Contains(m, "error: 429"),
+		strings.Contains(m, "usage limit"), strings.Contains(m, "quota exceeded"):
 		return ErrRateLimited
 	case strings.Contains(m, "authentication"), strings.Contains(m, "invalid api key"),
 		strings.Contains(m, "invalid x-api-key"), strings.Contains(m, "unauthorized"),

@@ -1,0 +1,188 @@
+// Package codex is the agentcli backend for the OpenAI Codex CLI (`codex`),
+// driven through `codex exec --json`. Importing it registers the backend as
+// "codex". It was written against codex-cli 0.169.0.
+//
+// # Command line
+//
+// Every run is
+//
+//	codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
+//	    [--cd=DIR] [--model=MODEL] [-c developer_instructions="..."] [ExtraArgs...] \
+//	    [resume -- SESSION_ID] -
+//
+// The prompt is written to stdin (the final "-"), which is then closed:
+// codex reads stdin to EOF whenever it is not a terminal, so it must end,
+// and on stdin the prompt can neither be read as a flag nor hit the
+// kernel's 128 KiB limit on one argument. Invalid UTF-8 in the prompt, which
+// codex rejects, is replaced with U+FFFD. Request.Dir is both the process's
+// working directory and, made absolute, the --cd value. Options sit before
+// `resume` because --cd (like -s, -p and --add-dir) exists only at the exec
+// level; exec-level options also apply to the resumed thread. codex exec
+// never asks for approvals; the bypass flag also turns off codex's own
+// sandbox, which needs unprivileged user namespaces that containers seldom
+// have.
+//
+// # System prompt
+//
+// codex has no system-prompt flag. Request.SystemPrompt is passed as the
+// config override -c developer_instructions="...", encoded as a TOML basic
+// string (every quote, backslash and control character escaped, so any text
+// arrives intact), and codex sends it to the model as a developer-role
+// message at the start of the thread: Capabilities().SystemPrompt is
+// agentcli.SystemPromptDeveloper. The alternatives are worse:
+// model_instructions_file replaces codex's own base instructions (which
+// describe its tools), and AGENTS.md would mean writing into the user's
+// project. Two limits follow from using the command line: the encoded
+// prompt must fit in one argument (about 128 KiB; Run fails early with a
+// clear error otherwise), and when resuming, codex 0.169.0 keeps the
+// developer message the thread started with and ignores a new one.
+//
+// # Events
+//
+// codex exec reports whole items, never text deltas. thread.started gives
+// EventInit with the thread id as session id; agent_message items are
+// EventText (the final text is the last one); reasoning summaries are
+// EventThinking; command_execution (canonical "Bash", input {"command"}),
+// file_change ("Write" when every change adds a file, "Delete" when every
+// change deletes one, "Edit" otherwise), mcp_tool_call (raw name
+// "mcp__<server>__<tool>", Claude Code's spelling for MCP tools),
+// web_search ("WebSearch"), todo_list ("TodoWrite"; each plan update is a
+// new tool use under the item's id) and collab_tool_call ("Task") become
+// EventToolUse when they start and EventToolResult when they complete (both
+// at once when only the completion is reported). error items (warnings) and
+// top-level error events are EventNotice; top-level "Reconnecting... N/M"
+// errors are EventRetry. turn.completed gives EventUsage.
+//
+// # Outcome and usage
+//
+// A run succeeds when codex exits 0 after turn.completed with no
+// turn.failed. turn.failed gives a *agentcli.ResultError. codex does not
+// report HTTP statuses as such; APIStatus is recovered from the way codex
+// words each error (a 400 is the raw response body, a 500 is "We're
+// currently experiencing high demand...", others say "unexpected status N"
+// or "last status: N"), and Kind follows from the status or the wording. A
+// non-zero exit with no terminal
+// event gives a *agentcli.ExitError (an unknown session id is
+// ErrSessionNotFound); exit 0 without turn.completed gives a
+// *agentcli.NoResultError.
+//
+// turn.completed carries the token usage of the whole thread, every resumed
+// turn included. For a new thread that is exactly the run's usage; for a
+// resumed one Usage.Cumulative is set (Capabilities().CumulativeUsage is
+// true). codex reports no cost and has no max-turns or tool-filter flags;
+// those Request fields are ignored with a warning.
+//
+// A session id that is not a thread id (UUID) is read by codex as a thread
+// name, and when no thread has that name codex silently starts a new one;
+// the backend then reports an EventNotice, and Result.SessionID is the new
+// thread's id.
+package codex
+
+import (
+	"context"
+	"iter"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// Name is the registry name of this backend.
+const Name = "codex"
+
+// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
+const DefaultBinary = "codex"
+
+func init() {
+	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
+}
+
+// Backend runs the Codex CLI. It is safe for concurrent use.
+type Backend struct {
+	cfg runner.Config
+}
+
+// New returns a Codex backend. opts may be nil.
+func New(opts *agentcli.Options) *Backend {
+	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts, Hint: hint}}
+}
+
+// Name returns "codex".
+func (b *Backend) Name() string { return Name }
+
+// Capabilities reports what codex exec supports.
+func (b *Backend) Capabilities() agentcli.Capabilities {
+	return agentcli.Capabilities{
+		TextDeltas:      false,
+		Thinking:        true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptDeveloper,
+		MaxTurns:        false,
+		ToolFilter:      false,
+		Cost:            false,
+		CumulativeUsage: true,
+	}
+}
+
+// Check reports whether the codex binary resolves and is executable.
+func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
+
+// Run runs req and returns the final result.
+func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	req = orEmpty(req)
+	return runner.Run(ctx, b.cfg, req, b.prepare(req))
+}
+
+// Stream runs req and yields its events.
+func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	req = orEmpty(req)
+	return runner.Stream(ctx, b.cfg, req, b.prepare(req))
+}
+
+func (b *Backend) prepare(req *agentcli.Request) func() (*runner.Job, error) {
+	return func() (*runner.Job, error) {
+		log := b.cfg.Logger()
+		agentcli.WarnUnsupported(log, Name, b.Capabilities(), req)
+		if req.SystemPrompt != "" && req.SessionID != "" {
+			log.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
+				"backend", Name)
+		}
+		dir := ""
+		if req.Dir != "" {
+			d, err := filepath.Abs(req.Dir)
+			if err != nil {
+				return nil, err
+			}
+			dir = d
+		}
+		args := buildArgs(req, dir)
+		if err := checkArgs(args); err != nil {
+			return nil, err
+		}
+		return &runner.Job{
+			Args:   args,
+			Stdin:  []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
+			Env:    b.cfg.Env(nil, req.Env),
+			Parser: newParser(req),
+		}, nil
+	}
+}
+
+// hint explains well-known start-up failures.
+func hint(exit runner.Exit) string {
+	switch {
+	case strings.Contains(exit.Stderr, "No prompt provided"):
+		return "codex exec needs a non-empty prompt"
+	case strings.Contains(exit.Stderr, "no rollout found"):
+		return "codex has no thread with that session id in its CODEX_HOME; start a new session"
+	}
+	return ""
+}
+
+func orEmpty(req *agentcli.Request) *agentcli.Request {
+	if req == nil {
+		return &agentcli.Request{}
+	}
+	return req
+}

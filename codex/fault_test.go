@@ -1,0 +1,70 @@
+package codex
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+func TestMain(m *testing.M) {
+	fakecli.MaybeRun()
+	os.Exit(m.Run())
+}
+
+// kit scripts `codex exec --json` output for the fault matrix. The line
+// shapes follow real 0.169.0 output (see parse_test.go).
+var kit = backendtest.Kit{
+	Name: Name,
+	New:  func(o *agentcli.Options) agentcli.Backend { return New(o) },
+	Success: func(text, sess string) []string {
+		return []string{
+			fmt.Sprintf(`out {"type":"thread.started","thread_id":%q}`, sess),
+			`out {"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for ` + "`mock-model`" + ` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."}}`,
+			`out {"type":"turn.started"}`,
+			fmt.Sprintf(`out {"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":%q}}`, text),
+			`out {"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":5,"reasoning_output_tokens":0}}`,
+		}
+	},
+	Partial: func(sess string) []string {
+		return []string{
+			fmt.Sprintf(`out {"type":"thread.started","thread_id":%q}`, sess),
+			`out {"type":"turn.started"}`,
+			`out {"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'echo hi'","aggregated_output":"","exit_code":null,"status":"in_progress"}}`,
+		}
+	},
+	Truncated: func(sess string) []string {
+		return []string{
+			fmt.Sprintf(`out {"type":"thread.started","thread_id":%q}`, sess),
+			`out {"type":"turn.started"}`,
+			`outraw {"type":"turn.completed","usage":{"input_tokens":10,"cached_in`,
+		}
+	},
+}
+
+func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
+
+// TestExitHints: start-up failures codex reports on stderr come back as
+// *ExitError with a hint, classified where the message allows.
+func TestExitHints(t *testing.T) {
+	for _, c := range []struct {
+		stderr, hint string
+		kind         error
+	}{
+		{"No prompt provided via stdin.", "non-empty prompt", nil},
+		{"Error: thread/resume: thread/resume failed: no rollout found for thread id 01a20096-0000-7000-8000-000000000000 (code -32600)",
+			"no thread with that session id", agentcli.ErrSessionNotFound},
+	} {
+		b, _ := kit.Setup(t, nil, "err "+c.stderr, "exit 1")
+		_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", SessionID: "01a20096-0000-7000-8000-000000000000"})
+		var ee *agentcli.ExitError
+		if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(ee.Hint, c.hint) || ee.Kind != c.kind {
+			t.Errorf("err = %#v; want exit 1, hint ~%q, kind %v", err, c.hint, c.kind)
+		}
+	}
+}

@@ -1,0 +1,591 @@
+package codex
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// Wire structs: the `codex exec --json` events (codex-rs/exec/src/
+// exec_events.rs) that agentcli reads. Unknown fields are ignored, unknown
+// event and item types are kept raw, and nothing depends on key order.
+
+type wireEvent struct {
+	Type     string          `json:"type"`
+	ThreadID string          `json:"thread_id"` // thread.started
+	Usage    *wireUsage      `json:"usage"`     // turn.completed
+	Error    *wireError      `json:"error"`     // turn.failed
+	Message  string          `json:"message"`   // error
+	Item     json.RawMessage `json:"item"`      // item.*
+}
+
+type wireUsage struct {
+	InputTokens           int64 `json:"input_tokens"`
+	CachedInputTokens     int64 `json:"cached_input_tokens"`
+	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
+	OutputTokens          int64 `json:"output_tokens"`
+	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
+}
+
+type wireError struct {
+	Message string `json:"message"`
+}
+
+// wireItem is a ThreadItem: {id, type, ...details}. For web_search the
+// details carry a second "id" (the search call id); see itemID.
+type wireItem struct {
+	ID   string `json:"id"`
+	Type string `json:"type"`
+
+	// agent_message, reasoning
+	Text string `json:"text"`
+	// error
+	Message string `json:"message"`
+	// command_execution
+	Command          string `json:"command"`
+	AggregatedOutput string `json:"aggregated_output"`
+	ExitCode         *int   `json:"exit_code"`
+	// command_execution, file_change, mcp_tool_call, collab_tool_call
+	Status string `json:"status"`
+	// file_change
+	Changes []wireChange `json:"changes"`
+	// mcp_tool_call
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    *wireMCPResult  `json:"result"`
+	Error     *wireError      `json:"error"`
+	// collab_tool_call
+	Prompt            string          `json:"prompt"`
+	ReceiverThreadIDs []string        `json:"receiver_thread_ids"`
+	AgentsStates      json.RawMessage `json:"agents_states"`
+	SenderThreadID    string          `json:"sender_thread_id"`
+	// web_search
+	Query  string          `json:"query"`
+	Action json.RawMessage `json:"action"`
+	// todo_list
+	Items []wireTodo `json:"items"`
+}
+
+type wireChange struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"`
+}
+
+type wireMCPResult struct {
+	Content           json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage `json:"structured_content"`
+}
+
+type wireTodo struct {
+	Text      string `json:"text"`
+	Completed bool   `json:"completed"`
+}
+
+// parser turns `codex exec --json` output into events. One parser serves one
+// run.
+type parser struct {
+	// resumed reports that the run resumes a thread: turn.completed usage
+	// then covers the whole thread, not just this run.
+	resumed bool
+	// requested is the session id the run asked to resume.
+	requested string
+	model     string
+
+	sessionID string
+	lastText  string
+	// started records tool items whose EventToolUse was emitted.
+	started map[string]bool
+
+	completed   bool // a turn.completed was seen
+	usage       *wireUsage
+	completeRaw json.RawMessage
+	failed      *string // turn.failed's message
+	failedRaw   json.RawMessage
+	lastError   string // the last top-level non-retry error event
+}
+
+func newParser(req *agentcli.Request) *parser {
+	return &parser{
+		resumed:   req.SessionID != "",
+		requested: req.SessionID,
+		model:     req.Model,
+		started:   map[string]bool{},
+	}
+}
+
+// decode unmarshals line into v. A field of an unexpected type leaves the
+// rest decoded; only malformed JSON is an error.
+func decode(line []byte, v any) error {
+	err := json.Unmarshal(line, v)
+	var te *json.UnmarshalTypeError
+	if err != nil && errors.As(err, &te) {
+		return nil
+	}
+	return err
+}
+
+// Line implements runner.Parser.
+func (p *parser) Line(line []byte) []agentcli.Event {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil
+	}
+	if line[0] != '{' {
+		return []agentcli.Event{notice(line, errors.New("not a JSON object"))}
+	}
+	var w wireEvent
+	if err := decode(line, &w); err != nil {
+		return []agentcli.Event{notice(line, err)}
+	}
+	raw := json.RawMessage(line)
+	base := agentcli.Event{Raw: raw}
+	switch w.Type {
+	case "thread.started":
+		if w.ThreadID == "" {
+			break
+		}
+		p.sessionID = w.ThreadID
+		ev := base
+		ev.Kind, ev.SessionID, ev.Model = agentcli.EventInit, w.ThreadID, p.model
+		evs := []agentcli.Event{ev}
+		if p.requested != "" && w.ThreadID != p.requested {
+			// codex reads a resume argument that is not a UUID as a thread
+			// name, and starts a new thread, silently, when no thread has
+			// that name.
+			n := base
+			n.Kind = agentcli.EventNotice
+			n.Text = "codex: resuming " + strconv.Quote(p.requested) + " runs thread " + w.ThreadID +
+				"; codex treats a session id that is not a thread id as a thread name, and starts a new thread when none matches"
+			evs = append(evs, n)
+		}
+		return evs
+	case "turn.started":
+		return nil
+	case "turn.completed":
+		p.completed = true
+		p.completeRaw = raw
+		if w.Usage == nil {
+			return nil
+		}
+		// Usage is the thread's running total; the last turn.completed
+		// holds the total of everything before it, so it replaces rather
+		// than adds.
+		p.usage = w.Usage
+		ev := base
+		ev.Kind = agentcli.EventUsage
+		u := p.usageOf(w.Usage)
+		ev.Usage = &u
+		return []agentcli.Event{ev}
+	case "turn.failed":
+		msg := ""
+		if w.Error != nil {
+			msg = w.Error.Message
+		}
+		p.failed = &msg
+		p.failedRaw = raw
+		return nil
+	case "error":
+		if r := retryOf(w.Message); r != nil {
+			ev := base
+			ev.Kind, ev.Retry = agentcli.EventRetry, r
+			return []agentcli.Event{ev}
+		}
+		// Not fatal by itself: the run fails only if turn.failed follows
+		// (it usually repeats this message).
+		p.lastError = w.Message
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventNotice, w.Message
+		return []agentcli.Event{ev}
+	case "item.started", "item.updated", "item.completed":
+		if len(w.Item) > 0 && w.Item[0] == '{' {
+			if evs, ok := p.item(w.Type, w.Item, base); ok {
+				return evs
+			}
+		}
+	}
+	ev := base
+	ev.Kind = agentcli.EventUnknown
+	return []agentcli.Event{ev}
+}
+
+// item normalizes one item.* event. ok is false for item types it does not
+// know (the caller keeps the line as EventUnknown).
+func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (evs []agentcli.Event, ok bool) {
+	var it wireItem
+	if decode(raw, &it) != nil {
+		return nil, false
+	}
+	if it.Type == "web_search" {
+		// The flattened details repeat "id"; encoding/json keeps the last
+		// one, but the item id is the first.
+		it.ID = firstID(raw)
+	}
+	done := phase == "item.completed"
+	switch it.Type {
+	case "agent_message":
+		if !done {
+			return nil, true
+		}
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventText, it.Text
+		p.lastText = it.Text
+		return []agentcli.Event{ev}, true
+	case "reasoning":
+		if !done || it.Text == "" {
+			return nil, true
+		}
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventThinking, it.Text
+		return []agentcli.Event{ev}, true
+	case "error":
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventNotice, it.Message
+		if m := rerouteRe.FindStringSubmatch(it.Message); m != nil {
+			p.model = m[1]
+		}
+		return []agentcli.Event{ev}, true
+	case "command_execution":
+		use := p.toolUse(it, agentcli.ToolNameBash, jsonObject("command", it.Command))
+		res := &agentcli.ToolResult{
+			ID:       it.ID,
+			Output:   it.AggregatedOutput,
+			ExitCode: it.ExitCode,
+			IsError:  (it.ExitCode != nil && *it.ExitCode != 0) || failedStatus(it.Status),
+		}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	case "file_change":
+		name := fileChangeTool(it.Changes)
+		input := map[string]any{"changes": it.Changes}
+		if len(it.Changes) == 1 {
+			input["file_path"] = it.Changes[0].Path
+		}
+		use := p.toolUse(it, name, marshal(input))
+		var out []string
+		for _, c := range it.Changes {
+			out = append(out, c.Kind+" "+c.Path)
+		}
+		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: failedStatus(it.Status)}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	case "mcp_tool_call":
+		rawName := "mcp__" + it.Server + "__" + it.Tool
+		name, kind := agentcli.CanonicalTool(Name, rawName)
+		args := it.Arguments
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		use := &agentcli.ToolUse{ID: it.ID, Name: name, RawName: rawName, Kind: kind, Input: args}
+		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+		switch {
+		case it.Error != nil:
+			res.Output, res.IsError = it.Error.Message, true
+		case it.Result != nil:
+			res.Output = mcpText(it.Result)
+		}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	case "collab_tool_call":
+		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverThreadIDs}
+		use := p.toolUse(it, "", marshal(input))
+		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
+			res.Output = string(it.AgentsStates)
+		}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	case "web_search":
+		input := map[string]any{"query": it.Query}
+		if len(it.Action) > 0 && json.Valid(it.Action) {
+			input["action"] = it.Action
+		}
+		use := p.toolUse(it, "", marshal(input))
+		res := &agentcli.ToolResult{ID: it.ID}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	case "todo_list":
+		type todo struct {
+			Content string `json:"content"`
+			Status  string `json:"status"`
+		}
+		todos := make([]todo, 0, len(it.Items))
+		for _, t := range it.Items {
+			st := "pending"
+			if t.Completed {
+				st = "completed"
+			}
+			todos = append(todos, todo{Content: t.Text, Status: st})
+		}
+		use := p.toolUse(it, "", marshal(map[string]any{"todos": todos}))
+		if !done {
+			// Every plan update is a new TodoWrite with the whole list,
+			// under the item's id.
+			p.started[it.ID] = true
+			ev := base
+			ev.Kind, ev.Tool = agentcli.EventToolUse, use
+			return []agentcli.Event{ev}, true
+		}
+		res := &agentcli.ToolResult{ID: it.ID}
+		return p.toolEvents(base, it.ID, done, use, res), true
+	}
+	return nil, false
+}
+
+// toolUse builds the ToolUse of a tool item. name, if not "", overrides the
+// canonical name derived from the item type.
+func (p *parser) toolUse(it wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
+	canon, kind := agentcli.CanonicalTool(Name, it.Type)
+	if name != "" {
+		canon, kind = name, agentcli.ToolKindOf(name)
+	}
+	return &agentcli.ToolUse{ID: it.ID, Name: canon, RawName: it.Type, Kind: kind, Input: input}
+}
+
+// toolEvents emits the tool use when the item starts and the result when it
+// completes; an item seen only completed yields both. Updates of an item
+// already announced yield nothing.
+func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agentcli.ToolUse, res *agentcli.ToolResult) []agentcli.Event {
+	var evs []agentcli.Event
+	if !p.started[id] || id == "" {
+		p.started[id] = true
+		ev := base
+		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		evs = append(evs, ev)
+	}
+	if done {
+		delete(p.started, id)
+		ev := base
+		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// End implements runner.Parser. Success is exit status 0 with a
+// turn.completed and no turn.failed.
+func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
+	if p.failed == nil && !p.completed {
+		if exit.Code != 0 {
+			return nil, runner.ExitError(Name, exit)
+		}
+		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+	}
+	res := &agentcli.Result{
+		Text:      p.lastText,
+		SessionID: firstNonEmpty(p.sessionID, p.requested),
+		Model:     p.model,
+		Raw:       p.completeRaw,
+	}
+	if p.usage != nil {
+		res.Usage = p.usageOf(p.usage)
+	}
+	if p.failed == nil && exit.Code == 0 {
+		return res, nil
+	}
+	res.IsError = true
+	re := &agentcli.ResultError{Backend: Name, ExitCode: exit.Code, Result: res}
+	if p.failed != nil {
+		res.Raw = p.failedRaw
+		res.Text = ""
+		re.Message = firstNonEmpty(*p.failed, p.lastError)
+	} else {
+		re.Message = firstNonEmpty(p.lastError, "CLI exited with a non-zero status after turn.completed")
+	}
+	re.APIStatus = apiStatusOf(re.Message)
+	re.Message = runner.Tail(re.Message, 500)
+	re.Kind = agentcli.ClassifyStatus(re.APIStatus)
+	if re.Kind == nil {
+		re.Kind = agentcli.ClassifyMessage(re.Message + "\n" + exit.Stderr)
+	}
+	return res, re
+}
+
+func (p *parser) usageOf(u *wireUsage) agentcli.Usage {
+	return agentcli.Usage{
+		InputTokens:      u.InputTokens,
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CachedInputTokens,
+		CacheWriteTokens: u.CacheWriteInputTokens,
+		ReasoningTokens:  u.ReasoningOutputTokens,
+		Cumulative:       p.resumed,
+	}
+}
+
+var (
+	// The counter of "Reconnecting... 2/5 (unexpected status 502 ...)".
+	retryCountRe = regexp.MustCompile(`^(\d+)/(\d+)`)
+	// "unexpected status 401 Unauthorized", "last status: 429 Too Many Requests".
+	statusRe = regexp.MustCompile(`\bstatus:? ([1-5]\d\d)\b`)
+	// "model rerouted: gpt-a -> gpt-b (...)"
+	rerouteRe = regexp.MustCompile(`model rerouted: \S+ -> ([^\s(]+)`)
+)
+
+// retryOf parses a top-level error event that announces a retry, or
+// returns nil.
+func retryOf(msg string) *agentcli.Retry {
+	rest, ok := strings.CutPrefix(msg, "Reconnecting...")
+	if !ok {
+		return nil
+	}
+	r := &agentcli.Retry{}
+	rest = strings.TrimSpace(rest)
+	if m := retryCountRe.FindStringSubmatch(rest); m != nil {
+		r.Attempt, _ = strconv.Atoi(m[1])
+		r.MaxRetries, _ = strconv.Atoi(m[2])
+		rest = strings.TrimSpace(rest[len(m[0]):])
+	}
+	// "(cause)" alone is unwrapped; "waiting for network (cause)" is kept.
+	if strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
+		rest = rest[1 : len(rest)-1]
+	}
+	r.Message = rest
+	r.Status = apiStatusOf(rest)
+	return r
+}
+
+// apiStatusOf recovers the HTTP status behind a codex error message, or
+// returns 0. codex (codex-rs/core client and CodexErr) words API errors as:
+//
+//	HTTP 400          the raw response body, e.g. {"error":{"type":"invalid_request_error",...}}
+//	HTTP 500          "We're currently experiencing high demand, which may cause temporary errors."
+//	other statuses    "unexpected status 401 Unauthorized: ...", "exceeded retry limit, last status: 429 ..."
+func apiStatusOf(msg string) int {
+	if n := statusOf(msg); n != 0 {
+		return n
+	}
+	m := strings.TrimSpace(msg)
+	switch {
+	case strings.Contains(m, "currently experiencing high demand"), strings.EqualFold(m, "Internal server error"):
+		return 500
+	case strings.HasPrefix(m, "{"):
+		var body struct {
+			Error *struct {
+				Type    any `json:"type"`
+				Message any `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal([]byte(m), &body) == nil && body.Error != nil && (body.Error.Type != nil || body.Error.Message != nil) {
+			return 400
+		}
+	}
+	return 0
+}
+
+// statusOf finds an HTTP status in a codex error message, or returns 0.
+func statusOf(msg string) int {
+	if m := statusRe.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+func failedStatus(s string) bool { return s == "failed" || s == "declined" }
+
+// fileChangeTool names a file_change: Write when every change adds a file,
+// Delete when every change deletes one, Edit otherwise.
+func fileChangeTool(cs []wireChange) string {
+	if len(cs) == 0 {
+		return agentcli.ToolNameEdit
+	}
+	all := func(kind string) bool {
+		for _, c := range cs {
+			if c.Kind != kind {
+				return false
+			}
+		}
+		return true
+	}
+	switch {
+	case all("add"):
+		return agentcli.ToolNameWrite
+	case all("delete"):
+		return agentcli.ToolNameDelete
+	}
+	return agentcli.ToolNameEdit
+}
+
+// mcpText renders an MCP tool result: its text content blocks joined with
+// newlines; else its structured content; else its raw content JSON.
+func mcpText(r *wireMCPResult) string {
+	var blocks []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(r.Content, &blocks) == nil {
+		var parts []string
+		for _, b := range blocks {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, "\n")
+		}
+	}
+	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
+		return string(r.StructuredContent)
+	}
+	if len(r.Content) > 0 && string(r.Content) != "null" && string(r.Content) != "[]" {
+		return string(r.Content)
+	}
+	return ""
+}
+
+// firstID returns the value of the first "id" key of a JSON object when it
+// is a string, scanning tokens so that a later duplicate key cannot win.
+func firstID(obj []byte) string {
+	d := json.NewDecoder(bytes.NewReader(obj))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := d.Decode(&v); err != nil {
+			return ""
+		}
+		if key == "id" {
+			var s string
+			json.Unmarshal(v, &s) //nolint:errcheck // not a string: no id
+			return s
+		}
+	}
+	return ""
+}
+
+func jsonObject(key, val string) json.RawMessage {
+	return marshal(map[string]string{key: val})
+}
+
+func marshal(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return b
+}
+
+func notice(line []byte, err error) agentcli.Event {
+	l := line
+	if len(l) > 4096 {
+		l = l[:4096]
+	}
+	pe := &agentcli.ParseError{Backend: Name, Line: bytes.Clone(l), Err: err}
+	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(line)}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

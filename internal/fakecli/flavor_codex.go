@@ -1,0 +1,260 @@
+package fakecli
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// codexOpt is one option of a codex (clap) command level.
+type codexOpt struct {
+	long    string   // canonical name, e.g. "--model"
+	aliases []string // other spellings, e.g. "-m"
+	value   bool     // takes a value
+	multi   bool     // takes one or more values per occurrence (clap num_args(1..))
+	repeat  bool     // may be given more than once
+	choices []string // allowed values, if restricted
+}
+
+// codexExecOpts are the options of `codex exec` 0.169.0 (codex exec --help).
+var codexExecOpts = []codexOpt{
+	{long: "--config", aliases: []string{"-c"}, value: true, repeat: true},
+	{long: "--enable", value: true, repeat: true},
+	{long: "--disable", value: true, repeat: true},
+	{long: "--strict-config"},
+	{long: "--image", aliases: []string{"-i"}, value: true, multi: true, repeat: true},
+	{long: "--model", aliases: []string{"-m"}, value: true},
+	{long: "--oss"},
+	{long: "--local-provider", value: true},
+	{long: "--profile", aliases: []string{"-p"}, value: true},
+	{long: "--sandbox", aliases: []string{"-s"}, value: true, choices: []string{"read-only", "workspace-write", "danger-full-access"}},
+	{long: "--approve-for-me"},
+	{long: "--dangerously-bypass-approvals-and-sandbox", aliases: []string{"--yolo"}},
+	{long: "--dangerously-bypass-hook-trust"},
+	{long: "--cd", aliases: []string{"-C"}, value: true},
+	{long: "--worktree"},
+	{long: "--add-dir", value: true, repeat: true},
+	{long: "--thread-source", value: true},
+	{long: "--cyber-access-program", value: true, choices: []string{"standard", "daybreak_blue", "daybreak_red"}},
+	{long: "--skip-git-repo-check"},
+	{long: "--trust"},
+	{long: "--ephemeral"},
+	{long: "--ignore-user-config"},
+	{long: "--ignore-rules"},
+	{long: "--output-schema", value: true},
+	{long: "--color", value: true, choices: []string{"always", "never", "auto"}},
+	{long: "--json", aliases: []string{"--experimental-json"}},
+	{long: "--output-last-message", aliases: []string{"-o"}, value: true},
+	{long: "--help", aliases: []string{"-h"}},
+	{long: "--version", aliases: []string{"-V"}},
+}
+
+// codexResumeOpts are the options of `codex exec resume` 0.169.0 (codex exec
+// resume --help). -C/--cd, -s, -p, --add-dir, --oss, --color and the like
+// exist only before `resume`.
+var codexResumeOpts = []codexOpt{
+	{long: "--config", aliases: []string{"-c"}, value: true, repeat: true},
+	{long: "--last"},
+	{long: "--all"},
+	{long: "--enable", value: true, repeat: true},
+	{long: "--disable", value: true, repeat: true},
+	{long: "--image", aliases: []string{"-i"}, value: true, repeat: true},
+	{long: "--strict-config"},
+	{long: "--model", aliases: []string{"-m"}, value: true},
+	{long: "--dangerously-bypass-approvals-and-sandbox", aliases: []string{"--yolo"}},
+	{long: "--dangerously-bypass-hook-trust"},
+	{long: "--worktree"},
+	{long: "--thread-source", value: true},
+	{long: "--cyber-access-program", value: true, choices: []string{"standard", "daybreak_blue", "daybreak_red"}},
+	{long: "--skip-git-repo-check"},
+	{long: "--trust"},
+	{long: "--ephemeral"},
+	{long: "--ignore-user-config"},
+	{long: "--ignore-rules"},
+	{long: "--output-schema", value: true},
+	{long: "--json", aliases: []string{"--experimental-json"}},
+	{long: "--output-last-message", aliases: []string{"-o"}, value: true},
+	{long: "--help", aliases: []string{"-h"}},
+}
+
+// CodexArgv is a codex command line as codex 0.169.0's clap parser sees it.
+type CodexArgv struct {
+	// Exec holds the options given before any subcommand, by canonical long
+	// name ("--model", "--config", ...); booleans have "" values.
+	Exec map[string][]string
+	// Prompt is exec's positional PROMPT ("-" means stdin), if given.
+	Prompt    string
+	HasPrompt bool
+	// Resume reports the `resume` subcommand; ResumeOpts, SessionID and
+	// ResumePrompt are its options and positionals.
+	Resume       bool
+	ResumeOpts   map[string][]string
+	SessionID    string
+	ResumePrompt string
+}
+
+// ParseCodexArgs parses argv (without argv[0]) the way codex 0.169.0 does
+// for `codex exec`, including the split between options that must come
+// before `resume` and those `resume` accepts itself. The error text follows
+// clap's wording; the real CLI exits 2 on it.
+func ParseCodexArgs(args []string) (*CodexArgv, error) {
+	if len(args) == 0 || args[0] != "exec" {
+		return nil, fmt.Errorf("fakecli(codex): only `codex exec` is supported (the interactive TUI is not)")
+	}
+	a := &CodexArgv{Exec: map[string][]string{}}
+	level, opts, vals := "exec", codexExecOpts, a.Exec
+	var pos []string // positionals of the current level
+	usage := "Usage: codex exec [OPTIONS] [PROMPT]"
+	unexpected := func(s string) error {
+		return fmt.Errorf("error: unexpected argument '%s' found\n\n%s", s, usage)
+	}
+	dashdash := false
+	for i := 1; i < len(args); i++ {
+		arg := args[i]
+		if !dashdash && arg == "--" {
+			dashdash = true
+			continue
+		}
+		if dashdash || arg == "-" || !strings.HasPrefix(arg, "-") {
+			// A positional. At the exec level a word that names a
+			// subcommand switches levels (unless after "--"); clap even
+			// accepts it after a PROMPT (`exec - resume ID -`).
+			if level == "exec" && !dashdash && arg == "resume" {
+				level, opts, vals = "resume", codexResumeOpts, map[string][]string{}
+				a.Resume, a.ResumeOpts = true, vals
+				usage = "Usage: codex exec resume [OPTIONS] [SESSION_ID] [PROMPT]"
+				pos = nil
+				continue
+			}
+			if level == "exec" && !dashdash && (arg == "fork" || arg == "review" || arg == "help") {
+				return nil, fmt.Errorf("fakecli(codex): subcommand %q is not supported", arg)
+			}
+			pos = append(pos, arg)
+			max := 1
+			if level == "resume" {
+				max = 2
+			}
+			if len(pos) > max {
+				return nil, unexpected(arg)
+			}
+			if level == "exec" {
+				a.Prompt, a.HasPrompt = arg, true
+			} else if len(pos) == 1 {
+				a.SessionID = arg
+			} else {
+				a.ResumePrompt = arg
+			}
+			continue
+		}
+		name, val, hasVal := arg, "", false
+		if strings.HasPrefix(arg, "--") {
+			name, val, hasVal = strings.Cut(arg, "=")
+		} else if len(arg) > 2 {
+			// A short option with its value attached: -mVALUE or -m=VALUE.
+			name, val, hasVal = arg[:2], strings.TrimPrefix(arg[2:], "="), true
+		}
+		o := findCodexOpt(opts, name)
+		if o == nil {
+			return nil, fmt.Errorf("error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\n%s", name, name, name, usage)
+		}
+		if !o.value {
+			if hasVal {
+				return nil, fmt.Errorf("error: unexpected value '%s' for '%s' found; no more were expected", val, o.long)
+			}
+			if vals[o.long] != nil && !o.repeat {
+				return nil, fmt.Errorf("error: the argument '%s' cannot be used multiple times\n\n%s", o.long, usage)
+			}
+			vals[o.long] = append(vals[o.long], "")
+			continue
+		}
+		if vals[o.long] != nil && !o.repeat {
+			return nil, fmt.Errorf("error: the argument '%s <VALUE>' cannot be used multiple times\n\n%s", o.long, usage)
+		}
+		var got []string
+		if hasVal {
+			got = append(got, val)
+		} else {
+			if i+1 >= len(args) || (strings.HasPrefix(args[i+1], "-") && args[i+1] != "-") {
+				return nil, fmt.Errorf("error: a value is required for '%s <VALUE>' but none was supplied", o.long)
+			}
+			i++
+			got = append(got, args[i])
+		}
+		if o.multi && !hasVal {
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+				got = append(got, args[i])
+			}
+		}
+		for _, v := range got {
+			if o.choices != nil && !slices.Contains(o.choices, v) {
+				return nil, fmt.Errorf("error: invalid value '%s' for '%s <VALUE>'\n  [possible values: %s]", v, o.long, strings.Join(o.choices, ", "))
+			}
+		}
+		vals[o.long] = append(vals[o.long], got...)
+	}
+	return a, nil
+}
+
+func findCodexOpt(opts []codexOpt, name string) *codexOpt {
+	for i := range opts {
+		if opts[i].long == name || slices.Contains(opts[i].aliases, name) {
+			return &opts[i]
+		}
+	}
+	return nil
+}
+
+// codexFlagNames returns every spelling of the options of both levels, split
+// into value-less, single-value and multi-value lists, for the generic
+// Flavor parser (which does not know levels; Validate re-parses faithfully).
+func codexFlagNames() (bools, values, multi []string) {
+	seen := map[string]bool{}
+	for _, list := range [][]codexOpt{codexExecOpts, codexResumeOpts} {
+		for _, o := range list {
+			for _, n := range append([]string{o.long}, o.aliases...) {
+				if seen[n] {
+					continue
+				}
+				seen[n] = true
+				switch {
+				case !o.value:
+					bools = append(bools, n)
+				case o.multi:
+					multi = append(multi, n)
+				default:
+					values = append(values, n)
+				}
+			}
+		}
+	}
+	return bools, values, multi
+}
+
+func init() {
+	// OpenAI Codex CLI 0.169.0 (clap): see wire-formats §3.1. Usage errors
+	// exit 2. The generic parser accepts every spelling of both levels;
+	// Validate then re-parses the raw argv with codex's real rules
+	// (ParseCodexArgs): options bound to their level, no repeated
+	// single-value options, value choices, at most one PROMPT (exec) or
+	// SESSION_ID and PROMPT (resume).
+	//
+	// Known difference: the generic parser runs first and rejects short
+	// options with an attached value (-mgpt-5), which clap accepts.
+	bools, values, multi := codexFlagNames()
+	Flavors["codex"] = &Flavor{
+		Bool:        bools,
+		Value:       values,
+		Variadic:    multi,
+		Subcommands: []string{"exec", "resume"},
+		FileFlags:   []string{"--output-schema"},
+		UsageExit:   2,
+		Validate: func(map[string][]string, []string) string {
+			if _, err := ParseCodexArgs(os.Args[1:]); err != nil {
+				return err.Error()
+			}
+			return ""
+		},
+	}
+}
