@@ -259,7 +259,9 @@ func play(path string) int {
 			time.Sleep(d)
 		case "hang":
 			out.Flush()
-			select {}
+			for { // not select{}: the runtime would report a deadlock
+				time.Sleep(time.Hour)
+			}
 		case "ignoreterm":
 			signal.Ignore(syscall.SIGTERM)
 		case "grandchild", "escapee":

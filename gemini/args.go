@@ -1,0 +1,152 @@
+package gemini
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+)
+
+// format selects Gemini CLI's --output-format.
+type format int
+
+const (
+	formatJSON   format = iota // one pretty-printed document at the end
+	formatStream               // stream-json JSONL events
+)
+
+func (f format) String() string {
+	if f == formatStream {
+		return "stream-json"
+	}
+	return "json"
+}
+
+// MaxPromptBytes is the most gemini reads from stdin: 0.61.0 silently
+// truncates anything longer (readStdin.ts, 8 MiB). A longer prompt (system
+// prompt and escaping included) is refused with a *PromptTooLongError rather
+// than truncated.
+const MaxPromptBytes = 8 << 20
+
+// PromptTooLongError reports a prompt that gemini would truncate.
+type PromptTooLongError struct {
+	Len, Limit int
+}
+
+func (e *PromptTooLongError) Error() string {
+	return fmt.Sprintf("gemini: prompt is %d bytes; gemini reads at most %d bytes from stdin", e.Len, e.Limit)
+}
+
+// buildArgs returns the gemini arguments for req. It is pure.
+//
+// The prompt is never an argument: it goes on stdin (see promptInput). When
+// stdin is not a terminal gemini runs headless and takes stdin as the whole
+// prompt, so -p/--prompt is not needed (and would only be appended to stdin
+// after a blank line). Values that come from the caller use the --flag=value
+// form so that a value starting with "-" cannot be read as a flag.
+func buildArgs(req *agentcli.Request, f format) []string {
+	args := []string{
+		"--output-format", f.String(),
+		// Headless runs cannot ask for approval; auto-approve every tool.
+		"--approval-mode", "yolo",
+		// Folder trust is on by default: in an untrusted directory a
+		// headless run downgrades yolo to "default" and then exits 55
+		// (FatalUntrustedWorkspaceError). --skip-trust trusts the
+		// working directory for this run only.
+		"--skip-trust",
+	}
+	if req.SessionID != "" {
+		args = append(args, "--resume="+req.SessionID)
+	}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	args = append(args, req.ExtraArgs...)
+	return args
+}
+
+// promptInput returns what is written to gemini's stdin for req: the system
+// prompt (if any), a blank line and the prompt, made safe from gemini's
+// input processing, which would otherwise act on the text before the model
+// sees it:
+//
+//   - Input starting with "/" (but not "//" or "/*") is run as a slash
+//     command (/init replaces the prompt and writes GEMINI.md, /quit exits
+//     42, project .gemini/commands/*.toml define more). A single space is
+//     prepended to such input; the model receives " /…".
+//   - "@" followed by a path character is a file (or agent, or MCP
+//     resource) reference: the file's content is appended to the message,
+//     the text is rewritten, and a missing file may be found by a recursive
+//     glob. Each such "@" gets a backslash in front ("\@"), gemini's own
+//     escape, which it leaves in the text; the model receives "\@README.md".
+//
+// Everything else reaches the model byte for byte.
+func promptInput(req *agentcli.Request) string {
+	text := req.Prompt
+	if req.SystemPrompt != "" {
+		text = req.SystemPrompt + "\n\n" + text
+	}
+	text = escapeAt(text)
+	if isSlashCommand(text) {
+		text = " " + text
+	}
+	return text
+}
+
+// isSlashCommand mirrors gemini's isSlashCommand (commandUtils.ts).
+func isSlashCommand(s string) bool {
+	return strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") && !strings.HasPrefix(s, "/*")
+}
+
+// escapeAt puts a backslash before every "@" that gemini would read as the
+// start of an @-reference.
+//
+// Gemini 0.61.0 finds references with /(?<!\\)@PATH/g where PATH is one or
+// more of: a quoted "…" string, a backslash and any character, any character
+// other than space, tab, newline, CR and ,;!?()[]{}. — or a "." that is
+// followed by something other than end of input or whitespace
+// (AT_COMMAND_PATH_REGEX_SOURCE in atCommandProcessor.ts). So an "@" starts a
+// reference unless the character before it is a backslash or the character
+// after it cannot begin PATH. Inserting "\" before such an "@" changes only
+// that "@"'s own look-behind, so the result has no reference left.
+func escapeAt(s string) string {
+	if !strings.Contains(s, "@") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '@' && (i == 0 || s[i-1] != '\\') && startsAtPath(s[i+1:]) {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// startsAtPath reports whether gemini's PATH pattern matches at the start
+// of rest.
+func startsAtPath(rest string) bool {
+	if rest == "" {
+		return false
+	}
+	switch c := rest[0]; c {
+	case ' ', '\t', '\n', '\r', ',', ';', '!', '?', '(', ')', '[', ']', '{', '}':
+		return false
+	case '.':
+		// \.(?!$|[ \t\n\r])
+		if len(rest) == 1 {
+			return false
+		}
+		switch rest[1] {
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+		return true
+	default:
+		// Any other character, including '"', '\\' and every non-ASCII
+		// one, is a path character.
+		return true
+	}
+}

@@ -1,0 +1,117 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+func TestMain(m *testing.M) {
+	fakecli.MaybeRun()
+	os.Exit(m.Run())
+}
+
+// kit scripts gemini's stream-json output for the fault matrix. The line
+// shapes follow real 0.61.0 output (testdata/real).
+var kit = backendtest.Kit{
+	Name: Name,
+	New:  func(o *agentcli.Options) agentcli.Backend { return New(o) },
+	Success: func(text, sess string) []string {
+		half := len(text) / 2
+		return []string{
+			fmt.Sprintf(`out {"type":"init","timestamp":"2026-11-22T00:11:11.286Z","session_id":%q,"model":"auto"}`, sess),
+			`out {"type":"message","timestamp":"2026-11-22T00:11:11.287Z","role":"user","content":"hi"}`,
+			fmt.Sprintf(`out {"type":"message","timestamp":"2026-11-22T00:11:11.328Z","role":"assistant","content":%q,"delta":true}`, text[:half]),
+			fmt.Sprintf(`out {"type":"message","timestamp":"2026-11-22T00:11:11.329Z","role":"assistant","content":%q,"delta":true}`, text[half:]),
+			`out {"type":"result","timestamp":"2026-11-22T00:11:11.585Z","status":"success","stats":{"total_tokens":15,"input_tokens":10,"output_tokens":5,"cached":0,"input":10,"duration_ms":300,"tool_calls":0,"models":{"gemini-test":{"total_tokens":15,"input_tokens":10,"output_tokens":5,"cached":0,"input":10}}}}`,
+		}
+	},
+	Partial: func(sess string) []string {
+		return []string{
+			fmt.Sprintf(`out {"type":"init","timestamp":"2026-11-22T00:11:11.286Z","session_id":%q,"model":"auto"}`, sess),
+			`out {"type":"message","timestamp":"2026-11-22T00:11:11.328Z","role":"assistant","content":"par","delta":true}`,
+		}
+	},
+	Truncated: func(sess string) []string {
+		return []string{
+			fmt.Sprintf(`out {"type":"init","timestamp":"2026-11-22T00:11:11.286Z","session_id":%q,"model":"auto"}`, sess),
+			`outraw {"type":"result","timestamp":"2026-11-22T00:11:11.585Z","status":"succ`,
+		}
+	},
+}
+
+func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
+
+// What the fake saw: the argv parses under gemini's rules, the prompt (with
+// the system prompt before it) is on stdin and nowhere in argv.
+func TestPromptOnStdin(t *testing.T) {
+	b, dir := kit.Setup(t, nil, kit.Success("ok", "s")...)
+	req := &agentcli.Request{Prompt: "--help", SystemPrompt: "Answer in French.", Model: "gemini-2.5-flash", SessionID: "abc"}
+	if _, err := b.Run(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := fakecli.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Stdin != "Answer in French.\n\n--help" || rec.Prompt != "" {
+		t.Fatalf("stdin %q, positional %q", rec.Stdin, rec.Prompt)
+	}
+	want := "--output-format json --approval-mode yolo --skip-trust --resume=abc --model=gemini-2.5-flash"
+	if got := strings.Join(rec.Args, " "); got != want {
+		t.Fatalf("argv %q, want %q", got, want)
+	}
+}
+
+// Run uses json; the document arrives pretty-printed over many lines.
+func TestRunJSONThroughFake(t *testing.T) {
+	doc, err := os.ReadFile("testdata/real/text-json.stdout")
+	if err != nil {
+		t.Skip("no real transcript")
+	}
+	script := []string{}
+	for _, l := range strings.Split(string(doc), "\n") {
+		script = append(script, "out "+l)
+	}
+	b, _ := kit.Setup(t, nil, script...)
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Text != "Hello from agentclitest." || res.SessionID != "eba5c9d7-0213-4dee-b21c-2038587f9d8c" ||
+		res.Usage.InputTokens != 20 || res.Model != "gemini-3.8-flash" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+// A json-mode fatal error is a JSON document on stderr and nothing on
+// stdout.
+func TestRunJSONErrorOnStderr(t *testing.T) {
+	stderr, err := os.ReadFile("testdata/real/error400-json.stderr")
+	if err != nil {
+		t.Skip("no real transcript")
+	}
+	script := []string{}
+	for _, l := range strings.Split(strings.TrimRight(string(stderr), "\n"), "\n") {
+		script = append(script, "err "+l)
+	}
+	script = append(script, "exit 144")
+	b, _ := kit.Setup(t, nil, script...)
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	var re *agentcli.ResultError
+	if !errorsAs(err, &re) || re.APIStatus != 400 || re.ExitCode != 144 || !strings.Contains(re.Message, "agentclitest says no") {
+		t.Fatalf("err = %v", err)
+	}
+	if res == nil || !res.IsError || res.SessionID != "d5b6d91e-cd69-41e9-ae93-a07ee6157562" || res.ExitCode != 144 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

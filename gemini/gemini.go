@@ -1,0 +1,190 @@
+// Package gemini is the agentcli backend for Google's Gemini CLI (`gemini`,
+// tested with 0.61.0). Importing it registers the backend as "gemini".
+//
+// # Command line
+//
+// Runs use
+//
+//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M]
+//
+// with stream-json for Stream (and for Run when Request.OnText is set) and
+// json otherwise. --skip-trust is required: folder trust is on by default,
+// and a headless run in an untrusted directory exits 55 after downgrading
+// yolo. Request.ExtraArgs follow these flags; do not repeat one of them
+// there (gemini turns a repeated --output-format into an array and falls
+// back to text output).
+//
+// # Prompt
+//
+// The prompt is written to the CLI's stdin and never appears in argv; with
+// stdin not a terminal gemini runs headless and takes stdin as the prompt
+// (no -p needed). Gemini reads at most 8 MiB from stdin; a longer prompt is
+// refused with a *PromptTooLongError instead of being truncated.
+//
+// Gemini acts on some prompt text before the model sees it, so two changes
+// are made, and only these:
+//
+//   - A prompt starting with "/" (but not "//" or "/*") would run as a slash
+//     command (/init rewrites the prompt and creates GEMINI.md, /quit exits,
+//     custom commands come from .gemini/commands). One space is prepended:
+//     the model receives " /help" for "/help".
+//   - An "@" followed by a path character would include a file (its content
+//     is appended to the message and the text rewritten; a missing path is
+//     even looked up with a recursive glob), an agent or an MCP resource. A
+//     backslash is inserted before each such "@", gemini's own escape, which
+//     stays in the text: the model receives `look at \@README.md` for
+//     "look at @README.md" and `a\@b.com` for "a@b.com". An "@" already
+//     preceded by a backslash, or followed by whitespace, one of ,;!?()[]{}
+//     or the end of the text, is left alone.
+//
+// Gemini offers no way to pass such text untouched in headless mode: it has
+// no setting that disables slash commands or @-references there.
+//
+// # System prompt
+//
+// Request.SystemPrompt is prepended to the prompt text, followed by a blank
+// line (SystemPromptPrepend). GEMINI_SYSTEM_MD, the only other channel,
+// replaces gemini's whole built-in system prompt, tool instructions
+// included, so it is not used; callers who want that can set it in
+// Request.Env themselves.
+//
+// # Sessions
+//
+// Result.SessionID is gemini's session UUID; Request.SessionID passes it to
+// --resume. Gemini stores sessions per project (working directory), so a
+// session must be resumed with the same Request.Dir as the run that
+// created it; anywhere else it is not found and the run fails with an error
+// matching agentcli.ErrSessionNotFound (exit 42). Gemini also reads
+// "latest" and small numbers as --resume values ("the latest session", "the
+// Nth session").
+//
+// # Output, usage and errors
+//
+// Result.Text is the text of the model's last turn (the text after the last
+// tool call), which is what json's "response" holds. Usage comes from the
+// CLI's stats and covers this run only, summed over every model the run
+// used (the model router's small calls included): InputTokens are prompt
+// tokens not read from cache (gemini's "input"), CacheReadTokens the cached
+// ones, OutputTokens the candidates' tokens, ReasoningTokens the thought
+// tokens (reported by json only). Gemini reports no cost and no thinking
+// text.
+//
+// API errors make gemini exit with the HTTP status mod 256 (400 → 144,
+// 429 → 173, 500 → 244); the error is a *agentcli.ResultError with the
+// CLI's message, APIStatus set and Kind ErrAuth (401, 403) or
+// ErrRateLimited (429). With stream-json the error is the final result
+// line; with json gemini prints it as a JSON document on stderr (stdout
+// stays empty), which is parsed. An empty or blocked model stream exits 0
+// but fails with Subtype "INVALID_STREAM"; the settings limit
+// model.maxSessionTurns (no flag exists, so Request.MaxTurns is not
+// supported) fails with Subtype "error_max_turns" (exit 53). Failures
+// before the run starts are *agentcli.ExitError (or *ResultError when json
+// reported them on stderr): exit 41, no usable authentication, matches
+// ErrAuth; exit 42 with "Error resuming session" matches
+// ErrSessionNotFound; exit 42 "No input provided" means an empty prompt.
+package gemini
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// Name is the registry name of this backend.
+const Name = "gemini"
+
+// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
+const DefaultBinary = "gemini"
+
+func init() {
+	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
+}
+
+// Backend runs Gemini CLI. It is safe for concurrent use.
+type Backend struct {
+	cfg runner.Config
+}
+
+// New returns a Gemini CLI backend. opts may be nil.
+func New(opts *agentcli.Options) *Backend {
+	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts, Hint: hint}}
+}
+
+// Name returns "gemini".
+func (b *Backend) Name() string { return Name }
+
+// Capabilities reports what Gemini CLI supports: text deltas, resume and a
+// system prompt prepended to the prompt; no max turns (a settings-only
+// limit), no tool filter (--allowed-tools is deprecated and only skips
+// confirmation), no cost and no thinking text.
+func (b *Backend) Capabilities() agentcli.Capabilities {
+	return agentcli.Capabilities{
+		TextDeltas:   true,
+		Resume:       true,
+		SystemPrompt: agentcli.SystemPromptPrepend,
+	}
+}
+
+// Check reports whether the gemini binary resolves and is executable.
+func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
+
+// Run runs req and returns the final result. It uses the json output format,
+// or stream-json when req.OnText is set so that text can be delivered as it
+// streams.
+func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	req = orEmpty(req)
+	f := formatJSON
+	if req.OnText != nil {
+		f = formatStream
+	}
+	return runner.Run(ctx, b.cfg, req, b.prepare(req, f))
+}
+
+// Stream runs req with the stream-json output format and yields its events.
+func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	req = orEmpty(req)
+	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
+}
+
+func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, error) {
+	return func() (*runner.Job, error) {
+		agentcli.WarnUnsupported(b.cfg.Logger(), Name, b.Capabilities(), req)
+		in := promptInput(req)
+		if len(in) > MaxPromptBytes {
+			return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
+		}
+		return &runner.Job{
+			Args:   buildArgs(req, f),
+			Stdin:  []byte(in),
+			Env:    b.cfg.Env(nil, req.Env),
+			Parser: newParser(f),
+		}, nil
+	}
+}
+
+// hint explains well-known start-up failures.
+func hint(exit runner.Exit) string {
+	switch {
+	case exit.Code == exitAuth:
+		return "gemini found no usable authentication: set GEMINI_API_KEY (with security.auth.selectedType " +
+			"\"gemini-api-key\" in ~/.gemini/settings.json when GOOGLE_GEMINI_BASE_URL is set), " +
+			"use Vertex AI credentials, or log in once interactively"
+	case exit.Code == exitUntrusted:
+		return "gemini does not trust the working directory (--skip-trust was overridden, e.g. by GEMINI_CLI_TRUST_WORKSPACE=false)"
+	case exit.Code == exitInput && strings.Contains(exit.Stderr, "No input provided"):
+		return "the prompt was empty"
+	case exit.Code == exitInput && agentcli.ClassifyMessage(exit.Stderr) == agentcli.ErrSessionNotFound:
+		return "gemini looks sessions up per working directory: resume with the Request.Dir of the run that created the session"
+	}
+	return ""
+}
+
+func orEmpty(req *agentcli.Request) *agentcli.Request {
+	if req == nil {
+		return &agentcli.Request{}
+	}
+	return req
+}
