@@ -328,14 +328,14 @@ func TestParseJSONDocument(t *testing.T) {
 // in wire-formats §4.3.
 func TestParseErrors(t *testing.T) {
 	type want struct {
-		result    bool // a *ResultError (else *ExitError)
-		subtype   string
-		status    int
-		kind      error
-		reason    string
-		msg       string // substring of the message / stderr tail
-		session   bool
-		usage     bool
+		result  bool // a *ResultError (else *ExitError)
+		subtype string
+		status  int
+		kind    error
+		reason  string
+		msg     string // substring of the message / stderr tail
+		session bool
+		usage   bool
 	}
 	cases := map[string]want{
 		"auth-json":      {result: true, subtype: "Error", kind: agentcli.ErrAuth, msg: "Invalid auth method selected.", session: true},
