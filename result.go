@@ -40,7 +40,12 @@ type Result struct {
 	Raw json.RawMessage `json:"raw,omitempty"`
 }
 
-// Usage counts tokens.
+// Usage counts tokens, in one convention for every backend (each converts
+// its CLI's own): InputTokens, CacheReadTokens and CacheWriteTokens are
+// disjoint, so their sum is all the input the model processed; OutputTokens
+// is everything the model generated, reasoning included, and
+// ReasoningTokens is the part of OutputTokens spent on reasoning, when the
+// CLI reports it.
 type Usage struct {
 	InputTokens      int64 `json:"input_tokens"`
 	OutputTokens     int64 `json:"output_tokens"`

@@ -97,6 +97,9 @@ type wireUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokensDetails      *struct {
+		ThinkingTokens int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
 }
 
 // parser turns Claude Code output — one json result object, a json array of
@@ -334,13 +337,20 @@ func hint(stderr string) string {
 	return ""
 }
 
+// usageOf converts Anthropic usage, which already follows agentcli's
+// convention: input_tokens excludes cache reads and writes, and
+// output_tokens includes thinking.
 func usageOf(u *wireUsage) agentcli.Usage {
-	return agentcli.Usage{
+	r := agentcli.Usage{
 		InputTokens:      u.InputTokens,
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CacheReadInputTokens,
 		CacheWriteTokens: u.CacheCreationInputTokens,
 	}
+	if u.OutputTokensDetails != nil {
+		r.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
+	}
+	return r
 }
 
 func joinText(c wireContent) string {

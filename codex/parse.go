@@ -402,9 +402,12 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	return res, re
 }
 
+// usageOf converts codex usage to agentcli's convention: codex's
+// input_tokens includes the cached and cache-write tokens, which agentcli
+// counts apart; its output_tokens already includes reasoning.
 func (p *parser) usageOf(u *wireUsage) agentcli.Usage {
 	return agentcli.Usage{
-		InputTokens:      u.InputTokens,
+		InputTokens:      max(0, u.InputTokens-u.CachedInputTokens-u.CacheWriteInputTokens),
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CachedInputTokens,
 		CacheWriteTokens: u.CacheWriteInputTokens,

@@ -359,8 +359,8 @@ func TestItems(t *testing.T) {
 		{Kind: agentcli.EventText, Text: "first"},
 		{Kind: agentcli.EventText, Text: "final answer"},
 		result("item_7", "", false, nil),
-		{Kind: agentcli.EventUsage, Usage: &agentcli.Usage{InputTokens: 5, CacheReadTokens: 1, OutputTokens: 1}},
-		{Kind: agentcli.EventUsage, Usage: &agentcli.Usage{InputTokens: 300, CacheReadTokens: 40, CacheWriteTokens: 7, OutputTokens: 14, ReasoningTokens: 4}},
+		{Kind: agentcli.EventUsage, Usage: &agentcli.Usage{InputTokens: 5 - 1, CacheReadTokens: 1, OutputTokens: 1}},
+		{Kind: agentcli.EventUsage, Usage: &agentcli.Usage{InputTokens: 300 - 40 - 7, CacheReadTokens: 40, CacheWriteTokens: 7, OutputTokens: 14, ReasoningTokens: 4}},
 	}
 	if d := cmp.Diff(want, strip(t, evs)); d != "" {
 		t.Fatalf("events (-want +got):\n%s", d)
@@ -370,7 +370,7 @@ func TestItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The last turn.completed is the total; usage is never summed.
-	wantRes := agentcli.Usage{InputTokens: 300, CacheReadTokens: 40, CacheWriteTokens: 7, OutputTokens: 14, ReasoningTokens: 4}
+	wantRes := agentcli.Usage{InputTokens: 300 - 40 - 7, CacheReadTokens: 40, CacheWriteTokens: 7, OutputTokens: 14, ReasoningTokens: 4}
 	if res.Text != "final answer" || res.Usage != wantRes || res.Model != "gpt-b" || res.SessionID != "th-1" {
 		t.Fatalf("result %+v", res)
 	}

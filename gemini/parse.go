@@ -535,9 +535,11 @@ func jsonUsage(s *wireStats) agentcli.Usage {
 		if t.Input != nil {
 			in = *t.Input
 		}
+		// candidates excludes thoughts; agentcli's OutputTokens includes
+		// reasoning.
 		u = u.Add(agentcli.Usage{
 			InputTokens:     in,
-			OutputTokens:    t.Candidates,
+			OutputTokens:    t.Candidates + t.Thoughts,
 			CacheReadTokens: t.Cached,
 			ReasoningTokens: t.Thoughts,
 		})

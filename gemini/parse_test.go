@@ -312,7 +312,7 @@ func TestParseJSONDocument(t *testing.T) {
 			}
 			want2 := &agentcli.Result{
 				Text: "line one\nline two }\n}", SessionID: "s-json", Model: "gemini-x",
-				Usage: agentcli.Usage{InputTokens: 107, OutputTokens: 22, CacheReadTokens: 53, ReasoningTokens: 9},
+				Usage: agentcli.Usage{InputTokens: 107, OutputTokens: 2 + 0 + 20 + 9, CacheReadTokens: 53, ReasoningTokens: 9},
 			}
 			if d := cmp.Diff(want2, res, ignoreRaw); d != "" {
 				t.Fatalf("result (-want +got):\n%s", d)
