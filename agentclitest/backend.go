@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Call scripts one call (one Run or Stream) of a scripted Backend.
@@ -103,23 +104,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.CheckErr }
 
 // Run implements agentcli.Backend.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	var res *agentcli.Result
-	for ev, err := range b.Stream(ctx, req) {
-		if err != nil {
-			var re *agentcli.ResultError
-			if errors.As(err, &re) && re.Result != nil {
-				return re.Result, err
-			}
-			return res, err
-		}
-		if ev.Kind == agentcli.EventResult {
-			res = ev.Result
-		}
-	}
-	if res == nil {
-		return nil, &agentcli.NoResultError{Backend: b.Name()}
-	}
-	return res, nil
+	return runner.Collect(b.Name(), b.Stream(ctx, req))
 }
 
 // Stream implements agentcli.Backend. The request is recorded and the call
@@ -172,24 +157,13 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			r := *call.Result
 			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
 		}
-		deltaSinceText := false
+		relay := runner.TextRelay{OnText: req.OnText}
 		for _, ev := range evs {
 			if err := wait(); err != nil {
 				yield(agentcli.Event{}, err)
 				return
 			}
-			if req.OnText != nil {
-				switch ev.Kind {
-				case agentcli.EventTextDelta:
-					deltaSinceText = true
-					req.OnText(ev.Text)
-				case agentcli.EventText:
-					if !deltaSinceText {
-						req.OnText(ev.Text)
-					}
-					deltaSinceText = false
-				}
-			}
+			relay.Observe(ev)
 			if !yield(ev, nil) {
 				return
 			}

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -123,7 +124,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	if line[0] == '[' { // `--output-format json --verbose`: an array of messages
 		var items []json.RawMessage
 		if err := json.Unmarshal(line, &items); err != nil {
-			return []agentcli.Event{notice(line, err)}
+			return []agentcli.Event{runner.Notice(Name, line, err)}
 		}
 		var evs []agentcli.Event
 		for _, it := range items {
@@ -132,7 +133,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return evs
 	}
 	if line[0] != '{' {
-		return []agentcli.Event{notice(line, errors.New("not a JSON object"))}
+		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
 	}
 	var w wireLine
 	if err := json.Unmarshal(line, &w); err != nil {
@@ -140,7 +141,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		// malformed JSON loses the line.
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
-			return []agentcli.Event{notice(line, err)}
+			return []agentcli.Event{runner.Notice(Name, line, err)}
 		}
 	}
 	raw := json.RawMessage(line)
@@ -273,7 +274,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
 	}
 	res := &agentcli.Result{
-		SessionID:      firstNonEmpty(w.SessionID, p.sessionID),
+		SessionID:      cmp.Or(w.SessionID, p.sessionID),
 		IsError:        w.IsError,
 		CostUSD:        w.TotalCostUSD,
 		Turns:          w.NumTurns,
@@ -373,22 +374,4 @@ func rawString(r json.RawMessage) string {
 		return s
 	}
 	return string(r)
-}
-
-func notice(line []byte, err error) agentcli.Event {
-	l := line
-	if len(l) > 4096 {
-		l = l[:4096]
-	}
-	pe := &agentcli.ParseError{Backend: Name, Line: bytes.Clone(l), Err: err}
-	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(line)}
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

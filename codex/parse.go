@@ -2,6 +2,7 @@ package codex
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -138,11 +139,11 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return nil
 	}
 	if line[0] != '{' {
-		return []agentcli.Event{notice(line, errors.New("not a JSON object"))}
+		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
 	}
 	var w wireEvent
 	if err := decode(line, &w); err != nil {
-		return []agentcli.Event{notice(line, err)}
+		return []agentcli.Event{runner.Notice(Name, line, err)}
 	}
 	raw := json.RawMessage(line)
 	base := agentcli.Event{Raw: raw}
@@ -374,7 +375,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	}
 	res := &agentcli.Result{
 		Text:      p.lastText,
-		SessionID: firstNonEmpty(p.sessionID, p.requested),
+		SessionID: cmp.Or(p.sessionID, p.requested),
 		Model:     p.model,
 		Raw:       p.completeRaw,
 	}
@@ -389,9 +390,9 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	if p.failed != nil {
 		res.Raw = p.failedRaw
 		res.Text = ""
-		re.Message = firstNonEmpty(*p.failed, p.lastError)
+		re.Message = cmp.Or(*p.failed, p.lastError)
 	} else {
-		re.Message = firstNonEmpty(p.lastError, "CLI exited with a non-zero status after turn.completed")
+		re.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
 	}
 	re.APIStatus = apiStatusOf(re.Message)
 	re.Message = runner.Tail(re.Message, 500)
@@ -573,22 +574,4 @@ func marshal(v any) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	return b
-}
-
-func notice(line []byte, err error) agentcli.Event {
-	l := line
-	if len(l) > 4096 {
-		l = l[:4096]
-	}
-	pe := &agentcli.ParseError{Backend: Name, Line: bytes.Clone(l), Err: err}
-	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(line)}
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

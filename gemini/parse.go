@@ -136,7 +136,7 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 		return nil
 	}
 	if line[0] != '{' {
-		return []agentcli.Event{notice(line, errors.New("not a JSON object"))}
+		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
 	}
 	var w wireEvent
 	if err := json.Unmarshal(line, &w); err != nil {
@@ -144,7 +144,7 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 		// malformed JSON loses the line.
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
-			return []agentcli.Event{notice(line, err)}
+			return []agentcli.Event{runner.Notice(Name, line, err)}
 		}
 	}
 	raw := json.RawMessage(line)
@@ -258,7 +258,7 @@ func (p *parser) jsonLine(line []byte) []agentcli.Event {
 			return nil
 		}
 		if t[0] != '{' || p.jdoc != nil {
-			return []agentcli.Event{notice(t, errors.New("not part of the json document"))}
+			return []agentcli.Event{runner.Notice(Name, t, errors.New("not part of the json document"))}
 		}
 		p.inDoc = true
 		p.doc.Reset()
@@ -561,13 +561,4 @@ func mainModel(s *wireStats) string {
 		}
 	}
 	return ""
-}
-
-func notice(line []byte, err error) agentcli.Event {
-	l := line
-	if len(l) > 4096 {
-		l = l[:4096]
-	}
-	pe := &agentcli.ParseError{Backend: Name, Line: bytes.Clone(l), Err: err}
-	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(bytes.Clone(line))}
 }

@@ -19,6 +19,8 @@ import (
 //     found"), so the fake rejects it;
 //   - --fork without --continue/--session: "--fork requires --continue or
 //     --session", exit 1;
+//   - a value option followed by a separate argument starting with "-"
+//     (`--session -x`): yargs reads the argument as options;
 //   - --dir naming a missing directory: "Failed to change directory to
 //     DIR", exit 1.
 //
@@ -47,6 +49,9 @@ func init() {
 		if msg := opencodeSyntax(v, pos); msg != "" {
 			return msg
 		}
+		if msg := opencodeDashValue(os.Args[1:]); msg != "" {
+			return msg
+		}
 		if d := v["--dir"]; len(d) == 1 {
 			if fi, err := os.Stat(d[0]); err != nil || !fi.IsDir() {
 				return "Error: Failed to change directory to " + d[0]
@@ -70,7 +75,29 @@ func ParseOpencodeArgs(args []string) error {
 	if msg := opencodeSyntax(p.Values, p.Positional); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
+	if msg := opencodeDashValue(args); msg != "" {
+		return fmt.Errorf("%s", msg)
+	}
 	return nil
+}
+
+// opencodeDashValue rejects a value option followed by a separate argument
+// that starts with "-": yargs reads that argument as options (for example
+// `--session -x` fails as unknown options -x), so such a value must be
+// written --session=-x.
+func opencodeDashValue(args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			break
+		}
+		if slices.Contains(opencodeRun.Value, args[i]) {
+			if next := args[i+1]; len(next) > 1 && next[0] == '-' {
+				return fmt.Sprintf("fakecli(opencode): yargs reads %q after %s as an option; write %s=%s", next, args[i], args[i], next)
+			}
+			i++
+		}
+	}
+	return ""
 }
 
 func opencodeSyntax(v map[string][]string, pos []string) string {

@@ -205,7 +205,7 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 		}
 		defer p.Close() // stops and reaps on every path, panics included
 
-		var deltaSinceText bool
+		relay := TextRelay{OnText: req.OnText}
 		for {
 			line, err := p.ReadLine()
 			if err == io.EOF {
@@ -224,18 +224,7 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 				evs = job.Parser.Line(line.Data)
 			}
 			for _, ev := range evs {
-				if req.OnText != nil {
-					switch ev.Kind {
-					case agentcli.EventTextDelta:
-						deltaSinceText = true
-						req.OnText(ev.Text)
-					case agentcli.EventText:
-						if !deltaSinceText {
-							req.OnText(ev.Text)
-						}
-						deltaSinceText = false
-					}
-				}
+				relay.Observe(ev)
 				if !yield(ev, nil) {
 					p.Stop()
 					p.Wait()
@@ -302,8 +291,16 @@ func (c Config) startError(path string, err error) error {
 // Run consumes Stream and returns the final result. When the run fails
 // after the CLI reported a result, that result is returned with the error.
 func Run(ctx context.Context, c Config, req *agentcli.Request, prepare func() (*Job, error)) (*agentcli.Result, error) {
+	return Collect(c.Backend, Stream(ctx, c, req, prepare))
+}
+
+// Collect consumes a run's event stream and returns its final result, with
+// Backend.Run's contract: the Result of a *agentcli.ResultError comes back
+// with the error, and a stream that ends without a result is a
+// *agentcli.NoResultError.
+func Collect(backend string, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Result, error) {
 	var res *agentcli.Result
-	for ev, err := range Stream(ctx, c, req, prepare) {
+	for ev, err := range seq {
 		if err != nil {
 			var re *agentcli.ResultError
 			if errors.As(err, &re) && re.Result != nil {
@@ -316,7 +313,7 @@ func Run(ctx context.Context, c Config, req *agentcli.Request, prepare func() (*
 		}
 	}
 	if res == nil {
-		return nil, &agentcli.NoResultError{Backend: c.Backend}
+		return nil, &agentcli.NoResultError{Backend: backend}
 	}
 	return res, nil
 }
