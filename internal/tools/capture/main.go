@@ -64,7 +64,6 @@ type scenario struct {
 	// resume, if set, builds the second run's args from the first run's
 	// session id.
 	resume func(id string) []string
-	note   string
 }
 
 const (
