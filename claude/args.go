@@ -1,32 +1,33 @@
 package claude
 
 import (
+	"encoding/json"
 	"strconv"
 
 	"github.com/agentcli/agentcli"
 )
 
-// format selects Claude Code's --output-format.
+// format selects whether text deltas are asked for.
 type format int
 
 const (
-	formatJSON   format = iota // one result object at the end
-	formatStream               // stream-json NDJSON with partial messages
+	formatJSON   format = iota // whole messages and the result only
+	formatStream               // plus partial messages (text deltas)
 )
 
 // buildArgs returns the claude arguments for req. It is pure.
 //
-// The prompt is never an argument: it goes on stdin (see prompt input in
-// wire-formats §2.2), so it cannot be read as a flag, cannot be swallowed by
-// the variadic --allowedTools, and may exceed the kernel's 128 KiB limit on
-// one argument. systemPromptFile is the path of a file holding the system
+// The prompt is never an argument: it goes on stdin as one stream-json user
+// message (see userMessage), so it cannot be read as a flag, cannot be
+// swallowed by the variadic --allowedTools, and may exceed the kernel's 128
+// KiB limit on one argument. Stream-json input requires stream-json output,
+// so every run reads NDJSON; Run without OnText just leaves out the partial
+// messages. systemPromptFile is the path of a file holding the system
 // prompt, or "" for none.
 func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []string {
-	args := []string{"-p"}
+	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
 	if f == formatStream {
-		args = append(args, "--output-format", "stream-json", "--verbose", "--include-partial-messages")
-	} else {
-		args = append(args, "--output-format", "json")
+		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, "--dangerously-skip-permissions")
 	if systemPromptFile != "" {
@@ -51,4 +52,31 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 	}
 	args = append(args, req.ExtraArgs...)
 	return args
+}
+
+// userMessage encodes prompt as the one stdin line of --input-format
+// stream-json. A plain-text prompt (argument or stdin) is what a user types
+// at Claude Code's prompt: a leading "/" runs a local slash command and
+// "@path" pulls a file into the message. Marking the message as not typed
+// (text_not_typed, the flag Claude Code itself sets on input that did not
+// come from its prompt; verified on 2.1.330 by the conformance suite) makes
+// the model receive the text exactly. It is pure. Invalid UTF-8 in prompt
+// is replaced with U+FFFD.
+func userMessage(prompt string) []byte {
+	type message struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	b, _ := json.Marshal(struct {
+		Type            string  `json:"type"`
+		Message         message `json:"message"`
+		ParentToolUseID *string `json:"parent_tool_use_id"`
+		SessionID       string  `json:"session_id"`
+		TextNotTyped    bool    `json:"text_not_typed"`
+	}{
+		Type:         "user",
+		Message:      message{Role: "user", Content: prompt},
+		TextNotTyped: true,
+	})
+	return append(b, '\n')
 }

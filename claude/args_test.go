@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -123,4 +125,24 @@ func isFlagValue(args []string, s string) bool {
 		}
 	}
 	return true
+}
+
+// Property: whatever the prompt, stdin carries exactly one line that the
+// CLI's stream-json reader decodes back to that prompt, marked not typed.
+func TestUserMessageProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		prompt := rapid.OneOf(rapid.String(), rapid.StringMatching(`[/@!#-].*`)).Draw(t, "prompt")
+		line := userMessage(prompt)
+		if bytes.Count(line, []byte("\n")) != 1 || line[len(line)-1] != '\n' {
+			t.Fatalf("not exactly one line: %q", line)
+		}
+		got, msg := fakecli.Flavors["claude"].StdinPrompt(map[string][]string{"--input-format": {"stream-json"}}, line)
+		if msg != "" || got != strings.ToValidUTF8(prompt, "\uFFFD") {
+			t.Fatalf("decoded %q (%s), want %q", got, msg, prompt)
+		}
+		var m map[string]any
+		if json.Unmarshal(line, &m) != nil || m["text_not_typed"] != true || m["type"] != "user" {
+			t.Fatalf("message %s", line)
+		}
+	})
 }

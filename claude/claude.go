@@ -1,11 +1,14 @@
 // Package claude is the agentcli backend for Anthropic's Claude Code CLI
 // (`claude`). Importing it registers the backend as "claude".
 //
-// Runs use `claude -p --output-format json` (or `stream-json --verbose
-// --include-partial-messages` when streaming) with
-// `--dangerously-skip-permissions`; the prompt is written to the CLI's stdin
-// and the system prompt to a private temporary file passed with
-// `--append-system-prompt-file`. As root, Claude Code refuses
+// Runs use `claude -p --input-format stream-json --output-format stream-json
+// --verbose` (plus `--include-partial-messages` when text deltas are wanted)
+// with `--dangerously-skip-permissions`. The prompt is written to the CLI's
+// stdin as one JSON user message marked as not typed at the prompt, so it
+// reaches the model verbatim: never read as a flag, never run as a slash
+// command ("/help"), never expanded as a file mention ("@README.md"). The
+// system prompt goes to a private (0600) temporary file passed with
+// `--append-system-prompt-file` and removed when the run ends. As root, Claude Code refuses
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
 package claude
@@ -58,9 +61,8 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 // Check reports whether the claude binary resolves and is executable.
 func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
 
-// Run runs req and returns the final result. It uses the json output format,
-// or stream-json when req.OnText is set so that text can be delivered as it
-// streams.
+// Run runs req and returns the final result. Text deltas are asked for
+// only when req.OnText is set.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
 	req = orEmpty(req)
 	f := formatJSON
@@ -70,7 +72,7 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 	return runner.Run(ctx, b.cfg, req, b.prepare(req, f))
 }
 
-// Stream runs req with the stream-json output format and yields its events.
+// Stream runs req and yields its events, text deltas included.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
 	req = orEmpty(req)
 	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
@@ -80,7 +82,7 @@ func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, 
 	return func() (*runner.Job, error) {
 		agentcli.WarnUnsupported(b.cfg.Logger(), Name, b.Capabilities(), req)
 		job := &runner.Job{
-			Stdin:  []byte(req.Prompt),
+			Stdin:  userMessage(req.Prompt),
 			Env:    b.cfg.Env(nil, req.Env),
 			Parser: newParser(),
 		}

@@ -62,7 +62,7 @@ func TestSystemPromptFile(t *testing.T) {
 	if rec.Files["--append-system-prompt-file"] != sys || rec.FileModes["--append-system-prompt-file"] != 0o600 {
 		t.Fatalf("system prompt file %q mode %o", rec.Files["--append-system-prompt-file"], rec.FileModes["--append-system-prompt-file"])
 	}
-	if rec.Stdin != "--help" || rec.Prompt != "" {
+	if rec.StdinPrompt != "--help" || rec.Prompt != "" || !strings.Contains(rec.Stdin, `"text_not_typed":true`) {
 		t.Fatalf("prompt: stdin %q, positional %q", rec.Stdin, rec.Prompt)
 	}
 	for _, e := range rec.Env {

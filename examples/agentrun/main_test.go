@@ -68,7 +68,7 @@ func TestJSON(t *testing.T) {
 		t.Fatalf("result %s", out)
 	}
 	rec, err := fakecli.ReadRecord(dir)
-	if err != nil || rec.Stdin != "-p x" {
+	if err != nil || rec.StdinPrompt != "-p x" {
 		t.Fatalf("the CLI got stdin %q (%v); want the prompt", rec.Stdin, err)
 	}
 }
@@ -100,7 +100,7 @@ func TestPlainAndStdinPrompt(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q", code, out)
 	}
 	rec, _ := fakecli.ReadRecord(dir)
-	if rec.Stdin != "prompt from stdin" || rec.Files["--append-system-prompt-file"] != "be terse" {
+	if rec.StdinPrompt != "prompt from stdin" || rec.Files["--append-system-prompt-file"] != "be terse" {
 		t.Fatalf("record %+v", rec)
 	}
 }

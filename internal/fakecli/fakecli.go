@@ -63,6 +63,9 @@ type Record struct {
 	Env       []string          `json:"env"`
 	Dir       string            `json:"dir"`
 	Prompt    string            `json:"prompt"` // positional prompt text, if any
+	// StdinPrompt is the prompt as the CLI reads it from stdin (decoded
+	// from structured input where the flavor knows how).
+	StdinPrompt string `json:"stdin_prompt"`
 }
 
 // Env returns the environment entries that make a test binary behave as the
@@ -190,6 +193,16 @@ func run(flavor string) int {
 	// Like the real CLIs, read stdin to EOF when it is not a terminal.
 	in, _ := io.ReadAll(os.Stdin)
 	rec.Stdin = string(in)
+	rec.StdinPrompt = rec.Stdin
+	if fl.StdinPrompt != nil {
+		p, msg := fl.StdinPrompt(parsed.Values, in)
+		if msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+			writeRecord(rec)
+			return 1
+		}
+		rec.StdinPrompt = p
+	}
 	writeRecord(rec)
 	return play(os.Getenv(EnvScript))
 }

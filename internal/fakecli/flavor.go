@@ -1,6 +1,7 @@
 package fakecli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -21,6 +22,10 @@ type Flavor struct {
 	// Validate, if set, checks the parsed argv like the real CLI would and
 	// returns an error message, or "".
 	Validate func(values map[string][]string, positional []string) string
+	// StdinPrompt, if set, extracts the prompt from what the CLI read on
+	// stdin (for CLIs that take structured input); it returns an error
+	// message for input the real CLI would reject.
+	StdinPrompt func(values map[string][]string, stdin []byte) (string, string)
 }
 
 // Flavors holds the argv rules of each fake CLI, by backend name. Backend
@@ -110,10 +115,34 @@ func init() {
 			if v["-p"] == nil && v["--print"] == nil {
 				return "fakecli(claude): interactive mode is not supported; pass -p"
 			}
-			if f := v["--output-format"]; len(f) > 0 && f[len(f)-1] == "stream-json" && v["--verbose"] == nil {
+			out := v["--output-format"]
+			if len(out) > 0 && out[len(out)-1] == "stream-json" && v["--verbose"] == nil {
 				return "Error: When using --print, --output-format=stream-json requires --verbose"
 			}
+			if in := v["--input-format"]; len(in) > 0 && in[len(in)-1] == "stream-json" && (len(out) == 0 || out[len(out)-1] != "stream-json") {
+				return "Error: --input-format=stream-json requires output-format=stream-json."
+			}
 			return ""
+		},
+		StdinPrompt: func(v map[string][]string, stdin []byte) (string, string) {
+			if in := v["--input-format"]; len(in) == 0 || in[len(in)-1] != "stream-json" {
+				return string(stdin), ""
+			}
+			var prompt []string
+			for _, line := range strings.Split(strings.TrimSpace(string(stdin)), "\n") {
+				var m struct {
+					Type    string `json:"type"`
+					Message struct {
+						Role    string `json:"role"`
+						Content string `json:"content"`
+					} `json:"message"`
+				}
+				if err := json.Unmarshal([]byte(line), &m); err != nil || m.Type != "user" || m.Message.Role != "user" {
+					return "", fmt.Sprintf("Error parsing streaming input line: %q", line)
+				}
+				prompt = append(prompt, m.Message.Content)
+			}
+			return strings.Join(prompt, "\n"), ""
 		},
 	}
 }
