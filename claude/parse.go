@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -132,17 +131,9 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		}
 		return evs
 	}
-	if line[0] != '{' {
-		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
-	}
 	var w wireLine
-	if err := json.Unmarshal(line, &w); err != nil {
-		// A field of an unexpected type leaves the rest decoded; only
-		// malformed JSON loses the line.
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return []agentcli.Event{runner.Notice(Name, line, err)}
-		}
+	if n := runner.DecodeObject(Name, line, &w); n != nil {
+		return n
 	}
 	raw := json.RawMessage(line)
 	if w.SessionID != "" {
@@ -168,7 +159,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 				Attempt:    w.Attempt,
 				MaxRetries: w.MaxRetries,
 				Delay:      time.Duration(w.RetryDelayMS * float64(time.Millisecond)),
-				Message:    rawString(w.Error),
+				Message:    runner.RawString(w.Error),
 			}
 			if w.ErrorStatus != nil {
 				ev.Retry.Status = *w.ErrorStatus
@@ -362,16 +353,4 @@ func joinText(c wireContent) string {
 		}
 	}
 	return b.String()
-}
-
-// rawString returns a JSON string's value, or the raw JSON of anything else.
-func rawString(r json.RawMessage) string {
-	if len(r) == 0 || string(r) == "null" {
-		return ""
-	}
-	var s string
-	if json.Unmarshal(r, &s) == nil {
-		return s
-	}
-	return string(r)
 }

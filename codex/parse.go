@@ -138,12 +138,9 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	if len(line) == 0 {
 		return nil
 	}
-	if line[0] != '{' {
-		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
-	}
 	var w wireEvent
-	if err := decode(line, &w); err != nil {
-		return []agentcli.Event{runner.Notice(Name, line, err)}
+	if n := runner.DecodeObject(Name, line, &w); n != nil {
+		return n
 	}
 	raw := json.RawMessage(line)
 	base := agentcli.Event{Raw: raw}

@@ -135,17 +135,9 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 	if len(line) == 0 {
 		return nil
 	}
-	if line[0] != '{' {
-		return []agentcli.Event{runner.Notice(Name, line, errors.New("not a JSON object"))}
-	}
 	var w wireEvent
-	if err := json.Unmarshal(line, &w); err != nil {
-		// A field of an unexpected type leaves the rest decoded; only
-		// malformed JSON loses the line.
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return []agentcli.Event{runner.Notice(Name, line, err)}
-		}
+	if n := runner.DecodeObject(Name, line, &w); n != nil {
+		return n
 	}
 	raw := json.RawMessage(line)
 	if w.SessionID != "" && w.Type == "init" {

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 
 	"github.com/agentcli/agentcli"
 )
@@ -42,4 +43,37 @@ func (r *TextRelay) Observe(ev agentcli.Event) {
 		}
 		r.deltas = false
 	}
+}
+
+// DecodeObject decodes one output line that should hold a JSON object into
+// v. It returns nil on success, or the notice event for a line that is not
+// a JSON object. A field of an unexpected type does not lose the line: the
+// rest is still decoded, so a CLI changing one field's type cannot hide its
+// terminal event.
+func DecodeObject(backend string, line []byte, v any) []agentcli.Event {
+	if len(line) == 0 || line[0] != '{' {
+		return []agentcli.Event{Notice(backend, line, errNotObject)}
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return []agentcli.Event{Notice(backend, line, err)}
+		}
+	}
+	return nil
+}
+
+var errNotObject = errors.New("not a JSON object")
+
+// RawString returns the value of a JSON string, the raw JSON of any other
+// value, or "" for null or nothing.
+func RawString(r json.RawMessage) string {
+	if len(r) == 0 || string(r) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(r, &s) == nil {
+		return s
+	}
+	return string(r)
 }

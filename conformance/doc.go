@@ -1,0 +1,34 @@
+// Package conformance holds the real-CLI conformance suite of agentcli. It
+// has no non-test code.
+//
+// The suite drives the pinned CLIs in tools/clis (installed by
+// scripts/install-clis.sh) through the public Backend API only — agentcli.Open,
+// Backend.Run and Backend.Stream — against an agentclitest.Server wired with
+// Server.Wire, so that no run needs credentials or the network. For every CLI
+// it checks the same scenarios (TestConformance/<cli>/<scenario>):
+//
+//   - text: a plain answer, its session id and usage;
+//   - tool: a real shell command run by the CLI, its output sent back to the
+//     model, normalized tool events with the canonical name "Bash";
+//   - resume: a second run on the first run's session sees its history;
+//   - api400, api500: HTTP errors from the model end in the typed error
+//     documented for that CLI, within the timeout;
+//   - prompts: prompts that look like flags, slash commands or file
+//     includes reach the model verbatim;
+//   - bigprompt: a 1 MiB prompt reaches the model intact;
+//   - system: the system prompt reaches the model the way
+//     Capabilities().SystemPrompt says;
+//   - model: Request.Model reaches the model server;
+//   - cancel: cancelling mid-stream ends the run promptly with
+//     context.Canceled and leaves no process of the CLI alive.
+//
+// After every run the suite also scans /proc for processes that still carry
+// the run's unique environment tag: a run must never leave a process behind.
+//
+// Run it as CI does, in a network namespace with only loopback:
+//
+//	unshare -n sh -c 'ip link set lo up && go test -race -count=1 ./conformance/'
+//
+// A CLI that is not installed skips its tests, unless CI=true, where it fails
+// them.
+package conformance

@@ -1,0 +1,29 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+	_ "github.com/agentcli/agentcli/claude" // registers "claude"
+)
+
+// TestUserStyle is how a user tests their own code against a real CLI and a
+// scripted model: no credentials, no network, a handful of lines.
+func TestUserStyle(t *testing.T) {
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "Hi there!"})
+	defer srv.Close()
+	w, err := srv.Wire("claude", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := agentcli.Open("claude", &agentcli.Options{Path: cliPath(t, "claude")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hi.", Env: w.Env, ExtraArgs: w.Args, Dir: w.Dir})
+	if err != nil || res.Text != "Hi there!" || srv.Requests()[0].LastUserText() != "Say hi." {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+}

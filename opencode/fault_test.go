@@ -1,0 +1,65 @@
+package opencode
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+func TestMain(m *testing.M) {
+	fakecli.MaybeRun()
+	os.Exit(m.Run())
+}
+
+// q quotes s as a JSON string.
+func q(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// Script lines in the shape of real opencode 1.18.33 output (testdata/real).
+
+func stepStart(sess, msg string) string {
+	return fmt.Sprintf(`{"type":"step_start","timestamp":1795306306946,"sessionID":%s,"part":{"id":"prt_s","messageID":%s,"sessionID":%s,"type":"step-start"}}`, q(sess), q(msg), q(sess))
+}
+
+func textLine(sess, msg, text string) string {
+	return fmt.Sprintf(`{"type":"text","timestamp":1795306306946,"sessionID":%s,"part":{"id":"prt_t","messageID":%s,"sessionID":%s,"type":"text","text":%s,"time":{"start":1795306306485,"end":1795306306512}}}`, q(sess), q(msg), q(sess), q(text))
+}
+
+func stepFinish(sess, msg, reason string) string {
+	return fmt.Sprintf(`{"type":"step_finish","timestamp":1795306306946,"sessionID":%s,"part":{"id":"prt_f","reason":%s,"messageID":%s,"sessionID":%s,"type":"step-finish","tokens":{"total":15,"input":10,"output":5,"reasoning":0,"cache":{"write":0,"read":0}},"cost":0.001}}`, q(sess), q(reason), q(msg), q(sess))
+}
+
+// kit scripts opencode's `run --format json` output for the fault matrix.
+var kit = backendtest.Kit{
+	Name:       Name,
+	New:        func(o *agentcli.Options) agentcli.Backend { return New(o) },
+	TempPrefix: tempPrefix,
+	Success: func(text, sess string) []string {
+		return []string{
+			"out " + stepStart(sess, "msg_1"),
+			"out " + textLine(sess, "msg_1", text),
+			"out " + stepFinish(sess, "msg_1", "stop"),
+		}
+	},
+	Partial: func(sess string) []string {
+		return []string{
+			"out " + stepStart(sess, "msg_1"),
+			"out " + textLine(sess, "msg_1", "par"),
+		}
+	},
+	Truncated: func(sess string) []string {
+		return []string{
+			"out " + stepStart(sess, "msg_1"),
+			"outraw " + stepFinish(sess, "msg_1", "stop")[:80],
+		}
+	},
+}
+
+func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
