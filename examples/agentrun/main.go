@@ -36,6 +36,9 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
+	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/gemini"
+	_ "github.com/agentcli/agentcli/opencode"
 )
 
 func main() {

@@ -1,0 +1,72 @@
+package conformance_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+)
+
+// TestReadmeCapabilityTable keeps README's capability table equal to what
+// the backends declare.
+func TestReadmeCapabilityTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{}
+	var header []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if cells[0] == "capability" {
+			header = cells
+			continue
+		}
+		if header != nil && len(cells) == len(header) {
+			rows[cells[0]] = cells[1:]
+		}
+	}
+	if len(header) != 5 {
+		t.Fatalf("capability table not found in README (header %q)", header)
+	}
+	yes := func(v bool) string {
+		if v {
+			return "yes"
+		}
+		return "no"
+	}
+	for i, name := range header[1:] {
+		be, err := agentcli.Open(name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := be.Capabilities()
+		want := map[string]string{
+			"text deltas":      yes(c.TextDeltas),
+			"thinking":         yes(c.Thinking),
+			"resume":           yes(c.Resume),
+			"system prompt":    string(c.SystemPrompt),
+			"max turns":        yes(c.MaxTurns),
+			"tool filtering":   yes(c.ToolFilter),
+			"cost":             yes(c.Cost),
+			"cumulative usage": yes(c.CumulativeUsage),
+		}
+		for row, w := range want {
+			cells, ok := rows[row]
+			if !ok {
+				t.Errorf("README table has no %q row", row)
+				continue
+			}
+			if cells[i] != w {
+				t.Errorf("README says %s %s = %q; the code says %q", name, row, cells[i], w)
+			}
+		}
+	}
+}
