@@ -22,7 +22,9 @@ func TestUserStyle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hi.", Env: w.Env, ExtraArgs: w.Args, Dir: w.Dir})
+	req := &agentcli.Request{Prompt: "Say hi."}
+	w.Apply(req) // the one line that makes the run hermetic
+	res, err := b.Run(context.Background(), req)
 	if err != nil || res.Text != "Hi there!" || srv.Requests()[0].LastUserText() != "Say hi." {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
