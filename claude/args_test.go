@@ -3,9 +3,7 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"slices"
 	"strings"
 	"testing"
@@ -14,8 +12,6 @@ import (
 	"github.com/agentcli/agentcli/internal/fakecli"
 	"pgregory.net/rapid"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // The goldens were checked against `claude --help` of 2.1.330 and the hidden
 // options listed in wire-formats §2.1; the real-CLI conformance suite runs
@@ -37,20 +33,7 @@ func TestArgsGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := strings.Join(buildArgs(&c.req, c.f, c.sys), "\n") + "\n"
-			path := filepath.Join("testdata", "args", c.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			backendtest.GoldenArgs(t, c.name, buildArgs(&c.req, c.f, c.sys))
 		})
 	}
 }

@@ -3,8 +3,8 @@ package codex
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -20,8 +20,6 @@ import (
 	"github.com/agentcli/agentcli/internal/fakecli"
 	"pgregory.net/rapid"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/args/*.golden")
 
 // argCases are the golden argv cases. The goldens were reviewed against
 // `codex exec --help` and `codex exec resume --help` of codex-cli 0.169.0
@@ -51,23 +49,7 @@ func TestGoldenArgs(t *testing.T) {
 	for _, c := range argCases {
 		t.Run(c.name, func(t *testing.T) {
 			args := buildArgs(&c.req, c.dir)
-			got := strings.Join(args, "\n") + "\n"
-			path := filepath.Join("testdata", "args", c.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("argv differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			backendtest.GoldenArgs(t, c.name, args)
 			if _, err := fakecli.ParseCodexArgs(args); err != nil {
 				t.Fatalf("codex would reject the golden argv: %v", err)
 			}

@@ -3,10 +3,8 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +13,6 @@ import (
 	"github.com/agentcli/agentcli/internal/fakecli"
 	"pgregory.net/rapid"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 // The goldens were reviewed against `gemini --help` of 0.61.0 (flags
 // --output-format, --approval-mode, --skip-trust, -r/--resume, -m/--model)
@@ -41,20 +37,7 @@ func TestArgsGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := strings.Join(buildArgs(&c.req, c.f), "\n") + "\n"
-			path := filepath.Join("testdata", "args", c.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if got != string(want) {
-				t.Errorf("argv differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			backendtest.GoldenArgs(t, c.name, buildArgs(&c.req, c.f))
 			if err := fakecli.CheckGeminiArgs(buildArgs(&c.req, c.f)); err != nil {
 				t.Errorf("gemini would reject the argv: %v", err)
 			}

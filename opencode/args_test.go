@@ -1,7 +1,7 @@
 package opencode
 
 import (
-	"flag"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,8 +14,6 @@ import (
 	"github.com/agentcli/agentcli/internal/fakecli"
 	"pgregory.net/rapid"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/args/*.golden")
 
 // argCases are the golden argv cases. The goldens were reviewed against
 // `opencode run --help` of opencode 1.18.33 and the same argv shapes were
@@ -47,23 +45,7 @@ func TestGoldenArgs(t *testing.T) {
 	for _, c := range argCases {
 		t.Run(c.name, func(t *testing.T) {
 			args := buildArgs(&c.req, c.dir)
-			got := strings.Join(args, "\n") + "\n"
-			path := filepath.Join("testdata", "args", c.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("argv differs from %s:\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			backendtest.GoldenArgs(t, c.name, args)
 			if err := fakecli.ParseOpencodeArgs(args); err != nil {
 				t.Fatalf("opencode would reject the golden argv: %v", err)
 			}
