@@ -199,7 +199,29 @@ func TestConformance(t *testing.T) {
 			t.Run("system", func(t *testing.T) { testSystem(t, c, b, logs) })
 			t.Run("model", func(t *testing.T) { testModel(t, c, b) })
 			t.Run("cancel", func(t *testing.T) { testCancel(t, c, b) })
+			t.Run("unknown-session", func(t *testing.T) { testUnknownSession(t, c, b) })
 		})
+	}
+}
+
+// testUnknownSession: resuming a session the CLI does not know fails with
+// ErrSessionNotFound (callers reset the session on it), without a model
+// call.
+func testUnknownSession(t *testing.T, c cliCase, b agentcli.Backend) {
+	e := newEnv(t, c.name, agentclitest.Turn{Text: "must not be used"})
+	req, tag := e.request("Continue.")
+	req.SessionID = "0195f0c2-1111-7222-8333-944455556666"
+	if c.name == "opencode" {
+		req.SessionID = "ses_0123456789abcdefABCDEFGHIJ" // opencode's id shape
+	}
+	_, _, err := run(t, b, req, tag)
+	if !errors.Is(err, agentcli.ErrSessionNotFound) {
+		t.Fatalf("err = %v; want one matching agentcli.ErrSessionNotFound", err)
+	}
+	for _, r := range e.srv.Requests() {
+		if !r.Utility {
+			t.Fatalf("a model call was made for an unknown session: %s %s", r.Method, r.Path)
+		}
 	}
 }
 

@@ -20,7 +20,9 @@
 //     Capabilities().SystemPrompt says;
 //   - model: Request.Model reaches the model server;
 //   - cancel: cancelling mid-stream ends the run promptly with
-//     context.Canceled and leaves no process of the CLI alive.
+//     context.Canceled and leaves no process of the CLI alive;
+//   - unknown-session: resuming a session the CLI does not know fails with
+//     agentcli.ErrSessionNotFound, without a model call.
 //
 // After every run the suite also scans /proc for processes that still carry
 // the run's unique environment tag: a run must never leave a process behind.
