@@ -188,11 +188,20 @@ func TestConformance(t *testing.T) {
 				t.Parallel()
 				checkAPIError(t, c.name, 500, c.err500, wait())
 			})
+			// 429 is retried as long as 5xx by opencode: in the background too.
+			t.Run("api429", func(t *testing.T) {
+				wait := startAPIError(t, c.name, b, 429, apiErr{timeout: 150 * time.Second})
+				t.Parallel()
+				checkAPIKind(t, 429, agentcli.ErrRateLimited, wait())
+			})
 			t.Run("text", func(t *testing.T) { testText(t, c, b) })
 			t.Run("tool", func(t *testing.T) { testTool(t, c, b) })
 			t.Run("resume", func(t *testing.T) { testResume(t, c, b) })
 			t.Run("api400", func(t *testing.T) {
 				checkAPIError(t, c.name, 400, c.err400, startAPIError(t, c.name, b, 400, c.err400)())
+			})
+			t.Run("api401", func(t *testing.T) {
+				checkAPIKind(t, 401, agentcli.ErrAuth, startAPIError(t, c.name, b, 401, apiErr{timeout: time.Minute})())
 			})
 			t.Run("prompts", func(t *testing.T) { testPrompts(t, c, b) })
 			t.Run("bigprompt", func(t *testing.T) { testBigPrompt(t, c, b) })
@@ -388,6 +397,21 @@ func startAPIError(t *testing.T, cli string, b agentcli.Backend, status int, wan
 		ch <- apiOutcome{res: res, err: err, d: time.Since(start), tag: tag, requests: e.srv.Requests()}
 	}()
 	return func() apiOutcome { return <-ch }
+}
+
+// checkAPIKind asserts that a model failing with status gives a
+// *agentcli.ResultError carrying that status and matching kind (ErrAuth,
+// ErrRateLimited), so callers can react without parsing messages.
+func checkAPIKind(t *testing.T, status int, kind error, o apiOutcome) {
+	assertNoProcs(t, o.tag)
+	t.Logf("%d after %v and %d model calls: %s", status, o.d, len(o.requests), errSummary(o.err))
+	if errors.Is(o.err, agentcli.ErrTimeout) {
+		t.Fatalf("the run hung until its timeout: %s", errSummary(o.err))
+	}
+	var re *agentcli.ResultError
+	if !errors.As(o.err, &re) || re.APIStatus != status || !errors.Is(o.err, kind) {
+		t.Fatalf("error %s; want a *agentcli.ResultError with APIStatus %d matching %v", errSummary(o.err), status, kind)
+	}
 }
 
 // checkAPIError asserts the documented typed error of a failing model.

@@ -13,6 +13,8 @@
 //   - resume: a second run on the first run's session sees its history;
 //   - api400, api500: HTTP errors from the model end in the typed error
 //     documented for that CLI, within the timeout;
+//   - api401, api429: the error also matches agentcli.ErrAuth or
+//     agentcli.ErrRateLimited;
 //   - prompts: prompts that look like flags, slash commands or file
 //     includes reach the model verbatim;
 //   - bigprompt: a 1 MiB prompt reaches the model intact;
