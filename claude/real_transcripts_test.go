@@ -2,9 +2,7 @@ package claude
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
-	"strconv"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
@@ -29,14 +27,8 @@ func TestRealTranscripts(t *testing.T) {
 		for _, scen := range []string{"text", "dashprompt", "thinking", "tool", "resume-1", "resume-2", "error400"} {
 			name := scen + "-" + shape
 			t.Run(name, func(t *testing.T) {
-				base := filepath.Join("testdata", "real", name)
-				out, err := os.ReadFile(base + ".stdout")
-				if err != nil {
-					t.Fatal(err)
-				}
-				stderr, _ := os.ReadFile(base + ".stderr")
-				codeB, _ := os.ReadFile(base + ".exit")
-				code, _ := strconv.Atoi(strings.TrimSpace(string(codeB)))
+				tr := backendtest.ReadTranscript(t, name)
+				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(t, out)
 				res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {

@@ -71,14 +71,14 @@ func TestGoldensMatchRealHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skip("pinned codex not installed")
+		backendtest.SkipUnlessCI(t, "pinned codex not installed (scripts/install-clis.sh)")
 	}
 	help := func(args ...string) string {
 		cmd := exec.Command("unshare", append([]string{"-n", bin}, args...)...)
 		cmd.Env = append(os.Environ(), "CODEX_HOME="+t.TempDir(), "HOME="+t.TempDir())
 		out, err := cmd.Output()
 		if err != nil {
-			t.Skipf("cannot run codex in a private network namespace: %v", err)
+			backendtest.SkipUnlessCI(t, "cannot run codex in a private network namespace: %v", err)
 		}
 		return string(out)
 	}

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
@@ -121,14 +119,8 @@ func TestRealTranscripts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			base := filepath.Join("testdata", "real", c.name)
-			out, err := os.ReadFile(base + ".stdout")
-			if err != nil {
-				t.Fatal(err)
-			}
-			stderr, _ := os.ReadFile(base + ".stderr")
-			codeB, _ := os.ReadFile(base + ".exit")
-			code, _ := strconv.Atoi(strings.TrimSpace(string(codeB)))
+			tr := backendtest.ReadTranscript(t, c.name)
+			out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 			var started struct {
 				ThreadID string `json:"thread_id"`
 			}

@@ -27,7 +27,7 @@ func realBackend(t *testing.T, srv *agentclitest.Server) (*Backend, string) {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(bin); err != nil {
-		t.Skip("pinned codex not installed (scripts/install-clis.sh)")
+		backendtest.SkipUnlessCI(t, "pinned codex not installed (scripts/install-clis.sh)")
 	}
 	ifs, err := net.Interfaces()
 	if err != nil {

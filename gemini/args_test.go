@@ -191,7 +191,7 @@ func TestPromptInput(t *testing.T) {
 func TestEscapeAtWithGeminiRegex(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found")
+		backendtest.SkipUnlessCI(t, "node not found")
 	}
 	var inputs []string
 	rapid.Check(t, func(t *rapid.T) {

@@ -72,10 +72,7 @@ func TestPromptOnStdin(t *testing.T) {
 
 // Run uses json; the document arrives pretty-printed over many lines.
 func TestRunJSONThroughFake(t *testing.T) {
-	doc, err := os.ReadFile("testdata/real/text-json.stdout")
-	if err != nil {
-		t.Skip("no real transcript")
-	}
+	doc := backendtest.ReadTranscript(t, "text-json").Stdout
 	script := []string{}
 	for _, l := range strings.Split(string(doc), "\n") {
 		script = append(script, "out "+l)
@@ -94,10 +91,7 @@ func TestRunJSONThroughFake(t *testing.T) {
 // A json-mode fatal error is a JSON document on stderr and nothing on
 // stdout.
 func TestRunJSONErrorOnStderr(t *testing.T) {
-	stderr, err := os.ReadFile("testdata/real/error400-json.stderr")
-	if err != nil {
-		t.Skip("no real transcript")
-	}
+	stderr := backendtest.ReadTranscript(t, "error400-json").Stderr
 	script := []string{}
 	for _, l := range strings.Split(strings.TrimRight(string(stderr), "\n"), "\n") {
 		script = append(script, "err "+l)

@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
@@ -56,9 +54,6 @@ func formatOf(name string) format {
 // (testdata/real, see its README) in both output formats. The expected
 // texts are what the scripted model server was told to answer.
 func TestRealTranscripts(t *testing.T) {
-	if _, err := os.Stat("testdata/real/README.md"); err != nil {
-		t.Skip("no real transcripts")
-	}
 	want := map[string]string{
 		"text":       "Hello from agentclitest.",
 		"dashprompt": "Hello from agentclitest.",
@@ -72,14 +67,8 @@ func TestRealTranscripts(t *testing.T) {
 		for _, scen := range []string{"text", "dashprompt", "thinking", "tool", "resume-1", "resume-2", "error400"} {
 			name := scen + "-" + shape
 			t.Run(name, func(t *testing.T) {
-				base := filepath.Join("testdata", "real", name)
-				out, err := os.ReadFile(base + ".stdout")
-				if err != nil {
-					t.Skip(err)
-				}
-				stderr, _ := os.ReadFile(base + ".stderr")
-				codeB, _ := os.ReadFile(base + ".exit")
-				code, _ := strconv.Atoi(strings.TrimSpace(string(codeB)))
+				tr := backendtest.ReadTranscript(t, name)
+				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(formatOf(name), out)
 				res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {

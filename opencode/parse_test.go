@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
@@ -64,10 +62,6 @@ const (
 // (testdata/real, see its README). The expected texts are what the scripted
 // model server was told to answer.
 func TestRealTranscripts(t *testing.T) {
-	dir := filepath.Join("testdata", "real")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skip("no real transcripts")
-	}
 	type want struct {
 		text  string
 		kinds []agentcli.EventKind
@@ -85,14 +79,8 @@ func TestRealTranscripts(t *testing.T) {
 	for _, name := range []string{"text", "dashprompt", "thinking", "tool", "resume-1", "resume-2", "error400"} {
 		w := cases[name]
 		t.Run(name, func(t *testing.T) {
-			base := filepath.Join(dir, name)
-			out, err := os.ReadFile(base + ".stdout")
-			if err != nil {
-				t.Skip(err)
-			}
-			stderr, _ := os.ReadFile(base + ".stderr")
-			codeB, _ := os.ReadFile(base + ".exit")
-			code, _ := strconv.Atoi(strings.TrimSpace(string(codeB)))
+			tr := backendtest.ReadTranscript(t, name)
+			out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 			p, evs := parseAll(t, out)
 			if diff := cmp.Diff(w.kinds, kinds(evs)); diff != "" {
 				t.Errorf("event kinds (-want +got):\n%s", diff)
