@@ -507,6 +507,9 @@ func stderrJSON(stderr string) (*wireJSON, json.RawMessage) {
 // streamUsage converts stream-json result stats. InputTokens counts prompt
 // tokens not read from cache, like the other backends; gemini's own
 // input_tokens includes the cached ones.
+// stream-json reports no thought count (its output_tokens is the sum of
+// candidates only), so there OutputTokens leaves reasoning out and
+// ReasoningTokens is 0; the json format reports both.
 func streamUsage(s *wireStreamStats) agentcli.Usage {
 	u := agentcli.Usage{OutputTokens: s.OutputTokens, CacheReadTokens: s.Cached}
 	if s.Input != nil {
