@@ -64,7 +64,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
 // Run runs req and returns the final result. Text deltas are asked for
 // only when req.OnText is set.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	f := formatJSON
 	if req.OnText != nil {
 		f = formatStream
@@ -74,7 +74,7 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 
 // Stream runs req and yields its events, text deltas included.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
 }
 
@@ -106,11 +106,4 @@ func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, 
 		job.Args = buildArgs(req, f, sysFile)
 		return job, nil
 	}
-}
-
-func orEmpty(req *agentcli.Request) *agentcli.Request {
-	if req == nil {
-		return &agentcli.Request{}
-	}
-	return req
 }

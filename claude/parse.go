@@ -259,7 +259,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	if w == nil {
 		if exit.Code != 0 {
 			e := runner.ExitError(Name, exit)
-			e.Hint = hint(exit.Stderr)
+			e.Hint = hint(exit)
 			return nil, e
 		}
 		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
@@ -321,8 +321,8 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 }
 
 // hint explains well-known start-up failures.
-func hint(stderr string) string {
-	if strings.Contains(stderr, "root/sudo privileges") {
+func hint(exit runner.Exit) string {
+	if strings.Contains(exit.Stderr, "root/sudo privileges") {
 		return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
 			"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
 	}

@@ -105,7 +105,7 @@ type Backend struct {
 
 // New returns a Codex backend. opts may be nil.
 func New(opts *agentcli.Options) *Backend {
-	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts, Hint: hint}}
+	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
 }
 
 // Name returns "codex".
@@ -130,13 +130,13 @@ func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
 
 // Run runs req and returns the final result.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	return runner.Run(ctx, b.cfg, req, b.prepare(req))
 }
 
 // Stream runs req and yields its events.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	return runner.Stream(ctx, b.cfg, req, b.prepare(req))
 }
 
@@ -178,11 +178,4 @@ func hint(exit runner.Exit) string {
 		return "codex has no thread with that session id in its CODEX_HOME; start a new session"
 	}
 	return ""
-}
-
-func orEmpty(req *agentcli.Request) *agentcli.Request {
-	if req == nil {
-		return &agentcli.Request{}
-	}
-	return req
 }

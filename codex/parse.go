@@ -366,7 +366,9 @@ func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agen
 func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
 		if exit.Code != 0 {
-			return nil, runner.ExitError(Name, exit)
+			e := runner.ExitError(Name, exit)
+			e.Hint = hint(exit)
+			return nil, e
 		}
 		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
 	}

@@ -110,7 +110,7 @@ type Backend struct {
 
 // New returns a Gemini CLI backend. opts may be nil.
 func New(opts *agentcli.Options) *Backend {
-	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts, Hint: hint}}
+	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
 }
 
 // Name returns "gemini".
@@ -135,7 +135,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
 // or stream-json when req.OnText is set so that text can be delivered as it
 // streams.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	f := formatJSON
 	if req.OnText != nil {
 		f = formatStream
@@ -145,7 +145,7 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 
 // Stream runs req with the stream-json output format and yields its events.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
 }
 
@@ -180,11 +180,4 @@ func hint(exit runner.Exit) string {
 		return "gemini looks sessions up per working directory: resume with the Request.Dir of the run that created the session"
 	}
 	return ""
-}
-
-func orEmpty(req *agentcli.Request) *agentcli.Request {
-	if req == nil {
-		return &agentcli.Request{}
-	}
-	return req
 }

@@ -395,6 +395,7 @@ func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 		if k := exitKind(exit.Code); k != nil {
 			e.Kind = k
 		}
+		e.Hint = hint(exit)
 		return nil, e
 	}
 	return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}

@@ -160,7 +160,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
 
 // Run runs req and returns the final result.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	var dir string
 	res, err := runner.Run(ctx, b.cfg, req, b.prepare(req, &dir))
 	sid := ""
@@ -177,7 +177,7 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 
 // Stream runs req and yields its events.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = orEmpty(req)
+	req = runner.OrEmpty(req)
 	return func(yield func(agentcli.Event, error) bool) {
 		var dir string
 		seen := false
@@ -296,11 +296,4 @@ func lookupEnv(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-func orEmpty(req *agentcli.Request) *agentcli.Request {
-	if req == nil {
-		return &agentcli.Request{}
-	}
-	return req
 }

@@ -77,3 +77,12 @@ func RawString(r json.RawMessage) string {
 	}
 	return string(r)
 }
+
+// OrEmpty returns req, or an empty Request when req is nil, so that
+// Backend.Run and Backend.Stream accept a nil request.
+func OrEmpty(req *agentcli.Request) *agentcli.Request {
+	if req == nil {
+		return &agentcli.Request{}
+	}
+	return req
+}

@@ -58,10 +58,6 @@ type Config struct {
 	Backend     string
 	DefaultPath string // binary name when Options.Path is empty
 	Options     *agentcli.Options
-	// Hint, if set, is consulted when the CLI exits non-zero without a
-	// result; it may return a sentence that explains how to fix the
-	// failure (e.g. Claude's root/bypass-mode rule).
-	Hint func(exit Exit) string
 }
 
 // Options returns c.Options or an empty Options.
@@ -244,12 +240,6 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 			}
 		}
 		res, rerr := job.Parser.End(Exit{Code: exit.Code, Stderr: exit.Stderr})
-		if rerr != nil {
-			var ee *agentcli.ExitError
-			if errors.As(rerr, &ee) && ee.Hint == "" && c.Hint != nil {
-				ee.Hint = c.Hint(Exit{Code: exit.Code, Stderr: exit.Stderr})
-			}
-		}
 		if res != nil {
 			res.Duration = time.Since(start)
 			res.ExitCode = exit.Code
@@ -330,7 +320,8 @@ func Tail(s string, n int) string {
 }
 
 // ExitError builds the *agentcli.ExitError for a non-zero exit with no
-// result that explains it.
+// result that explains it. Parsers add a Hint for failures their CLI is
+// known for.
 func ExitError(backend string, e Exit) *agentcli.ExitError {
 	return &agentcli.ExitError{
 		Backend: backend,
