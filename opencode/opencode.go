@@ -229,10 +229,10 @@ func (b *Backend) prepare(req *agentcli.Request, dir *string) func() (*runner.Jo
 		}
 		*dir = d
 		prompt := req.Prompt
-		var extra []string
+		env := b.cfg.Env(nil, req.Env)
 		job := &runner.Job{Parser: newParser()}
 		if req.SystemPrompt != "" {
-			if v := lookupEnv(b.cfg.Env(nil, req.Env), "OPENCODE_CONFIG"); v != "" {
+			if v := lookupEnv(env, "OPENCODE_CONFIG"); v != "" {
 				log.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 					"backend", Name, "OPENCODE_CONFIG", v)
 				prompt = req.SystemPrompt + "\n\n" + prompt
@@ -246,11 +246,13 @@ func (b *Backend) prepare(req *agentcli.Request, dir *string) func() (*runner.Jo
 				if err != nil {
 					return job, err
 				}
-				extra = append(extra, "OPENCODE_CONFIG="+cfg)
+				// Not set anywhere in env (checked above), so appending
+				// it last cannot override a caller's value.
+				env = append(env, "OPENCODE_CONFIG="+cfg)
 			}
 		}
 		job.Stdin = []byte(prompt)
-		job.Env = b.cfg.Env(extra, req.Env)
+		job.Env = env
 		job.Args = buildArgs(req, d)
 		return job, nil
 	}
