@@ -117,6 +117,20 @@ type Request struct {
 	// ExtraArgs are appended to the CLI's arguments before the prompt, as an
 	// escape hatch for flags agentcli does not model.
 	ExtraArgs []string
+
+	// Permission says what the run may do without asking; the zero value
+	// is PermissionBypass. Capabilities.PermissionModes lists the modes a
+	// backend supports; any other fails the run before the CLI starts
+	// with an *UnsupportedError.
+	Permission PermissionMode
+
+	// OnPermission decides the tool calls the CLI asks about under
+	// PermissionAsk (required then, ignored otherwise).
+	OnPermission PermissionFunc
+
+	// PermissionTimeout bounds each permission request; when it expires
+	// the request is refused. Zero means DefaultPermissionTimeout.
+	PermissionTimeout time.Duration
 }
 
 // Options configure a Backend. A nil *Options means defaults everywhere.
@@ -168,6 +182,18 @@ type Capabilities struct {
 	// CumulativeUsage reports that the CLI reports usage summed over the
 	// whole session, resumed turns included, rather than per run.
 	CumulativeUsage bool `json:"cumulative_usage"`
+	// Sessions reports that the backend implements SessionStarter (live
+	// sessions, several prompts to one CLI process).
+	Sessions bool `json:"sessions"`
+	// Interrupt reports that a live session's turn can be interrupted
+	// without ending the session.
+	Interrupt bool `json:"interrupt"`
+	// PermissionModes lists the Request.Permission values the backend
+	// supports (PermissionBypass always among them).
+	PermissionModes []PermissionMode `json:"permission_modes"`
+	// EditInput reports that a permission decision may replace a tool
+	// call's input.
+	EditInput bool `json:"edit_input"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

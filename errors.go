@@ -41,7 +41,38 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrUnknownBackend: no backend is registered under a name.
 	ErrUnknownBackend = errors.New("unknown backend")
+	// ErrUnsupported: the backend cannot do what was asked (see
+	// *UnsupportedError).
+	ErrUnsupported = errors.New("not supported")
+	// ErrInterrupted: a live session's turn was interrupted
+	// (Session.Interrupt); the session goes on.
+	ErrInterrupted = errors.New("turn interrupted")
+	// ErrSessionClosed: the live session has ended (closed, or its CLI
+	// died); it takes no more turns.
+	ErrSessionClosed = errors.New("session closed")
 )
+
+// UnsupportedError reports a request for something a backend cannot do,
+// such as a permission mode or an option under Options.Strict. It is
+// returned before any CLI starts, and matches ErrUnsupported.
+type UnsupportedError struct {
+	Backend string
+	// Feature names what is not supported, e.g. "live sessions" or
+	// "permission mode plan".
+	Feature string
+	// Reason, when set, says why.
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	s := e.Backend + ": " + e.Feature + " not supported"
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
 // BinaryError reports a CLI binary that cannot be run. It matches ErrNotFound
 // or ErrNotExecutable, and the underlying error.

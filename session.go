@@ -1,0 +1,176 @@
+package agentcli
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"time"
+)
+
+// SessionStarter is the optional interface of a Backend that can hold a live
+// session: one CLI process per conversation, taking prompt after prompt.
+// Use StartSession rather than a type assertion, so that wrapped backends
+// (see WithRetry and WithLimit) are found too.
+type SessionStarter interface {
+	// StartSession starts the CLI and returns the live session. It reads
+	// every field of req except Prompt: Timeout bounds each turn, OnText
+	// receives each turn's text, and SessionID resumes an earlier session
+	// (of a Run, a Stream or another live session). ctx bounds the start
+	// only; the session lives until Close.
+	StartSession(ctx context.Context, req *Request) (Session, error)
+}
+
+// Session is a live conversation with one CLI process. Turns run one at a
+// time; a Session is safe for use from several goroutines (Interrupt and
+// Close in particular may be called while a turn streams).
+type Session interface {
+	// ID returns the CLI's session id, or "" before the CLI has reported
+	// one. Pass it as Request.SessionID to resume the conversation later.
+	ID() string
+
+	// Stream sends prompt as the next turn and yields the turn's events,
+	// the last of which has Kind EventResult, as Backend.Stream does. An
+	// interrupted turn ends with an error matching ErrInterrupted; the
+	// session then takes the next prompt. Breaking out of the loop
+	// interrupts the turn. Nothing is sent until the sequence is iterated.
+	Stream(ctx context.Context, prompt string) iter.Seq2[Event, error]
+
+	// Run sends prompt as the next turn and returns its Result, as
+	// Backend.Run does.
+	Run(ctx context.Context, prompt string) (*Result, error)
+
+	// Interrupt stops the current turn, if any, and returns once the CLI
+	// has acknowledged it or ctx is done. Pending permission requests are
+	// answered with their default decision. The session survives.
+	Interrupt(ctx context.Context) error
+
+	// Close ends the session: the CLI process and its process group are
+	// gone when it returns. It never blocks for longer than the backend's
+	// kill grace period plus a second. Close is idempotent.
+	Close() error
+
+	// Err returns nil while the session is alive, and afterwards why it
+	// ended: ErrSessionClosed after Close, or the typed error of a CLI that
+	// crashed (for example an *ExitError).
+	Err() error
+}
+
+// StartSession starts a live session on b, or on the backend b wraps (see
+// Unwrapper). It fails with an *UnsupportedError when no backend in the
+// chain implements SessionStarter.
+func StartSession(ctx context.Context, b Backend, req *Request) (Session, error) {
+	for x := b; x != nil; {
+		if s, ok := x.(SessionStarter); ok {
+			return s.StartSession(ctx, req)
+		}
+		u, ok := x.(Unwrapper)
+		if !ok {
+			break
+		}
+		x = u.Unwrap()
+	}
+	name := ""
+	if b != nil {
+		name = b.Name()
+	}
+	return nil, &UnsupportedError{Backend: name, Feature: "live sessions"}
+}
+
+// Unwrapper is implemented by a Backend that wraps another one (middleware
+// such as WithRetry), so that optional interfaces of the wrapped backend
+// can be found.
+type Unwrapper interface {
+	Unwrap() Backend
+}
+
+// PermissionMode says what a run may do without asking. The zero value is
+// PermissionBypass, agentcli's behaviour before permission modes existed.
+type PermissionMode string
+
+const (
+	// PermissionBypass: every tool call runs without asking (each CLI's
+	// skip-permissions or yolo mode). This is the zero value's meaning.
+	PermissionBypass PermissionMode = "bypass"
+	// PermissionAsk: Request.OnPermission decides every tool call the CLI
+	// would ask about.
+	PermissionAsk PermissionMode = "ask"
+	// PermissionDeny: every tool call the CLI would ask about is refused.
+	PermissionDeny PermissionMode = "deny"
+	// PermissionPlan: the CLI's plan (read-only) mode: it may read and
+	// plan but not change anything. Only where the CLI has one.
+	PermissionPlan PermissionMode = "plan"
+)
+
+// PermissionOptionKind is one kind of answer to a permission request, in
+// the Agent Client Protocol's vocabulary.
+type PermissionOptionKind string
+
+const (
+	// AllowOnce allows this one tool call.
+	AllowOnce PermissionOptionKind = "allow_once"
+	// AllowAlways allows this call and the same kind of call for the rest
+	// of the session.
+	AllowAlways PermissionOptionKind = "allow_always"
+	// RejectOnce refuses this one tool call.
+	RejectOnce PermissionOptionKind = "reject_once"
+	// RejectAlways refuses this call and the same kind of call for the
+	// rest of the session.
+	RejectAlways PermissionOptionKind = "reject_always"
+)
+
+// PermissionOption is one answer the CLI offers to a permission request.
+type PermissionOption struct {
+	// ID is the CLI's own identifier of the option.
+	ID string `json:"id"`
+	// Kind classifies the option.
+	Kind PermissionOptionKind `json:"kind"`
+	// Name is the CLI's label for the option, when it has one.
+	Name string `json:"name,omitempty"`
+}
+
+// PermissionRequest is a CLI asking whether a tool call may run.
+type PermissionRequest struct {
+	// SessionID is the CLI session the request belongs to.
+	SessionID string `json:"session_id,omitempty"`
+	// Tool is the call: canonical name and kind, raw name and the raw
+	// input (JSON) the model gave.
+	Tool ToolUse `json:"tool"`
+	// Title is the CLI's one-line description of the call, when it gives
+	// one (for example the command line).
+	Title string `json:"title,omitempty"`
+	// Options are the answers the CLI offers. Decisions may name a kind
+	// the CLI does not offer; the backend then answers with the nearest
+	// one it does (allow_always falls back to allow_once, reject_always to
+	// reject_once).
+	Options []PermissionOption `json:"options"`
+}
+
+// PermissionDecision answers a PermissionRequest.
+type PermissionDecision struct {
+	// Kind is the chosen answer. The zero value means RejectOnce.
+	Kind PermissionOptionKind `json:"kind,omitempty"`
+	// Input, when non-nil on an allow decision, replaces the tool's input
+	// (for example an edited command). Backends that cannot edit input
+	// report Capabilities.EditInput false and refuse the call instead of
+	// running it unedited.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Message is shown to the model with a refusal, where the CLI passes
+	// one on.
+	Message string `json:"message,omitempty"`
+}
+
+// Allowed reports whether d allows the call.
+func (d PermissionDecision) Allowed() bool {
+	return d.Kind == AllowOnce || d.Kind == AllowAlways
+}
+
+// PermissionFunc decides a permission request. ctx ends at the request's
+// deadline (Request.PermissionTimeout) or when the turn is cancelled or
+// interrupted; the backend then answers with the default decision
+// (RejectOnce), whatever the function returns later. It is called from a
+// goroutine of the backend, one request at a time per session.
+type PermissionFunc func(ctx context.Context, req *PermissionRequest) PermissionDecision
+
+// DefaultPermissionTimeout bounds a permission request when
+// Request.PermissionTimeout is zero.
+const DefaultPermissionTimeout = 5 * time.Minute
