@@ -104,6 +104,13 @@ type Request struct {
 	// They override inherited variables of the same name.
 	Env []string
 
+	// ReplaceEnv makes the CLI's environment exactly Options.Env followed
+	// by Env, with nothing inherited from this process (os/exec's Cmd.Env
+	// semantics). A hermetic test uses it so that no API key or base URL
+	// of the developer's reaches the CLI. agentcli may still add variables
+	// of its own (a run tag, a private config file).
+	ReplaceEnv bool
+
 	// Timeout bounds the whole run; 0 means no limit beyond ctx. When it
 	// expires the run fails with an error matching ErrTimeout.
 	Timeout time.Duration

@@ -41,6 +41,9 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrUnknownBackend: no backend is registered under a name.
 	ErrUnknownBackend = errors.New("unknown backend")
+	// ErrBadRequest: the Request cannot be run as given (see
+	// *RequestError).
+	ErrBadRequest = errors.New("invalid request")
 	// ErrUnsupported: the backend cannot do what was asked (see
 	// *UnsupportedError).
 	ErrUnsupported = errors.New("not supported")
@@ -51,6 +54,25 @@ var (
 	// died); it takes no more turns.
 	ErrSessionClosed = errors.New("session closed")
 )
+
+// RequestError reports a Request that cannot be run as given: an empty
+// prompt, a working directory that does not exist, a NUL byte in a field, a
+// session id or tool rule the CLI would misread. It is returned before any
+// CLI starts, and matches ErrBadRequest.
+type RequestError struct {
+	// Backend is the backend that refused the request.
+	Backend string
+	// Field names the Request field, e.g. "Dir" or "AllowedTools[2]".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *RequestError) Error() string {
+	return e.Backend + ": invalid request: " + e.Field + ": " + e.Reason
+}
+
+func (e *RequestError) Unwrap() error { return ErrBadRequest }
 
 // UnsupportedError reports a request for something a backend cannot do,
 // such as a permission mode or an option under Options.Strict. It is
@@ -282,43 +304,3 @@ func (e *UnknownBackendError) Error() string {
 }
 
 func (e *UnknownBackendError) Unwrap() error { return ErrUnknownBackend }
-
-// ClassifyStatus maps an HTTP status to ErrAuth (401, 403) or ErrRateLimited
-// (429); anything else gives nil.
-func ClassifyStatus(status int) error {
-	switch status {
-	case 401, 403:
-		return ErrAuth
-	case 429:
-		return ErrRateLimited
-	}
-	return nil
-}
-
-// ClassifyMessage looks for well-known wording in a CLI error message and
-// returns ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
-func ClassifyMessage(msg string) error {
-	m := strings.ToLower(msg)
-	switch {
-	case strings.Contains(m, "no conversation found"),
-		strings.Contains(m, "session not found"),
-		strings.Contains(m, "no rollout found"),
-		strings.Contains(m, "no session found"),
-		strings.Contains(m, "invalid session identifier"),
-		strings.Contains(m, "error resuming session"),
-		strings.Contains(m, "could not find session"):
-		return ErrSessionNotFound
-	case strings.Contains(m, "rate limit"), strings.Contains(m, "rate_limit"),
-		strings.Contains(m, "too many requests"), strings.Contains(m, "resource_exhausted"),
-		strings.Contains(m, "status 429"), strings.Contains(m, "error: 429"),
-		strings.Contains(m, "usage limit"), strings.Contains(m, "quota exceeded"):
-		return ErrRateLimited
-	case strings.Contains(m, "authentication"), strings.Contains(m, "invalid api key"),
-		strings.Contains(m, "invalid x-api-key"), strings.Contains(m, "unauthorized"),
-		strings.Contains(m, "api key not valid"), strings.Contains(m, "permission_denied"),
-		strings.Contains(m, "providerautherror"), strings.Contains(m, "not logged in"),
-		strings.Contains(m, "please run /login"), strings.Contains(m, "status 401"):
-		return ErrAuth
-	}
-	return nil
-}

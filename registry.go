@@ -1,7 +1,6 @@
 package agentcli
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -177,36 +176,5 @@ func (c Config) Apply(req *Request, caps Capabilities) {
 	}
 	if len(req.AllowedTools) == 0 && len(c.AllowedTools) > 0 {
 		req.AllowedTools = slices.Clone(c.AllowedTools)
-	}
-}
-
-// Unsupported lists the options set in req that caps cannot honour, as
-// human-readable names, in a stable order. Backends log and ignore them.
-func Unsupported(caps Capabilities, req *Request) []string {
-	var out []string
-	if req.SessionID != "" && !caps.Resume {
-		out = append(out, "session id (resume)")
-	}
-	if req.MaxTurns > 0 && !caps.MaxTurns {
-		out = append(out, "max turns")
-	}
-	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
-		out = append(out, "allowed/disallowed tools")
-	}
-	if req.SystemPrompt != "" && caps.SystemPrompt == SystemPromptNone {
-		out = append(out, "system prompt")
-	}
-	return out
-}
-
-// WarnUnsupported logs one warning per option in req that caps cannot
-// honour. logger may be nil (slog.Default()).
-func WarnUnsupported(logger *slog.Logger, backend string, caps Capabilities, req *Request) {
-	if logger == nil {
-		logger = slog.Default()
-	}
-	for _, o := range Unsupported(caps, req) {
-		logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", backend, o),
-			"backend", backend, "option", o)
 	}
 }

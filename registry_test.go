@@ -124,39 +124,3 @@ func TestConfigApply(t *testing.T) {
 		t.Fatalf("request values overwritten: %+v", req)
 	}
 }
-
-func TestWarnUnsupported(t *testing.T) {
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	req := &agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"}
-	agentcli.WarnUnsupported(log, "codex", agentcli.Capabilities{Resume: true, SystemPrompt: agentcli.SystemPromptDeveloper}, req)
-	out := logs.String()
-	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
-		t.Fatalf("warnings: %q", out)
-	}
-}
-
-func TestCanonicalTool(t *testing.T) {
-	cases := []struct {
-		backend, raw, name string
-		kind               agentcli.ToolKind
-	}{
-		{"claude", "Bash", "Bash", agentcli.ToolExecute},
-		{"claude", "Read", "Read", agentcli.ToolRead},
-		{"claude", "mcp__docs__search", "mcp__docs__search", agentcli.ToolOther},
-		{"codex", "command_execution", "Bash", agentcli.ToolExecute},
-		{"codex", "todo_list", "TodoWrite", agentcli.ToolThink},
-		{"gemini", "run_shell_command", "Bash", agentcli.ToolExecute},
-		{"gemini", "replace", "Edit", agentcli.ToolEdit},
-		{"gemini", "google_web_search", "WebSearch", agentcli.ToolSearch},
-		{"opencode", "bash", "Bash", agentcli.ToolExecute},
-		{"opencode", "webfetch", "WebFetch", agentcli.ToolFetch},
-		{"opencode", "some_plugin_tool", "some_plugin_tool", agentcli.ToolOther},
-	}
-	for _, c := range cases {
-		name, kind := agentcli.CanonicalTool(c.backend, c.raw)
-		if name != c.name || kind != c.kind {
-			t.Errorf("CanonicalTool(%q, %q) = %q, %q; want %q, %q", c.backend, c.raw, name, kind, c.name, c.kind)
-		}
-	}
-}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/evstream"
 )
 
 // Call scripts one call (one Run or Stream) of a scripted Backend.
@@ -104,7 +104,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.CheckErr }
 
 // Run implements agentcli.Backend.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	return runner.Collect(b.Name(), b.Stream(ctx, req))
+	return evstream.Collect(b.Name(), b.Stream(ctx, req))
 }
 
 // Stream implements agentcli.Backend. The request is recorded and the call
@@ -157,15 +157,19 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			r := *call.Result
 			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
 		}
-		relay := runner.TextRelay{OnText: req.OnText}
+		var synth evstream.Deltas
+		var out []agentcli.Event
 		for _, ev := range evs {
 			if err := wait(); err != nil {
 				yield(agentcli.Event{}, err)
 				return
 			}
-			relay.Observe(ev)
-			if !yield(ev, nil) {
-				return
+			out = synth.Apply(out[:0], ev)
+			for _, ev := range out {
+				evstream.Relay(req.OnText, ev)
+				if !yield(ev, nil) {
+					return
+				}
 			}
 		}
 		if len(evs) == 0 || call.Err != nil {

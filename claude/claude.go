@@ -14,9 +14,9 @@
 package claude
 
 import (
-	"context"
-	"iter"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
@@ -25,29 +25,17 @@ import (
 // Name is the registry name of this backend.
 const Name = "claude"
 
-// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
-const DefaultBinary = "claude"
+func init() { agentcli.Register(Name, New) }
 
-func init() {
-	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
-}
+// New returns a Claude Code backend. opts may be nil; it is copied.
+func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
 
-// Backend runs Claude Code. It is safe for concurrent use.
-type Backend struct {
-	cfg runner.Config
-}
-
-// New returns a Claude Code backend. opts may be nil.
-func New(opts *agentcli.Options) *Backend {
-	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
-}
-
-// Name returns "claude".
-func (b *Backend) Name() string { return Name }
-
-// Capabilities reports what Claude Code supports: everything agentcli models.
-func (b *Backend) Capabilities() agentcli.Capabilities {
-	return agentcli.Capabilities{
+// spec declares Claude Code: everything agentcli models is supported.
+var spec = runner.Spec{
+	Name:    Name,
+	Binary:  "claude",
+	Package: "@anthropic-ai/claude-code",
+	Caps: agentcli.Capabilities{
 		TextDeltas:   true,
 		Thinking:     true,
 		Resume:       true,
@@ -55,55 +43,55 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 		MaxTurns:     true,
 		ToolFilter:   true,
 		Cost:         true,
-	}
+	},
+	Tools: runner.Tools{
+		"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
+		"notebookread":   agentcli.ToolNameRead,
+		"killbash":       agentcli.ToolNameKillShell,
+		"bash_output":    agentcli.ToolNameBashOutput,
+		"exit_plan_mode": agentcli.ToolNameExitPlanMode,
+	},
+	Prepare: prepare,
+	Classify: func(msg string) error {
+		switch {
+		case runner.Contains(msg, "no conversation found"):
+			return agentcli.ErrSessionNotFound
+		case runner.Contains(msg, "please run /login", "invalid x-api-key"):
+			return agentcli.ErrAuth
+		}
+		return nil
+	},
+	Hint: func(e runner.Exit) string {
+		if strings.Contains(e.Stderr, "root/sudo privileges") {
+			return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
+				"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
+		}
+		return ""
+	},
 }
 
-// Check reports whether the claude binary resolves and is executable.
-func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
-
-// Run runs req and returns the final result. Text deltas are asked for
-// only when req.OnText is set.
-func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = runner.OrEmpty(req)
+// prepare builds one run. Text deltas (partial messages) are asked for only
+// when the caller streams. The system prompt goes to a private file in the
+// run's temporary directory.
+func prepare(r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
-	if req.OnText != nil {
+	if r.Deltas {
 		f = formatStream
 	}
-	return runner.Run(ctx, b.cfg, req, b.prepare(req, f))
-}
-
-// Stream runs req and yields its events, text deltas included.
-func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = runner.OrEmpty(req)
-	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
-}
-
-func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, error) {
-	return func() (*runner.Job, error) {
-		agentcli.WarnUnsupported(b.cfg.Logger(), Name, b.Capabilities(), req)
-		job := &runner.Job{
-			Stdin:  userMessage(req.Prompt),
-			Env:    b.cfg.Env(nil, req.Env),
-			Parser: newParser(),
+	sysFile := ""
+	if r.Req.SystemPrompt != "" {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
 		}
-		sysFile := ""
-		if req.SystemPrompt != "" {
-			// os.CreateTemp makes the file 0600.
-			f, err := os.CreateTemp("", "agentcli-claude-system-*.md")
-			if err != nil {
-				return nil, err
-			}
-			sysFile = f.Name()
-			job.Cleanup = func() { os.Remove(sysFile) }
-			_, werr := f.WriteString(req.SystemPrompt)
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				return job, werr
-			}
+		sysFile = filepath.Join(dir, "system-prompt.md")
+		if err := os.WriteFile(sysFile, []byte(r.Req.SystemPrompt), 0o600); err != nil {
+			return nil, err
 		}
-		job.Args = buildArgs(req, f, sysFile)
-		return job, nil
 	}
+	return &runner.Job{
+		Args:   buildArgs(r.Req, f, sysFile),
+		Stdin:  userMessage(r.Req.Prompt),
+		Parser: newParser(),
+	}, nil
 }

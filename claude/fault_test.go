@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 var kit = backendtest.Kit{
 	Name:       Name,
 	New:        func(o *agentcli.Options) agentcli.Backend { return New(o) },
-	TempPrefix: "agentcli-claude-",
+	TempPrefix: "agentcli-run-",
 	Success: func(text, sess string) []string {
 		return []string{
 			fmt.Sprintf(`out {"type":"system","subtype":"init","cwd":"/tmp","session_id":%q,"tools":["Bash"],"model":"claude-test","uuid":"u1"}`, sess),

@@ -191,9 +191,8 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			case "thinking":
 				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
 			case "tool_use", "server_tool_use":
-				name, kind := agentcli.CanonicalTool(Name, b.Name)
 				ev.Kind = agentcli.EventToolUse
-				ev.Tool = &agentcli.ToolUse{ID: b.ID, Name: name, RawName: b.Name, Kind: kind, Input: b.Input}
+				ev.Tool = spec.Tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
 			}
@@ -257,12 +256,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
-		if exit.Code != 0 {
-			e := runner.ExitError(Name, exit)
-			e.Hint = hint(exit)
-			return nil, e
-		}
-		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+		return nil, nil
 	}
 	res := &agentcli.Result{
 		SessionID:      cmp.Or(w.SessionID, p.sessionID),
@@ -293,13 +287,15 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	if !w.IsError && exit.Code == 0 {
 		return res, nil
 	}
-	res.IsError = true
 	re := &agentcli.ResultError{
-		Backend:        Name,
-		Subtype:        w.Subtype,
 		TerminalReason: w.TerminalReason,
 		ExitCode:       exit.Code,
 		Result:         res,
+	}
+	if w.Subtype != "success" {
+		// An API error arrives as subtype "success" with is_error set;
+		// the subtype says nothing about the error then.
+		re.Subtype = w.Subtype
 	}
 	if w.APIErrorStatus != nil {
 		re.APIStatus = *w.APIErrorStatus
@@ -312,21 +308,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	case !w.IsError:
 		re.Message = "CLI exited with a non-zero status after a successful result"
 	}
-	re.Message = runner.Tail(re.Message, 500)
-	re.Kind = agentcli.ClassifyStatus(re.APIStatus)
-	if re.Kind == nil {
-		re.Kind = agentcli.ClassifyMessage(re.Message + "\n" + exit.Stderr)
-	}
 	return res, re
-}
-
-// hint explains well-known start-up failures.
-func hint(exit runner.Exit) string {
-	if strings.Contains(exit.Stderr, "root/sudo privileges") {
-		return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
-			"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
-	}
-	return ""
 }
 
 // usageOf converts Anthropic usage, which already follows agentcli's

@@ -53,7 +53,7 @@ func TestParseStreamLive(t *testing.T) {
 	if evs[2].Text+evs[3].Text != "hello from mock" {
 		t.Fatalf("deltas %q %q", evs[2].Text, evs[3].Text)
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestParseJSONShapes(t *testing.T) {
 	for name, in := range map[string]string{"object": result, "array": array} {
 		t.Run(name, func(t *testing.T) {
 			p, _ := parseAll(t, []byte(in))
-			res, err := p.End(runner.Exit{})
+			res, err := spec.End(p, runner.Exit{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestParseJSONShapes(t *testing.T) {
 	}
 	t.Run("cost not reported", func(t *testing.T) {
 		p, _ := parseAll(t, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"s"}`))
-		res, err := p.End(runner.Exit{})
+		res, err := spec.End(p, runner.Exit{})
 		if err != nil || res.CostUSD != nil {
 			t.Fatalf("res %+v err %v: cost must be nil when not reported", res, err)
 		}
@@ -225,7 +225,7 @@ func TestParseErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, _ := parseAll(t, []byte(c.lines))
-			res, err := p.End(c.exit)
+			res, err := spec.End(p, c.exit)
 			c.check(t, res, err)
 		})
 	}
@@ -253,14 +253,14 @@ func TestParseProperties(t *testing.T) {
 				deltas.WriteString(e.Text)
 			}
 		}
-		res, err := p.End(runner.Exit{})
+		res, err := spec.End(p, runner.Exit{})
 		if err != nil || res.Text != strings.ToValidUTF8(text, "\uFFFD") || res.SessionID != sess || deltas.String() != res.Text {
 			t.Fatalf("res %+v err %v deltas %q", res, err, deltas.String())
 		}
 
 		code := rapid.IntRange(1, 255).Draw(t, "code")
 		stderr := rapid.StringMatching(`[a-zA-Z0-9 :.]{1,80}`).Draw(t, "stderr")
-		_, err = newParser().End(runner.Exit{Code: code, Stderr: stderr})
+		_, err = spec.End(newParser(), runner.Exit{Code: code, Stderr: stderr})
 		var ee *agentcli.ExitError
 		if !errors.As(err, &ee) || ee.Code != code || ee.Stderr != strings.TrimSpace(stderr) {
 			t.Fatalf("exit %d stderr %q: err %v", code, stderr, err)
@@ -284,4 +284,23 @@ func jsonStr(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// The tool table maps this CLI's tool names to canonical names and kinds;
+// unknown tools pass through with kind ToolOther.
+func TestTools(t *testing.T) {
+	cases := []struct {
+		raw, name string
+		kind      agentcli.ToolKind
+	}{
+		{"Bash", "Bash", agentcli.ToolExecute},
+		{"Read", "Read", agentcli.ToolRead},
+		{"mcp__docs__search", "mcp__docs__search", agentcli.ToolOther},
+		{"Agent", "Task", agentcli.ToolThink},
+	}
+	for _, c := range cases {
+		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
+		}
+	}
 }

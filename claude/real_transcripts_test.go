@@ -30,7 +30,7 @@ func TestRealTranscripts(t *testing.T) {
 				tr := backendtest.ReadTranscript(t, name)
 				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(t, out)
-				res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
+				res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {
 					if ev.Kind == agentcli.EventNotice && ev.Err != nil {
 						t.Errorf("notice on real output: %v", ev.Err)

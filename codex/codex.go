@@ -79,9 +79,6 @@
 package codex
 
 import (
-	"context"
-	"iter"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -91,91 +88,77 @@ import (
 // Name is the registry name of this backend.
 const Name = "codex"
 
-// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
-const DefaultBinary = "codex"
+func init() { agentcli.Register(Name, New) }
 
-func init() {
-	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
-}
+// New returns a Codex backend. opts may be nil; it is copied.
+func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
 
-// Backend runs the Codex CLI. It is safe for concurrent use.
-type Backend struct {
-	cfg runner.Config
-}
-
-// New returns a Codex backend. opts may be nil.
-func New(opts *agentcli.Options) *Backend {
-	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
-}
-
-// Name returns "codex".
-func (b *Backend) Name() string { return Name }
-
-// Capabilities reports what codex exec supports.
-func (b *Backend) Capabilities() agentcli.Capabilities {
-	return agentcli.Capabilities{
-		TextDeltas:      false,
+// spec declares codex exec: whole items (no text deltas), reasoning
+// summaries, resume, a developer-message system prompt and thread-total
+// usage; no max turns, tool filter or cost.
+var spec = runner.Spec{
+	Name:    Name,
+	Binary:  "codex",
+	Package: "@openai/codex",
+	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
-		MaxTurns:        false,
-		ToolFilter:      false,
-		Cost:            false,
 		CumulativeUsage: true,
-	}
-}
-
-// Check reports whether the codex binary resolves and is executable.
-func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
-
-// Run runs req and returns the final result.
-func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = runner.OrEmpty(req)
-	return runner.Run(ctx, b.cfg, req, b.prepare(req))
-}
-
-// Stream runs req and yields its events.
-func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = runner.OrEmpty(req)
-	return runner.Stream(ctx, b.cfg, req, b.prepare(req))
-}
-
-func (b *Backend) prepare(req *agentcli.Request) func() (*runner.Job, error) {
-	return func() (*runner.Job, error) {
-		log := b.cfg.Logger()
-		agentcli.WarnUnsupported(log, Name, b.Capabilities(), req)
-		if req.SystemPrompt != "" && req.SessionID != "" {
-			log.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
-				"backend", Name)
+	},
+	// codex exec reports item types rather than tool names; the parser
+	// passes these item types (and exec_command-style names where it sees
+	// them) here.
+	Tools: runner.Tools{
+		"command_execution":  agentcli.ToolNameBash,
+		"exec_command":       agentcli.ToolNameBash,
+		"shell":              agentcli.ToolNameBash,
+		"local_shell":        agentcli.ToolNameBash,
+		"file_change":        agentcli.ToolNameEdit,
+		"apply_patch":        agentcli.ToolNameEdit,
+		"web_search":         agentcli.ToolNameWebSearch,
+		"todo_list":          agentcli.ToolNameTodoWrite,
+		"update_plan":        agentcli.ToolNameTodoWrite,
+		"view_image":         agentcli.ToolNameRead,
+		"request_user_input": agentcli.ToolNameAskUserQuestion,
+		"collab_tool_call":   agentcli.ToolNameTask,
+	},
+	Prepare: prepare,
+	Classify: func(msg string) error {
+		switch {
+		case runner.Contains(msg, "no rollout found"):
+			return agentcli.ErrSessionNotFound
+		case runner.Contains(msg, "usage limit"):
+			return agentcli.ErrRateLimited
 		}
-		dir := ""
-		if req.Dir != "" {
-			d, err := filepath.Abs(req.Dir)
-			if err != nil {
-				return nil, err
-			}
-			dir = d
+		return nil
+	},
+	Hint: func(e runner.Exit) string {
+		switch {
+		case strings.Contains(e.Stderr, "No prompt provided"):
+			return "codex exec needs a non-empty prompt"
+		case strings.Contains(e.Stderr, "no rollout found"):
+			return "codex has no thread with that session id in its CODEX_HOME; start a new session"
 		}
-		args := buildArgs(req, dir)
-		if err := checkArgs(args); err != nil {
-			return nil, err
-		}
-		return &runner.Job{
-			Args:   args,
-			Stdin:  []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
-			Env:    b.cfg.Env(nil, req.Env),
-			Parser: newParser(req),
-		}, nil
-	}
+		return ""
+	},
 }
 
-// hint explains well-known start-up failures.
-func hint(exit runner.Exit) string {
-	switch {
-	case strings.Contains(exit.Stderr, "No prompt provided"):
-		return "codex exec needs a non-empty prompt"
-	case strings.Contains(exit.Stderr, "no rollout found"):
-		return "codex has no thread with that session id in its CODEX_HOME; start a new session"
+// prepare builds one run: the prompt goes on stdin, the working directory
+// is passed with --cd as well.
+func prepare(r *runner.Run) (*runner.Job, error) {
+	req := r.Req
+	if req.SystemPrompt != "" && req.SessionID != "" {
+		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
+			"backend", Name)
 	}
-	return ""
+	args := buildArgs(req, r.Dir)
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
+	return &runner.Job{
+		Args:   args,
+		Stdin:  []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
+		Parser: newParser(req),
+	}, nil
 }

@@ -273,12 +273,11 @@ func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (e
 		return p.toolEvents(base, it.ID, done, use, res), true
 	case "mcp_tool_call":
 		rawName := "mcp__" + it.Server + "__" + it.Tool
-		name, kind := agentcli.CanonicalTool(Name, rawName)
 		args := it.Arguments
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		use := &agentcli.ToolUse{ID: it.ID, Name: name, RawName: rawName, Kind: kind, Input: args}
+		use := spec.Tools.Use(it.ID, rawName, args)
 		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
 		case it.Error != nil:
@@ -334,11 +333,11 @@ func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (e
 // toolUse builds the ToolUse of a tool item. name, if not "", overrides the
 // canonical name derived from the item type.
 func (p *parser) toolUse(it wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
-	canon, kind := agentcli.CanonicalTool(Name, it.Type)
+	use := spec.Tools.Use(it.ID, it.Type, input)
 	if name != "" {
-		canon, kind = name, agentcli.ToolKindOf(name)
+		use.Name, use.Kind = name, runner.KindOf(name)
 	}
-	return &agentcli.ToolUse{ID: it.ID, Name: canon, RawName: it.Type, Kind: kind, Input: input}
+	return use
 }
 
 // toolEvents emits the tool use when the item starts and the result when it
@@ -365,12 +364,7 @@ func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agen
 // turn.completed and no turn.failed.
 func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
-		if exit.Code != 0 {
-			e := runner.ExitError(Name, exit)
-			e.Hint = hint(exit)
-			return nil, e
-		}
-		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+		return nil, nil
 	}
 	res := &agentcli.Result{
 		Text:      p.lastText,
@@ -385,7 +379,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		return res, nil
 	}
 	res.IsError = true
-	re := &agentcli.ResultError{Backend: Name, ExitCode: exit.Code, Result: res}
+	re := &agentcli.ResultError{ExitCode: exit.Code, Result: res}
 	if p.failed != nil {
 		res.Raw = p.failedRaw
 		res.Text = ""
@@ -394,11 +388,6 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		re.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
 	}
 	re.APIStatus = apiStatusOf(re.Message)
-	re.Message = runner.Tail(re.Message, 500)
-	re.Kind = agentcli.ClassifyStatus(re.APIStatus)
-	if re.Kind == nil {
-		re.Kind = agentcli.ClassifyMessage(re.Message + "\n" + exit.Stderr)
-	}
 	return res, re
 }
 

@@ -132,7 +132,7 @@ func TestRealTranscripts(t *testing.T) {
 			if d := cmp.Diff(c.events(started.ThreadID), strip(t, evs)); d != "" {
 				t.Fatalf("events (-want +got):\n%s", d)
 			}
-			res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
+			res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
 			if c.check != nil {
 				c.check(t, res, err)
 				return
@@ -175,7 +175,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	if d := cmp.Diff(want, retries); d != "" {
 		t.Fatalf("retries (-want +got):\n%s", d)
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	if err != nil || res.Text != "ok after retry" {
 		t.Fatalf("retries must not end the run: %v %+v", err, res)
 	}
@@ -233,7 +233,7 @@ func TestFailures(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p, _ := parseAll(&c.req, c.out)
-			res, err := p.End(c.exit)
+			res, err := spec.End(p, c.exit)
 			if c.exitE {
 				var ee *agentcli.ExitError
 				if !errors.As(err, &ee) || ee.Code != c.exit.Code || !errors.Is(err, agentcli.ErrExit) || res != nil {
@@ -261,7 +261,7 @@ func TestFailures(t *testing.T) {
 	}
 	t.Run("exit 0 without turn.completed", func(t *testing.T) {
 		p, _ := parseAll(&agentcli.Request{}, started)
-		_, err := p.End(runner.Exit{})
+		_, err := spec.End(p, runner.Exit{})
 		if !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
 			t.Fatalf("err = %v", err)
 		}
@@ -357,7 +357,7 @@ func TestItems(t *testing.T) {
 	if d := cmp.Diff(want, strip(t, evs)); d != "" {
 		t.Fatalf("events (-want +got):\n%s", d)
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,7 +419,7 @@ func TestTolerance(t *testing.T) {
 	if evs[3].ToolResult.Output != "x" {
 		t.Fatalf("a wrong-typed field lost the rest of the item: %+v", evs[3].ToolResult)
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	if err != nil || res.Text != "ok" || res.Usage.OutputTokens != 3 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -480,7 +480,7 @@ func TestParseProperty(t *testing.T) {
 		}
 		stderr := rapid.String().Draw(t, "stderr") + " fatal: the end"
 		code := rapid.IntRange(0, 3).Draw(t, "code")
-		res, err := p.End(runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
 		switch {
 		case terminal && code == 0:
 			if err != nil || res.Text != last || res.SessionID != sess {
@@ -502,4 +502,21 @@ func TestParseProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The tool table maps this CLI's tool names to canonical names and kinds;
+// unknown tools pass through with kind ToolOther.
+func TestTools(t *testing.T) {
+	cases := []struct {
+		raw, name string
+		kind      agentcli.ToolKind
+	}{
+		{"command_execution", "Bash", agentcli.ToolExecute},
+		{"todo_list", "TodoWrite", agentcli.ToolThink},
+	}
+	for _, c := range cases {
+		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
+		}
+	}
 }

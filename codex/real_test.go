@@ -20,7 +20,7 @@ import (
 // the working directory Wire made. It skips unless the pinned CLI is
 // installed and no network interface but loopback is up (run the tests
 // inside `unshare -n sh -c 'ip link set lo up; ...'`).
-func realBackend(t *testing.T, srv *agentclitest.Server) (*Backend, string) {
+func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, string) {
 	t.Helper()
 	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/codex")
 	if err != nil {

@@ -118,10 +118,11 @@ var clis = []cliCase{
 		resumeSameID: true,
 		// claude retries a 400 five times with fewer beta features, then
 		// prints a result with is_error, api_error_status and exits 1.
-		// claude's result keeps subtype "success" even then.
-		err400: apiErr{typ: "*agentcli.ResultError", subtype: "success", status: 400, code: 1, message: true, timeout: time.Minute},
+		// claude's result keeps subtype "success" even then; the error
+		// leaves that contradicting subtype out (Result.Subtype keeps it).
+		err400: apiErr{typ: "*agentcli.ResultError", subtype: "", status: 400, code: 1, message: true, timeout: time.Minute},
 		// Wire sets CLAUDE_CODE_MAX_RETRIES=0: one request, then the same.
-		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "success", status: 500, code: 1, message: true, timeout: time.Minute},
+		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "", status: 500, code: 1, message: true, timeout: time.Minute},
 		model:    "claude-conformance-model",
 		atServer: "claude-conformance-model",
 	},

@@ -85,8 +85,6 @@
 package gemini
 
 import (
-	"context"
-	"iter"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -96,73 +94,79 @@ import (
 // Name is the registry name of this backend.
 const Name = "gemini"
 
-// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
-const DefaultBinary = "gemini"
+func init() { agentcli.Register(Name, New) }
 
-func init() {
-	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
-}
+// New returns a Gemini CLI backend. opts may be nil; it is copied.
+func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
 
-// Backend runs Gemini CLI. It is safe for concurrent use.
-type Backend struct {
-	cfg runner.Config
-}
-
-// New returns a Gemini CLI backend. opts may be nil.
-func New(opts *agentcli.Options) *Backend {
-	return &Backend{cfg: runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts}}
-}
-
-// Name returns "gemini".
-func (b *Backend) Name() string { return Name }
-
-// Capabilities reports what Gemini CLI supports: text deltas, resume and a
-// system prompt prepended to the prompt; no max turns (a settings-only
-// limit), no tool filter (--allowed-tools is deprecated and only skips
-// confirmation), no cost and no thinking text.
-func (b *Backend) Capabilities() agentcli.Capabilities {
-	return agentcli.Capabilities{
+// spec declares Gemini CLI: text deltas, resume and a system prompt
+// prepended to the prompt; no max turns (a settings-only limit), no tool
+// filter (--allowed-tools is deprecated and only skips confirmation), no
+// cost and no thinking text.
+var spec = runner.Spec{
+	Name:    Name,
+	Binary:  "gemini",
+	Package: "@google/gemini-cli",
+	Caps: agentcli.Capabilities{
 		TextDeltas:   true,
 		Resume:       true,
 		SystemPrompt: agentcli.SystemPromptPrepend,
-	}
+	},
+	Tools: runner.Tools{
+		"run_shell_command":   agentcli.ToolNameBash,
+		"read_file":           agentcli.ToolNameRead,
+		"read_many_files":     agentcli.ToolNameRead,
+		"list_directory":      agentcli.ToolNameLS,
+		"write_file":          agentcli.ToolNameWrite,
+		"replace":             agentcli.ToolNameEdit,
+		"edit":                agentcli.ToolNameEdit,
+		"glob":                agentcli.ToolNameGlob,
+		"search_file_content": agentcli.ToolNameGrep,
+		"grep_search":         agentcli.ToolNameGrep,
+		"grep":                agentcli.ToolNameGrep,
+		"web_fetch":           agentcli.ToolNameWebFetch,
+		"google_web_search":   agentcli.ToolNameWebSearch,
+		"web_search":          agentcli.ToolNameWebSearch,
+		"save_memory":         agentcli.ToolNameMemory,
+		"write_todos":         agentcli.ToolNameTodoWrite,
+		"ask_user":            agentcli.ToolNameAskUserQuestion,
+		"activate_skill":      agentcli.ToolNameSkill,
+		"delegate_to_agent":   agentcli.ToolNameTask,
+	},
+	Prepare:  prepare,
+	Classify: classify,
+	Hint:     hint,
 }
 
-// Check reports whether the gemini binary resolves and is executable.
-func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
+// classify knows gemini's and the Gemini API's wording of errors.
+func classify(msg string) error {
+	switch {
+	case runner.Contains(msg, "error resuming session", "invalid session identifier"):
+		return agentcli.ErrSessionNotFound
+	case runner.Contains(msg, "resource_exhausted"):
+		return agentcli.ErrRateLimited
+	case runner.Contains(msg, "api key not valid", "permission_denied"):
+		return agentcli.ErrAuth
+	}
+	return nil
+}
 
-// Run runs req and returns the final result. It uses the json output format,
-// or stream-json when req.OnText is set so that text can be delivered as it
-// streams.
-func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = runner.OrEmpty(req)
+// prepare builds one run: stream-json when the caller streams, json
+// otherwise; the prompt (made safe, see promptInput) goes on stdin.
+func prepare(r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
-	if req.OnText != nil {
+	if r.Deltas {
 		f = formatStream
 	}
-	return runner.Run(ctx, b.cfg, req, b.prepare(req, f))
-}
-
-// Stream runs req with the stream-json output format and yields its events.
-func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = runner.OrEmpty(req)
-	return runner.Stream(ctx, b.cfg, req, b.prepare(req, formatStream))
-}
-
-func (b *Backend) prepare(req *agentcli.Request, f format) func() (*runner.Job, error) {
-	return func() (*runner.Job, error) {
-		agentcli.WarnUnsupported(b.cfg.Logger(), Name, b.Capabilities(), req)
-		in := promptInput(req)
-		if len(in) > MaxPromptBytes {
-			return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
-		}
-		return &runner.Job{
-			Args:   buildArgs(req, f),
-			Stdin:  []byte(in),
-			Env:    b.cfg.Env(nil, req.Env),
-			Parser: newParser(f),
-		}, nil
+	in := promptInput(r.Req)
+	if len(in) > MaxPromptBytes {
+		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
+	return &runner.Job{
+		Args:   buildArgs(r.Req, f),
+		Stdin:  []byte(in),
+		Parser: newParser(f),
+	}, nil
 }
 
 // hint explains well-known start-up failures.
@@ -176,7 +180,7 @@ func hint(exit runner.Exit) string {
 		return "gemini does not trust the working directory (--skip-trust was overridden, e.g. by GEMINI_CLI_TRUST_WORKSPACE=false)"
 	case exit.Code == exitInput && strings.Contains(exit.Stderr, "No input provided"):
 		return "the prompt was empty"
-	case exit.Code == exitInput && agentcli.ClassifyMessage(exit.Stderr) == agentcli.ErrSessionNotFound:
+	case exit.Code == exitInput && classify(exit.Stderr) == agentcli.ErrSessionNotFound:
 		return "gemini looks sessions up per working directory: resume with the Request.Dir of the run that created the session"
 	}
 	return ""

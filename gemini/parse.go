@@ -176,10 +176,9 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 	case "tool_use":
 		evs := p.endBlock()
 		p.turnText.Reset()
-		name, kind := agentcli.CanonicalTool(Name, w.ToolName)
 		ev := base
 		ev.Kind = agentcli.EventToolUse
-		ev.Tool = &agentcli.ToolUse{ID: w.ToolID, Name: name, RawName: w.ToolName, Kind: kind, Input: w.Parameters}
+		ev.Tool = spec.Tools.Use(w.ToolID, w.ToolName, w.Parameters)
 		return append(evs, ev)
 	case "tool_result":
 		evs := p.endBlock()
@@ -390,15 +389,10 @@ func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
 		return p.failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
-	if exit.Code != 0 {
-		e := runner.ExitError(Name, exit)
-		if k := exitKind(exit.Code); k != nil {
-			e.Kind = k
-		}
-		e.Hint = hint(exit)
-		return nil, e
+	if k := exitKind(exit.Code); k != nil {
+		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
 	}
-	return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+	return nil, nil
 }
 
 // failed builds the *ResultError for a run that ended in error.
@@ -412,10 +406,9 @@ func (p *parser) failed(res *agentcli.Result, exit runner.Exit, subtype, msg str
 		status = exitStatus(exit.Code)
 	}
 	re := &agentcli.ResultError{
-		Backend:   Name,
 		Subtype:   subtype,
 		APIStatus: status,
-		Message:   runner.Tail(msg, 500),
+		Message:   msg,
 		ExitCode:  exit.Code,
 		Result:    res,
 	}
@@ -426,12 +419,9 @@ func (p *parser) failed(res *agentcli.Result, exit runner.Exit, subtype, msg str
 		re.TerminalReason = "api_error"
 	}
 	res.Subtype, res.TerminalReason = re.Subtype, re.TerminalReason
-	re.Kind = agentcli.ClassifyStatus(status)
+	re.Kind = runner.ClassifyStatus(status)
 	if re.Kind == nil {
 		re.Kind = exitKind(exit.Code)
-	}
-	if re.Kind == nil {
-		re.Kind = agentcli.ClassifyMessage(msg + "\n" + exit.Stderr)
 	}
 	return res, re
 }
@@ -442,7 +432,7 @@ func exitKind(code int) error {
 	if code == exitAuth {
 		return agentcli.ErrAuth
 	}
-	return agentcli.ClassifyStatus(exitStatus(code))
+	return runner.ClassifyStatus(exitStatus(code))
 }
 
 // exitStatus recovers the HTTP status from an API error's exit status:

@@ -70,7 +70,7 @@ func TestRealTranscripts(t *testing.T) {
 				tr := backendtest.ReadTranscript(t, name)
 				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(formatOf(name), out)
-				res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
+				res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {
 					if ev.Kind == agentcli.EventNotice || ev.Kind == agentcli.EventUnknown {
 						t.Errorf("%s event on real output: %+v", ev.Kind, ev)
@@ -196,7 +196,7 @@ func TestParseStreamWireFormats(t *testing.T) {
 			t.Errorf("event without Raw: %+v", ev)
 		}
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestParseTolerance(t *testing.T) {
 	if tr := evs[7].ToolResult; tr.ID != "t2" || !tr.IsError || tr.Output != "bad path" {
 		t.Fatalf("tool result %+v", tr)
 	}
-	res, err := p.End(runner.Exit{})
+	res, err := spec.End(p, runner.Exit{})
 	// "ok" came before the tool call: the last turn has no text.
 	if err != nil || res.Text != "" || res.SessionID != "s1" || res.Usage.OutputTokens != 3 {
 		t.Fatalf("res %+v err %v", res, err)
@@ -295,7 +295,7 @@ func TestParseJSONDocument(t *testing.T) {
 			if evs[noise].Text != "Loop detected, stopping execution" || evs[noise].Err != nil {
 				t.Fatalf("warning notice %+v", evs[noise])
 			}
-			res, err := p.End(runner.Exit{})
+			res, err := spec.End(p, runner.Exit{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +349,7 @@ func TestParseErrors(t *testing.T) {
 					t.Errorf("parse notice on real output: %v", ev.Err)
 				}
 			}
-			res, err := p.End(runner.Exit{Code: c.exit, Stderr: c.stderr})
+			res, err := spec.End(p, runner.Exit{Code: c.exit, Stderr: c.stderr})
 			if w.kind != nil && !errors.Is(err, w.kind) {
 				t.Errorf("err %v does not match %v", err, w.kind)
 			}
@@ -424,7 +424,7 @@ func TestParseExitStatuses(t *testing.T) {
 		for _, f := range []format{formatJSON, formatStream} {
 			t.Run(fmt.Sprintf("%d-%s", c.code, f), func(t *testing.T) {
 				p := newParser(f)
-				res, err := p.End(runner.Exit{Code: c.code, Stderr: c.stderr})
+				res, err := spec.End(p, runner.Exit{Code: c.code, Stderr: c.stderr})
 				var ee *agentcli.ExitError
 				if res != nil || !errors.As(err, &ee) || ee.Code != c.code || !strings.Contains(ee.Stderr, c.stderr) {
 					t.Fatalf("res %+v err %v", res, err)
@@ -450,14 +450,14 @@ func TestParseContradictions(t *testing.T) {
 {"type":"message","role":"assistant","content":"fine","delta":true}
 {"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":1}}`
 	p, _ := parseAll(formatStream, []byte(ok))
-	res, err := p.End(runner.Exit{Code: 1, Stderr: "later crash"})
+	res, err := spec.End(p, runner.Exit{Code: 1, Stderr: "later crash"})
 	var re *agentcli.ResultError
 	if !errors.As(err, &re) || re.ExitCode != 1 || res == nil || !res.IsError || res.Text != "fine" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
 	// Exit 0 with nothing: no result.
 	p, _ = parseAll(formatJSON, []byte("{\n  \"session_id\": \"s\",\n  \"response\": \"cut"))
-	if _, err := p.End(runner.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
+	if _, err := spec.End(p, runner.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
 		t.Fatalf("truncated json document: err %v", err)
 	}
 }
@@ -509,7 +509,7 @@ func TestParseProperty(t *testing.T) {
 		sess := rapid.StringMatching(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).Draw(t, "session")
 		out := genOutput(t, f, text, sess)
 		p, evs := parseAll(f, []byte(out))
-		res, err := p.End(runner.Exit{})
+		res, err := spec.End(p, runner.Exit{})
 		if err != nil {
 			t.Fatalf("err %v on %q", err, out)
 		}
@@ -537,7 +537,7 @@ func TestParseExitProperty(t *testing.T) {
 			partial = `{"type":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"message","role":"assistant","content":"x","delta":true}`
 		}
 		p, _ := parseAll(f, []byte(partial))
-		res, err := p.End(runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
 		if err == nil || res != nil {
 			t.Fatalf("res %+v err %v", res, err)
 		}
@@ -575,5 +575,23 @@ func TestStderrJSON(t *testing.T) {
 				t.Fatalf("got %q want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// The tool table maps this CLI's tool names to canonical names and kinds;
+// unknown tools pass through with kind ToolOther.
+func TestTools(t *testing.T) {
+	cases := []struct {
+		raw, name string
+		kind      agentcli.ToolKind
+	}{
+		{"run_shell_command", "Bash", agentcli.ToolExecute},
+		{"replace", "Edit", agentcli.ToolEdit},
+		{"google_web_search", "WebSearch", agentcli.ToolSearch},
+	}
+	for _, c := range cases {
+		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
+		}
 	}
 }

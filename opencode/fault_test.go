@@ -40,7 +40,7 @@ func stepFinish(sess, msg, reason string) string {
 var kit = backendtest.Kit{
 	Name:       Name,
 	New:        func(o *agentcli.Options) agentcli.Backend { return New(o) },
-	TempPrefix: tempPrefix,
+	TempPrefix: "agentcli-run-",
 	Success: func(text, sess string) []string {
 		return []string{
 			"out " + stepStart(sess, "msg_1"),

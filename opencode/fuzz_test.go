@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		for _, l := range strings.Split(out, "\n") {
 			p.Line([]byte(l))
 		}
-		res, err := p.End(runner.Exit{Code: code % 256, Stderr: out})
+		res, err := spec.End(p, runner.Exit{Code: code % 256, Stderr: out})
 		if res == nil && err == nil {
 			t.Fatal("End returned neither a result nor an error")
 		}

@@ -94,10 +94,7 @@
 package opencode
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,152 +107,134 @@ import (
 // Name is the registry name of this backend.
 const Name = "opencode"
 
-// DefaultBinary is the binary looked up on PATH when Options.Path is empty.
-const DefaultBinary = "opencode"
-
-// tempPrefix names the temporary directory that holds the system-prompt
-// files of one run.
-const tempPrefix = "agentcli-opencode-"
-
 // maxSessionDirs bounds the session → directory memory.
 const maxSessionDirs = 4096
 
-func init() {
-	agentcli.Register(Name, func(o *agentcli.Options) agentcli.Backend { return New(o) })
-}
+func init() { agentcli.Register(Name, New) }
 
-// Backend runs OpenCode. It is safe for concurrent use.
-type Backend struct {
-	cfg runner.Config
+// New returns an OpenCode backend. opts may be nil; it is copied.
+func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
 
-	mu   sync.Mutex
-	dirs map[string]string // session id → directory it ran in
-}
-
-// New returns an OpenCode backend. opts may be nil.
-func New(opts *agentcli.Options) *Backend {
-	return &Backend{
-		cfg:  runner.Config{Backend: Name, DefaultPath: DefaultBinary, Options: opts},
-		dirs: map[string]string{},
-	}
-}
-
-// Name returns "opencode".
-func (b *Backend) Name() string { return Name }
-
-// Capabilities reports what OpenCode supports: resume, reasoning text, cost
-// and a system prompt appended to opencode's own; whole text parts rather
-// than deltas; no max turns and no tool filter.
-func (b *Backend) Capabilities() agentcli.Capabilities {
-	return agentcli.Capabilities{
+// spec declares OpenCode: resume, reasoning text, cost and a system prompt
+// appended to opencode's own; whole text parts rather than deltas; no max
+// turns and no tool filter.
+var spec = runner.Spec{
+	Name:    Name,
+	Binary:  "opencode",
+	Package: "opencode-ai",
+	Caps: agentcli.Capabilities{
 		Thinking:     true,
 		Resume:       true,
 		SystemPrompt: agentcli.SystemPromptAppend,
 		Cost:         true,
-	}
-}
-
-// Check reports whether the opencode binary resolves and is executable.
-func (b *Backend) Check(ctx context.Context) error { return b.cfg.Check(ctx) }
-
-// Run runs req and returns the final result.
-func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	req = runner.OrEmpty(req)
-	var dir string
-	res, err := runner.Run(ctx, b.cfg, req, b.prepare(req, &dir))
-	sid := ""
-	if res != nil {
-		sid = res.SessionID
-	}
-	var re *agentcli.ResultError
-	if sid == "" && errors.As(err, &re) && re.Result != nil {
-		sid = re.Result.SessionID
-	}
-	b.remember(sid, dir)
-	return res, err
-}
-
-// Stream runs req and yields its events.
-func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
-	req = runner.OrEmpty(req)
-	return func(yield func(agentcli.Event, error) bool) {
-		var dir string
-		seen := false
-		for ev, err := range runner.Stream(ctx, b.cfg, req, b.prepare(req, &dir)) {
-			if !seen && ev.SessionID != "" {
-				seen = true
-				b.remember(ev.SessionID, dir)
-			}
-			if !yield(ev, err) {
-				return
-			}
+	},
+	Tools: runner.Tools{
+		"bash":        agentcli.ToolNameBash,
+		"read":        agentcli.ToolNameRead,
+		"list":        agentcli.ToolNameLS,
+		"write":       agentcli.ToolNameWrite,
+		"edit":        agentcli.ToolNameEdit,
+		"multiedit":   agentcli.ToolNameMultiEdit,
+		"patch":       agentcli.ToolNameEdit,
+		"apply_patch": agentcli.ToolNameEdit,
+		"glob":        agentcli.ToolNameGlob,
+		"grep":        agentcli.ToolNameGrep,
+		"codesearch":  agentcli.ToolNameGrep,
+		"webfetch":    agentcli.ToolNameWebFetch,
+		"websearch":   agentcli.ToolNameWebSearch,
+		"todowrite":   agentcli.ToolNameTodoWrite,
+		"todoread":    agentcli.ToolNameTodoRead,
+		"task":        agentcli.ToolNameTask,
+		"question":    agentcli.ToolNameAskUserQuestion,
+		"skill":       agentcli.ToolNameSkill,
+	},
+	Prepare: prepare,
+	Classify: func(msg string) error {
+		if runner.Contains(msg, "providerautherror") {
+			return agentcli.ErrAuth
 		}
-	}
+		return nil
+	},
+	Hint: func(e runner.Exit) string {
+		switch {
+		case strings.Contains(e.Stderr, "You must provide a message"):
+			return "the prompt was empty"
+		case strings.Contains(e.Stderr, "Failed to change directory"):
+			return "the working directory does not exist"
+		}
+		return ""
+	},
+	NewState: func() any { return &sessionDirs{dirs: map[string]string{}} },
+}
+
+// sessionDirs remembers the directory each session of one Backend ran in.
+type sessionDirs struct {
+	mu   sync.Mutex
+	dirs map[string]string // session id → directory
 }
 
 // remember records the directory a session ran in.
-func (b *Backend) remember(sid, dir string) {
+func (s *sessionDirs) remember(sid, dir string) {
 	if sid == "" || dir == "" {
 		return
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if _, ok := b.dirs[sid]; !ok && len(b.dirs) >= maxSessionDirs {
-		clear(b.dirs)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.dirs[sid]; !ok && len(s.dirs) >= maxSessionDirs {
+		clear(s.dirs)
 	}
-	b.dirs[sid] = dir
+	s.dirs[sid] = dir
 }
 
-func (b *Backend) sessionDir(sid string) (string, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	d, ok := b.dirs[sid]
+func (s *sessionDirs) lookup(sid string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.dirs[sid]
 	return d, ok
 }
 
-// prepare builds the job; it stores the directory passed to --dir in *dir.
-func (b *Backend) prepare(req *agentcli.Request, dir *string) func() (*runner.Job, error) {
-	return func() (*runner.Job, error) {
-		log := b.cfg.Logger()
-		agentcli.WarnUnsupported(log, Name, b.Capabilities(), req)
-		d := absDir(req.Dir)
-		if req.SessionID != "" {
-			if orig, ok := b.sessionDir(req.SessionID); ok && orig != d {
-				log.Warn("agentcli: opencode hangs when a session is resumed from another directory; "+
-					"running in the session's own directory", "backend", Name,
-					"session", req.SessionID, "dir", d, "session_dir", orig)
-				d = orig
-			}
+// prepare builds one run: a resumed session runs in its own directory; the
+// system prompt goes through a private config file named by
+// OPENCODE_CONFIG.
+func prepare(r *runner.Run) (*runner.Job, error) {
+	req := r.Req
+	dirs := r.State.(*sessionDirs)
+	d := r.Dir
+	if req.SessionID != "" {
+		if orig, ok := dirs.lookup(req.SessionID); ok && orig != d {
+			r.Logger.Warn("agentcli: opencode hangs when a session is resumed from another directory; "+
+				"running in the session's own directory", "backend", Name,
+				"session", req.SessionID, "dir", d, "session_dir", orig)
+			d = orig
 		}
-		*dir = d
-		prompt := req.Prompt
-		env := b.cfg.Env(nil, req.Env)
-		job := &runner.Job{Parser: newParser()}
-		if req.SystemPrompt != "" {
-			if v := lookupEnv(env, "OPENCODE_CONFIG"); v != "" {
-				log.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
-					"backend", Name, "OPENCODE_CONFIG", v)
-				prompt = req.SystemPrompt + "\n\n" + prompt
-			} else {
-				tmp, err := os.MkdirTemp("", tempPrefix+"*")
-				if err != nil {
-					return nil, err
-				}
-				job.Cleanup = func() { os.RemoveAll(tmp) }
-				cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
-				if err != nil {
-					return job, err
-				}
-				// Not set anywhere in env (checked above), so appending
-				// it last cannot override a caller's value.
-				env = append(env, "OPENCODE_CONFIG="+cfg)
-			}
-		}
-		job.Stdin = []byte(prompt)
-		job.Env = env
-		job.Args = buildArgs(req, d)
-		return job, nil
 	}
+	job := &runner.Job{
+		Args:      buildArgs(req, d),
+		Parser:    newParser(),
+		OnSession: func(id string) { dirs.remember(id, d) },
+	}
+	prompt := req.Prompt
+	if req.SystemPrompt != "" {
+		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
+				"backend", Name, "OPENCODE_CONFIG", v)
+			prompt = req.SystemPrompt + "\n\n" + prompt
+		} else {
+			tmp, err := r.TempDir()
+			if err != nil {
+				return nil, err
+			}
+			cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
+			if err != nil {
+				return nil, err
+			}
+			// Not set anywhere in the environment (checked above), so it
+			// cannot override a caller's value.
+			job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+		}
+	}
+	job.Stdin = []byte(prompt)
+	return job, nil
 }
 
 // writeSystemPrompt writes system.md and an opencode config that lists it in
@@ -272,30 +251,4 @@ func writeSystemPrompt(dir, system string) (string, error) {
 	}
 	path := filepath.Join(dir, "opencode.json")
 	return path, os.WriteFile(path, cfg, 0o600)
-}
-
-// absDir returns dir made absolute, or the current directory for "".
-func absDir(dir string) string {
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return ""
-		}
-		return wd
-	}
-	if a, err := filepath.Abs(dir); err == nil {
-		return a
-	}
-	return dir
-}
-
-// lookupEnv returns the value of key in env; the last entry wins, as with
-// os/exec.
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }

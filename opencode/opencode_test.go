@@ -35,11 +35,11 @@ func (l *logBuf) String() string {
 	return l.b.String()
 }
 
-func setup(t *testing.T, env []string, script ...string) (*Backend, string, *logBuf) {
+func setup(t *testing.T, env []string, script ...string) (agentcli.Backend, string, *logBuf) {
 	t.Helper()
 	logs := &logBuf{}
 	b, dir := kit.Setup(t, &agentcli.Options{Env: env, Logger: slog.New(slog.NewTextHandler(logs, nil))}, script...)
-	return b.(*Backend), dir, logs
+	return b, dir, logs
 }
 
 func envValue(env []string, key string) (string, int) {
@@ -59,7 +59,7 @@ func TestRegistered(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := b.(*Backend); !ok || b.Name() != Name {
+		if b.Name() != Name {
 			t.Fatalf("%q opened %T", name, b)
 		}
 	}
@@ -98,7 +98,7 @@ func TestSystemPromptInstructions(t *testing.T) {
 		t.Fatalf("OPENCODE_CONFIG_CONTENT = %q (%d entries)", v, n)
 	}
 	path, n := envValue(r.Env, "OPENCODE_CONFIG")
-	if n != 1 || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), tempPrefix) {
+	if n != 1 || !strings.HasPrefix(filepath.Base(filepath.Dir(path)), "agentcli-run-") {
 		t.Fatalf("OPENCODE_CONFIG = %q (%d entries)", path, n)
 	}
 	c, err := fakecli.ReadOpencodeConfig(rec)
@@ -149,7 +149,7 @@ func TestSystemPromptFallback(t *testing.T) {
 			if !strings.Contains(logs.String(), "OPENCODE_CONFIG is already set") {
 				t.Fatalf("no warning: %s", logs)
 			}
-			backendtest.AssertNoLeaks(t, tempPrefix)
+			backendtest.AssertNoLeaks(t, "agentcli-run-")
 		})
 	}
 }

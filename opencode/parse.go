@@ -173,10 +173,9 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		if id == "" {
 			id = part.ID
 		}
-		name, kind := agentcli.CanonicalTool(Name, part.Tool)
 		use := base
 		use.Kind = agentcli.EventToolUse
-		use.Tool = &agentcli.ToolUse{ID: id, Name: name, RawName: part.Tool, Kind: kind}
+		use.Tool = spec.Tools.Use(id, part.Tool, nil)
 		evs = append(evs, use)
 		st := part.State
 		if st == nil {
@@ -302,10 +301,9 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		res.Subtype = first.name
 		res.Raw = p.errorRaw
 		re := &agentcli.ResultError{
-			Backend:   Name,
 			Subtype:   first.name,
 			APIStatus: first.status,
-			Message:   runner.Tail(strings.Join(msgs, "; "), 500),
+			Message:   strings.Join(msgs, "; "),
 			ExitCode:  exit.Code,
 			Result:    res,
 		}
@@ -313,33 +311,17 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		case first.name == "ProviderAuthError":
 			re.Kind = agentcli.ErrAuth
 		case first.status != 0:
-			re.Kind = agentcli.ClassifyStatus(first.status)
-		}
-		if re.Kind == nil {
-			re.Kind = agentcli.ClassifyMessage(first.name + ": " + strings.Join(msgs, "\n"))
+			re.Kind = runner.ClassifyStatus(first.status)
 		}
 		return res, re
 	}
 	if exit.Code != 0 {
-		e := runner.ExitError(Name, exit)
-		e.Hint = hint(exit)
-		return nil, e
+		return nil, &agentcli.ExitError{Code: exit.Code, Stderr: exit.Stderr}
 	}
 	if !p.done && (p.steps == 0 || p.open) {
-		return nil, &agentcli.NoResultError{Backend: Name, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+		return nil, nil
 	}
 	return res, nil
-}
-
-// hint explains well-known failures.
-func hint(exit runner.Exit) string {
-	switch {
-	case strings.Contains(exit.Stderr, "You must provide a message"):
-		return "the prompt was empty"
-	case strings.Contains(exit.Stderr, "Failed to change directory"):
-		return "the working directory does not exist"
-	}
-	return ""
 }
 
 func decodeError(r json.RawMessage) apiError {

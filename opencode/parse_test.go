@@ -90,7 +90,7 @@ func TestRealTranscripts(t *testing.T) {
 					t.Errorf("event without session id: %+v", ev)
 				}
 			}
-			res, err := p.End(runner.Exit{Code: code, Stderr: string(stderr)})
+			res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
 			if name == "error400" {
 				var re *agentcli.ResultError
 				if !errors.As(err, &re) || re.APIStatus != 400 || re.ExitCode != 1 || re.Subtype != "APIError" ||
@@ -145,7 +145,7 @@ func TestLiveTranscripts(t *testing.T) {
 				t.Errorf("parse error on real output: %v", ev.Err)
 			}
 		}
-		res, err := p.End(runner.Exit{Code: l.exit, Stderr: l.stderr})
+		res, err := spec.End(p, runner.Exit{Code: l.exit, Stderr: l.stderr})
 		return res, evs, err
 	}
 	t.Run("multistep", func(t *testing.T) {
@@ -527,7 +527,7 @@ func TestParseHandWritten(t *testing.T) {
 					t.Fatalf("kinds (-want +got):\n%s", diff)
 				}
 			}
-			res, err := p.End(c.exit)
+			res, err := spec.End(p, c.exit)
 			c.check(t, res, evs, err)
 		})
 	}
@@ -599,7 +599,7 @@ func TestParseProperties(t *testing.T) {
 			code = rapid.IntRange(1, 255).Draw(t, "code")
 			stderr = strings.Repeat("noise\n", rapid.IntRange(0, 200).Draw(t, "noise")) + "fatal: " + rapid.StringMatching(`[a-z]{1,20}( [a-z]{1,20})?`).Draw(t, "msg")
 		}
-		res, err := p.End(runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
 		if code != 0 {
 			var ee *agentcli.ExitError
 			if !errors.As(err, &ee) || ee.Code != code || !strings.HasSuffix(stderr, ee.Stderr) || !strings.Contains(ee.Stderr, "fatal: ") {
@@ -614,4 +614,22 @@ func TestParseProperties(t *testing.T) {
 			t.Fatalf("res %+v; want text %q usage %+v", res, strings.Join(lastTexts, "\n"), sum)
 		}
 	})
+}
+
+// The tool table maps this CLI's tool names to canonical names and kinds;
+// unknown tools pass through with kind ToolOther.
+func TestTools(t *testing.T) {
+	cases := []struct {
+		raw, name string
+		kind      agentcli.ToolKind
+	}{
+		{"bash", "Bash", agentcli.ToolExecute},
+		{"webfetch", "WebFetch", agentcli.ToolFetch},
+		{"some_plugin_tool", "some_plugin_tool", agentcli.ToolOther},
+	}
+	for _, c := range cases {
+		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
+		}
+	}
 }

@@ -20,31 +20,6 @@ func Notice(backend string, line []byte, err error) agentcli.Event {
 	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(bytes.Clone(line))}
 }
 
-// TextRelay delivers assistant text to a Request.OnText callback: every
-// text delta, and a complete text block only when no delta of it was
-// delivered (CLIs that stream deltas repeat the whole block afterwards).
-type TextRelay struct {
-	OnText func(string)
-	deltas bool
-}
-
-// Observe passes ev's text on, if any is due.
-func (r *TextRelay) Observe(ev agentcli.Event) {
-	if r.OnText == nil {
-		return
-	}
-	switch ev.Kind {
-	case agentcli.EventTextDelta:
-		r.deltas = true
-		r.OnText(ev.Text)
-	case agentcli.EventText:
-		if !r.deltas {
-			r.OnText(ev.Text)
-		}
-		r.deltas = false
-	}
-}
-
 // DecodeObject decodes one output line that should hold a JSON object into
 // v. It returns nil on success, or the notice event for a line that is not
 // a JSON object. A field of an unexpected type does not lose the line: the
@@ -76,13 +51,4 @@ func RawString(r json.RawMessage) string {
 		return s
 	}
 	return string(r)
-}
-
-// OrEmpty returns req, or an empty Request when req is nil, so that
-// Backend.Run and Backend.Stream accept a nil request.
-func OrEmpty(req *agentcli.Request) *agentcli.Request {
-	if req == nil {
-		return &agentcli.Request{}
-	}
-	return req
 }

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,6 +70,11 @@ func TestDecodeObject(t *testing.T) {
 	}
 }
 
+// testSpec is a minimal backend declaration for runner tests.
+func testSpec() *Spec {
+	return &Spec{Name: "b", Binary: "b", Package: "b-pkg", Caps: agentcli.Capabilities{Resume: true, SystemPrompt: agentcli.SystemPromptDeveloper}}
+}
+
 func TestResolve(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "cli")
@@ -88,30 +95,67 @@ func TestResolve(t *testing.T) {
 		{filepath.Join(dir, "missing"), agentcli.ErrNotFound},
 	}
 	for _, c := range cases {
-		cfg := Config{Backend: "b", DefaultPath: "b", Options: &agentcli.Options{Path: c.path}}
-		got, err := cfg.Resolve()
+		b := New(testSpec(), &agentcli.Options{Path: c.path}).(*Backend)
+		got, err := b.resolve()
 		if c.want == nil {
 			if err != nil || got != exe {
-				t.Errorf("Resolve(%q) = %q, %v", c.path, got, err)
+				t.Errorf("resolve(%q) = %q, %v", c.path, got, err)
 			}
 			continue
 		}
 		var be *agentcli.BinaryError
 		if !errors.Is(err, c.want) || !errors.As(err, &be) || be.Backend != "b" || be.Path != c.path {
-			t.Errorf("Resolve(%q) err = %v, want %v", c.path, err, c.want)
+			t.Errorf("resolve(%q) err = %v, want %v", c.path, err, c.want)
+		}
+		// A missing binary says how to install it and where to point
+		// agentcli at it.
+		if c.want == agentcli.ErrNotFound {
+			for _, s := range []string{"npm install -g b-pkg", "Options.Path", "BACKEND_CLI_PATH"} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("resolve(%q) err = %q lacks %q", c.path, err, s)
+				}
+			}
 		}
 	}
 }
 
-func TestEnvDropsNestedSessionGuard(t *testing.T) {
+func TestEnv(t *testing.T) {
 	t.Setenv("CLAUDECODE", "1")
 	t.Setenv("KEEP_ME", "yes")
-	env := Config{Options: &agentcli.Options{Env: []string{"A=1"}}}.Env([]string{"A=2"}, []string{"A=3"})
+	b := New(testSpec(), &agentcli.Options{Env: []string{"A=1"}}).(*Backend)
+	env := b.env(&agentcli.Request{Env: []string{"A=3"}})
 	joined := "\n" + strings.Join(env, "\n") + "\n"
 	if strings.Contains(joined, "\nCLAUDECODE=") || !strings.Contains(joined, "\nKEEP_ME=yes\n") {
 		t.Fatalf("env %q", env)
 	}
-	if i, j, k := strings.Index(joined, "\nA=1\n"), strings.Index(joined, "\nA=2\n"), strings.Index(joined, "\nA=3\n"); !(i < j && j < k) {
-		t.Fatalf("precedence order wrong: options %d, backend %d, request %d", i, j, k)
+	if i, k := strings.Index(joined, "\nA=1\n"), strings.Index(joined, "\nA=3\n"); !(i < k) {
+		t.Fatalf("precedence order wrong: options %d, request %d", i, k)
+	}
+	// ReplaceEnv: exactly the given variables, nothing inherited.
+	env = b.env(&agentcli.Request{Env: []string{"B=2"}, ReplaceEnv: true})
+	if strings.Join(env, " ") != "A=1 B=2" {
+		t.Fatalf("ReplaceEnv env = %q", env)
+	}
+}
+
+// Options are copied when the backend is created: editing the caller's
+// struct afterwards changes nothing.
+func TestOptionsCopied(t *testing.T) {
+	o := &agentcli.Options{Path: "x", Env: []string{"A=1"}}
+	b := New(testSpec(), o).(*Backend)
+	o.Path = "y"
+	o.Env[0] = "A=2"
+	if got := b.Options(); got.Path != "x" || got.Env[0] != "A=1" || got.KillGrace == 0 || got.Logger == nil {
+		t.Fatalf("options %+v", got)
+	}
+}
+
+func TestWarnUnsupported(t *testing.T) {
+	var logs bytes.Buffer
+	b := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
+	b.warnUnsupported(&agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"})
+	out := logs.String()
+	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
+		t.Fatalf("warnings: %q", out)
 	}
 }

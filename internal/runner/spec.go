@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"log/slog"
+	"os"
+
+	"github.com/agentcli/agentcli"
+)
+
+// Spec declares one backend: everything that is particular to its CLI, as
+// data and pure functions. New turns a Spec into an agentcli.Backend; the
+// run contract (validation, warnings, binary resolution, environment,
+// timeouts, the process, the outcome, redaction) is this package's, the
+// same for every backend.
+type Spec struct {
+	// Name is the registry name, e.g. "claude".
+	Name string
+	// Binary is the executable looked up on PATH when Options.Path is
+	// empty.
+	Binary string
+	// Package is the npm package that installs Binary, named in the error
+	// for a missing binary.
+	Package string
+	// Caps is what the backend supports.
+	Caps agentcli.Capabilities
+	// Tools maps the CLI's raw tool names to canonical ones.
+	Tools Tools
+
+	// Validate checks the request against the CLI's own rules (session id
+	// syntax, tool-rule syntax, ...), after the generic checks. It returns
+	// a *agentcli.RequestError naming the field. Nil means no extra rules.
+	Validate func(req *agentcli.Request) error
+	// Prepare builds one run: argv, stdin, extra environment and a parser.
+	// It is called when iteration starts, after validation. Files it puts
+	// in r.TempDir() are removed when the run ends, on every path.
+	Prepare func(r *Run) (*Job, error)
+	// Classify maps the CLI's own wording of an error to
+	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
+	// wording (HTTP statuses, "rate limit", "unauthorized") is recognised
+	// without it.
+	Classify func(msg string) error
+	// Hint explains a failure the CLI is known for (a start-up refusal, an
+	// empty prompt), or returns "".
+	Hint func(e Exit) string
+	// NewState, if set, makes the per-backend state passed to Prepare as
+	// Run.State (for example a cache shared by the runs of one Backend).
+	NewState func() any
+	// StartSession, if set, starts a live session (see
+	// agentcli.SessionStarter).
+	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
+}
+
+// Run is what a Spec's Prepare sees of one run.
+type Run struct {
+	// Req is the validated request; never nil. Prepare must not modify it.
+	Req *agentcli.Request
+	// Deltas reports that the caller consumes text as it streams (Stream,
+	// or Run with OnText): a CLI that only reports text deltas on request
+	// should be asked for them.
+	Deltas bool
+	// Path is the resolved CLI binary.
+	Path string
+	// Dir is the absolute working directory of the CLI process.
+	Dir string
+	// Env is the CLI's environment as built so far (inherited or not, per
+	// Request.ReplaceEnv, then Options.Env, then Request.Env). Job.Env is
+	// appended to it.
+	Env []string
+	// Options are the backend's options, defaults filled in.
+	Options *agentcli.Options
+	// Logger is Options.Logger.
+	Logger *slog.Logger
+	// State is the Spec's per-backend state (see Spec.NewState).
+	State any
+
+	tmp string
+}
+
+// TempDir returns a private (0700) directory that lives as long as the run
+// and is removed with everything in it when the run ends.
+func (r *Run) TempDir() (string, error) {
+	if r.tmp != "" {
+		return r.tmp, nil
+	}
+	d, err := os.MkdirTemp("", "agentcli-run-*")
+	if err != nil {
+		return "", err
+	}
+	r.tmp = d
+	return d, nil
+}
+
+// Cleanup removes the run's temporary directory, if any. The runner calls
+// it when a run ends; a live session calls it when it closes.
+func (r *Run) Cleanup() {
+	if r.tmp != "" {
+		os.RemoveAll(r.tmp)
+		r.tmp = ""
+	}
+}
+
+// Lookup returns the value of key in r.Env; the last entry wins, as with
+// os/exec.
+func (r *Run) Lookup(key string) string {
+	return Lookup(r.Env, key)
+}
+
+// Job is one run as prepared by a Spec.
+type Job struct {
+	// Args are the CLI's arguments, without argv[0].
+	Args []string
+	// Stdin is written to the CLI's stdin, which is then closed. Nil means
+	// no input (/dev/null).
+	Stdin []byte
+	// Env holds entries appended to Run.Env (later entries win).
+	Env []string
+	// Parser turns the run's stdout into events.
+	Parser Parser
+	// OnSession, if set, is called once with the first session id the
+	// run reports.
+	OnSession func(id string)
+}
+
+// Parser turns one run's stdout into events. A new Parser is made for every
+// run; it need not be safe for concurrent use.
+type Parser interface {
+	// Line parses one stdout line (without its newline) and returns the
+	// events it yields, in order. The returned slice may be reused by the
+	// next call. Line never fails: output it cannot understand becomes
+	// EventUnknown or EventNotice events.
+	Line(line []byte) []agentcli.Event
+	// End is called once, after the process has exited and stdout is
+	// exhausted. It decides the outcome from the terminal event it saw
+	// and the exit status: a Result, or an error (with the Result when
+	// there is one). When the CLI printed no terminal event at all, End
+	// returns nil, nil and the runner reports the exit (an
+	// *agentcli.ExitError, or an *agentcli.NoResultError after exit 0).
+	End(exit Exit) (*agentcli.Result, error)
+}
+
+// Exit is how the CLI process ended, as a parser sees it.
+type Exit struct {
+	// Code is the exit status; -1 if the process was killed by a signal.
+	Code int
+	// Stderr is the tail of stderr, raw (the runner redacts what it
+	// reports).
+	Stderr string
+}

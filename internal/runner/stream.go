@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/evstream"
+	"github.com/agentcli/agentcli/internal/proc"
+)
+
+// prepareRun checks req (see validate), warns about options the backend
+// ignores, resolves the binary and builds the Run. oneShot is false for a
+// live session, whose prompts come turn by turn.
+func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run, error) {
+	if err := b.validate(req, oneShot); err != nil {
+		return nil, err
+	}
+	b.warnUnsupported(req)
+	path, err := b.resolve()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := absDir(req.Dir)
+	if err != nil {
+		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
+	}
+	return &Run{
+		Req:     req,
+		Deltas:  deltas,
+		Path:    path,
+		Dir:     dir,
+		Env:     b.env(req),
+		Options: &b.opts,
+		Logger:  b.opts.Logger,
+		State:   b.state,
+	}, nil
+}
+
+// stream runs req once and yields its events, then the result or the
+// error, with agentcli.Backend.Stream's contract.
+func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool, yield func(agentcli.Event, error) bool) {
+	start := time.Now()
+	if req == nil {
+		req = &agentcli.Request{}
+	}
+	r, err := b.prepareRun(req, deltas, true)
+	if err != nil {
+		yield(agentcli.Event{}, err)
+		return
+	}
+	defer r.Cleanup()
+	job, err := b.spec.Prepare(r)
+	if err != nil {
+		yield(agentcli.Event{}, err)
+		return
+	}
+	runCtx := ctx
+	if req.Timeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
+		defer cancel()
+	}
+	// ended is the error of a run its context ended: cancellation or the
+	// timeout. After it, nothing but that error is yielded.
+	ended := func(stderr string) error {
+		if ctx.Err() != nil {
+			return &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Cause(ctx)}
+		}
+		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: Tail(stderr, 500)}
+	}
+	if runCtx.Err() != nil {
+		yield(agentcli.Event{}, ended(""))
+		return
+	}
+	p, err := proc.Start(runCtx, proc.Spec{
+		Path:       r.Path,
+		Args:       job.Args,
+		Dir:        r.Dir,
+		Env:        append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
+		Stdin:      job.Stdin,
+		KillGrace:  b.opts.KillGrace,
+		MaxLine:    b.opts.MaxLineBytes,
+		StderrTail: b.opts.StderrTailBytes,
+	})
+	if err != nil {
+		if runCtx.Err() != nil {
+			err = ended("")
+		} else {
+			err = b.startError(r.Path, err)
+		}
+		yield(agentcli.Event{}, err)
+		return
+	}
+	defer p.Close() // stops and reaps on every path, panics included
+
+	var (
+		synth   evstream.Deltas
+		out     []agentcli.Event
+		session = job.OnSession
+	)
+	for runCtx.Err() == nil {
+		line, err := p.ReadLine()
+		if err != nil {
+			// EOF, or a read error: the exit status and the terminal
+			// event decide the outcome.
+			break
+		}
+		var evs []agentcli.Event
+		if line.TooLong > 0 {
+			lerr := &agentcli.LineTooLongError{Limit: b.opts.MaxLineBytes, Len: line.TooLong}
+			evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
+		} else {
+			evs = job.Parser.Line(line.Data)
+		}
+		out = out[:0]
+		for _, ev := range evs {
+			out = synth.Apply(out, ev)
+		}
+		for _, ev := range out {
+			if runCtx.Err() != nil {
+				break // nothing is yielded after the run's context ended
+			}
+			if session != nil && ev.SessionID != "" {
+				session(ev.SessionID)
+				session = nil
+			}
+			evstream.Relay(req.OnText, ev)
+			if !yield(ev, nil) {
+				p.Stop()
+				p.Wait()
+				return
+			}
+		}
+	}
+	exit := p.Wait()
+	if runCtx.Err() != nil {
+		yield(agentcli.Event{}, ended(exit.Stderr))
+		return
+	}
+	pexit := Exit{Code: exit.Code, Stderr: exit.Stderr}
+	res, rerr := b.spec.End(job.Parser, pexit)
+	if res != nil {
+		res.Duration = time.Since(start)
+		res.ExitCode = exit.Code
+		if rerr != nil || res.IsError {
+			res.Stderr = Tail(exit.Stderr, 500)
+		}
+	}
+	if rerr != nil {
+		yield(agentcli.Event{}, rerr)
+		return
+	}
+	yield(agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil)
+}
+
+// End ends a run's parsing: it calls p.End and completes what it decided,
+// the same way for every backend. A run with no terminal event at all
+// becomes an *agentcli.ExitError (or an *agentcli.NoResultError after exit
+// 0), and typed errors get their backend, kind, hint and redacted texts.
+func (s *Spec) End(p Parser, e Exit) (*agentcli.Result, error) {
+	res, err := p.End(e)
+	if res == nil && err == nil {
+		if e.Code != 0 {
+			err = &agentcli.ExitError{Code: e.Code}
+		} else {
+			err = &agentcli.NoResultError{Code: e.Code}
+		}
+	}
+	if res != nil {
+		res.Subtype = Redact(res.Subtype)
+		res.TerminalReason = Redact(res.TerminalReason)
+	}
+	return res, s.finishErr(err, e)
+}
+
+// finishErr fills in what every typed error of a run carries, the same way
+// for every backend.
+func (s *Spec) finishErr(err error, e Exit) error {
+	if err == nil {
+		return nil
+	}
+	name := s.Name
+	var (
+		xe *agentcli.ExitError
+		ne *agentcli.NoResultError
+		re *agentcli.ResultError
+	)
+	switch {
+	case errors.As(err, &re):
+		re.Backend = name
+		if re.Kind == nil {
+			re.Kind = ClassifyStatus(re.APIStatus)
+		}
+		if re.Kind == nil {
+			re.Kind = s.classify(re.Message + "\n" + e.Stderr)
+		}
+		re.Message = Tail(re.Message, 500)
+		re.Subtype = Redact(re.Subtype)
+		re.TerminalReason = Redact(re.TerminalReason)
+		if re.ExitCode == 0 {
+			re.ExitCode = e.Code
+		}
+		if re.Result != nil {
+			re.Result.IsError = true
+		}
+	case errors.As(err, &xe):
+		xe.Backend = name
+		if xe.Stderr == "" {
+			xe.Stderr = e.Stderr
+		}
+		if xe.Kind == nil {
+			xe.Kind = s.classify(xe.Stderr)
+		}
+		if xe.Hint == "" && s.Hint != nil {
+			xe.Hint = s.Hint(e)
+		}
+		xe.Stderr = Tail(xe.Stderr, 500)
+	case errors.As(err, &ne):
+		ne.Backend = name
+		if ne.Stderr == "" {
+			ne.Stderr = e.Stderr
+		}
+		ne.Stderr = Tail(ne.Stderr, 500)
+	}
+	return err
+}
+
+// startError maps an exec start failure to a *BinaryError.
+func (b *Backend) startError(path string, err error) error {
+	kind := agentcli.ErrNotExecutable
+	if errors.Is(err, fs.ErrNotExist) {
+		kind = agentcli.ErrNotFound
+		var pe *fs.PathError
+		if errors.As(err, &pe) && errors.Is(pe.Err, syscall.ENOENT) && pe.Path == path {
+			// ENOENT for an existing file means its interpreter is missing.
+			if _, serr := os.Stat(path); serr == nil {
+				kind = agentcli.ErrNotExecutable
+			}
+		}
+	}
+	return &agentcli.BinaryError{Backend: b.spec.Name, Path: path, Err: kind, Cause: err}
+}

@@ -1,0 +1,132 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+)
+
+// validate checks req before anything starts, so that a mistake is reported
+// as what it is (an *agentcli.RequestError naming the field, or an
+// *agentcli.UnsupportedError) rather than as a failure of the CLI. oneShot
+// is false for a live session, whose prompts come turn by turn.
+func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
+	bad := func(field, format string, args ...any) error {
+		return &agentcli.RequestError{Backend: b.spec.Name, Field: field, Reason: fmt.Sprintf(format, args...)}
+	}
+	if oneShot {
+		if err := CheckPrompt(b.spec.Name, req.Prompt); err != nil {
+			return err
+		}
+	}
+	// Strings that reach argv or the environment cannot hold a NUL byte
+	// (exec fails with EINVAL).
+	nul := func(field, s string) error {
+		if strings.IndexByte(s, 0) >= 0 {
+			return bad(field, "contains a NUL byte")
+		}
+		return nil
+	}
+	for _, f := range []struct{ name, val string }{
+		{"Model", req.Model}, {"SessionID", req.SessionID}, {"Dir", req.Dir},
+	} {
+		if err := nul(f.name, f.val); err != nil {
+			return err
+		}
+	}
+	lists := []struct {
+		name string
+		vals []string
+	}{{"AllowedTools", req.AllowedTools}, {"DisallowedTools", req.DisallowedTools}, {"ExtraArgs", req.ExtraArgs}}
+	for _, l := range lists {
+		for i, v := range l.vals {
+			if err := nul(fmt.Sprintf("%s[%d]", l.name, i), v); err != nil {
+				return err
+			}
+		}
+	}
+	for i, kv := range req.Env {
+		field := fmt.Sprintf("Env[%d]", i)
+		if err := nul(field, kv); err != nil {
+			return err
+		}
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return bad(field, "not of the form KEY=value")
+		}
+	}
+	if req.MaxTurns < 0 {
+		return bad("MaxTurns", "negative (%d)", req.MaxTurns)
+	}
+	if req.Timeout < 0 {
+		return bad("Timeout", "negative (%v)", req.Timeout)
+	}
+	if req.PermissionTimeout < 0 {
+		return bad("PermissionTimeout", "negative (%v)", req.PermissionTimeout)
+	}
+	if req.Dir != "" {
+		fi, err := os.Stat(req.Dir)
+		switch {
+		case err != nil:
+			return bad("Dir", "%v", err)
+		case !fi.IsDir():
+			return bad("Dir", "%s is not a directory", req.Dir)
+		}
+	}
+	switch m := req.Permission; m {
+	case "", agentcli.PermissionBypass:
+	case agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+		if !slices.Contains(b.spec.Caps.PermissionModes, m) {
+			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "permission mode " + string(m)}
+		}
+		if m == agentcli.PermissionAsk && req.OnPermission == nil {
+			return bad("OnPermission", "required with PermissionAsk")
+		}
+	default:
+		return bad("Permission", "unknown mode %q", m)
+	}
+	if b.spec.Validate != nil {
+		if err := b.spec.Validate(req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckPrompt rejects a prompt no CLI can answer: empty or only white
+// space.
+func CheckPrompt(backend, prompt string) error {
+	if strings.TrimSpace(prompt) == "" {
+		return &agentcli.RequestError{Backend: backend, Field: "Prompt", Reason: "empty or only white space"}
+	}
+	return nil
+}
+
+// unsupported lists the options set in req that caps cannot honour, as
+// human-readable names, in a stable order.
+func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
+	var out []string
+	if req.SessionID != "" && !caps.Resume {
+		out = append(out, "session id (resume)")
+	}
+	if req.MaxTurns > 0 && !caps.MaxTurns {
+		out = append(out, "max turns")
+	}
+	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
+		out = append(out, "allowed/disallowed tools")
+	}
+	if req.SystemPrompt != "" && caps.SystemPrompt == agentcli.SystemPromptNone {
+		out = append(out, "system prompt")
+	}
+	return out
+}
+
+// warnUnsupported logs one warning per option in req the backend ignores.
+func (b *Backend) warnUnsupported(req *agentcli.Request) {
+	for _, o := range unsupported(b.spec.Caps, req) {
+		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o),
+			"backend", b.spec.Name, "option", o)
+	}
+}
