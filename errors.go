@@ -18,14 +18,12 @@ var (
 	// ErrExit: the CLI exited with a non-zero status (see *ExitError).
 	ErrExit = errors.New("CLI exited with non-zero status")
 	// ErrTimeout: Request.Timeout expired (see *TimeoutError).
-	//lint:ignore ST1005 callers match on this exact, established wording
-	ErrTimeout = errors.New("Query timed out")
+	ErrTimeout = errors.New("query timed out")
 	// ErrCanceled: the caller's context ended (see *CanceledError, which
 	// also matches the context's own error).
 	ErrCanceled = errors.New("run canceled")
 	// ErrParse: the CLI's output could not be understood (see *ParseError).
-	//lint:ignore ST1005 callers match on this exact, established wording
-	ErrParse = errors.New("Failed to parse CLI output")
+	ErrParse = errors.New("failed to parse CLI output")
 	// ErrLineTooLong: an output line exceeded Options.MaxLineBytes.
 	ErrLineTooLong = errors.New("CLI output line too long")
 	// ErrNoResult: the CLI ended without a terminal result.
@@ -167,7 +165,7 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%s: Query timed out after %v", e.Backend, e.Timeout)
+	return fmt.Sprintf("%s: query timed out after %v", e.Backend, e.Timeout)
 }
 
 func (e *TimeoutError) Unwrap() []error { return []error{ErrTimeout, context.DeadlineExceeded} }
@@ -196,7 +194,7 @@ type ParseError struct {
 }
 
 func (e *ParseError) Error() string {
-	s := "Failed to parse CLI output"
+	s := "failed to parse CLI output"
 	if e.Backend != "" {
 		s = e.Backend + ": " + s
 	}
@@ -300,7 +298,28 @@ type UnknownBackendError struct {
 }
 
 func (e *UnknownBackendError) Error() string {
-	return fmt.Sprintf("unknown backend %q (valid: %s)", e.Name, strings.Join(e.Valid, ", "))
+	s := fmt.Sprintf("unknown backend %q", e.Name)
+	pkg := knownBackends[strings.ToLower(strings.TrimSpace(e.Name))]
+	switch {
+	case pkg != "":
+		// Like database/sql: the usual cause is a missing blank import.
+		s += fmt.Sprintf(" (forgotten import? _ %q)", "github.com/agentcli/agentcli/"+pkg)
+	case len(e.Valid) == 0:
+		s += " (no backend is registered: import one, e.g. _ \"github.com/agentcli/agentcli/claude\")"
+	}
+	if len(e.Valid) > 0 {
+		s += fmt.Sprintf(" (valid: %s)", strings.Join(e.Valid, ", "))
+	}
+	return s
+}
+
+// knownBackends maps the names of this module's backends (and their
+// aliases) to their package.
+var knownBackends = map[string]string{
+	"": "claude", "claude": "claude", "claude-code": "claude", "claudecode": "claude",
+	"codex": "codex", "codex-cli": "codex",
+	"gemini": "gemini", "gemini-cli": "gemini",
+	"opencode": "opencode", "open-code": "opencode",
 }
 
 func (e *UnknownBackendError) Unwrap() error { return ErrUnknownBackend }

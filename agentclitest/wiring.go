@@ -290,17 +290,19 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 	return nil
 }
 
-// Apply points req at the server: it adds the wiring's environment and flags
-// to req and, when req.Dir is empty, runs the CLI in the wiring's private
-// working directory. The wiring's variables override same-named ones of the
-// calling process, which the CLI otherwise still inherits through agentcli.
-// It is the one line that makes a real-CLI run hermetic:
+// Apply points req at the server: it makes the wiring's environment the
+// CLI's whole environment (Request.ReplaceEnv, so no API key, base URL or
+// setting of the calling process reaches the CLI; variables already in
+// req.Env are kept), adds the wiring's flags and, when req.Dir is empty,
+// runs the CLI in the wiring's private working directory. It is the one
+// line that makes a real-CLI run hermetic:
 //
 //	w, err := srv.Wire("claude", t.TempDir())
 //	...
 //	w.Apply(req)
 func (w *Wiring) Apply(req *agentcli.Request) {
-	req.Env = append(req.Env, w.Env...)
+	req.Env = append(append([]string(nil), w.Env...), req.Env...)
+	req.ReplaceEnv = true
 	req.ExtraArgs = append(req.ExtraArgs, w.Args...)
 	if req.Dir == "" {
 		req.Dir = w.Dir

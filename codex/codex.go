@@ -124,6 +124,14 @@ var spec = runner.Spec{
 		"collab_tool_call":   agentcli.ToolNameTask,
 	},
 	Prepare: prepare,
+	// codex prints "Stack backtrace:" and a list of frames after a fatal
+	// error; the error line before it is what matters.
+	Stderr: func(s string) string {
+		if i := strings.Index(s, "\nStack backtrace:"); i >= 0 {
+			return s[:i]
+		}
+		return s
+	},
 	Classify: func(msg string) error {
 		switch {
 		case runner.Contains(msg, "no rollout found"):

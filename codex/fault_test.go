@@ -60,11 +60,16 @@ func TestExitHints(t *testing.T) {
 		{"Error: thread/resume: thread/resume failed: no rollout found for thread id 01a20096-0000-7000-8000-000000000000 (code -32600)",
 			"no thread with that session id", agentcli.ErrSessionNotFound},
 	} {
-		b, _ := kit.Setup(t, nil, "err "+c.stderr, "exit 1")
+		// codex follows a fatal error with a stack backtrace; the error
+		// keeps the message and drops the frames.
+		b, _ := kit.Setup(t, nil, "err "+c.stderr, "err ", "err Stack backtrace:", "err    0: <unknown>", "err    1: <unknown>", "exit 1")
 		_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", SessionID: "01a20096-0000-7000-8000-000000000000"})
 		var ee *agentcli.ExitError
 		if !errors.As(err, &ee) || ee.Code != 1 || !strings.Contains(ee.Hint, c.hint) || ee.Kind != c.kind {
 			t.Errorf("err = %#v; want exit 1, hint ~%q, kind %v", err, c.hint, c.kind)
+		}
+		if ee != nil && (ee.Stderr != c.stderr || strings.Contains(err.Error(), "backtrace")) {
+			t.Errorf("stderr %q, error %q: want the message without the backtrace", ee.Stderr, err)
 		}
 	}
 }

@@ -164,6 +164,7 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+	Stderr:   stripANSI,
 	NewState: func() any { return &sessionDirs{dirs: map[string]string{}} },
 }
 

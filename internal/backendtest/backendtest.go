@@ -207,7 +207,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 				if !errors.As(err, &te) || !errors.Is(err, agentcli.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("err = %v; want *TimeoutError", err)
 				}
-				if !strings.Contains(err.Error(), "Query timed out") {
+				if !strings.Contains(err.Error(), "query timed out") {
 					t.Fatalf("message %q", err)
 				}
 			},

@@ -43,6 +43,9 @@ type Spec struct {
 	// Hint explains a failure the CLI is known for (a start-up refusal, an
 	// empty prompt), or returns "".
 	Hint func(e Exit) string
+	// Stderr, if set, removes noise the CLI prints on stderr (colour
+	// codes, stack backtraces) before the tail is reported.
+	Stderr func(string) string
 	// NewState, if set, makes the per-backend state passed to Prepare as
 	// Run.State (for example a cache shared by the runs of one Backend).
 	NewState func() any

@@ -71,7 +71,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		if ctx.Err() != nil {
 			return &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Cause(ctx)}
 		}
-		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: Tail(stderr, 500)}
+		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: b.spec.stderrTail(stderr)}
 	}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))
@@ -148,7 +148,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		res.Duration = time.Since(start)
 		res.ExitCode = exit.Code
 		if rerr != nil || res.IsError {
-			res.Stderr = Tail(exit.Stderr, 500)
+			res.Stderr = b.spec.stderrTail(exit.Stderr)
 		}
 	}
 	if rerr != nil {
@@ -219,15 +219,24 @@ func (s *Spec) finishErr(err error, e Exit) error {
 		if xe.Hint == "" && s.Hint != nil {
 			xe.Hint = s.Hint(e)
 		}
-		xe.Stderr = Tail(xe.Stderr, 500)
+		xe.Stderr = s.stderrTail(xe.Stderr)
 	case errors.As(err, &ne):
 		ne.Backend = name
 		if ne.Stderr == "" {
 			ne.Stderr = e.Stderr
 		}
-		ne.Stderr = Tail(ne.Stderr, 500)
+		ne.Stderr = s.stderrTail(ne.Stderr)
 	}
 	return err
+}
+
+// stderrTail is what a run reports of stderr: its end, noise and secrets
+// removed.
+func (s *Spec) stderrTail(stderr string) string {
+	if s.Stderr != nil {
+		stderr = s.Stderr(stderr)
+	}
+	return Tail(stderr, 500)
 }
 
 // startError maps an exec start failure to a *BinaryError.
