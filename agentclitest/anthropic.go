@@ -30,7 +30,7 @@ type anthropicBlock struct {
 
 // parseAnthropic fills the recorded fields of an Anthropic request. It
 // tolerates any role, including "system" elements inside messages.
-func parseAnthropic(rec *Request, body []byte) (anthropicReq, error) {
+func parseAnthropic(rec *ModelRequest, body []byte) (anthropicReq, error) {
 	var in anthropicReq
 	if err := json.Unmarshal(body, &in); err != nil {
 		return in, err
@@ -57,7 +57,7 @@ func parseAnthropic(rec *Request, body []byte) (anthropicReq, error) {
 		for _, b := range blocks {
 			switch {
 			case b.Type == "tool_result":
-				rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: b.ToolUseID, Output: textOf(b.Content)})
+				rec.ToolResults = append(rec.ToolResults, ModelToolResult{CallID: b.ToolUseID, Output: textOf(b.Content)})
 			case b.Type == "text" && b.Text != nil:
 				rec.Messages = append(rec.Messages, Message{Role: m.Role, Text: *b.Text})
 			}
@@ -110,7 +110,9 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.Stall {
-		s.stall(r.Context())
+		if s.stall(r.Context(), t) {
+			writeError(w, stallError(t), anthropicError)
+		}
 		return
 	}
 	if t.Status != 0 {

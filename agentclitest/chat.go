@@ -29,7 +29,7 @@ type chatReq struct {
 	} `json:"tools"`
 }
 
-func parseChat(rec *Request, body []byte) (chatReq, error) {
+func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 	var in chatReq
 	if err := json.Unmarshal(body, &in); err != nil {
 		return in, err
@@ -42,7 +42,7 @@ func parseChat(rec *Request, body []byte) (chatReq, error) {
 	var system []string
 	for _, m := range in.Messages {
 		if m.Role == "tool" {
-			rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: m.ToolCallID, Output: textOf(m.Content)})
+			rec.ToolResults = append(rec.ToolResults, ModelToolResult{CallID: m.ToolCallID, Output: textOf(m.Content)})
 			continue
 		}
 		if isNull(m.Content) {
@@ -76,7 +76,7 @@ func parseChat(rec *Request, body []byte) (chatReq, error) {
 
 // isTitleCall reports whether a chat request is opencode's session-title
 // generation.
-func isTitleCall(rec Request) bool {
+func isTitleCall(rec ModelRequest) bool {
 	s := strings.ToLower(rec.System)
 	return strings.Contains(s, "title generator") || strings.Contains(s, "generate a title") ||
 		strings.Contains(s, "generate a short title")
@@ -99,7 +99,9 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		t = Turn{Text: TitleText}
 	}
 	if t.Stall {
-		s.stall(r.Context())
+		if s.stall(r.Context(), t) {
+			writeError(w, stallError(t), openaiError)
+		}
 		return
 	}
 	if t.Status != 0 {

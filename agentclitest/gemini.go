@@ -49,7 +49,7 @@ func splitGeminiPath(p string) (model, method string) {
 	return rest[:j], rest[j+1:]
 }
 
-func parseGemini(rec *Request, body []byte) (geminiReq, error) {
+func parseGemini(rec *ModelRequest, body []byte) (geminiReq, error) {
 	var in geminiReq
 	if err := json.Unmarshal(body, &in); err != nil {
 		return in, err
@@ -92,7 +92,7 @@ func parseGemini(rec *Request, body []byte) (geminiReq, error) {
 				if id == "" {
 					id = p.FunctionResponse.Name
 				}
-				rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: id, Output: geminiOutput(p.FunctionResponse.Response)})
+				rec.ToolResults = append(rec.ToolResults, ModelToolResult{CallID: id, Output: geminiOutput(p.FunctionResponse.Response)})
 			case p.Text != nil && !p.Thought:
 				rec.Messages = append(rec.Messages, Message{Role: role, Text: *p.Text})
 			}
@@ -174,7 +174,9 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.Stall {
-		s.stall(r.Context())
+		if s.stall(r.Context(), t) {
+			writeError(w, stallError(t), geminiError)
+		}
 		return
 	}
 	if t.Status != 0 {
@@ -229,7 +231,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 
 // geminiResponse builds a GenerateContentResponse. finish "" omits
 // finishReason (a non-final stream frame).
-func geminiResponse(model string, parts []any, finish string, u Usage) map[string]any {
+func geminiResponse(model string, parts []any, finish string, u TurnUsage) map[string]any {
 	if parts == nil {
 		parts = []any{}
 	}

@@ -30,7 +30,7 @@ type responsesItem struct {
 	Output  json.RawMessage `json:"output"`
 }
 
-func parseResponses(rec *Request, body []byte) (responsesReq, error) {
+func parseResponses(rec *ModelRequest, body []byte) (responsesReq, error) {
 	var in responsesReq
 	if err := json.Unmarshal(body, &in); err != nil {
 		return in, err
@@ -76,7 +76,7 @@ func parseResponses(rec *Request, body []byte) (responsesReq, error) {
 				}
 			}
 		case "function_call_output", "custom_tool_call_output":
-			rec.ToolResults = append(rec.ToolResults, ToolResult{CallID: it.CallID, Output: textOf(it.Output)})
+			rec.ToolResults = append(rec.ToolResults, ModelToolResult{CallID: it.CallID, Output: textOf(it.Output)})
 		}
 	}
 	return in, nil
@@ -106,7 +106,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if t.Stall {
-		s.stall(r.Context())
+		if s.stall(r.Context(), t) {
+			writeError(w, stallError(t), openaiError)
+		}
 		return
 	}
 	if t.Status != 0 {

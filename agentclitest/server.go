@@ -16,7 +16,7 @@
 //     :generateContent and :countTokens.
 //   - OpenAI Chat Completions (opencode): POST /v1/chat/completions, SSE.
 //
-// Every model call that is not a utility call (see Request.Utility) answers
+// Every model call that is not a utility call (see ModelRequest.Utility) answers
 // with the next scripted Turn. Wire returns the environment, flags and config
 // files that point a real CLI at the server with no network access.
 package agentclitest
@@ -77,10 +77,16 @@ type Turn struct {
 	// http.StatusText(Status) is used.
 	Message string
 	// Stall holds the request open, writing nothing, until the request's
-	// context ends (the client goes away) or the server is closed.
+	// context ends (the client goes away), the server is closed, or
+	// StallFor has passed; then the request fails with a 400 whose
+	// message says a stalled turn ran out, so that a Stall turn meant for
+	// a run that ended before reaching the model cannot silently hang the
+	// next run.
 	Stall bool
+	// StallFor bounds a Stall; zero means DefaultStallFor.
+	StallFor time.Duration
 	// Usage overrides the token counts reported for this turn.
-	Usage *Usage
+	Usage *TurnUsage
 	// Repeat answers this many further model calls with the same turn
 	// before the script moves on; a negative Repeat answers every later
 	// call with it. Useful for errors, since CLIs retry: claude, for one,
@@ -97,9 +103,9 @@ type ToolCall struct {
 	Args map[string]any
 }
 
-// Usage holds the token counts a turn reports. Zero InputTokens and
+// TurnUsage holds the token counts a turn reports. Zero InputTokens and
 // OutputTokens default to 10 and 5.
-type Usage struct {
+type TurnUsage struct {
 	InputTokens     int
 	OutputTokens    int
 	CachedTokens    int // cache-read input tokens
@@ -114,16 +120,16 @@ type Message struct {
 	Text string
 }
 
-// ToolResult is a tool result a CLI sent back to the model.
-type ToolResult struct {
+// ModelToolResult is a tool result a CLI sent back to the model.
+type ModelToolResult struct {
 	// CallID is the tool call id the result answers. Gemini results carry no
 	// id unless the call had one; then CallID is the function name.
 	CallID string
 	Output string
 }
 
-// Request is one recorded model call.
-type Request struct {
+// ModelRequest is one recorded model call.
+type ModelRequest struct {
 	// API is "anthropic", "responses", "gemini" or "chat".
 	API    string
 	Method string
@@ -145,7 +151,7 @@ type Request struct {
 	// Chat) appear with role "system".
 	Messages []Message
 	// ToolResults holds the tool results in the conversation, in order.
-	ToolResults []ToolResult
+	ToolResults []ModelToolResult
 	// Tools lists the names of the tools the request offered.
 	Tools []string
 	// Utility marks calls that the server answered on its own without
@@ -157,7 +163,7 @@ type Request struct {
 }
 
 // LastUserText returns the text of the last user-role message part, or "".
-func (r Request) LastUserText() string {
+func (r ModelRequest) LastUserText() string {
 	for i := len(r.Messages) - 1; i >= 0; i-- {
 		if r.Messages[i].Role == "user" {
 			return r.Messages[i].Text
@@ -177,7 +183,7 @@ type Server struct {
 	mu     sync.Mutex
 	turns  []Turn
 	next   int
-	reqs   []Request
+	reqs   []ModelRequest
 	seq    int
 	closed bool
 }
@@ -235,10 +241,10 @@ func (s *Server) Push(turns ...Turn) {
 
 // Requests returns a copy of the model calls recorded so far, in the order
 // they arrived (utility calls included, with Utility set).
-func (s *Server) Requests() []Request {
+func (s *Server) Requests() []ModelRequest {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]Request(nil), s.reqs...)
+	return append([]ModelRequest(nil), s.reqs...)
 }
 
 // Remaining returns how many scripted turns have not been consumed yet.
@@ -250,7 +256,7 @@ func (s *Server) Remaining() int {
 
 // take records r and, unless r is a utility call, consumes the next turn.
 // It also returns a per-server sequence number for generating ids.
-func (s *Server) take(r Request) (Turn, int) {
+func (s *Server) take(r ModelRequest) (Turn, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, r)
@@ -300,8 +306,8 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // newRequest fills the fields common to every API.
-func newRequest(api string, r *http.Request, body []byte) Request {
-	return Request{
+func newRequest(api string, r *http.Request, body []byte) ModelRequest {
+	return ModelRequest{
 		API:    api,
 		Method: r.Method,
 		Path:   r.URL.Path,
@@ -311,12 +317,36 @@ func newRequest(api string, r *http.Request, body []byte) Request {
 	}
 }
 
-// stall blocks until the request's context ends or the server closes.
-func (s *Server) stall(ctx context.Context) {
+// DefaultStallFor is how long a Stall turn holds a request when
+// Turn.StallFor is zero.
+const DefaultStallFor = time.Minute
+
+// stall blocks until the request's context ends, the server closes or the
+// turn's stall time runs out; it reports the last.
+func (s *Server) stall(ctx context.Context, t Turn) bool {
+	d := t.StallFor
+	if d <= 0 {
+		d = DefaultStallFor
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
 	select {
 	case <-ctx.Done():
 	case <-s.done:
+	case <-timer.C:
+		return true
 	}
+	return false
+}
+
+// stallError is the error a stalled request gets when its time runs out.
+func stallError(t Turn) Turn {
+	d := t.StallFor
+	if d <= 0 {
+		d = DefaultStallFor
+	}
+	return Turn{Status: http.StatusBadRequest, Message: fmt.Sprintf("agentclitest: a Stall turn held this request for %v and gave up; "+
+		"if this run was not meant to stall, the Stall turn was scripted for an earlier run that ended before it reached the model", d)}
 }
 
 // writeJSON writes v as a JSON response with the given status.
@@ -413,8 +443,8 @@ func chunks(s string) []string {
 }
 
 // usage returns t's usage with defaults applied.
-func (t Turn) usage() Usage {
-	u := Usage{}
+func (t Turn) usage() TurnUsage {
+	u := TurnUsage{}
 	if t.Usage != nil {
 		u = *t.Usage
 	}

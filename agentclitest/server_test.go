@@ -79,7 +79,7 @@ func decode(t *testing.T, s string) map[string]any {
 }
 
 func TestAnthropicStream(t *testing.T) {
-	s := NewServer(Turn{Thinking: "hmm, let me think", Text: "héllo wörld", Shell: "echo hi", Usage: &Usage{InputTokens: 7, OutputTokens: 3}})
+	s := NewServer(Turn{Thinking: "hmm, let me think", Text: "héllo wörld", Shell: "echo hi", Usage: &TurnUsage{InputTokens: 7, OutputTokens: 3}})
 	defer s.Close()
 	resp := post(t, s.URL()+"/v1/messages?beta=true", map[string]any{
 		"model":  "claude-x",
@@ -159,7 +159,7 @@ func TestAnthropicStream(t *testing.T) {
 	if fmt.Sprint(r.Messages) != fmt.Sprint(want) {
 		t.Errorf("messages %v, want %v", r.Messages, want)
 	}
-	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ToolResult{"toolu_1", "out"}) {
+	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ModelToolResult{"toolu_1", "out"}) {
 		t.Errorf("tool results %v", r.ToolResults)
 	}
 	if strings.Join(r.Tools, ",") != "Bash,Read" || r.LastUserText() != "the prompt" {
@@ -264,7 +264,7 @@ func TestResponsesStream(t *testing.T) {
 	if fmt.Sprint(r.Messages) != fmt.Sprint(want) {
 		t.Errorf("messages %v", r.Messages)
 	}
-	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ToolResult{"c1", "result text"}) {
+	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ModelToolResult{"c1", "result text"}) {
 		t.Errorf("tool results %v", r.ToolResults)
 	}
 	if strings.Join(r.Tools, ",") != "exec_command,web_search" {
@@ -355,7 +355,7 @@ func TestGemini(t *testing.T) {
 		t.Errorf("recorded %+v", r)
 	}
 	want := []Message{{"user", "hello"}, {"assistant", "earlier"}}
-	if fmt.Sprint(r.Messages) != fmt.Sprint(want) || len(r.ToolResults) != 1 || r.ToolResults[0] != (ToolResult{"fc1", "shell out"}) {
+	if fmt.Sprint(r.Messages) != fmt.Sprint(want) || len(r.ToolResults) != 1 || r.ToolResults[0] != (ModelToolResult{"fc1", "shell out"}) {
 		t.Errorf("messages %v results %v", r.Messages, r.ToolResults)
 	}
 }
@@ -443,7 +443,7 @@ func TestChat(t *testing.T) {
 	if r.API != "chat" || r.System != "sys" || fmt.Sprint(r.Messages) != fmt.Sprint([]Message{{"system", "sys"}, {"user", "q"}}) {
 		t.Errorf("recorded %+v", r)
 	}
-	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ToolResult{"c9", "tool out"}) {
+	if len(r.ToolResults) != 1 || r.ToolResults[0] != (ModelToolResult{"c9", "tool out"}) {
 		t.Errorf("tool results %v", r.ToolResults)
 	}
 }
@@ -537,6 +537,25 @@ func TestStallReleasedByCancel(t *testing.T) {
 	resp := post(t, s.URL()+"/v1/chat/completions", map[string]any{})
 	if body := readAll(t, resp); !strings.Contains(body, `"next"`) {
 		t.Errorf("after stall: %s", body)
+	}
+}
+
+// A Stall turn left over from a run that never reached the model cannot
+// hang the next run silently: the stall runs out and the request fails with
+// a message that says what happened.
+func TestStallRunsOut(t *testing.T) {
+	s := NewServer()
+	defer s.Close()
+	paths := []string{"/v1/messages", "/v1/responses", "/v1/chat/completions", "/v1beta/models/m:streamGenerateContent"}
+	for range paths {
+		s.Push(Turn{Stall: true, StallFor: 50 * time.Millisecond})
+	}
+	for _, path := range paths {
+		resp := post(t, s.URL()+path, map[string]any{"stream": true})
+		body := readAll(t, resp)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "Stall turn") || !strings.Contains(body, "earlier run") {
+			t.Errorf("%s: status %d body %s", path, resp.StatusCode, body)
+		}
 	}
 }
 

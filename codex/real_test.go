@@ -50,7 +50,7 @@ func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, stri
 	return New(&agentcli.Options{Path: bin, Env: w.Env}), w.Dir
 }
 
-func developerMessages(r agentclitest.Request) []string {
+func developerMessages(r agentclitest.ModelRequest) []string {
 	var out []string
 	for _, m := range r.Messages {
 		if m.Role == "developer" {

@@ -196,6 +196,7 @@ func TestConformance(t *testing.T) {
 				checkAPIKind(t, 429, agentcli.ErrRateLimited, wait())
 			})
 			t.Run("text", func(t *testing.T) { testText(t, c, b) })
+			t.Run("deltas", func(t *testing.T) { testDeltas(t, c, b) })
 			t.Run("tool", func(t *testing.T) { testTool(t, c, b) })
 			t.Run("resume", func(t *testing.T) { testResume(t, c, b) })
 			t.Run("api400", func(t *testing.T) {
@@ -262,6 +263,56 @@ func testText(t *testing.T, c cliCase, b agentcli.Backend) {
 	}
 	if got := e.lastMain().LastUserText(); got != "Say hello." {
 		t.Errorf("the model saw user text %q, want %q", got, "Say hello.")
+	}
+}
+
+// testDeltas: a caller who prints only text deltas prints the whole answer
+// exactly once, on every CLI (whether or not it streams deltas itself), and
+// likewise for thinking deltas; Run's OnText gets the same text.
+func testDeltas(t *testing.T, c cliCase, b agentcli.Backend) {
+	const answer = "Deltas: one, two, three — and the end."
+	const thought = "Thinking it over."
+	e := newEnv(t, c.name, agentclitest.Turn{Thinking: thought, Text: answer}, agentclitest.Turn{Thinking: thought, Text: answer})
+	req, tag := e.request("Say it.")
+	evs, err := stream(t, context.Background(), b, req, tag)
+	if err != nil {
+		t.Fatalf("Stream: %s", errSummary(err))
+	}
+	var text, thinkDeltas, thinkBlocks strings.Builder
+	var final *agentcli.Result
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == agentcli.EventTextDelta:
+			text.WriteString(ev.Text)
+		case ev.Kind == agentcli.EventThinking && ev.Delta:
+			thinkDeltas.WriteString(ev.Text)
+		case ev.Kind == agentcli.EventThinking:
+			thinkBlocks.WriteString(ev.Text)
+		case ev.Kind == agentcli.EventResult:
+			final = ev.Result
+		}
+	}
+	if final == nil {
+		t.Fatal("no EventResult")
+	}
+	if text.String() != answer || final.Text != answer {
+		t.Errorf("text deltas add up to %q, Result.Text %q; want %q for both", text.String(), final.Text, answer)
+	}
+	if thinkDeltas.String() != thinkBlocks.String() {
+		t.Errorf("thinking deltas add up to %q, thinking blocks to %q", thinkDeltas.String(), thinkBlocks.String())
+	}
+	if b.Capabilities().Thinking && !strings.Contains(thinkDeltas.String(), thought) {
+		t.Errorf("thinking deltas %q lack the model's reasoning %q", thinkDeltas.String(), thought)
+	}
+	var onText strings.Builder
+	req, tag = e.request("Say it again.")
+	req.OnText = func(s string) { onText.WriteString(s) }
+	res, _, err := run(t, b, req, tag)
+	if err != nil {
+		t.Fatalf("Run: %s", errSummary(err))
+	}
+	if onText.String() != answer || res.Text != answer {
+		t.Errorf("OnText got %q, Result.Text %q; want %q for both", onText.String(), res.Text, answer)
 	}
 }
 
@@ -381,7 +432,7 @@ type apiOutcome struct {
 	err      error
 	d        time.Duration
 	tag      string
-	requests []agentclitest.Request
+	requests []agentclitest.ModelRequest
 }
 
 // startAPIError starts a run whose every model call answers status and

@@ -190,8 +190,8 @@ const runTimeout = 2 * time.Minute
 
 // main returns the model calls that consumed scripted turns (not utility
 // calls such as gemini's router or opencode's title generation).
-func (e *env) main() []agentclitest.Request {
-	var out []agentclitest.Request
+func (e *env) main() []agentclitest.ModelRequest {
+	var out []agentclitest.ModelRequest
 	for _, r := range e.srv.Requests() {
 		if !r.Utility {
 			out = append(out, r)
@@ -201,7 +201,7 @@ func (e *env) main() []agentclitest.Request {
 }
 
 // lastMain returns the last main model call, failing t if there is none.
-func (e *env) lastMain() agentclitest.Request {
+func (e *env) lastMain() agentclitest.ModelRequest {
 	e.t.Helper()
 	m := e.main()
 	if len(m) == 0 {
@@ -211,7 +211,7 @@ func (e *env) lastMain() agentclitest.Request {
 }
 
 // describe summarizes recorded requests for failure messages.
-func describe(reqs []agentclitest.Request) string {
+func describe(reqs []agentclitest.ModelRequest) string {
 	var b strings.Builder
 	for i, r := range reqs {
 		fmt.Fprintf(&b, "\n  #%d %s %s model=%q utility=%v messages=%d toolResults=%d", i, r.Method, r.Path, r.Model, r.Utility, len(r.Messages), len(r.ToolResults))

@@ -447,7 +447,7 @@ func writeResult(dest, name string, r result) error {
 }
 
 // summarize lists the recorded requests compactly.
-func summarize(reqs []agentclitest.Request) string {
+func summarize(reqs []agentclitest.ModelRequest) string {
 	var parts []string
 	for _, r := range reqs {
 		s := r.Method + " " + r.Path
@@ -470,7 +470,7 @@ func summarize(reqs []agentclitest.Request) string {
 }
 
 // dashOutcome says whether the "--help" prompt reached the server verbatim.
-func dashOutcome(reqs []agentclitest.Request) string {
+func dashOutcome(reqs []agentclitest.ModelRequest) string {
 	for _, r := range reqs {
 		if r.Utility {
 			continue
@@ -499,13 +499,13 @@ func clip(s string, n int) string {
 	return s
 }
 
-func dumpRequests(path string, reqs []agentclitest.Request) {
+func dumpRequests(path string, reqs []agentclitest.ModelRequest) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		log.Print(err)
 		return
 	}
 	type out struct {
-		agentclitest.Request
+		agentclitest.ModelRequest
 		Body json.RawMessage
 	}
 	var all []out
