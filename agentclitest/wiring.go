@@ -33,6 +33,11 @@ type Wiring struct {
 	// Resume a session from the same Dir as the run that created it:
 	// claude and gemini look sessions up per directory.
 	Dir string
+
+	// declare, when set, returns environment entries that make the CLI's
+	// configuration declare a model (for CLIs that only accept declared
+	// models).
+	declare func(model string) []string
 }
 
 // Wire prepares home, a fresh private directory, for running cli ("claude",
@@ -239,6 +244,37 @@ func (s *Server) wireGemini(w *Wiring, home string) error {
 // wireOpencode passes the config in OPENCODE_CONFIG_CONTENT, which takes
 // precedence over global and project config files.
 func (s *Server) wireOpencode(w *Wiring, home string) error {
+	env, err := s.opencodeConfig(nil)
+	if err != nil {
+		return err
+	}
+	w.declare = func(model string) []string {
+		name, ok := strings.CutPrefix(model, "agentclitest/")
+		if !ok && strings.Contains(model, "/") {
+			return nil // another provider's model: not ours to declare
+		}
+		e, err := s.opencodeConfig([]string{name})
+		if err != nil {
+			return nil
+		}
+		return e[:1]
+	}
+	w.Env = append(w.Env, env...)
+	return nil
+}
+
+// opencodeConfig returns the environment that points opencode at s, with
+// Model and extra declared as models of the "agentclitest" provider. The
+// config entry comes first.
+func (s *Server) opencodeConfig(extra []string) ([]string, error) {
+	models := map[string]any{}
+	for _, m := range append([]string{Model}, extra...) {
+		models[m] = map[string]any{
+			"name":      m,
+			"tool_call": true,
+			"limit":     map[string]any{"context": 200000, "output": 32000},
+		}
+	}
 	cfg := map[string]any{
 		"$schema": "https://opencode.ai/config.json",
 		// The openai-compatible provider is bundled in the binary and
@@ -251,13 +287,7 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 					"baseURL": s.URL() + "/v1",
 					"apiKey":  APIKey,
 				},
-				"models": map[string]any{
-					Model: map[string]any{
-						"name":      Model,
-						"tool_call": true,
-						"limit":     map[string]any{"context": 200000, "output": 32000},
-					},
-				},
+				"models": models,
 			},
 		},
 		"model": "agentclitest/" + Model,
@@ -271,10 +301,10 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 	}
 	b, err := json.Marshal(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w.Env = append(w.Env,
-		"OPENCODE_CONFIG_CONTENT="+string(b),
+	return []string{
+		"OPENCODE_CONFIG_CONTENT=" + string(b),
 		// No external plugins: otherwise plugins are installed from the
 		// npm registry in the background.
 		"OPENCODE_PURE=1",
@@ -286,11 +316,12 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 		"OPENCODE_DISABLE_SHARE=1",
 		// Don't read ~/.claude prompts and skills.
 		"OPENCODE_DISABLE_CLAUDE_CODE=1",
-	)
-	return nil
+	}, nil
 }
 
-// Apply points req at the server: it makes the wiring's environment the
+// Apply points req at the server: for CLIs that only run models their
+// configuration declares (opencode), it declares req.Model (a plain name, or
+// "agentclitest/NAME"); it makes the wiring's environment the
 // CLI's whole environment (Request.ReplaceEnv, so no API key, base URL or
 // setting of the calling process reaches the CLI; variables already in
 // req.Env are kept), adds the wiring's flags and, when req.Dir is empty,
@@ -301,7 +332,11 @@ func (s *Server) wireOpencode(w *Wiring, home string) error {
 //	...
 //	w.Apply(req)
 func (w *Wiring) Apply(req *agentcli.Request) {
-	req.Env = append(append([]string(nil), w.Env...), req.Env...)
+	env := append([]string(nil), w.Env...)
+	if w.declare != nil && req.Model != "" {
+		env = append(env, w.declare(req.Model)...)
+	}
+	req.Env = append(env, req.Env...)
 	req.ReplaceEnv = true
 	req.ExtraArgs = append(req.ExtraArgs, w.Args...)
 	if req.Dir == "" {

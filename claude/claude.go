@@ -14,6 +14,7 @@
 package claude
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,7 +74,7 @@ var spec = runner.Spec{
 // prepare builds one run. Text deltas (partial messages) are asked for only
 // when the caller streams. The system prompt goes to a private file in the
 // run's temporary directory.
-func prepare(r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream

@@ -79,6 +79,7 @@
 package codex
 
 import (
+	"context"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -154,7 +155,7 @@ var spec = runner.Spec{
 
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
-func prepare(r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	req := r.Req
 	if req.SystemPrompt != "" && req.SessionID != "" {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",

@@ -85,6 +85,7 @@
 package gemini
 
 import (
+	"context"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -153,7 +154,7 @@ func classify(msg string) error {
 
 // prepare builds one run: stream-json when the caller streams, json
 // otherwise; the prompt (made safe, see promptInput) goes on stdin.
-func prepare(r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream

@@ -94,11 +94,14 @@
 package opencode
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
@@ -165,17 +168,18 @@ var spec = runner.Spec{
 		return ""
 	},
 	Stderr:   stripANSI,
-	NewState: func() any { return &sessionDirs{dirs: map[string]string{}} },
+	NewState: func() any { return &state{dirs: map[string]string{}, models: map[string][]string{}} },
 }
 
-// sessionDirs remembers the directory each session of one Backend ran in.
-type sessionDirs struct {
-	mu   sync.Mutex
-	dirs map[string]string // session id → directory
+// state is what one Backend remembers across runs.
+type state struct {
+	mu     sync.Mutex
+	dirs   map[string]string   // session id → directory it ran in
+	models map[string][]string // configuration → the models it declares
 }
 
 // remember records the directory a session ran in.
-func (s *sessionDirs) remember(sid, dir string) {
+func (s *state) remember(sid, dir string) {
 	if sid == "" || dir == "" {
 		return
 	}
@@ -187,7 +191,7 @@ func (s *sessionDirs) remember(sid, dir string) {
 	s.dirs[sid] = dir
 }
 
-func (s *sessionDirs) lookup(sid string) (string, bool) {
+func (s *state) lookup(sid string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, ok := s.dirs[sid]
@@ -197,22 +201,28 @@ func (s *sessionDirs) lookup(sid string) (string, bool) {
 // prepare builds one run: a resumed session runs in its own directory; the
 // system prompt goes through a private config file named by
 // OPENCODE_CONFIG.
-func prepare(r *runner.Run) (*runner.Job, error) {
+func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 	req := r.Req
-	dirs := r.State.(*sessionDirs)
+	st := r.State.(*state)
 	d := r.Dir
 	if req.SessionID != "" {
-		if orig, ok := dirs.lookup(req.SessionID); ok && orig != d {
+		if orig, ok := st.lookup(req.SessionID); ok && orig != d {
 			r.Logger.Warn("agentcli: opencode hangs when a session is resumed from another directory; "+
 				"running in the session's own directory", "backend", Name,
 				"session", req.SessionID, "dir", d, "session_dir", orig)
 			d = orig
 		}
 	}
+	model, err := st.resolveModel(ctx, r, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	withModel := *req
+	withModel.Model = model
 	job := &runner.Job{
-		Args:      buildArgs(req, d),
+		Args:      buildArgs(&withModel, d),
 		Parser:    newParser(),
-		OnSession: func(id string) { dirs.remember(id, d) },
+		OnSession: func(id string) { st.remember(id, d) },
 	}
 	prompt := req.Prompt
 	if req.SystemPrompt != "" {
@@ -236,6 +246,60 @@ func prepare(r *runner.Run) (*runner.Job, error) {
 	}
 	job.Stdin = []byte(prompt)
 	return job, nil
+}
+
+// resolveModel turns a plain model name into the provider/model that
+// opencode's configuration declares (opencode fails with "Unexpected server
+// error" on a plain name). A name with a "/" is passed as is. The models
+// are listed with `opencode models` (no model call; about two seconds),
+// once per configuration and Backend.
+func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (string, error) {
+	if model == "" || strings.Contains(model, "/") {
+		return model, nil
+	}
+	key := strings.Join([]string{r.Dir, r.Lookup("OPENCODE_CONFIG_CONTENT"), r.Lookup("OPENCODE_CONFIG"),
+		r.Lookup("HOME"), r.Lookup("XDG_CONFIG_HOME")}, "\x00")
+	s.mu.Lock()
+	known, ok := s.models[key]
+	s.mu.Unlock()
+	if !ok {
+		out, err := runner.Output(ctx, r, 30*time.Second, "models")
+		if err != nil {
+			return "", fmt.Errorf("opencode: resolving model %q (a plain name; opencode needs provider/model): %w", model, err)
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if l = strings.TrimSpace(l); strings.Contains(l, "/") && !strings.ContainsAny(l, " \t") {
+				known = append(known, l)
+			}
+		}
+		s.mu.Lock()
+		if len(s.models) >= 64 {
+			clear(s.models)
+		}
+		s.models[key] = known
+		s.mu.Unlock()
+	}
+	var match []string
+	for _, m := range known {
+		if _, name, _ := strings.Cut(m, "/"); name == model {
+			match = append(match, m)
+		}
+	}
+	bad := func(reason string) error {
+		return &agentcli.RequestError{Backend: Name, Field: "Model", Reason: reason}
+	}
+	switch {
+	case len(match) == 1:
+		return match[0], nil
+	case len(match) > 1:
+		return "", bad(fmt.Sprintf("%q is ambiguous: %s; give provider/model", model, strings.Join(match, ", ")))
+	}
+	list := known
+	if len(list) > 20 {
+		list = append(list[:20:20], "...")
+	}
+	return "", bad(fmt.Sprintf("opencode's configuration declares no model named %q; it knows %s (give provider/model)",
+		model, strings.Join(list, ", ")))
 }
 
 // writeSystemPrompt writes system.md and an opencode config that lists it in

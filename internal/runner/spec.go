@@ -34,7 +34,7 @@ type Spec struct {
 	// Prepare builds one run: argv, stdin, extra environment and a parser.
 	// It is called when iteration starts, after validation. Files it puts
 	// in r.TempDir() are removed when the run ends, on every path.
-	Prepare func(r *Run) (*Job, error)
+	Prepare func(ctx context.Context, r *Run) (*Job, error)
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
 	// wording (HTTP statuses, "rate limit", "unauthorized") is recognised

@@ -54,11 +54,6 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
-	job, err := b.spec.Prepare(r)
-	if err != nil {
-		yield(agentcli.Event{}, err)
-		return
-	}
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -72,6 +67,14 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			return &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Cause(ctx)}
 		}
 		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: b.spec.stderrTail(stderr)}
+	}
+	job, err := b.spec.Prepare(runCtx, r)
+	if err != nil {
+		if runCtx.Err() != nil {
+			err = ended("")
+		}
+		yield(agentcli.Event{}, err)
+		return
 	}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))
