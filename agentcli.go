@@ -47,7 +47,9 @@ type Backend interface {
 	Name() string
 
 	// Run runs req to completion and returns its final Result. It blocks
-	// until the CLI process and every process it started have exited.
+	// until the run is over and its processes are reaped (see the README's
+	// reliability section for exactly what is reaped). A nil req is an
+	// empty Request, which fails: the prompt is required.
 	//
 	// When the run fails after the CLI produced a result (for example an API
 	// error reported in the CLI's terminal event), Run returns that Result
@@ -55,10 +57,15 @@ type Backend interface {
 	Run(ctx context.Context, req *Request) (*Result, error)
 
 	// Stream starts req and yields its normalized events as they arrive.
-	// Nothing runs until the sequence is iterated. The last event of a
-	// successful run has Kind EventResult. A non-nil error is always the last
-	// element of the sequence. Breaking out of the loop stops the CLI (its
-	// whole process group) and reaps it before the loop statement returns.
+	// Nothing runs until the sequence is iterated, and each iteration is
+	// a new run: ranging over the same sequence twice runs the CLI twice.
+	// The last event of a successful run has Kind EventResult. A non-nil
+	// error is always the last element of the sequence; once ctx is done
+	// (or Request.Timeout expires) no further event is yielded, only that
+	// error. Breaking out of the loop stops the CLI (its whole process
+	// group) and reaps it before the loop statement returns. Text deltas
+	// (EventTextDelta) add up to all of the assistant's text on every
+	// backend, so a caller that prints only them prints the answer once.
 	Stream(ctx context.Context, req *Request) iter.Seq2[Event, error]
 
 	// Check reports whether the CLI is reachable: the binary resolves on PATH
@@ -72,6 +79,14 @@ type Backend interface {
 
 // Request describes one prompt to run. The zero value of every field except
 // Prompt means "the CLI's own default".
+//
+// A backend reads the Request when the run starts (when Run is called, or
+// when a Stream's iteration begins) and validates it then: an empty prompt,
+// a Dir that does not exist, a NUL byte where the CLI could not carry it or
+// an id or tool rule the CLI would misread fails with an *RequestError
+// before any process starts. It does not keep or modify the Request; the
+// callbacks (OnText, OnPermission) are called during the run only. Changing
+// a Request while a run that uses it is starting is a data race.
 type Request struct {
 	// Prompt is the user message. It is passed to the CLI so that it can
 	// never be read as a flag, and may be larger than the kernel's limit on
@@ -93,7 +108,9 @@ type Request struct {
 
 	// AllowedTools and DisallowedTools filter the CLI's tools, in the CLI's
 	// own rule syntax (for Claude, e.g. "Bash(git *)").
-	AllowedTools    []string
+	AllowedTools []string
+	// DisallowedTools lists tool rules the CLI must refuse, in the same
+	// syntax as AllowedTools.
 	DisallowedTools []string
 
 	// Dir is the working directory of the CLI process; empty means the
@@ -251,6 +268,7 @@ const (
 
 // Event is one normalized event of a run.
 type Event struct {
+	// Kind says which of the fields below are set.
 	Kind EventKind `json:"kind"`
 	// SessionID is the CLI's session id when the line carried one.
 	SessionID string `json:"session_id,omitempty"`
@@ -259,12 +277,17 @@ type Event struct {
 	// Delta marks a thinking event that is a piece rather than a block.
 	Delta bool `json:"delta,omitempty"`
 	// Model is set on init events when the CLI reports it.
-	Model      string      `json:"model,omitempty"`
-	Tool       *ToolUse    `json:"tool,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Tool is the call of an EventToolUse.
+	Tool *ToolUse `json:"tool,omitempty"`
+	// ToolResult is the outcome of an EventToolResult.
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
-	Usage      *Usage      `json:"usage,omitempty"`
-	Retry      *Retry      `json:"retry,omitempty"`
-	Result     *Result     `json:"result,omitempty"`
+	// Usage is the token usage so far of an EventUsage.
+	Usage *Usage `json:"usage,omitempty"`
+	// Retry describes the API retry of an EventRetry.
+	Retry *Retry `json:"retry,omitempty"`
+	// Result is the final result of an EventResult.
+	Result *Result `json:"result,omitempty"`
 	// Err is the non-fatal error of a notice event.
 	Err error `json:"-"`
 	// Subagent is the id of the tool call (a sub-agent task) this event
@@ -308,19 +331,26 @@ type ToolUse struct {
 
 // ToolResult is the outcome of a tool call.
 type ToolResult struct {
-	ID      string `json:"id"`
-	Output  string `json:"output"`
-	IsError bool   `json:"is_error"`
+	// ID is the ToolUse.ID of the call.
+	ID string `json:"id"`
+	// Output is the tool's output as text (an error message when IsError).
+	Output string `json:"output"`
+	// IsError reports that the tool failed or was refused.
+	IsError bool `json:"is_error"`
 	// ExitCode is the exit code of a shell command, when known.
 	ExitCode *int `json:"exit_code,omitempty"`
 }
 
 // Retry describes an API retry the CLI is making.
 type Retry struct {
-	Attempt    int           `json:"attempt,omitempty"`
-	MaxRetries int           `json:"max_retries,omitempty"`
-	Delay      time.Duration `json:"delay_ns,omitempty"`
+	// Attempt is the number of the retry, from 1.
+	Attempt int `json:"attempt,omitempty"`
+	// MaxRetries is how many retries the CLI makes at most, when known.
+	MaxRetries int `json:"max_retries,omitempty"`
+	// Delay is how long the CLI waits before this retry, when known.
+	Delay time.Duration `json:"delay_ns,omitempty"`
 	// Status is the HTTP status of the failed call, when known.
-	Status  int    `json:"status,omitempty"`
+	Status int `json:"status,omitempty"`
+	// Message is the error that made the CLI retry.
 	Message string `json:"message,omitempty"`
 }

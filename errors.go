@@ -66,16 +66,19 @@ type RequestError struct {
 	Reason string
 }
 
+// Error implements the error interface.
 func (e *RequestError) Error() string {
 	return e.Backend + ": invalid request: " + e.Field + ": " + e.Reason
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *RequestError) Unwrap() error { return ErrBadRequest }
 
 // UnsupportedError reports a request for something a backend cannot do,
 // such as a permission mode or an option under Options.Strict. It is
 // returned before any CLI starts, and matches ErrUnsupported.
 type UnsupportedError struct {
+	// Backend names the backend.
 	Backend string
 	// Feature names what is not supported, e.g. "live sessions" or
 	// "permission mode plan".
@@ -84,6 +87,7 @@ type UnsupportedError struct {
 	Reason string
 }
 
+// Error implements the error interface.
 func (e *UnsupportedError) Error() string {
 	s := e.Backend + ": " + e.Feature + " not supported"
 	if e.Reason != "" {
@@ -92,19 +96,25 @@ func (e *UnsupportedError) Error() string {
 	return s
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 
 // BinaryError reports a CLI binary that cannot be run. It matches ErrNotFound
 // or ErrNotExecutable, and the underlying error.
 type BinaryError struct {
+	// Backend names the backend.
 	Backend string
-	Path    string
-	Err     error // ErrNotFound or ErrNotExecutable
-	Cause   error // what the operating system said
+	// Path is the binary as configured or resolved.
+	Path string
+	// Err is ErrNotFound or ErrNotExecutable.
+	Err error
+	// Cause is what the operating system said.
+	Cause error
 	// Hint, when set, tells how to fix the problem.
 	Hint string
 }
 
+// Error implements the error interface.
 func (e *BinaryError) Error() string {
 	s := fmt.Sprintf("%s: %v: %s", e.Backend, e.Err, e.Path)
 	if e.Cause != nil {
@@ -116,12 +126,14 @@ func (e *BinaryError) Error() string {
 	return s
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *BinaryError) Unwrap() []error { return []error{e.Err, e.Cause} }
 
 // ExitError reports a CLI that exited with a non-zero status and no result
 // that explains it. It matches ErrExit and, when the CLI's message says so,
 // one of ErrSessionNotFound, ErrAuth or ErrRateLimited.
 type ExitError struct {
+	// Backend names the backend.
 	Backend string
 	// Code is the exit status; -1 when the process was killed by a signal.
 	Code int
@@ -134,6 +146,7 @@ type ExitError struct {
 	Hint string
 }
 
+// Error implements the error interface.
 func (e *ExitError) Error() string {
 	s := fmt.Sprintf("%s: exit status %d", e.Backend, e.Code)
 	if e.Kind != nil {
@@ -148,6 +161,7 @@ func (e *ExitError) Error() string {
 	return s
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *ExitError) Unwrap() []error {
 	if e.Kind != nil {
 		return []error{ErrExit, e.Kind}
@@ -158,41 +172,52 @@ func (e *ExitError) Unwrap() []error {
 // TimeoutError reports that Request.Timeout expired. It matches ErrTimeout
 // and context.DeadlineExceeded.
 type TimeoutError struct {
+	// Backend names the backend.
 	Backend string
+	// Timeout is the Request.Timeout that expired.
 	Timeout time.Duration
 	// Stderr is the tail of the CLI's stderr at the time it was stopped.
 	Stderr string
 }
 
+// Error implements the error interface.
 func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s: query timed out after %v", e.Backend, e.Timeout)
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *TimeoutError) Unwrap() []error { return []error{ErrTimeout, context.DeadlineExceeded} }
 
 // CanceledError reports that the caller's context ended the run. It matches
 // ErrCanceled and the context's error (context.Canceled or
 // context.DeadlineExceeded, or the cancel cause).
 type CanceledError struct {
+	// Backend names the backend.
 	Backend string
-	Err     error
+	// Err is the context's error (or its cancel cause).
+	Err error
 }
 
+// Error implements the error interface.
 func (e *CanceledError) Error() string {
 	return fmt.Sprintf("%s: run canceled: %v", e.Backend, e.Err)
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *CanceledError) Unwrap() []error { return []error{ErrCanceled, e.Err} }
 
 // ParseError reports CLI output that could not be understood. It matches
 // ErrParse.
 type ParseError struct {
+	// Backend names the backend.
 	Backend string
 	// Line is the offending output (truncated to 4 KiB).
 	Line []byte
-	Err  error
+	// Err is what was wrong with it.
+	Err error
 }
 
+// Error implements the error interface.
 func (e *ParseError) Error() string {
 	s := "failed to parse CLI output"
 	if e.Backend != "" {
@@ -204,6 +229,7 @@ func (e *ParseError) Error() string {
 	return s
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *ParseError) Unwrap() []error { return []error{ErrParse, e.Err} }
 
 // LineTooLongError reports an output line longer than Options.MaxLineBytes.
@@ -214,20 +240,27 @@ type LineTooLongError struct {
 	Limit, Len int
 }
 
+// Error implements the error interface.
 func (e *LineTooLongError) Error() string {
 	return fmt.Sprintf("CLI output line too long: %d bytes, limit %d", e.Len, e.Limit)
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *LineTooLongError) Unwrap() error { return ErrLineTooLong }
 
 // NoResultError reports a CLI that ended without a terminal result. It
 // matches ErrNoResult, and ErrExit too when the exit status was non-zero.
 type NoResultError struct {
+	// Backend names the backend.
 	Backend string
-	Code    int
-	Stderr  string
+	// Code is the CLI's exit status.
+	Code int
+	// Stderr is the tail of stderr (at most 500 characters, secrets
+	// redacted).
+	Stderr string
 }
 
+// Error implements the error interface.
 func (e *NoResultError) Error() string {
 	s := fmt.Sprintf("%s: CLI produced no result (exit status %d)", e.Backend, e.Code)
 	if e.Stderr != "" {
@@ -236,6 +269,7 @@ func (e *NoResultError) Error() string {
 	return s
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *NoResultError) Unwrap() []error {
 	if e.Code != 0 {
 		return []error{ErrNoResult, ErrExit}
@@ -247,6 +281,7 @@ func (e *NoResultError) Unwrap() []error {
 // error, a limit such as max turns, or an exit status that contradicts a
 // successful-looking result. It matches ErrResult and Kind.
 type ResultError struct {
+	// Backend names the backend.
 	Backend string
 	// Subtype is the CLI's result subtype, e.g. "error_max_turns".
 	Subtype string
@@ -264,6 +299,7 @@ type ResultError struct {
 	Result *Result
 }
 
+// Error implements the error interface.
 func (e *ResultError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Backend)
@@ -283,6 +319,7 @@ func (e *ResultError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *ResultError) Unwrap() []error {
 	if e.Kind != nil {
 		return []error{ErrResult, e.Kind}
@@ -293,10 +330,13 @@ func (e *ResultError) Unwrap() []error {
 // UnknownBackendError reports a backend name that is not registered. It
 // matches ErrUnknownBackend.
 type UnknownBackendError struct {
-	Name  string
+	// Name is the name asked for.
+	Name string
+	// Valid lists the registered names.
 	Valid []string
 }
 
+// Error implements the error interface.
 func (e *UnknownBackendError) Error() string {
 	s := fmt.Sprintf("unknown backend %q", e.Name)
 	pkg := knownBackends[strings.ToLower(strings.TrimSpace(e.Name))]
@@ -322,4 +362,5 @@ var knownBackends = map[string]string{
 	"opencode": "opencode", "open-code": "opencode",
 }
 
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
 func (e *UnknownBackendError) Unwrap() error { return ErrUnknownBackend }

@@ -47,11 +47,16 @@ type Result struct {
 // ReasoningTokens is the part of OutputTokens spent on reasoning, when the
 // CLI reports it.
 type Usage struct {
-	InputTokens      int64 `json:"input_tokens"`
-	OutputTokens     int64 `json:"output_tokens"`
-	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	// InputTokens is the input not read from or written to the cache.
+	InputTokens int64 `json:"input_tokens"`
+	// OutputTokens is everything the model generated, reasoning included.
+	OutputTokens int64 `json:"output_tokens"`
+	// CacheReadTokens is the input read from the prompt cache.
+	CacheReadTokens int64 `json:"cache_read_tokens"`
+	// CacheWriteTokens is the input written to the prompt cache.
 	CacheWriteTokens int64 `json:"cache_write_tokens"`
-	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	// ReasoningTokens is the part of OutputTokens spent on reasoning.
+	ReasoningTokens int64 `json:"reasoning_tokens"`
 	// Cumulative reports that the counts cover the whole session (every
 	// resumed turn included) because the CLI reports nothing finer.
 	Cumulative bool `json:"cumulative,omitempty"`

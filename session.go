@@ -80,6 +80,7 @@ func StartSession(ctx context.Context, b Backend, req *Request) (Session, error)
 // such as WithRetry), so that optional interfaces of the wrapped backend
 // can be found.
 type Unwrapper interface {
+	// Unwrap returns the wrapped backend.
 	Unwrap() Backend
 }
 

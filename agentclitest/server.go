@@ -98,18 +98,26 @@ type Turn struct {
 // ToolCall is a tool call made by the model. An empty ID is replaced by a
 // generated one; Args may be nil.
 type ToolCall struct {
-	ID   string
+	// ID is the call id; empty means a generated one.
+	ID string
+	// Name is the tool's name as the CLI offered it.
 	Name string
+	// Args are the call's arguments; nil means none.
 	Args map[string]any
 }
 
 // TurnUsage holds the token counts a turn reports. Zero InputTokens and
 // OutputTokens default to 10 and 5.
 type TurnUsage struct {
-	InputTokens     int
-	OutputTokens    int
-	CachedTokens    int // cache-read input tokens
-	ReasoningTokens int // where the API reports them separately
+	// InputTokens is the input token count (default 10).
+	InputTokens int
+	// OutputTokens is the output token count (default 5).
+	OutputTokens int
+	// CachedTokens is the cache-read input token count.
+	CachedTokens int
+	// ReasoningTokens is the reasoning token count, where the API
+	// reports it separately.
+	ReasoningTokens int
 }
 
 // Message is one text part of a conversation as a CLI sent it.
@@ -117,6 +125,7 @@ type Message struct {
 	// Role is "user", "assistant", "system" or "developer". Gemini's "model"
 	// role is reported as "assistant".
 	Role string
+	// Text is the part's text.
 	Text string
 }
 
@@ -125,16 +134,20 @@ type ModelToolResult struct {
 	// CallID is the tool call id the result answers. Gemini results carry no
 	// id unless the call had one; then CallID is the function name.
 	CallID string
+	// Output is the result's text.
 	Output string
 }
 
 // ModelRequest is one recorded model call.
 type ModelRequest struct {
 	// API is "anthropic", "responses", "gemini" or "chat".
-	API    string
+	API string
+	// Method is the HTTP method.
 	Method string
-	Path   string // URL path, without the query
-	Query  string // raw query, e.g. "beta=true" or "alt=sse"
+	// Path is the URL path, without the query.
+	Path string
+	// Query is the raw query, e.g. "beta=true" or "alt=sse".
+	Query string
 	// Model is the model the request asked for (from the body, or from the
 	// URL path for Gemini).
 	Model string
@@ -158,8 +171,10 @@ type ModelRequest struct {
 	// consuming a scripted turn: Gemini router/JSON-schema calls and
 	// countTokens, Anthropic count_tokens, opencode title generation.
 	Utility bool
-	Header  http.Header
-	Body    []byte // the raw request body
+	// Header holds the request's HTTP headers.
+	Header http.Header
+	// Body is the raw request body.
+	Body []byte
 }
 
 // LastUserText returns the text of the last user-role message part, or "".

@@ -30,9 +30,14 @@ const MaxPromptBytes = 8 << 20
 
 // PromptTooLongError reports a prompt that gemini would truncate.
 type PromptTooLongError struct {
-	Len, Limit int
+	// Len is the length of the input, system prompt and escaping
+	// included.
+	Len int
+	// Limit is what gemini reads at most.
+	Limit int
 }
 
+// Error implements the error interface.
 func (e *PromptTooLongError) Error() string {
 	return fmt.Sprintf("gemini: prompt is %d bytes; gemini reads at most %d bytes from stdin", e.Len, e.Limit)
 }

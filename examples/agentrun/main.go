@@ -30,6 +30,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,7 +69,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || (*asJSON && *stream) {
+	switch {
+	case *asJSON && *stream:
+		fmt.Fprintln(stderr, "agentrun: -json and -stream cannot be combined: -stream already prints the result as its last line")
+		return 2
+	case fs.NArg() != 1:
 		fs.Usage()
 		return 2
 	}
@@ -80,6 +85,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 		prompt = string(b)
+	}
+	if strings.TrimSpace(prompt) == "" {
+		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
+		return 2
 	}
 
 	name, err := agentcli.Resolve(*backend)

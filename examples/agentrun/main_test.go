@@ -121,6 +121,20 @@ func TestErrors(t *testing.T) {
 	if code, _, _ = runArgs(t, ""); code != 2 {
 		t.Fatalf("no prompt: exit %d", code)
 	}
+	// Refusals say why.
+	for _, c := range []struct {
+		stdin string
+		args  []string
+		want  string
+	}{
+		{"", []string{"-cli", cli, "-json", "-stream", "hi"}, "cannot be combined"},
+		{"", []string{"-cli", cli, "  \n\t"}, "prompt is empty"},
+		{" \n", []string{"-cli", cli, "-"}, "prompt is empty"},
+	} {
+		if code, _, errOut = runArgs(t, c.stdin, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
 }
 
 // TestOfflineRealCLI runs README's main command path: the real claude,
