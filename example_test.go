@@ -8,39 +8,45 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude" // registers "claude"
 )
 
-// A complete program: run a prompt on Claude Code, print the text as it
-// streams, then the final Result.
+// A program that streams an answer. Text deltas add up to the whole answer
+// on every backend, so printing them prints it exactly once. Here the
+// backend is agentclitest's scripted one, so the output is known; with
+// agentcli.Open("claude", nil) the same loop runs Claude Code.
 func Example() {
-	b, err := agentcli.Open("claude", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	req := &agentcli.Request{Prompt: "Explain this repository in one sentence.", Timeout: 5 * time.Minute}
+	var b agentcli.Backend = agentclitest.NewBackend(agentclitest.Reply("Hello, world!", "session-1"))
+	req := &agentcli.Request{Prompt: "Say hello.", Timeout: 5 * time.Minute}
 	for ev, err := range b.Stream(context.Background(), req) {
 		if err != nil {
-			log.Fatal(err)
+			log.Fatal(err) // typed: see ExampleResultError
 		}
 		switch ev.Kind {
 		case agentcli.EventTextDelta:
 			fmt.Print(ev.Text)
+		case agentcli.EventToolUse:
+			fmt.Println("tool:", ev.Tool.Name) // canonical: Bash, Read, Edit, ...
 		case agentcli.EventResult:
-			fmt.Printf("\n%+v\n", *ev.Result)
+			fmt.Println("\nsession:", ev.Result.SessionID)
 		}
 	}
+	// Output:
+	// Hello, world!
+	// session: session-1
 }
 
 // Configuration from the environment (AGENT_BACKEND, BACKEND_CLI_PATH,
-// BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS).
+// BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS), and what to do with the
+// typed errors.
 func ExampleConfigFromEnv() {
 	cfg := agentcli.ConfigFromEnv(nil)
 	b, err := cfg.Open(nil)
 	if err != nil {
 		log.Fatal(err) // e.g. unknown backend "gtp" (valid: claude, codex, gemini, opencode)
 	}
-	req := &agentcli.Request{Prompt: "List the failing tests."}
+	req := &agentcli.Request{Prompt: "List the failing tests.", Timeout: 10 * time.Minute}
 	cfg.Apply(req, b.Capabilities())
 	res, err := b.Run(context.Background(), req)
 	switch {
@@ -50,8 +56,9 @@ func ExampleConfigFromEnv() {
 		// retry later
 	case err != nil:
 		log.Fatal(err)
+	default:
+		fmt.Println(res.Text)
 	}
-	fmt.Println(res.Text)
 }
 
 // Errors are typed: match a class with errors.Is, get details with
@@ -63,4 +70,24 @@ func ExampleResultError() {
 		fmt.Println(re.APIStatus, errors.Is(err, agentcli.ErrRateLimited), errors.Is(err, agentcli.ErrResult))
 	}
 	// Output: 429 true true
+}
+
+// A request is checked before any CLI starts: an empty prompt is an
+// *agentcli.RequestError naming the field.
+func ExampleRequestError() {
+	b, err := agentcli.Open("claude", &agentcli.Options{Path: "/bin/true"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = b.Run(context.Background(), &agentcli.Request{Prompt: "  "})
+	var re *agentcli.RequestError
+	fmt.Println(errors.As(err, &re), re.Field, errors.Is(err, agentcli.ErrBadRequest))
+	// Output: true Prompt true
+}
+
+// When a backend is not linked in, the error names the blank import that is
+// missing, as database/sql does for drivers.
+func ExampleUnknownBackendError() {
+	fmt.Println(&agentcli.UnknownBackendError{Name: "codex", Valid: []string{"claude"}})
+	// Output: unknown backend "codex" (forgotten import? _ "github.com/agentcli/agentcli/codex") (valid: claude)
 }

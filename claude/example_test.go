@@ -4,36 +4,55 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
 	"github.com/agentcli/agentcli/claude"
 )
 
-// A complete program: run a prompt on Claude Code, print text as it
-// streams, then the final result.
+// Example runs claude against agentclitest's scripted model server: the real
+// CLI and the real parsing, with no credentials and no network. Drop the
+// server, Wire and Apply to run against your own account.
 func Example() {
-	b := claude.New(nil) // "claude" on PATH; see agentcli.Options
-	ctx := context.Background()
-	req := &agentcli.Request{Prompt: "Say hello in five words."}
-	for ev, err := range b.Stream(ctx, req) {
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "Hello from a scripted model!"})
+	defer srv.Close()
+	home, err := os.MkdirTemp("", "claude-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	w, err := srv.Wire("claude", home)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	b := claude.New(nil) // "claude" on PATH; see agentcli.Options.Path
+	req := &agentcli.Request{Prompt: "Say hello."}
+	w.Apply(req) // the CLI's whole environment now points at srv
+	for ev, err := range b.Stream(context.Background(), req) {
 		if err != nil {
-			log.Fatal(err) // a typed error: errors.Is(err, agentcli.ErrTimeout), ...
+			log.Fatal(err) // typed: errors.Is(err, agentcli.ErrTimeout), errors.As(err, &resultErr), ...
 		}
 		switch ev.Kind {
 		case agentcli.EventTextDelta:
-			fmt.Print(ev.Text)
+			fmt.Print(ev.Text) // the whole answer, exactly once, on every backend
 		case agentcli.EventResult:
-			r := ev.Result
-			fmt.Printf("\nsession %s, %d in / %d out tokens\n", r.SessionID, r.Usage.InputTokens, r.Usage.OutputTokens)
+			fmt.Println("\nsession id reported:", ev.Result.SessionID != "")
 		}
 	}
+	// Output:
+	// Hello from a scripted model!
+	// session id reported: true
 }
 
-// Resuming a session: pass the previous result's SessionID.
-func ExampleBackend_Run() {
-	b := claude.New(&agentcli.Options{Env: []string{"IS_SANDBOX=1"}})
+// New with nil Options runs "claude" from PATH with your own credentials.
+// A second run resumes the first one's session.
+func ExampleNew() {
+	b := claude.New(&agentcli.Options{Env: []string{"IS_SANDBOX=1"}}) // IS_SANDBOX: only when running as root in a sandbox
 	ctx := context.Background()
-	first, err := b.Run(ctx, &agentcli.Request{Prompt: "Remember the number 7."})
+	first, err := b.Run(ctx, &agentcli.Request{Prompt: "Remember the number 7.", Timeout: 5 * time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,4 +61,7 @@ func ExampleBackend_Run() {
 		log.Fatal(err)
 	}
 	fmt.Println(second.Text)
+	if first.CostUSD != nil {
+		fmt.Printf("first run cost $%.4f\n", *first.CostUSD)
+	}
 }

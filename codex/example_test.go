@@ -4,15 +4,52 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
 	"github.com/agentcli/agentcli/codex"
 )
 
-// Run a prompt with codex exec, then resume the thread. It needs the codex
-// CLI on PATH and credentials for its model provider.
+// Example runs codex against agentclitest's scripted model server: the real
+// CLI and the real parsing, with no credentials and no network. Drop the
+// server, Wire and Apply to run against your own account.
 func Example() {
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "Hello from a scripted model!"})
+	defer srv.Close()
+	home, err := os.MkdirTemp("", "codex-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	w, err := srv.Wire("codex", home)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	b := codex.New(nil) // "codex" on PATH; see agentcli.Options.Path
+	req := &agentcli.Request{Prompt: "Say hello."}
+	w.Apply(req) // the CLI's whole environment now points at srv
+	for ev, err := range b.Stream(context.Background(), req) {
+		if err != nil {
+			log.Fatal(err) // typed: errors.Is(err, agentcli.ErrTimeout), errors.As(err, &resultErr), ...
+		}
+		switch ev.Kind {
+		case agentcli.EventTextDelta:
+			fmt.Print(ev.Text) // the whole answer, exactly once, on every backend
+		case agentcli.EventResult:
+			fmt.Println("\nsession id reported:", ev.Result.SessionID != "")
+		}
+	}
+	// Output:
+	// Hello from a scripted model!
+	// session id reported: true
+}
+
+// New with nil Options runs "codex" from PATH with your own credentials.
+// A second run resumes the thread; its usage covers the whole thread.
+func ExampleNew() {
 	b := codex.New(nil)
 	ctx := context.Background()
 	res, err := b.Run(ctx, &agentcli.Request{
@@ -25,9 +62,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Text, res.Usage.InputTokens)
-
-	// Stream the next turn of the same thread.
-	for ev, err := range b.Stream(ctx, &agentcli.Request{Prompt: "Which one is largest?", SessionID: res.SessionID}) {
+	for ev, err := range b.Stream(ctx, &agentcli.Request{Prompt: "Which one is largest?", SessionID: res.SessionID, Dir: "."}) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -35,7 +70,6 @@ func Example() {
 		case agentcli.EventToolUse:
 			fmt.Println("tool:", ev.Tool.Name, string(ev.Tool.Input))
 		case agentcli.EventResult:
-			// Usage of a resumed thread covers the whole thread.
 			fmt.Println(ev.Result.Text, ev.Result.Usage.Cumulative)
 		}
 	}

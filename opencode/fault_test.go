@@ -13,6 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
+	backendtest.UsePinnedCLIs()
 	os.Exit(m.Run())
 }
 

@@ -47,3 +47,25 @@ func SkipUnlessCI(t testing.TB, format string, args ...any) {
 	}
 	t.Skipf(format, args...)
 }
+
+// UsePinnedCLIs puts the CLIs that scripts/install-clis.sh installed
+// (tools/clis/node_modules/.bin, found from the package directory upwards)
+// first on PATH, so that a backend made with nil Options runs the pinned
+// binary. A backend package's TestMain calls it for its examples. It does
+// nothing when they are not installed.
+func UsePinnedCLIs() {
+	dir, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		bin := filepath.Join(d, "tools", "clis", "node_modules", ".bin")
+		if fi, err := os.Stat(bin); err == nil && fi.IsDir() {
+			os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			return
+		}
+		if filepath.Dir(d) == d {
+			return
+		}
+	}
+}
