@@ -183,6 +183,11 @@ type Options struct {
 	// StderrTailBytes is how much of the end of the CLI's stderr is kept for
 	// error messages. Zero means 8 KiB.
 	StderrTailBytes int
+
+	// Strict turns a Request option the backend does not support (see
+	// Capabilities) from a logged warning into an *UnsupportedError naming
+	// the backend and the option, returned before anything starts.
+	Strict bool
 }
 
 // Capabilities describes what a backend supports. Options a backend does not
@@ -278,6 +283,9 @@ type Event struct {
 	Delta bool `json:"delta,omitempty"`
 	// Model is set on init events when the CLI reports it.
 	Model string `json:"model,omitempty"`
+	// Version is the CLI's version, on init events of CLIs that report
+	// it.
+	Version string `json:"version,omitempty"`
 	// Tool is the call of an EventToolUse.
 	Tool *ToolUse `json:"tool,omitempty"`
 	// ToolResult is the outcome of an EventToolResult.

@@ -23,6 +23,7 @@ type wireLine struct {
 	Message         *wireMessage    `json:"message"`
 	Event           *wireStreamEvt  `json:"event"`
 	Model           string          `json:"model"`
+	Version         string          `json:"claude_code_version"`
 	IsAPIErrorMsg   bool            `json:"is_api_error_message"`
 	Error           json.RawMessage `json:"error"`
 
@@ -150,7 +151,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		case "init":
 			p.model = w.Model
 			ev := base
-			ev.Kind, ev.Model = agentcli.EventInit, w.Model
+			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
 			return []agentcli.Event{ev}
 		case "api_retry":
 			ev := base

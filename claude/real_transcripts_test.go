@@ -69,6 +69,11 @@ func TestRealTranscripts(t *testing.T) {
 				if count(agentcli.EventInit) != 1 {
 					t.Errorf("%d init events", count(agentcli.EventInit))
 				}
+				for _, ev := range evs {
+					if ev.Kind == agentcli.EventInit && ev.Version != "2.1.330" {
+						t.Errorf("init event reports CLI version %q, want 2.1.330", ev.Version)
+					}
+				}
 				switch scen {
 				case "tool":
 					var use *agentcli.ToolUse

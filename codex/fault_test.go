@@ -50,6 +50,20 @@ var kit = backendtest.Kit{
 
 func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
 
+// Under Options.Strict an option codex cannot honour fails the run before
+// the CLI starts, naming backend and option.
+func TestStrict(t *testing.T) {
+	b, dir := kit.Setup(t, &agentcli.Options{Strict: true}, kit.Success("ok", "s")...)
+	_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", MaxTurns: 3})
+	var ue *agentcli.UnsupportedError
+	if !errors.As(err, &ue) || ue.Backend != Name || ue.Feature != "max turns" {
+		t.Fatalf("err = %v; want *UnsupportedError for max turns", err)
+	}
+	if pids := fakecli.ReadPids(dir); len(pids) != 0 {
+		t.Fatalf("the CLI was started: %v", pids)
+	}
+}
+
 // TestExitHints: start-up failures codex reports on stderr come back as
 // *ExitError with a hint, classified where the message allows.
 func TestExitHints(t *testing.T) {

@@ -153,9 +153,20 @@ func TestOptionsCopied(t *testing.T) {
 func TestWarnUnsupported(t *testing.T) {
 	var logs bytes.Buffer
 	b := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
-	b.warnUnsupported(&agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"})
+	req := &agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"}
+	if err := b.warnUnsupported(req); err != nil {
+		t.Fatal(err)
+	}
 	out := logs.String()
 	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
 		t.Fatalf("warnings: %q", out)
+	}
+	// Strict: the first unsupported option is an error naming it.
+	logs.Reset()
+	strict := New(testSpec(), &agentcli.Options{Strict: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
+	err := strict.warnUnsupported(req)
+	var ue *agentcli.UnsupportedError
+	if !errors.As(err, &ue) || ue.Backend != "b" || ue.Feature != "max turns" || !errors.Is(err, agentcli.ErrUnsupported) || logs.Len() != 0 {
+		t.Fatalf("strict: err %v, logs %q", err, logs.String())
 	}
 }

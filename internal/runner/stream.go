@@ -20,7 +20,9 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 	if err := b.validate(req, oneShot); err != nil {
 		return nil, err
 	}
-	b.warnUnsupported(req)
+	if err := b.warnUnsupported(req); err != nil {
+		return nil, err
+	}
 	path, err := b.resolve()
 	if err != nil {
 		return nil, err

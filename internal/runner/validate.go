@@ -123,10 +123,15 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	return out
 }
 
-// warnUnsupported logs one warning per option in req the backend ignores.
-func (b *Backend) warnUnsupported(req *agentcli.Request) {
+// warnUnsupported logs one warning per option in req the backend ignores,
+// or, under Options.Strict, fails on the first.
+func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 	for _, o := range unsupported(b.spec.Caps, req) {
+		if b.opts.Strict {
+			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o}
+		}
 		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o),
 			"backend", b.spec.Name, "option", o)
 	}
+	return nil
 }
