@@ -33,9 +33,11 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 
 // spec declares Claude Code: everything agentcli models is supported.
 var spec = runner.Spec{
-	Name:    Name,
-	Binary:  "claude",
-	Package: "@anthropic-ai/claude-code",
+	Name:        Name,
+	Binary:      "claude",
+	Package:     "@anthropic-ai/claude-code",
+	Tested:      "2.1.330",
+	Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
 	Caps: agentcli.Capabilities{
 		TextDeltas:   true,
 		Thinking:     true,

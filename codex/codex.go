@@ -98,9 +98,11 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // summaries, resume, a developer-message system prompt and thread-total
 // usage; no max turns, tool filter or cost.
 var spec = runner.Spec{
-	Name:    Name,
-	Binary:  "codex",
-	Package: "@openai/codex",
+	Name:        Name,
+	Binary:      "codex",
+	Package:     "@openai/codex",
+	Tested:      "0.169.0",
+	Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,

@@ -105,9 +105,11 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // filter (--allowed-tools is deprecated and only skips confirmation), no
 // cost and no thinking text.
 var spec = runner.Spec{
-	Name:    Name,
-	Binary:  "gemini",
-	Package: "@google/gemini-cli",
+	Name:        Name,
+	Binary:      "gemini",
+	Package:     "@google/gemini-cli",
+	Tested:      "0.61.0",
+	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
 	Caps: agentcli.Capabilities{
 		TextDeltas:   true,
 		Resume:       true,

@@ -122,9 +122,11 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // appended to opencode's own; whole text parts rather than deltas; no max
 // turns and no tool filter.
 var spec = runner.Spec{
-	Name:    Name,
-	Binary:  "opencode",
-	Package: "opencode-ai",
+	Name:        Name,
+	Binary:      "opencode",
+	Package:     "opencode-ai",
+	Tested:      "1.18.33",
+	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
 	Caps: agentcli.Capabilities{
 		Thinking:     true,
 		Resume:       true,

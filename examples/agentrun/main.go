@@ -32,6 +32,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -62,12 +63,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stream := fs.Bool("stream", false, "print every normalized event as a JSON line")
 	offline := fs.Bool("offline", false, "answer from a local scripted model server instead of the real API")
 	reply := fs.String("offline-reply", "Hello from the offline model server!", "the canned reply used with -offline")
+	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *doctor {
+		return runDoctor(*cliPath, *asJSON, stdout)
 	}
 	switch {
 	case *asJSON && *stream:
@@ -166,6 +171,48 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 	}
 	return 0
+}
+
+// runDoctor prints agentcli.Doctor's report as a table, or as JSON. Each
+// backend runs the CLI on PATH, else the pinned one, unless -cli is given.
+// The exit status is 1 when a backend fails.
+func runDoctor(cli string, asJSON bool, stdout io.Writer) int {
+	var ds []agentcli.Diagnosis
+	for _, d := range agentcli.Doctor(context.Background(), &agentcli.Options{Path: cli}) {
+		if cli == "" && d.Status == agentcli.DiagnosisFailure {
+			if p := installedCLI(d.Backend); p != "" {
+				if b, err := agentcli.Open(d.Backend, &agentcli.Options{Path: p}); err == nil {
+					if dg, ok := b.(agentcli.Diagnoser); ok {
+						d = dg.Diagnose(context.Background())
+					}
+				}
+			}
+		}
+		ds = append(ds, d)
+	}
+	code := 0
+	for _, d := range ds {
+		if d.Status == agentcli.DiagnosisFailure {
+			code = 1
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(ds)
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BACKEND\tSTATUS\tVERSION\tTESTED\tCREDENTIALS\tPATH\tHINT")
+	for _, d := range ds {
+		creds := strings.Join(d.Credentials, ",")
+		if creds == "" {
+			creds = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.Backend, d.Status, d.Version, d.Tested, creds, d.Path, d.Hint)
+	}
+	tw.Flush()
+	return code
 }
 
 // installedCLI returns the CLI that scripts/install-clis.sh installed, when

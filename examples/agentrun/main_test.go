@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
@@ -133,6 +135,24 @@ func TestErrors(t *testing.T) {
 	} {
 		if code, _, errOut = runArgs(t, c.stdin, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// TestDoctor: -doctor -json reports the four pinned CLIs (no model call).
+func TestDoctor(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "..", "tools", "clis", "node_modules", ".bin", "claude")); err != nil {
+		backendtest.SkipUnlessCI(t, "pinned CLIs not installed (scripts/install-clis.sh)")
+	}
+	t.Setenv("PATH", "/usr/bin:/bin") // no other claude or codex around
+	code, out, errOut := runArgs(t, "", "-doctor", "-json")
+	var ds []agentcli.Diagnosis
+	if err := json.Unmarshal([]byte(out), &ds); err != nil || code != 0 || len(ds) != 4 {
+		t.Fatalf("exit %d, %d diagnoses (%v), stderr %q, stdout %s", code, len(ds), err, errOut, out)
+	}
+	for _, d := range ds {
+		if d.Version == "" || d.Version != d.Tested || d.Status == agentcli.DiagnosisFailure {
+			t.Errorf("%+v", d)
 		}
 	}
 }

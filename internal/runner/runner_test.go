@@ -170,3 +170,32 @@ func TestWarnUnsupported(t *testing.T) {
 		t.Fatalf("strict: err %v, logs %q", err, logs.String())
 	}
 }
+
+// Diagnose runs the binary for its version only and reports the tested
+// range and the credential variables by name.
+func TestDiagnose(t *testing.T) {
+	dir := t.TempDir()
+	cli := filepath.Join(dir, "cli")
+	os.WriteFile(cli, []byte("#!/bin/sh\n[ \"$1\" = --version ] || exit 9\necho \"cli-tool 1.2.3 (build x)\"\n"), 0o755)
+	spec := testSpec()
+	spec.Tested = "1.2.3"
+	spec.Credentials = []string{"B_TEST_KEY", "B_OTHER_KEY"}
+	t.Setenv("B_TEST_KEY", "secret-value-123")
+	d := New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context())
+	if d.Status != agentcli.DiagnosisOK || d.Version != "1.2.3" || !d.InRange || d.Path != cli ||
+		strings.Join(d.Credentials, ",") != "B_TEST_KEY" {
+		t.Fatalf("diagnosis %+v", d)
+	}
+	spec.Tested = "1.2.4"
+	if d := New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisWarning || d.InRange || !strings.Contains(d.Hint, "1.2.4") {
+		t.Fatalf("untested version: %+v", d)
+	}
+	os.Unsetenv("B_TEST_KEY")
+	spec.Tested = "1.2.3"
+	if d := New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisWarning || len(d.Credentials) != 0 || !strings.Contains(d.Hint, "credential") {
+		t.Fatalf("no credentials: %+v", d)
+	}
+	if d := New(spec, &agentcli.Options{Path: filepath.Join(dir, "missing")}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "not found") {
+		t.Fatalf("missing binary: %+v", d)
+	}
+}

@@ -22,6 +22,12 @@ type Spec struct {
 	// Package is the npm package that installs Binary, named in the error
 	// for a missing binary.
 	Package string
+	// Tested is the CLI version this release was tested with (the version
+	// pinned in tools/clis/package.json).
+	Tested string
+	// Credentials lists the environment variables that carry the CLI's
+	// credentials (reported by name only).
+	Credentials []string
 	// Caps is what the backend supports.
 	Caps agentcli.Capabilities
 	// Tools maps the CLI's raw tool names to canonical ones.

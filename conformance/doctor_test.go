@@ -1,0 +1,60 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+)
+
+// TestDoctor: Doctor finds every pinned CLI, reads its version (the one
+// pinned in tools/clis/package.json, which is what each backend says it was
+// tested with), names the credential variables that are set and never their
+// values, and makes no model call (the base URLs point nowhere).
+func TestDoctor(t *testing.T) {
+	cliPath(t, "claude") // installed, or skip/fail as every real-CLI test
+	bin, err := filepath.Abs(filepath.Join("..", "tools", "clis", "node_modules", ".bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-doctor-secret-value")
+	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
+	var pins struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	b, err := os.ReadFile(filepath.Join("..", "tools", "clis", "package.json"))
+	if err != nil || json.Unmarshal(b, &pins) != nil {
+		t.Fatalf("package.json: %v", err)
+	}
+	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai"}
+	ds := agentcli.Doctor(context.Background(), nil)
+	for _, name := range []string{"claude", "codex", "gemini", "opencode"} {
+		i := slices.IndexFunc(ds, func(d agentcli.Diagnosis) bool { return d.Backend == name })
+		if i < 0 {
+			t.Errorf("%s: not diagnosed (registered: %v)", name, agentcli.Backends())
+			continue
+		}
+		d := ds[i]
+		if d.Tested != pins.Dependencies[pkg[name]] || d.Version != d.Tested || !d.InRange || d.Status == agentcli.DiagnosisFailure {
+			t.Errorf("%s: %+v (pinned %s)", name, d, pins.Dependencies[pkg[name]])
+		}
+		if !strings.HasPrefix(d.Path, bin) {
+			t.Errorf("%s: path %s, want the pinned binary in %s", name, d.Path, bin)
+		}
+	}
+	out, _ := json.Marshal(ds)
+	if strings.Contains(string(out), "doctor-secret-value") {
+		t.Fatalf("a credential value leaked into the diagnosis: %s", out)
+	}
+	if c := ds[slices.IndexFunc(ds, func(d agentcli.Diagnosis) bool { return d.Backend == "claude" })]; !slices.Contains(c.Credentials, "ANTHROPIC_API_KEY") {
+		t.Errorf("claude credentials %v lack ANTHROPIC_API_KEY", c.Credentials)
+	}
+}

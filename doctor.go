@@ -1,0 +1,96 @@
+package agentcli
+
+import (
+	"context"
+	"sync"
+)
+
+// DiagnosisStatus grades a Diagnosis.
+type DiagnosisStatus string
+
+const (
+	// DiagnosisOK: the backend is ready to run.
+	DiagnosisOK DiagnosisStatus = "ok"
+	// DiagnosisWarning: it runs, but something may get in the way (a CLI
+	// version this release was not tested with, no credential variable
+	// set).
+	DiagnosisWarning DiagnosisStatus = "warning"
+	// DiagnosisFailure: it cannot run (no binary, or the binary does not
+	// start).
+	DiagnosisFailure DiagnosisStatus = "failure"
+)
+
+// Diagnosis is what Doctor found out about one backend.
+type Diagnosis struct {
+	// Backend is the registry name.
+	Backend string `json:"backend"`
+	// Path is the resolved CLI binary, or the configured one when it does
+	// not resolve.
+	Path string `json:"path,omitempty"`
+	// Version is the version the CLI prints, "" when it could not be run.
+	Version string `json:"version,omitempty"`
+	// Tested is the CLI version this release of agentcli was tested with
+	// (the pinned version).
+	Tested string `json:"tested,omitempty"`
+	// InRange reports that Version is one this release was tested with.
+	InRange bool `json:"in_range"`
+	// Credentials lists the names (never the values) of the backend's
+	// credential variables that are set in the environment a run would
+	// get.
+	Credentials []string `json:"credentials"`
+	// Status grades the backend.
+	Status DiagnosisStatus `json:"status"`
+	// Hint is a one-line explanation of a warning or failure, or "".
+	Hint string `json:"hint,omitempty"`
+}
+
+// Diagnoser is the optional interface of a Backend that can diagnose its
+// own installation. Diagnose must not start a model call.
+type Diagnoser interface {
+	// Diagnose checks the backend's CLI and reports what it found. It
+	// blocks while the CLI prints its version (bounded by ctx).
+	Diagnose(ctx context.Context) Diagnosis
+}
+
+// Doctor diagnoses every registered backend, created with opts (nil means
+// defaults; a set Path applies to every backend), and returns the
+// diagnoses in name order. It starts each CLI only to ask for its version:
+// it makes no model call. Backends that do not implement Diagnoser are
+// reported from Check alone. The backends are diagnosed concurrently; Doctor
+// blocks until all are done or ctx ends.
+func Doctor(ctx context.Context, opts *Options) []Diagnosis {
+	names := Backends()
+	out := make([]Diagnosis, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = diagnose(ctx, name, opts)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func diagnose(ctx context.Context, name string, opts *Options) Diagnosis {
+	b, err := Open(name, opts)
+	if err != nil {
+		return Diagnosis{Backend: name, Status: DiagnosisFailure, Hint: err.Error()}
+	}
+	for x := b; x != nil; {
+		if d, ok := x.(Diagnoser); ok {
+			return d.Diagnose(ctx)
+		}
+		u, ok := x.(Unwrapper)
+		if !ok {
+			break
+		}
+		x = u.Unwrap()
+	}
+	d := Diagnosis{Backend: name, Status: DiagnosisWarning, Hint: "this backend cannot report its version"}
+	if err := b.Check(ctx); err != nil {
+		d.Status, d.Hint = DiagnosisFailure, err.Error()
+	}
+	return d
+}
