@@ -1,8 +1,11 @@
 package claude
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -72,4 +75,44 @@ func TestSystemPromptFile(t *testing.T) {
 		}
 	}
 	backendtest.AssertNoLeaks(t, kit.TempPrefix)
+}
+
+// Debug logging: what was started (argv with secrets redacted, the prompt
+// elided) and the timings at debug level, one record per run at info level.
+func TestRunLogging(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	b, _ := kit.Setup(t, &agentcli.Options{Logger: logger}, kit.Success("hello", "s-1")...)
+	prompt := "Please review this change carefully and tell me what is wrong with it, in detail."
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: prompt, Model: "sk-ant-api03-abcdefghijklmnop0123"}); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if strings.Contains(out, "abcdefghijklmnop0123") || strings.Contains(out, prompt) {
+		t.Fatalf("a secret or the whole prompt was logged:\n%s", out)
+	}
+	var starting, timings, ended map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		switch rec["msg"] {
+		case "agentcli: starting CLI":
+			starting = rec
+		case "agentcli: run timings":
+			timings = rec
+		case "agentcli: run ended":
+			ended = rec
+		}
+	}
+	if starting == nil || starting["level"] != "DEBUG" || !strings.HasPrefix(starting["prompt"].(string), prompt[:40]) || len(starting["argv"].([]any)) < 5 {
+		t.Errorf("start record %v", starting)
+	}
+	if timings == nil || timings["first_byte"].(float64) <= 0 || timings["first_event"].(float64) <= 0 {
+		t.Errorf("timings record %v", timings)
+	}
+	if ended == nil || ended["level"] != "INFO" || ended["outcome"] != "ok" || ended["input_tokens"].(float64) != 10 || ended["cost_usd"].(float64) != 0.001 {
+		t.Errorf("end record %v", ended)
+	}
 }

@@ -50,6 +50,9 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	if req == nil {
 		req = &agentcli.Request{}
 	}
+	lg := b.newRunLog(ctx, req)
+	yield = lg.wrap(yield)
+	defer lg.end()
 	r, err := b.prepareRun(req, deltas, true)
 	if err != nil {
 		yield(agentcli.Event{}, err)
@@ -82,6 +85,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, ended(""))
 		return
 	}
+	lg.started(r, job.Args)
 	p, err := proc.Start(runCtx, proc.Spec{
 		Path:       r.Path,
 		Args:       job.Args,
@@ -102,6 +106,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer p.Close() // stops and reaps on every path, panics included
+	lg.spawnedAt(p.Pid())
 
 	var (
 		synth   evstream.Deltas
@@ -115,6 +120,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			// event decide the outcome.
 			break
 		}
+		lg.line()
 		var evs []agentcli.Event
 		if line.TooLong > 0 {
 			lerr := &agentcli.LineTooLongError{Limit: b.opts.MaxLineBytes, Len: line.TooLong}
