@@ -28,6 +28,7 @@ package agentcli
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
 	"log/slog"
 	"time"
@@ -141,6 +142,16 @@ type Request struct {
 	// ExtraArgs are appended to the CLI's arguments before the prompt, as an
 	// escape hatch for flags agentcli does not model.
 	ExtraArgs []string
+
+	// WireLog, if set, receives a lossless record of the run's traffic:
+	// every line the CLI wrote to stdout and every message agentcli wrote
+	// to its stdin, byte-exact and in order, then how the CLI ended. Replay
+	// turns it back into the run's events. The format is NDJSON, one
+	// record per line (documented on Replay). The writer is used from the
+	// run's goroutines, one write per record; a write error stops the log,
+	// not the run. Like any capture of a CLI's output, the log holds what
+	// the model and tools printed, unredacted: store it accordingly.
+	WireLog io.Writer
 
 	// Permission says what the run may do without asking; the zero value
 	// is PermissionBypass. Capabilities.PermissionModes lists the modes a

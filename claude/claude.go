@@ -54,7 +54,8 @@ var spec = runner.Spec{
 		"bash_output":    agentcli.ToolNameBashOutput,
 		"exit_plan_mode": agentcli.ToolNameExitPlanMode,
 	},
-	Prepare: prepare,
+	Prepare:   prepare,
+	NewParser: func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		switch {
 		case runner.Contains(msg, "no conversation found"):
@@ -93,8 +94,7 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		}
 	}
 	return &runner.Job{
-		Args:   buildArgs(r.Req, f, sysFile),
-		Stdin:  userMessage(r.Req.Prompt),
-		Parser: newParser(),
+		Args:  buildArgs(r.Req, f, sysFile),
+		Stdin: userMessage(r.Req.Prompt),
 	}, nil
 }

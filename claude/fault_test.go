@@ -116,3 +116,9 @@ func TestRunLogging(t *testing.T) {
 		t.Errorf("end record %v", ended)
 	}
 }
+
+// Every real transcript survives a wire-log round trip: replaying the log
+// of a live run yields the same events.
+func TestReplayTranscripts(t *testing.T) {
+	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
+}

@@ -126,7 +126,8 @@ var spec = runner.Spec{
 		"request_user_input": agentcli.ToolNameAskUserQuestion,
 		"collab_tool_call":   agentcli.ToolNameTask,
 	},
-	Prepare: prepare,
+	Prepare:   prepare,
+	NewParser: func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
 	Stderr: func(s string) string {
@@ -168,8 +169,7 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		return nil, err
 	}
 	return &runner.Job{
-		Args:   args,
-		Stdin:  []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
-		Parser: newParser(req),
+		Args:  args,
+		Stdin: []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
 	}, nil
 }

@@ -88,3 +88,9 @@ func TestExitHints(t *testing.T) {
 		}
 	}
 }
+
+// Every real transcript survives a wire-log round trip: replaying the log
+// of a live run yields the same events.
+func TestReplayTranscripts(t *testing.T) {
+	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/internal/backendtest"
 
 	// The backends under test register themselves on import.
 	_ "github.com/agentcli/agentcli/claude"
@@ -197,6 +198,7 @@ func TestConformance(t *testing.T) {
 			})
 			t.Run("text", func(t *testing.T) { testText(t, c, b) })
 			t.Run("deltas", func(t *testing.T) { testDeltas(t, c, b) })
+			t.Run("wirelog", func(t *testing.T) { testWireLog(t, c, b) })
 			t.Run("tool", func(t *testing.T) { testTool(t, c, b) })
 			t.Run("resume", func(t *testing.T) { testResume(t, c, b) })
 			t.Run("api400", func(t *testing.T) {
@@ -313,6 +315,26 @@ func testDeltas(t *testing.T, c cliCase, b agentcli.Backend) {
 	}
 	if onText.String() != answer || res.Text != answer {
 		t.Errorf("OnText got %q, Result.Text %q; want %q for both", onText.String(), res.Text, answer)
+	}
+}
+
+// testWireLog: the wire log of a live run (thinking, a tool call, its
+// result, text) replays into the same events, as a Stream and with Run.
+func testWireLog(t *testing.T, c cliCase, b agentcli.Backend) {
+	for _, stream := range []bool{true, false} {
+		e := newEnv(t, c.name,
+			agentclitest.Turn{Thinking: "Let me run it.", Shell: "echo wirelog"},
+			agentclitest.Turn{Text: "It printed wirelog."},
+		)
+		req, tag := e.request("Run the command.")
+		evs, err := backendtest.ReplayRoundTrip(t, b, req, stream)
+		assertNoProcs(t, tag)
+		if err != nil {
+			t.Fatalf("stream=%v: %s", stream, errSummary(err))
+		}
+		if len(evs) == 0 || evs[len(evs)-1].Result.Text != "It printed wirelog." {
+			t.Fatalf("stream=%v: events %+v", stream, evs)
+		}
 	}
 }
 

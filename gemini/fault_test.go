@@ -110,3 +110,9 @@ func TestRunJSONErrorOnStderr(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// Every real transcript survives a wire-log round trip: replaying the log
+// of a live run yields the same events.
+func TestReplayTranscripts(t *testing.T) {
+	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
+}

@@ -136,7 +136,13 @@ var spec = runner.Spec{
 		"activate_skill":      agentcli.ToolNameSkill,
 		"delegate_to_agent":   agentcli.ToolNameTask,
 	},
-	Prepare:  prepare,
+	Prepare: prepare,
+	NewParser: func(r *runner.Run) runner.Parser {
+		if r.Deltas {
+			return newParser(formatStream)
+		}
+		return newParser(formatJSON)
+	},
 	Classify: classify,
 	Hint:     hint,
 }
@@ -166,9 +172,8 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
 	return &runner.Job{
-		Args:   buildArgs(r.Req, f),
-		Stdin:  []byte(in),
-		Parser: newParser(f),
+		Args:  buildArgs(r.Req, f),
+		Stdin: []byte(in),
 	}, nil
 }
 

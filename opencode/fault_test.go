@@ -64,3 +64,9 @@ var kit = backendtest.Kit{
 }
 
 func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
+
+// Every real transcript survives a wire-log round trip: replaying the log
+// of a live run yields the same events.
+func TestReplayTranscripts(t *testing.T) {
+	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
+}

@@ -153,7 +153,8 @@ var spec = runner.Spec{
 		"question":    agentcli.ToolNameAskUserQuestion,
 		"skill":       agentcli.ToolNameSkill,
 	},
-	Prepare: prepare,
+	Prepare:   prepare,
+	NewParser: func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		if runner.Contains(msg, "providerautherror") {
 			return agentcli.ErrAuth
@@ -223,7 +224,6 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 	withModel.Model = model
 	job := &runner.Job{
 		Args:      buildArgs(&withModel, d),
-		Parser:    newParser(),
 		OnSession: func(id string) { st.remember(id, d) },
 	}
 	prompt := req.Prompt

@@ -37,10 +37,14 @@ type Spec struct {
 	// syntax, tool-rule syntax, ...), after the generic checks. It returns
 	// a *agentcli.RequestError naming the field. Nil means no extra rules.
 	Validate func(req *agentcli.Request) error
-	// Prepare builds one run: argv, stdin, extra environment and a parser.
-	// It is called when iteration starts, after validation. Files it puts
-	// in r.TempDir() are removed when the run ends, on every path.
+	// Prepare builds one run: argv, stdin and extra environment. It is
+	// called when iteration starts, after validation. Files it puts in
+	// r.TempDir() are removed when the run ends, on every path.
 	Prepare func(ctx context.Context, r *Run) (*Job, error)
+	// NewParser makes the parser of one run. It reads only r.Req's Model
+	// and SessionID and r.Deltas, which a wire log records, so that a
+	// replay parses exactly as the run did.
+	NewParser func(r *Run) Parser
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
 	// wording (HTTP statuses, "rate limit", "unauthorized") is recognised
@@ -124,8 +128,6 @@ type Job struct {
 	Stdin []byte
 	// Env holds entries appended to Run.Env (later entries win).
 	Env []string
-	// Parser turns the run's stdout into events.
-	Parser Parser
 	// OnSession, if set, is called once with the first session id the
 	// run reports.
 	OnSession func(id string)

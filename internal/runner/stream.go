@@ -81,6 +81,8 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
+	f := b.newFeed(r)
+	wl := b.wireLog(r, job.Args)
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))
 		return
@@ -107,12 +109,11 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	}
 	defer p.Close() // stops and reaps on every path, panics included
 	lg.spawnedAt(p.Pid())
+	if wl != nil && job.Stdin != nil {
+		wl.In(job.Stdin)
+	}
 
-	var (
-		synth   evstream.Deltas
-		out     []agentcli.Event
-		session = job.OnSession
-	)
+	session := job.OnSession
 	for runCtx.Err() == nil {
 		line, err := p.ReadLine()
 		if err != nil {
@@ -121,18 +122,14 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			break
 		}
 		lg.line()
-		var evs []agentcli.Event
-		if line.TooLong > 0 {
-			lerr := &agentcli.LineTooLongError{Limit: b.opts.MaxLineBytes, Len: line.TooLong}
-			evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
-		} else {
-			evs = job.Parser.Line(line.Data)
+		if wl != nil {
+			if line.TooLong > 0 {
+				wl.TooLong(line.TooLong)
+			} else {
+				wl.Out(line.Data)
+			}
 		}
-		out = out[:0]
-		for _, ev := range evs {
-			out = synth.Apply(out, ev)
-		}
-		for _, ev := range out {
+		for _, ev := range f.line(line.Data, line.TooLong) {
 			if runCtx.Err() != nil {
 				break // nothing is yielded after the run's context ended
 			}
@@ -149,24 +146,80 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		}
 	}
 	exit := p.Wait()
+	if wl != nil {
+		if runCtx.Err() != nil {
+			wl.Ended(endReason(ctx))
+		}
+		wl.Exit(exit.Code, Redact(exit.Stderr))
+	}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(exit.Stderr))
 		return
 	}
-	pexit := Exit{Code: exit.Code, Stderr: exit.Stderr}
-	res, rerr := b.spec.End(job.Parser, pexit)
-	if res != nil {
-		res.Duration = time.Since(start)
-		res.ExitCode = exit.Code
-		if rerr != nil || res.IsError {
-			res.Stderr = b.spec.stderrTail(exit.Stderr)
-		}
-	}
+	ev, rerr := f.end(Exit{Code: exit.Code, Stderr: exit.Stderr})
 	if rerr != nil {
 		yield(agentcli.Event{}, rerr)
 		return
 	}
-	yield(agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil)
+	ev.Result.Duration = time.Since(start)
+	yield(ev, nil)
+}
+
+// endReason names why a run's context ended, for the wire log.
+func endReason(ctx context.Context) string {
+	if ctx.Err() != nil {
+		return "canceled"
+	}
+	return "timeout"
+}
+
+// feed turns one run's stdout lines into the events a caller sees: the
+// parser's, with text deltas synthesized where the CLI reports whole
+// blocks only. A live run and a replay of its wire log go through the same
+// feed, so they yield the same events.
+type feed struct {
+	spec   *Spec
+	limit  int
+	parser Parser
+	synth  evstream.Deltas
+	out    []agentcli.Event
+}
+
+func (b *Backend) newFeed(r *Run) *feed {
+	return &feed{spec: b.spec, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+}
+
+// line returns the events of one stdout line (or of a line of tooLong
+// bytes that was skipped). The slice is reused by the next call.
+func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
+	var evs []agentcli.Event
+	if tooLong > 0 {
+		lerr := &agentcli.LineTooLongError{Limit: f.limit, Len: tooLong}
+		evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
+	} else {
+		evs = f.parser.Line(data)
+	}
+	f.out = f.out[:0]
+	for _, ev := range evs {
+		f.out = f.synth.Apply(f.out, ev)
+	}
+	return f.out
+}
+
+// end decides the outcome once the CLI has exited: the result event, or
+// the error.
+func (f *feed) end(e Exit) (agentcli.Event, error) {
+	res, err := f.spec.End(f.parser, e)
+	if res != nil {
+		res.ExitCode = e.Code
+		if err != nil || res.IsError {
+			res.Stderr = f.spec.stderrTail(e.Stderr)
+		}
+	}
+	if err != nil {
+		return agentcli.Event{}, err
+	}
+	return agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil
 }
 
 // End ends a run's parsing: it calls p.End and completes what it decided,

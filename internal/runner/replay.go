@@ -1,0 +1,104 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/wirelog"
+)
+
+// wireLog starts the wire log of a run, when the request asks for one.
+func (b *Backend) wireLog(r *Run, args []string) *wirelog.Writer {
+	if r.Req.WireLog == nil {
+		return nil
+	}
+	argv := make([]string, 0, len(args))
+	for _, a := range args {
+		argv = append(argv, Redact(a))
+	}
+	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
+		Backend:   b.spec.Name,
+		Deltas:    r.Deltas,
+		Model:     r.Req.Model,
+		SessionID: r.Req.SessionID,
+		Argv:      argv,
+		Time:      time.Now().UTC(),
+	})
+}
+
+// Replay implements agentcli.Replayer: it reads a wire log (see
+// Request.WireLog) and yields the events of the run it recorded, as the
+// run yielded them (durations aside).
+func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		rd := wirelog.NewReader(log)
+		rec, err := rd.Next()
+		if err != nil || rec.T != "start" {
+			yield(agentcli.Event{}, fmt.Errorf("%s: replay: the log does not begin with a start record: %w", b.spec.Name, orFormat(err)))
+			return
+		}
+		if rec.Start.Backend != b.spec.Name {
+			yield(agentcli.Event{}, fmt.Errorf("%s: replay: the log was written by the %s backend", b.spec.Name, rec.Start.Backend))
+			return
+		}
+		req := &agentcli.Request{Model: rec.Start.Model, SessionID: rec.Start.SessionID}
+		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state})
+		ended := ""
+		for {
+			rec, err := rd.Next()
+			if err == io.EOF {
+				yield(agentcli.Event{}, fmt.Errorf("%s: replay: %w", b.spec.Name, errIncomplete))
+				return
+			}
+			if err != nil {
+				yield(agentcli.Event{}, fmt.Errorf("%s: replay: %w", b.spec.Name, err))
+				return
+			}
+			switch rec.T {
+			case "out":
+				if ended != "" {
+					continue // dropped by the run too
+				}
+				for _, ev := range f.line(rec.Data, rec.TooLong) {
+					if !yield(ev, nil) {
+						return
+					}
+				}
+			case "end":
+				ended = rec.Why
+			case "exit":
+				switch ended {
+				case "canceled":
+					yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Canceled})
+					return
+				case "timeout":
+					yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: b.spec.Name, Stderr: b.spec.stderrTail(rec.Stderr)})
+					return
+				}
+				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
+				if err != nil {
+					yield(agentcli.Event{}, err)
+					return
+				}
+				yield(ev, nil)
+				return
+			}
+		}
+	}
+}
+
+// errIncomplete: a wire log that ends before the run did (the run was
+// still going, or the writer stopped).
+var errIncomplete = errors.New("the log ends before the run ended")
+
+func orFormat(err error) error {
+	if err == nil || err == io.EOF {
+		return wirelog.ErrFormat
+	}
+	return err
+}

@@ -1,0 +1,220 @@
+// Package wirelog writes and reads agentcli's wire log: a lossless record
+// of one run's traffic with its CLI, from which the run's events can be
+// rebuilt.
+//
+// The log is NDJSON, one record per line, each an object whose "t" says
+// what it is:
+//
+//	{"t":"start","v":1,"backend":"claude","deltas":true,"model":"…","session_id":"…","argv":[…],"time":"…"}
+//	{"t":"in","text":"…"}              bytes agentcli wrote to the CLI's stdin ("b64" when not UTF-8)
+//	{"t":"out","line":{…}}             a stdout line that is JSON, embedded verbatim (byte-exact)
+//	{"t":"out","text":"…"}             a stdout line that is UTF-8 but not JSON
+//	{"t":"out","b64":"…"}              any other stdout line, base64
+//	{"t":"out","too_long":N}           a line longer than Options.MaxLineBytes (not kept)
+//	{"t":"end","why":"canceled"}       the run's context ended here (or "timeout"); later lines were dropped
+//	{"t":"exit","code":0,"stderr":"…"} how the CLI ended; stderr is its tail, secrets redacted
+//
+// A stdout line is the bytes between two newlines, without the newline.
+// "start" describes what the parser needs (which backend, whether deltas
+// were asked for, the model and the session id the run asked for); argv is
+// informational (secrets redacted).
+package wirelog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Version is the format version written in the start record.
+const Version = 1
+
+// Start is the first record of a log.
+type Start struct {
+	Backend   string    `json:"backend"`
+	Deltas    bool      `json:"deltas"`
+	Model     string    `json:"model,omitempty"`
+	SessionID string    `json:"session_id,omitempty"`
+	Argv      []string  `json:"argv,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// Writer writes one run's log to an io.Writer. It is safe for concurrent
+// use. A failed write stops the log (later records are dropped) but not the
+// run; Err reports it.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+// NewWriter returns a Writer on w and writes the start record.
+func NewWriter(w io.Writer, s Start) *Writer {
+	l := &Writer{w: w}
+	rec := struct {
+		T string `json:"t"`
+		V int    `json:"v"`
+		Start
+	}{"start", Version, s}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		l.err = err
+		return l
+	}
+	l.write(b)
+	return l
+}
+
+// Err returns the first write error, if any.
+func (l *Writer) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *Writer) write(rec []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return
+	}
+	l.buf = append(append(l.buf[:0], rec...), '\n')
+	_, l.err = l.w.Write(l.buf)
+}
+
+// In records bytes written to the CLI's stdin.
+func (l *Writer) In(data []byte) {
+	l.write(bytesRecord(`{"t":"in",`, data, false))
+}
+
+// Out records one stdout line.
+func (l *Writer) Out(line []byte) {
+	l.write(bytesRecord(`{"t":"out",`, line, true))
+}
+
+// TooLong records a stdout line of n bytes that was not kept.
+func (l *Writer) TooLong(n int) {
+	l.write(fmt.Appendf(nil, `{"t":"out","too_long":%d}`, n))
+}
+
+// Ended records that the run's context ended ("canceled" or "timeout").
+func (l *Writer) Ended(why string) {
+	b, _ := json.Marshal(struct {
+		T   string `json:"t"`
+		Why string `json:"why"`
+	}{"end", why})
+	l.write(b)
+}
+
+// Exit records how the CLI ended.
+func (l *Writer) Exit(code int, stderr string) {
+	b, _ := json.Marshal(struct {
+		T      string `json:"t"`
+		Code   int    `json:"code"`
+		Stderr string `json:"stderr,omitempty"`
+	}{"exit", code, stderr})
+	l.write(b)
+}
+
+// bytesRecord encodes data byte-exactly: embedded verbatim when it is JSON
+// with no surrounding space (embed only), as a JSON string when it is
+// UTF-8, in base64 otherwise.
+func bytesRecord(head string, data []byte, embed bool) []byte {
+	out := []byte(head)
+	switch {
+	case embed && len(data) > 0 && !isSpace(data[0]) && !isSpace(data[len(data)-1]) && json.Valid(data):
+		out = append(out, `"line":`...)
+		out = append(out, data...)
+	case utf8.Valid(data):
+		s, _ := json.Marshal(string(data))
+		out = append(out, `"text":`...)
+		out = append(out, s...)
+	default:
+		out = append(out, `"b64":"`...)
+		out = base64.StdEncoding.AppendEncode(out, data)
+		out = append(out, '"')
+	}
+	return append(out, '}')
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// Record is one record of a log, as read.
+type Record struct {
+	// T is the record type: "start", "in", "out", "end" or "exit".
+	T string
+	// Start is set on a start record.
+	Start *Start
+	// Data is the bytes of an in or out record.
+	Data []byte
+	// TooLong is the length of a line that was not kept.
+	TooLong int
+	// Why is the reason of an end record.
+	Why string
+	// Code and Stderr are set on an exit record.
+	Code   int
+	Stderr string
+}
+
+// ErrFormat reports a line that is not a wire-log record.
+var ErrFormat = errors.New("not an agentcli wire log record")
+
+// Reader reads a log record by record.
+type Reader struct {
+	r    *bufio.Reader
+	line int
+}
+
+// NewReader returns a Reader on r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 1<<16)}
+}
+
+// Next returns the next record, or io.EOF at the end of the log.
+func (r *Reader) Next() (Record, error) {
+	raw, err := r.r.ReadBytes('\n')
+	if len(raw) == 0 && err != nil {
+		return Record{}, err
+	}
+	r.line++
+	raw = bytes.TrimRight(raw, "\n")
+	var rec struct {
+		T       string          `json:"t"`
+		Line    json.RawMessage `json:"line"`
+		Text    *string         `json:"text"`
+		B64     *string         `json:"b64"`
+		TooLong int             `json:"too_long"`
+		Why     string          `json:"why"`
+		Code    int             `json:"code"`
+		Stderr  string          `json:"stderr"`
+		Start
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.T == "" {
+		return Record{}, fmt.Errorf("wire log line %d: %w", r.line, ErrFormat)
+	}
+	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Code: rec.Code, Stderr: rec.Stderr}
+	switch {
+	case rec.T == "start":
+		s := rec.Start
+		out.Start = &s
+	case rec.Line != nil:
+		out.Data = []byte(rec.Line)
+	case rec.Text != nil:
+		out.Data = []byte(*rec.Text)
+	case rec.B64 != nil:
+		b, err := base64.StdEncoding.DecodeString(*rec.B64)
+		if err != nil {
+			return Record{}, fmt.Errorf("wire log line %d: %w", r.line, ErrFormat)
+		}
+		out.Data = b
+	}
+	return out, nil
+}

@@ -1,0 +1,66 @@
+package wirelog
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// Property: every byte string written as a stdout line or as stdin comes
+// back byte for byte, in order, whatever it holds (JSON, text, invalid
+// UTF-8, surrounding space).
+func TestRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		gen := rapid.OneOf(
+			rapid.SliceOf(rapid.Byte()),
+			rapid.Map(rapid.String(), func(s string) []byte { return []byte(s) }),
+			rapid.SampledFrom([][]byte{[]byte(`{"type":"x","a":[1,2]}`), []byte(" {\"a\":1}\r"), []byte(`"str"`), []byte("\xff\xfe"), {}}),
+		)
+		type item struct {
+			in   bool
+			data []byte
+		}
+		items := rapid.SliceOf(rapid.Custom(func(t *rapid.T) item {
+			d := gen.Draw(t, "data")
+			for i, c := range d {
+				if c == '\n' {
+					d[i] = ' ' // lines hold no newline
+				}
+			}
+			return item{in: rapid.Bool().Draw(t, "in"), data: d}
+		})).Draw(t, "items")
+		var buf bytes.Buffer
+		w := NewWriter(&buf, Start{Backend: "b", Deltas: true})
+		for _, it := range items {
+			if it.in {
+				w.In(it.data)
+			} else {
+				w.Out(it.data)
+			}
+		}
+		w.Exit(3, "err\xff")
+		r := NewReader(&buf)
+		rec, err := r.Next()
+		if err != nil || rec.T != "start" || rec.Start.Backend != "b" || !rec.Start.Deltas {
+			t.Fatalf("start %+v %v", rec, err)
+		}
+		for i, it := range items {
+			rec, err := r.Next()
+			want := "out"
+			if it.in {
+				want = "in"
+			}
+			if err != nil || rec.T != want || !bytes.Equal(rec.Data, it.data) {
+				t.Fatalf("record %d = %+v, %v; want %s %q", i, rec, err, want, it.data)
+			}
+		}
+		if rec, err := r.Next(); err != nil || rec.T != "exit" || rec.Code != 3 {
+			t.Fatalf("exit %+v %v", rec, err)
+		}
+		if _, err := r.Next(); err != io.EOF {
+			t.Fatalf("after the end: %v", err)
+		}
+	})
+}

@@ -1,0 +1,57 @@
+package agentcli
+
+import (
+	"io"
+	"iter"
+)
+
+// Replayer is the optional interface of a Backend that can turn a wire log
+// (see Request.WireLog) back into events. Use Replay rather than a type
+// assertion, so that wrapped backends are found too.
+type Replayer interface {
+	// Replay reads log and yields the events of the run it recorded.
+	Replay(log io.Reader) iter.Seq2[Event, error]
+}
+
+// Replay reads a wire log written for a run of b's backend (see
+// Request.WireLog) and yields the events that run yielded, in order, ending
+// with its result or error, exactly as the live run did except for
+// Result.Duration (zero here). A log that ends before the run did (the run
+// was still going) ends with an error after the events it holds. Replay
+// fails with an *UnsupportedError when no backend in b's chain implements
+// Replayer.
+//
+// The log is NDJSON, one record per line; "t" says what a record is:
+//
+//	{"t":"start","v":1,"backend":…,"deltas":…,"model":…,"session_id":…,"argv":[…],"time":…}
+//	{"t":"in","text":"…"} or {"t":"in","b64":"…"}   bytes written to the CLI's stdin
+//	{"t":"out","line":{…}}                          a stdout line that is JSON, embedded verbatim
+//	{"t":"out","text":"…"} or {"t":"out","b64":"…"} any other stdout line
+//	{"t":"out","too_long":N}                        a line over Options.MaxLineBytes (not kept)
+//	{"t":"end","why":"canceled"|"timeout"}          the run's context ended; later lines were dropped
+//	{"t":"exit","code":N,"stderr":"…"}              how the CLI ended (stderr tail, secrets redacted)
+//
+// Each in and out record holds its bytes exactly (a stdout line without
+// its newline). The start record holds what the parser needs; argv is
+// informational, with secrets redacted. A run cancelled while its last line
+// was being delivered may have yielded fewer of that line's events than
+// Replay does.
+func Replay(b Backend, log io.Reader) iter.Seq2[Event, error] {
+	for x := b; x != nil; {
+		if r, ok := x.(Replayer); ok {
+			return r.Replay(log)
+		}
+		u, ok := x.(Unwrapper)
+		if !ok {
+			break
+		}
+		x = u.Unwrap()
+	}
+	return func(yield func(Event, error) bool) {
+		name := ""
+		if b != nil {
+			name = b.Name()
+		}
+		yield(Event{}, &UnsupportedError{Backend: name, Feature: "wire log replay"})
+	}
+}
