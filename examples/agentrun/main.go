@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -63,6 +64,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	stream := fs.Bool("stream", false, "print every normalized event as a JSON line")
 	offline := fs.Bool("offline", false, "answer from a local scripted model server instead of the real API")
 	reply := fs.String("offline-reply", "Hello from the offline model server!", "the canned reply used with -offline")
+	wireLog := fs.String("wire-log", "", "write the run's wire log (every CLI output line and stdin message) to this file")
+	replay := fs.String("replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
 	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n\nbackends: %v\n\n", agentcli.Backends())
@@ -73,6 +76,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if *doctor {
 		return runDoctor(*cliPath, *asJSON, stdout)
+	}
+	if *replay != "" {
+		return runReplay(*backend, *replay, *asJSON, *stream, stdout, stderr)
 	}
 	switch {
 	case *asJSON && *stream:
@@ -119,6 +125,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg.Apply(req, b.Capabilities())
 
+	if *wireLog != "" {
+		f, err := os.Create(*wireLog)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun:", err)
+			return 1
+		}
+		defer f.Close()
+		req.WireLog = f
+	}
+
 	if *offline {
 		srv := agentclitest.NewServer()
 		defer srv.Close()
@@ -139,22 +155,63 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	enc := json.NewEncoder(stdout)
-	var res *agentcli.Result
 	if !*stream && !*asJSON {
 		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
 	}
-	for ev, err := range b.Stream(ctx, req) {
+	return printEvents(b.Stream(ctx, req), *asJSON, *stream, stdout, stderr)
+}
+
+// runReplay prints the events of a wire log as a run would.
+func runReplay(backend, path string, asJSON, stream bool, stdout, stderr io.Writer) int {
+	name, err := agentcli.Resolve(backend)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 2
+	}
+	b, err := agentcli.Open(name, nil)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 2
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 1
+	}
+	defer f.Close()
+	seq := agentcli.Replay(b, f)
+	if !stream && !asJSON {
+		replayed := seq
+		seq = func(yield func(agentcli.Event, error) bool) {
+			for ev, err := range replayed {
+				if err == nil && ev.Kind == agentcli.EventTextDelta && ev.Subagent == "" {
+					fmt.Fprint(stdout, ev.Text)
+				}
+				if !yield(ev, err) {
+					return
+				}
+			}
+		}
+	}
+	return printEvents(seq, asJSON, stream, stdout, stderr)
+}
+
+// printEvents consumes a run's events: with stream, each as a JSON line;
+// with asJSON, the final result as one JSON object; otherwise the text was
+// printed as it came and a newline ends it. It returns the exit status.
+func printEvents(seq iter.Seq2[agentcli.Event, error], asJSON, stream bool, stdout, stderr io.Writer) int {
+	enc := json.NewEncoder(stdout)
+	var res *agentcli.Result
+	for ev, err := range seq {
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun:", err)
 			var re *agentcli.ResultError
-			if *asJSON && errors.As(err, &re) && re.Result != nil {
+			if asJSON && errors.As(err, &re) && re.Result != nil {
 				enc.Encode(re.Result)
 			}
 			return 1
 		}
-		if *stream {
+		if stream {
 			if err := enc.Encode(ev); err != nil {
 				fmt.Fprintln(stderr, "agentrun:", err)
 				return 1
@@ -165,9 +222,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	switch {
-	case *asJSON:
+	case asJSON:
 		enc.Encode(res)
-	case !*stream:
+	case !stream:
 		fmt.Fprintln(stdout)
 	}
 	return 0

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -136,6 +137,28 @@ func TestErrors(t *testing.T) {
 		if code, _, errOut = runArgs(t, c.stdin, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// TestWireLogReplay: -replay prints what the live -stream run printed
+// (durations aside), and the plain text too.
+func TestWireLogReplay(t *testing.T) {
+	cli, _ := fake(t, okScript...)
+	log := filepath.Join(t.TempDir(), "run.wire")
+	code, live, errOut := runArgs(t, "", "-cli", cli, "-stream", "-wire-log", log, "hi")
+	if code != 0 {
+		t.Fatalf("live: exit %d, stderr %q", code, errOut)
+	}
+	code, replayed, errOut := runArgs(t, "", "-backend", "claude", "-replay", log, "-stream")
+	if code != 0 {
+		t.Fatalf("replay: exit %d, stderr %q", code, errOut)
+	}
+	durations := regexp.MustCompile(`"duration_ns":\d+`)
+	if a, b := durations.ReplaceAllString(live, ""), durations.ReplaceAllString(replayed, ""); a != b || !strings.Contains(a, `"kind":"result"`) {
+		t.Fatalf("live:\n%s\nreplay:\n%s", live, replayed)
+	}
+	if code, text, _ := runArgs(t, "", "-replay", log); code != 0 || text != "Hello\n" {
+		t.Fatalf("plain replay: exit %d, %q", code, text)
 	}
 }
 
