@@ -4,5 +4,6 @@ go 1.24.0
 
 require (
 	github.com/google/go-cmp v0.7.0
+	golang.org/x/sync v0.19.0
 	pgregory.net/rapid v1.3.0
 )

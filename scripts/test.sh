@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# The Discord gateway example is a module of its own.
+GATEWAY=examples/discord-gateway
 
 bash scripts/install-clis.sh
 
@@ -22,17 +24,21 @@ fi
 
 echo "== go vet"
 go vet ./...
+(cd "$GATEWAY" && go vet ./...)
 
 echo "== staticcheck"
 go run "$STATICCHECK" ./...
+(cd "$GATEWAY" && go run "$STATICCHECK" ./...)
 
 echo "== go test -race"
 # Everything the tests need is fetched and built before the network goes.
 go mod download all
 go test -race -count=1 -run '^$' ./... >/dev/null
+(cd "$GATEWAY" && go mod download all && go test -race -count=1 -run '^$' ./... >/dev/null)
+TESTS="go test -race -count=1 -timeout 40m ./... && cd $GATEWAY && go test -race -count=1 -timeout 20m ./..."
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
   echo "(in a private network namespace: loopback only)"
-  exec unshare -n sh -c 'ip link set lo up && GOPROXY=off go test -race -count=1 -timeout 40m ./...'
+  exec unshare -n sh -c "ip link set lo up && export GOPROXY=off && $TESTS"
 else
-  exec go test -race -count=1 -timeout 40m ./...
+  exec sh -c "$TESTS"
 fi

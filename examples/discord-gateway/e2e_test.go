@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcli/agentcli/agentclitest"
+)
+
+// requireCLI returns nothing when the CLI can run; otherwise it skips the
+// test, or fails it under CI=true, where every real-CLI test must run.
+func requireCLI(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err == nil || installedCLI(name) != "" {
+		return
+	}
+	msg := name + " is not installed (run scripts/install-clis.sh)"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// TestConsoleOfflineRealCLI runs the program as a user would, in console
+// mode with -offline, on the real claude CLI against the scripted model
+// server: two prompts on stdin, two answers on stdout, the second run
+// resuming the first one's session. Run it in a network namespace (as
+// scripts/test.sh does): nothing may leave loopback.
+func TestConsoleOfflineRealCLI(t *testing.T) {
+	requireCLI(t, "claude")
+	var srv *agentclitest.Server
+	onOffline = func(s *agentclitest.Server) { srv = s }
+	defer func() { onOffline = nil }()
+
+	env := map[string]string{"AGENT_BACKEND": "claude", "QUERY_TIMEOUT": "120"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	stdin := strings.NewReader("Remember the word pelican.\nWhich word did I ask you to remember?\n")
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	code := run(ctx, []string{"-console", "-offline", "-offline-reply", "Noted: the offline model answers."},
+		lookup, stdin, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "Noted: the offline model answers."); n != 2 {
+		t.Fatalf("%d answers on stdout, want 2:\n%s\nstderr:\n%s", n, stdout.String(), stderr.String())
+	}
+	if srv == nil {
+		t.Fatal("-offline did not start the scripted model server")
+	}
+	var turns []agentclitest.Request
+	for _, r := range srv.Requests() {
+		if !r.Utility {
+			turns = append(turns, r)
+		}
+	}
+	if len(turns) != 2 {
+		t.Fatalf("%d model calls, want 2", len(turns))
+	}
+	// The second run resumed the channel's session: the model sees the
+	// first exchange.
+	var history []string
+	for _, m := range turns[1].Messages {
+		history = append(history, m.Role+": "+m.Text)
+	}
+	joined := strings.Join(history, "\n")
+	if !strings.Contains(joined, "pelican") || !strings.Contains(joined, "Noted: the offline model answers.") {
+		t.Fatalf("second call does not carry the first exchange:\n%s", joined)
+	}
+	if turns[1].LastUserText() == "" || !strings.Contains(turns[1].LastUserText(), "Which word") {
+		t.Fatalf("second call's prompt: %q", turns[1].LastUserText())
+	}
+}
+
+// TestStartupCheckFails: a backend whose CLI cannot be found is reported
+// with its name and path, and the program exits 1.
+func TestStartupCheckFails(t *testing.T) {
+	env := map[string]string{"AGENT_BACKEND": "codex", "BACKEND_CLI_PATH": "/nonexistent/codex-cli"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-console"}, lookup, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	log := stderr.String()
+	if !strings.Contains(log, "backend=codex") || !strings.Contains(log, "/nonexistent/codex-cli") {
+		t.Fatalf("log does not name the backend and path:\n%s", log)
+	}
+}
+
+func TestDiscordModeNeedsTokenAndUsers(t *testing.T) {
+	for _, env := range []map[string]string{
+		{},
+		{"DISCORD_TOKEN": "x"},
+	} {
+		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), nil, lookup, strings.NewReader(""), &stdout, &stderr); code != 1 {
+			t.Fatalf("%v: exit %d, want 1", env, code)
+		}
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	env := map[string]string{"QUERY_TIMEOUT": "90", "RETRY_DELAY": "2s", "ALLOWED_USERS": " 1, 2 ,,", "BACKEND_MAX_TURNS": "7",
+		"PERMISSION_MODE": "ASK"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	c, err := LoadConfig(lookup, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.QueryTimeout != 90*time.Second || c.RetryDelay != 2*time.Second || strings.Join(c.AllowedUsers, "|") != "1|2" ||
+		c.Agent.MaxTurns != 7 || c.Permission != "ask" || c.RetryAttempts != 3 || !c.Live {
+		t.Fatalf("%+v", c)
+	}
+	for k, v := range map[string]string{"QUERY_TIMEOUT": "soon", "MAX_CONCURRENT_RUNS": "0", "PERMISSION_MODE": "yolo",
+		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe"} {
+		lookup := func(key string) (string, bool) {
+			if key == k {
+				return v, true
+			}
+			return "", false
+		}
+		if _, err := LoadConfig(lookup, quiet()); err == nil {
+			t.Errorf("%s=%q accepted", k, v)
+		}
+	}
+}

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+)
+
+// fakeAgent is a Backend with live sessions, driven by the prompt:
+//
+//   - "slow ...": streams a little text, then waits until the turn is
+//     interrupted (live) or its context ends;
+//   - "ask ...": asks permission for a Bash call and answers with the
+//     decision's kind;
+//   - anything else: answers "echo: <prompt>".
+//
+// Sessions are kept as in echoBackend: an unknown SessionID fails with
+// ErrSessionNotFound.
+type fakeAgent struct {
+	mu         sync.Mutex
+	sessions   map[string][]string
+	next       int
+	starts     []agentcli.Request // StartSession requests
+	runs       []agentcli.Request // Run/Stream requests
+	live       []*fakeLive
+	interrupts int
+	turnDelay  time.Duration // before the first event of every turn
+	textDelay  time.Duration // after the streamed text, before the result
+}
+
+func newFakeAgent() *fakeAgent { return &fakeAgent{sessions: map[string][]string{}} }
+
+func (a *fakeAgent) Name() string                    { return "fake" }
+func (a *fakeAgent) Check(ctx context.Context) error { return nil }
+func (a *fakeAgent) Capabilities() agentcli.Capabilities {
+	return agentcli.Capabilities{TextDeltas: true, Resume: true, Sessions: true, Interrupt: true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk}}
+}
+
+// session resolves a request's session: the same one, a new one, or
+// ErrSessionNotFound.
+func (a *fakeAgent) session(id string) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if id == "" {
+		a.next++
+		id = fmt.Sprint("fs-", a.next)
+		a.sessions[id] = nil
+		return id, nil
+	}
+	if _, ok := a.sessions[id]; !ok {
+		return "", &agentcli.ExitError{Backend: "fake", Code: 1, Kind: agentcli.ErrSessionNotFound}
+	}
+	return id, nil
+}
+
+func (a *fakeAgent) record(id, prompt string) {
+	a.mu.Lock()
+	a.sessions[id] = append(a.sessions[id], prompt)
+	a.mu.Unlock()
+}
+
+func (a *fakeAgent) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	var res *agentcli.Result
+	for ev, err := range a.Stream(ctx, req) {
+		if err != nil {
+			return res, err
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	return res, nil
+}
+
+func (a *fakeAgent) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		a.mu.Lock()
+		a.runs = append(a.runs, *req)
+		a.mu.Unlock()
+		id, err := a.session(req.SessionID)
+		if err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		a.turn(ctx, id, req.Prompt, req, nil, yield)
+	}
+}
+
+// turn plays one turn of session id.
+func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.Request, interrupted <-chan struct{},
+	yield func(agentcli.Event, error) bool) {
+	a.record(id, prompt)
+	if a.turnDelay > 0 {
+		select {
+		case <-time.After(a.turnDelay):
+		case <-ctx.Done():
+		}
+	}
+	if !yield(agentcli.Event{Kind: agentcli.EventInit, SessionID: id}, nil) {
+		return
+	}
+	text := "echo: " + prompt
+	switch {
+	case strings.HasPrefix(prompt, "slow"):
+		if !yield(agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: id, Text: "thinking about it…"}, nil) {
+			return
+		}
+		select {
+		case <-interrupted:
+			yield(agentcli.Event{}, fmt.Errorf("fake: %w", agentcli.ErrInterrupted))
+		case <-ctx.Done():
+			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: "fake", Err: context.Cause(ctx)})
+		}
+		return
+	case strings.HasPrefix(prompt, "ask"):
+		tool := agentcli.ToolUse{ID: "t1", Name: "Bash", RawName: "Bash", Kind: agentcli.ToolExecute,
+			Input: json.RawMessage(`{"command":"rm -rf build"}`)}
+		if !yield(agentcli.Event{Kind: agentcli.EventToolUse, SessionID: id, Tool: &tool}, nil) {
+			return
+		}
+		d := agentcli.PermissionDecision{}
+		if req.Permission == agentcli.PermissionAsk && req.OnPermission != nil {
+			timeout := req.PermissionTimeout
+			if timeout <= 0 {
+				timeout = agentcli.DefaultPermissionTimeout
+			}
+			pctx, cancel := context.WithTimeout(ctx, timeout)
+			d = req.OnPermission(pctx, &agentcli.PermissionRequest{SessionID: id, Tool: tool, Title: "rm -rf build",
+				Options: []agentcli.PermissionOption{{ID: "a", Kind: agentcli.AllowOnce}, {ID: "r", Kind: agentcli.RejectOnce}}})
+			cancel()
+		}
+		kind := d.Kind
+		if kind == "" {
+			kind = agentcli.RejectOnce
+		}
+		text = "decision: " + string(kind)
+	}
+	if !yield(agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: id, Text: text}, nil) {
+		return
+	}
+	if a.textDelay > 0 {
+		select {
+		case <-time.After(a.textDelay):
+		case <-ctx.Done():
+		}
+	}
+	for _, ev := range []agentcli.Event{
+		{Kind: agentcli.EventText, SessionID: id, Text: text},
+		{Kind: agentcli.EventResult, SessionID: id, Result: &agentcli.Result{Text: text, SessionID: id}},
+	} {
+		if !yield(ev, nil) {
+			return
+		}
+	}
+}
+
+func (a *fakeAgent) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
+	a.mu.Lock()
+	a.starts = append(a.starts, *req)
+	a.mu.Unlock()
+	id, err := a.session(req.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	s := &fakeLive{a: a, id: id, req: *req}
+	a.mu.Lock()
+	a.live = append(a.live, s)
+	a.mu.Unlock()
+	return s, nil
+}
+
+// openSessions counts the live sessions not closed.
+func (a *fakeAgent) openSessions() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, s := range a.live {
+		if s.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *fakeAgent) startsCopy() []agentcli.Request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]agentcli.Request(nil), a.starts...)
+}
+
+type fakeLive struct {
+	a   *fakeAgent
+	id  string
+	req agentcli.Request
+
+	mu     sync.Mutex
+	closed bool
+	intr   chan struct{} // of the current turn
+}
+
+func (s *fakeLive) ID() string { return s.id }
+
+func (s *fakeLive) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return agentcli.ErrSessionClosed
+	}
+	return nil
+}
+
+func (s *fakeLive) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *fakeLive) Interrupt(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.a.mu.Lock()
+	s.a.interrupts++
+	s.a.mu.Unlock()
+	if s.intr != nil {
+		close(s.intr)
+		s.intr = nil
+	}
+	return nil
+}
+
+func (s *fakeLive) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
+	var res *agentcli.Result
+	for ev, err := range s.Stream(ctx, prompt) {
+		if err != nil {
+			return res, err
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	return res, nil
+}
+
+func (s *fakeLive) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			yield(agentcli.Event{}, fmt.Errorf("fake: %w", agentcli.ErrSessionClosed))
+			return
+		}
+		intr := make(chan struct{})
+		s.intr = intr
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			if s.intr == intr {
+				s.intr = nil
+			}
+			s.mu.Unlock()
+		}()
+		s.a.turn(ctx, s.id, prompt, &s.req, intr, yield)
+	}
+}
+
+// noSessions hides a backend's SessionStarter.
+type noSessions struct{ agentcli.Backend }

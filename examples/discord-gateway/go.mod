@@ -1,0 +1,18 @@
+module github.com/agentcli/agentcli/examples/discord-gateway
+
+go 1.24.0
+
+replace github.com/agentcli/agentcli => ../..
+
+require (
+	github.com/agentcli/agentcli v0.0.0-00010101000000-000000000000
+	github.com/bwmarrin/discordgo v0.29.0
+	github.com/gorilla/websocket v1.4.2
+	pgregory.net/rapid v1.3.0
+)
+
+require (
+	golang.org/x/crypto v0.0.0-20210421170649-83a5a9bb288b // indirect
+	golang.org/x/sync v0.19.0 // indirect
+	golang.org/x/sys v0.0.0-20201119102817-f84b799fce68 // indirect
+)

@@ -1,0 +1,240 @@
+// Command discord-gateway answers Discord messages with a coding-agent CLI
+// (Claude Code, Codex, Gemini CLI or OpenCode) through agentcli: one
+// conversation per channel, kept across restarts, replies streamed into
+// an edited message, tool permissions asked with buttons.
+//
+//	DISCORD_TOKEN=... ALLOWED_USERS=123456789 discord-gateway
+//	discord-gateway -console            # stdin/stdout instead of Discord
+//	discord-gateway -console -offline   # and a local scripted model: no credentials
+//
+// The configuration comes from the environment; see README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+	_ "github.com/agentcli/agentcli/claude"
+	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/gemini"
+	_ "github.com/agentcli/agentcli/opencode"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// onOffline, when set (by tests), is given the scripted model server of
+// -offline.
+var onOffline func(*agentclitest.Server)
+
+// run is the whole program; it returns the exit status.
+func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("discord-gateway", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	console := fs.Bool("console", false, "read prompts from stdin and print replies to stdout instead of connecting to Discord")
+	offline := fs.Bool("offline", false, "answer from a local scripted model server (no credentials, no network)")
+	reply := fs.String("offline-reply", "Hello from the offline model server!", "the canned answer of -offline")
+	verbose := fs.Bool("v", false, "log at debug level")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg, err := LoadConfig(lookup, logger)
+	if err != nil {
+		logger.Error("configuration", "err", err)
+		return 1
+	}
+	if !*console {
+		if cfg.Token == "" {
+			logger.Error("DISCORD_TOKEN is not set (or use -console)")
+			return 1
+		}
+		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 {
+			logger.Error("set ALLOWED_USERS or ALLOWED_ROLES: an agent with a shell must not take orders from anyone in a server")
+			return 1
+		}
+	}
+
+	name, err := agentcli.Resolve(cfg.Agent.Backend)
+	if err != nil {
+		logger.Error("AGENT_BACKEND", "err", err)
+		return 1
+	}
+	path := cfg.Agent.CLIPath
+	if path == "" {
+		path = installedCLI(name)
+	}
+	b, err := agentcli.Open(name, &agentcli.Options{Path: path, Logger: logger})
+	if err != nil {
+		logger.Error("opening the backend", "backend", name, "err", err)
+		return 1
+	}
+	if err := b.Check(ctx); err != nil {
+		shown := path
+		var be *agentcli.BinaryError
+		if errors.As(err, &be) {
+			shown = be.Path
+		}
+		if shown == "" {
+			shown = name + " (on PATH)"
+		}
+		logger.Error("backend check failed", "backend", name, "path", shown, "err", err)
+		return 1
+	}
+
+	caps := b.Capabilities()
+	tmpl := agentcli.Request{
+		SystemPrompt:      cfg.SystemPrompt,
+		Dir:               cfg.WorkingDir,
+		Timeout:           cfg.QueryTimeout,
+		Permission:        cfg.Permission,
+		PermissionTimeout: cfg.PermissionTimeout,
+	}
+	cfg.Agent.Apply(&tmpl, caps)
+	switch {
+	case tmpl.Permission == "" && slices.Contains(caps.PermissionModes, agentcli.PermissionAsk):
+		tmpl.Permission = agentcli.PermissionAsk
+	case tmpl.Permission == "":
+		tmpl.Permission = agentcli.PermissionBypass
+		logger.Warn("this backend cannot ask for permission: tools run without approval (ALLOWED_TOOLS limits them)", "backend", name)
+	case tmpl.Permission != agentcli.PermissionBypass && !slices.Contains(caps.PermissionModes, tmpl.Permission):
+		logger.Error("PERMISSION_MODE not supported by this backend", "backend", name, "mode", tmpl.Permission,
+			"supported", caps.PermissionModes)
+		return 1
+	}
+
+	stateDir := cfg.StateDir
+	if *offline {
+		home, err := os.MkdirTemp("", "discord-gateway-offline-")
+		if err != nil {
+			logger.Error("offline", "err", err)
+			return 1
+		}
+		defer os.RemoveAll(home)
+		srv := agentclitest.NewServer(agentclitest.Turn{Text: *reply, Repeat: -1})
+		defer srv.Close()
+		w, err := srv.Wire(name, home)
+		if err != nil {
+			logger.Error("offline", "err", err)
+			return 1
+		}
+		w.Apply(&tmpl)
+		if _, set := lookup("STATE_DIR"); !set {
+			// The offline CLI's sessions go away with home; so do ours.
+			stateDir = filepath.Join(home, "state")
+		}
+		if onOffline != nil {
+			onOffline(srv)
+		}
+		logger.Info("offline: the CLI talks to a local scripted model server", "url", srv.URL())
+	}
+	store, err := NewFileStore(filepath.Join(stateDir, "sessions", name))
+	if err != nil {
+		logger.Error("session store", "err", err)
+		return 1
+	}
+
+	o := Options{
+		Backend: agentcli.WithLimit(b, cfg.MaxConcurrent),
+		Store:   store,
+		Queue:   NewMemQueue(cfg.QueueDepth, cfg.QueueTotal),
+		Request: tmpl,
+		Retry: agentcli.RetryOptions{
+			MaxAttempts: cfg.RetryAttempts,
+			BaseDelay:   cfg.RetryDelay,
+			MaxDelay:    max(cfg.RetryDelay, 2*time.Minute),
+		},
+		Live:     cfg.Live,
+		LiveIdle: cfg.LiveIdle,
+		Logger:   logger,
+	}
+	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
+		"max_concurrent_runs", cfg.MaxConcurrent, "state", store.dir)
+
+	if *console {
+		chat := &consoleChat{w: stdout}
+		o.Chat = chat
+		rt := NewRuntime(o)
+		rt.Start()
+		runConsole(ctx, rt, chat, stdin)
+		// Answer what was typed before the end of input; a signal (ctx)
+		// cuts that short.
+		shutdown(ctx, rt)
+		return 0
+	}
+
+	s, err := newDiscordSession(cfg.Token)
+	if err != nil {
+		logger.Error("discord", "err", err)
+		return 1
+	}
+	o.Chat = &discordChat{s: s, log: logger}
+	o.Preview = true
+	o.MaxLen = discordMaxLen
+	o.Allowed = cfg.allowed()
+	rt := NewRuntime(o)
+	attachDiscord(s, rt, logger)
+	rt.Start()
+	if err := s.Open(); err != nil {
+		logger.Error("connecting to Discord", "err", err)
+		rt.Shutdown(context.Background())
+		return 1
+	}
+	logger.Info("connected to Discord")
+	<-ctx.Done()
+	logger.Info("shutting down: answering the messages already taken")
+	s.Close() // no new messages
+	shutdown(context.Background(), rt)
+	return 0
+}
+
+// shutdown drains rt: a minute for the answers in progress, then runs are
+// cancelled (and ctx ending cuts the minute short).
+func shutdown(ctx context.Context, rt *Runtime) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	rt.Shutdown(ctx)
+}
+
+// installedCLI returns the CLI that scripts/install-clis.sh installed in
+// this repository, when the backend's binary is not on PATH; otherwise ""
+// (the backend's default name, looked up on PATH).
+func installedCLI(name string) string {
+	if _, err := exec.LookPath(name); err == nil {
+		return ""
+	}
+	rel := filepath.Join("tools", "clis", "node_modules", ".bin", name)
+	candidates := []string{rel, filepath.Join("..", "..", rel)}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		candidates = append(candidates, filepath.Join(filepath.Dir(file), "..", "..", rel))
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			abs, _ := filepath.Abs(c)
+			return abs
+		}
+	}
+	return ""
+}
