@@ -3,6 +3,7 @@ module github.com/agentcli/agentcli
 go 1.24.0
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/sys v0.41.0
+	pgregory.net/rapid v1.3.0
 )
