@@ -174,15 +174,26 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 			yield(agentcli.Event{}, err)
 			return
 		}
-		if err := ctx.Err(); err != nil {
-			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: c.Backend, Err: context.Cause(ctx)})
-			return
-		}
 		runCtx := ctx
 		if req.Timeout > 0 {
 			var cancel context.CancelFunc
 			runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
 			defer cancel()
+		}
+		// ctxErr returns the error of a run whose context has ended: the
+		// caller's cancel, else the timeout; nil while runCtx is live.
+		ctxErr := func(stderr string) error {
+			if ctx.Err() != nil {
+				return &agentcli.CanceledError{Backend: c.Backend, Err: context.Cause(ctx)}
+			}
+			if runCtx.Err() != nil {
+				return &agentcli.TimeoutError{Backend: c.Backend, Timeout: req.Timeout, Stderr: Tail(stderr, 500)}
+			}
+			return nil
+		}
+		if err := ctxErr(""); err != nil {
+			yield(agentcli.Event{}, err)
+			return
 		}
 		o := c.opts()
 		p, err := proc.Start(runCtx, proc.Spec{
@@ -196,12 +207,18 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 			StderrTail: o.StderrTailBytes,
 		})
 		if err != nil {
-			yield(agentcli.Event{}, c.startError(path, err))
+			if cerr := ctxErr(""); cerr != nil { // proc.Start saw it end
+				err = cerr
+			} else {
+				err = c.startError(path, err)
+			}
+			yield(agentcli.Event{}, err)
 			return
 		}
 		defer p.Close() // stops and reaps on every path, panics included
 
 		relay := TextRelay{OnText: req.OnText}
+	read:
 		for {
 			line, err := p.ReadLine()
 			if err == io.EOF {
@@ -220,6 +237,9 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 				evs = job.Parser.Line(line.Data)
 			}
 			for _, ev := range evs {
+				if runCtx.Err() != nil { // nothing is yielded after the end
+					break read
+				}
 				relay.Observe(ev)
 				if !yield(ev, nil) {
 					p.Stop()
@@ -228,16 +248,13 @@ func Stream(ctx context.Context, c Config, req *agentcli.Request, prepare func()
 				}
 			}
 		}
+		if runCtx.Err() != nil {
+			p.Stop() // proc stops it too, from another goroutine
+		}
 		exit := p.Wait()
-		if exit.Stopped { // only a done context stops the process here
-			if ctx.Err() != nil {
-				yield(agentcli.Event{}, &agentcli.CanceledError{Backend: c.Backend, Err: context.Cause(ctx)})
-				return
-			}
-			if runCtx.Err() != nil {
-				yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: c.Backend, Timeout: req.Timeout, Stderr: Tail(exit.Stderr, 500)})
-				return
-			}
+		if err := ctxErr(exit.Stderr); err != nil {
+			yield(agentcli.Event{}, err)
+			return
 		}
 		res, rerr := job.Parser.End(Exit{Code: exit.Code, Stderr: exit.Stderr})
 		if res != nil {
