@@ -48,21 +48,23 @@ func pipeBytes(f *os.File) int {
 // without pidfds.
 var pidfdOpen = unix.PidfdOpen
 
-// Limits of the tag scan (see reapTagged).
+// Limits of the scan (see reapTagged).
 const (
 	maxScans      = 10
-	deathWait     = 100 * time.Millisecond // in total, for killed processes to die
-	scanAbandoned = time.Second
+	deathWait     = time.Second // in total, for killed processes to die
+	scanAbandoned = 2 * time.Second
 )
 
 // reapTagged kills every process of our effective uid whose initial
-// environment carries EnvRunID=tag, and returns how many it killed. It
-// gives up after scanAbandoned (reading a process's environment can block
-// on that process's memory lock), leaving the scan to finish in the
+// environment carries EnvRunID=tag, or that is still in process group pgid
+// (0: none; its members have had SIGKILL already), and waits for them to be
+// gone. It returns how many tagged processes outside the group it killed.
+// It gives up after scanAbandoned (reading a process's environment can
+// block on that process's memory lock), leaving the scan to finish in the
 // background.
-func reapTagged(tag string) int {
+func reapTagged(tag string, pgid int) int {
 	res := make(chan int, 1)
-	go func() { res <- scanAndKill(tag) }()
+	go func() { res <- scanAndKill(tag, pgid) }()
 	t := time.NewTimer(scanAbandoned)
 	defer t.Stop()
 	select {
@@ -73,8 +75,14 @@ func reapTagged(tag string) int {
 	}
 }
 
-func scanAndKill(tag string) int {
-	want := []byte(EnvRunID + "=" + tag)
+func scanAndKill(tag string, pgid int) int {
+	return killMatching([]byte(EnvRunID+"="+tag), pgid)
+}
+
+// killMatching kills the processes of our effective uid in group pgid (if
+// not 0) or whose initial environment has the entry want, as described at
+// reapTagged, and returns how many of them were outside the group.
+func killMatching(want []byte, pgid int) int {
 	self, euid := os.Getpid(), os.Geteuid()
 	seen := map[int]bool{}
 	var pidfds []int
@@ -83,12 +91,12 @@ func scanAndKill(tag string) int {
 			unix.Close(fd)
 		}
 	}()
-	killed := 0
+	escaped := 0
 	waitUntil := time.Now().Add(deathWait)
 	for scan := 0; scan < maxScans; scan++ {
 		d, err := os.Open("/proc")
 		if err != nil {
-			return killed
+			return escaped
 		}
 		names, _ := d.Readdirnames(-1)
 		d.Close()
@@ -96,26 +104,37 @@ func scanAndKill(tag string) int {
 		found := 0
 		for _, name := range names {
 			pid, err := strconv.Atoi(name)
-			if err != nil || pid <= 1 || pid == self || seen[pid] {
+			if err != nil || pid <= 1 || pid == self || pid == pgid || seen[pid] {
 				continue
 			}
 			var st syscall.Stat_t
 			if syscall.Stat("/proc/"+name, &st) != nil || int(st.Uid) != euid {
 				continue
 			}
-			environ := "/proc/" + name + "/environ"
-			if !hasEntry(environ, want) {
+			// ours reports whether the process that holds pid now is
+			// one of the run's, and whether it is outside the group.
+			ours := func() (ok, outside bool) {
+				if pgid > 0 && groupOf(name) == pgid {
+					return true, false
+				}
+				return hasEntry("/proc/"+name+"/environ", want), true
+			}
+			if ok, _ := ours(); !ok {
 				continue
 			}
 			fd, err := pidfdOpen(pid, 0)
 			switch {
 			case err == nil:
-				// The pidfd pins one process. Checking again now reads
-				// the process that holds the pid; if that is not the
+				// The pidfd pins one process. Checking again now looks
+				// at the process that holds the pid; if that is not the
 				// pidfd's (the pid was reused), the signal below fails.
-				if hasEntry(environ, want) && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+				ok, outside := ours()
+				if ok && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
 					seen[pid] = true
 					found++
+					if outside {
+						escaped++
+					}
 					fresh = append(fresh, fd)
 					pidfds = append(pidfds, fd)
 				} else {
@@ -125,13 +144,15 @@ func scanAndKill(tag string) int {
 			default:
 				// No pidfds (kernel before 5.3, a seccomp filter):
 				// check again and kill by pid.
-				if hasEntry(environ, want) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+				if ok, outside := ours(); ok && syscall.Kill(pid, syscall.SIGKILL) == nil {
 					seen[pid] = true
 					found++
+					if outside {
+						escaped++
+					}
 				}
 			}
 		}
-		killed += found
 		if found == 0 {
 			break
 		}
@@ -139,7 +160,29 @@ func scanAndKill(tag string) int {
 		// meanwhile exists by the next scan.
 		waitDead(fresh, waitUntil)
 	}
-	return killed
+	return escaped
+}
+
+// groupOf returns the process group of /proc/<name>/stat, or -1. A zombie
+// keeps its group until reaped, but its environment reads empty.
+func groupOf(name string) int {
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 || string(f[0]) == "Z" || string(f[0]) == "X" {
+		return -1
+	}
+	g, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return -1
+	}
+	return g
 }
 
 // hasEntry reports whether the NUL-separated environment file at path has

@@ -34,9 +34,10 @@
 //     returns at most KillGrace after Stop, plus the time the kernel needs
 //     to carry out SIGKILL;
 //   - a stop after the exit, while the grace is running, ends it at once;
-//   - plus the time of the reaping below (a scan of /proc, and at most
-//     100 ms waiting for killed processes to die; the scan is abandoned
-//     after one second).
+//   - plus the time of the reaping below: on Linux a scan of /proc (about
+//     3 µs per process) and the wait for the killed processes to be gone
+//     (normally milliseconds; at most 1 s; the scan is abandoned after
+//     2 s).
 //
 // Reaping:
 //
@@ -52,13 +53,16 @@
 //     there the group is not signalled after a natural exit (what is left in
 //     it survives), and a stop racing the exit could signal a group id in
 //     the microseconds after the reap.
-//   - Linux only: then every process of the same effective uid whose initial
-//     environment (/proc/<pid>/environ) carries this run's tag gets SIGKILL,
+//   - Linux only: then every process of the same effective uid that is
+//     still in the group, or whose initial environment (/proc/<pid>/environ)
+//     carries this run's tag, gets SIGKILL,
 //     through pidfd_open + pidfd_send_signal (Linux 5.3+), so a pid reused
 //     between the check and the kill is never signalled (where pidfds are
 //     unavailable, plain kill(2) after a re-check, with that tiny window).
-//     The scan repeats until it finds no new tagged process (10 scans at
-//     most), so children forked by a process being killed are found too.
+//     The scan repeats until it finds no new process (10 scans at most), so
+//     children forked by a process being killed are found too, and Wait
+//     returns once every process it killed is gone (at most 1 s), whether
+//     or not it held the CLI's pipes.
 //     This catches descendants that left the group (setsid, setpgid, double
 //     fork). It cannot catch a descendant that was exec'd with an
 //     environment without the tag, that overwrote its initial environment
@@ -353,7 +357,11 @@ func (p *Process) waitLoop() {
 	if p.stdin != nil {
 		p.stdin.processExited()
 	}
-	p.escaped = reapTagged(p.tag)
+	group := 0 // the group id, while it is still ours
+	if zombie {
+		group = p.pid
+	}
+	p.escaped = reapTagged(p.tag, group)
 	if zombie {
 		p.setReaped()
 		if testHookReap != nil {

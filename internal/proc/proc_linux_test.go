@@ -46,7 +46,13 @@ func bystander(t *testing.T, env ...string) int {
 // group; its pid goes to dir/name.pid.
 func taggedEscapee(dir, name, cmd string) string {
 	f := dir + "/" + name + ".pid"
-	return fmt.Sprintf(`setsid /bin/sh -c 'echo $$ > %s.tmp && mv %s.tmp %s; %s' & while [ ! -s %s ]; do sleep 0.01; done;`, f, f, f, cmd, f)
+	return fmt.Sprintf(`%s=%s setsid /bin/sh -c 'echo $$ > %s.tmp && mv %s.tmp %s; %s' & while [ ! -s %s ]; do sleep 0.01; done;`, escapeeMarker, dir, f, f, f, cmd, f)
+}
+
+// killEscapees kills the escapees started with pid directory dir, found by
+// escapeeMarker, never a recorded pid that may have been reused.
+func killEscapees(dir string) {
+	killMatching([]byte(escapeeMarker+"="+dir), 0)
 }
 
 // Descendants that left the group but carry the run's tag are killed when
@@ -138,8 +144,29 @@ func BenchmarkTagScan(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "procs")
 	for i := 0; i < b.N; i++ {
-		if k := scanAndKill("no-such-tag"); k != 0 {
+		if k := scanAndKill("no-such-tag", 0); k != 0 {
 			b.Fatal(k)
+		}
+	}
+}
+
+// What the CLI leaves in its group without holding its pipes is gone when
+// Wait returns, not merely signalled.
+func TestGroupMembersGoneOnReturn(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		p := start(t, `trap '' TERM; sleep 60 </dev/null >/dev/null 2>&1 & echo $!`, Spec{})
+		l, err := p.ReadLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(string(l.Data))
+		if err != nil {
+			t.Fatalf("%q", l.Data)
+		}
+		p.Wait()
+		if alive(pid) {
+			unix.Kill(pid, unix.SIGKILL)
+			t.Fatalf("run %d: group member %d alive when Wait returned", i, pid)
 		}
 	}
 }

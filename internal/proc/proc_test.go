@@ -183,16 +183,16 @@ func TestStartError(t *testing.T) {
 const slack = 2 * time.Second
 
 // pidDir returns a directory for escapees to write their pids to, and
-// kills whatever pids are found there when the test ends.
+// kills the escapees started with it (killEscapees) when the test ends.
 func pidDir(t *testing.T) string {
 	dir := t.TempDir()
-	t.Cleanup(func() {
-		for _, pid := range readPids(dir) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { killEscapees(dir) })
 	return dir
 }
+
+// escapeeMarker is set in the environment of every escapee the tests start
+// (to the pid directory), so that cleanup kills those and only those.
+const escapeeMarker = "PROC_TEST_ESCAPEE"
 
 func readPids(dir string) []int {
 	var out []int
@@ -230,13 +230,14 @@ func waitForPids(t *testing.T, dir string, n int) []int {
 }
 
 // untagged returns shell code that starts cmd (a shell command) in a new
-// session with an empty environment, an escapee the tag scan cannot find,
+// session with an environment holding only escapeeMarker, an escapee the
+// tag scan cannot find,
 // and waits until it has left the group. Its pid goes to dir/name.pid. It
 // inherits stdin (fd 3 works around the /dev/null that sh gives background
 // jobs), stdout and stderr.
 func untagged(dir, name, cmd string) string {
 	f := dir + "/" + name + ".pid"
-	return fmt.Sprintf(`exec 3<&0; env -i setsid /bin/sh -c 'echo $$ > %s.tmp && mv %s.tmp %s; %s' <&3 & while [ ! -s %s ]; do sleep 0.01; done;`, f, f, f, cmd, f)
+	return fmt.Sprintf(`exec 3<&0; env -i %s=%s setsid /bin/sh -c 'echo $$ > %s.tmp && mv %s.tmp %s; %s' <&3 & while [ ! -s %s ]; do sleep 0.01; done;`, escapeeMarker, dir, f, f, f, cmd, f)
 }
 
 // The CLI writes 5 MB in 1000-byte lines and exits while the consumer reads
