@@ -5,12 +5,14 @@
 package backendtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -301,15 +303,17 @@ func FaultMatrix(t *testing.T, k Kit) {
 			},
 		},
 		{
-			name:    "timeout while an untagged escapee writes and the CLI ignores SIGTERM",
-			script:  concat([]string{"cleanenv", "escapee-writer 5ms 60s"}, k.Partial(sess), []string{"ignoreterm", "hang"}),
-			timeout: 500 * time.Millisecond,
+			name:   "timeout while an untagged escapee writes and the CLI ignores SIGTERM",
+			script: concat([]string{"cleanenv", "escapee-writer 5ms 60s"}, k.Partial(sess), []string{"ignoreterm", "hang"}),
+			// Long enough for a -race fake on a busy machine to start
+			// and record its pid.
+			timeout: 2 * time.Second,
 			escapes: true,
 			check: func(t *testing.T, _ []agentcli.Event, err error, elapsed time.Duration) {
 				if !errors.Is(err, agentcli.ErrTimeout) {
 					t.Fatalf("err = %v; want ErrTimeout", err)
 				}
-				bounded(t, elapsed, 500*time.Millisecond+grace+100*time.Millisecond)
+				bounded(t, elapsed, 2*time.Second+grace+100*time.Millisecond)
 			},
 		},
 		{
@@ -543,10 +547,37 @@ func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Reques
 	return evs, nil
 }
 
-// killPids kills every process the fake recorded in dir.
+// killPids kills every process the fake started with record directory dir
+// that is still alive: on Linux the processes whose environment names dir's
+// pid file (the fake and all it starts carry it, also after cleanenv), so a
+// recorded pid that died and was reused by an unrelated process is never
+// signalled; elsewhere the recorded pids that are alive.
 func killPids(dir string) {
-	for _, pid := range fakecli.ReadPids(dir) {
-		killPid(pid)
+	marker := []byte(fakecli.EnvPids + "=" + dir + "/pids")
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		for _, pid := range fakecli.ReadPids(dir) {
+			if fakecli.Alive(pid) {
+				killPid(pid)
+			}
+		}
+		return
+	}
+	for _, e := range names {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, marker) {
+				killPid(pid)
+				break
+			}
+		}
 	}
 }
 
