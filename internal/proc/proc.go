@@ -17,7 +17,9 @@
 //   - nothing the CLI wrote to stdout before it exited is lost, however
 //     slowly the caller reads, unless the process is stopped: when the CLI
 //     exits, the bytes still in the pipe are counted (FIONREAD) and read
-//     without a deadline; only reading beyond them is bounded (below).
+//     without a deadline; only reading beyond them is bounded (below). On
+//     unix systems other than Linux, macOS and the BSDs the count is not
+//     taken, and a caller slower than KillGrace may lose the last 64 KiB.
 //
 // Stopping: Stop, or the end of the context given to Start, sends SIGTERM
 // to the group and SIGKILL KillGrace later. From then on ReadLine returns
@@ -55,19 +57,18 @@
 //     the microseconds after the reap.
 //   - Linux only: then every process of the same effective uid that is
 //     still in the group, or whose initial environment (/proc/<pid>/environ)
-//     carries this run's tag, gets SIGKILL,
-//     through pidfd_open + pidfd_send_signal (Linux 5.3+), so a pid reused
-//     between the check and the kill is never signalled (where pidfds are
-//     unavailable, plain kill(2) after a re-check, with that tiny window).
-//     The scan repeats until it finds no new process (10 scans at most), so
-//     children forked by a process being killed are found too, and Wait
-//     returns once every process it killed is gone (at most 1 s), whether
-//     or not it held the CLI's pipes.
-//     This catches descendants that left the group (setsid, setpgid, double
+//     carries this run's tag, gets SIGKILL through pidfd_open +
+//     pidfd_send_signal (Linux 5.3+), so a pid reused between the check and
+//     the kill is never signalled (without pidfds: kill(2) after a re-check,
+//     with that tiny window). The scan repeats until it finds no new
+//     process (10 scans at most), so children forked by a process being
+//     killed are found too, and Wait returns once every process it killed
+//     is gone (at most 1 s), whether or not it held the CLI's pipes. This
+//     catches descendants that left the group (setsid, setpgid, double
 //     fork). It cannot catch a descendant that was exec'd with an
 //     environment without the tag, that overwrote its initial environment
-//     block, or that runs under another uid (setuid): those survive the run,
-//     though they cannot delay it beyond the bounds above.
+//     block, or that runs under another uid (setuid): those survive the
+//     run, though they cannot delay it beyond the bounds above.
 //   - Other unix systems: no tag scan; every descendant that left the group
 //     survives the run (within the bounds above).
 //   - Wait reaps the CLI itself before it returns.
