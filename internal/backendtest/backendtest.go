@@ -5,12 +5,16 @@
 package backendtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -167,6 +171,20 @@ func FaultMatrix(t *testing.T, k Kit) {
 		opts    *agentcli.Options
 		timeout time.Duration
 		check   func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration)
+		// escapes: the script starts a process without the run tag (after
+		// cleanenv) outside the CLI's group, which agentcli cannot find by
+		// design; the test kills it before checking that the rest is reaped.
+		escapes bool
+	}
+	// The fault cases run with KillGrace 300ms (Setup). A run must end
+	// within KillGrace + 1 s of the CLI's exit whatever escaped descendants
+	// do; the failure mode is "forever", so the assertion has slack.
+	const grace = 300 * time.Millisecond
+	bounded := func(t *testing.T, elapsed, bound time.Duration) {
+		t.Helper()
+		if elapsed > bound+boundSlack {
+			t.Fatalf("run took %v; want at most %v (+%v slack)", elapsed, bound, boundSlack)
+		}
 	}
 	cases := []tc{
 		{
@@ -233,13 +251,80 @@ func FaultMatrix(t *testing.T, k Kit) {
 			},
 		},
 		{
+			// Escaped (setsid) but carrying the run tag: found and killed.
 			name:   "escaped descendant holds stdout",
 			script: concat([]string{"escapee 20s"}, k.Success("hello", sess), []string{"exit 0"}),
 			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
 				ok(t, evs, err, "hello")
-				if elapsed > 15*time.Second {
-					t.Fatalf("run took %v: waited for the escaped process", elapsed)
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:   "escaped writer keeps writing to stdout",
+			script: concat([]string{"escapee-writer 10ms 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:    "untagged escaped writer keeps writing to stdout",
+			script:  concat([]string{"cleanenv", "escapee-writer 10ms 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			escapes: true,
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:   "daemon keeps writing to stderr",
+			script: concat([]string{"daemon-stderr 10ms 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:    "untagged daemon keeps writing to stderr",
+			script:  concat([]string{"cleanenv", "daemon-stderr 10ms 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			escapes: true,
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:    "untagged silent daemon holds stdout",
+			script:  concat([]string{"cleanenv", "silent-daemon 60s"}, k.Success("hello", sess), []string{"exit 0"}),
+			escapes: true,
+			check: func(t *testing.T, evs []agentcli.Event, err error, elapsed time.Duration) {
+				ok(t, evs, err, "hello")
+				bounded(t, elapsed, grace+time.Second)
+			},
+		},
+		{
+			name:   "timeout while an untagged escapee writes and the CLI ignores SIGTERM",
+			script: concat([]string{"cleanenv", "escapee-writer 5ms 60s"}, k.Partial(sess), []string{"ignoreterm", "hang"}),
+			// Long enough for a -race fake on a busy machine to start
+			// and record its pid.
+			timeout: 2 * time.Second,
+			escapes: true,
+			check: func(t *testing.T, _ []agentcli.Event, err error, elapsed time.Duration) {
+				if !errors.Is(err, agentcli.ErrTimeout) {
+					t.Fatalf("err = %v; want ErrTimeout", err)
 				}
+				bounded(t, elapsed, 2*time.Second+grace+100*time.Millisecond)
+			},
+		},
+		{
+			// What the CLI wrote before it exited reaches a consumer slower
+			// than KillGrace (about 64 KB sit in the pipe at exit, read
+			// one event per millisecond, with a 10 ms grace).
+			name:   "slow consumer loses nothing",
+			opts:   &agentcli.Options{KillGrace: 10 * time.Millisecond},
+			script: concat(k.Partial(sess), []string{"repeat 400 " + strings.Repeat("n", 1000)}, k.Success("hello", sess), []string{"exit 0"}),
+			check: func(t *testing.T, evs []agentcli.Event, err error, _ time.Duration) {
+				ok(t, evs, err, "hello")
 			},
 		},
 		{
@@ -342,14 +427,21 @@ func FaultMatrix(t *testing.T, k Kit) {
 			// a temporary file show that the file is gone on every path.
 			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: "be brief"}
 			start := time.Now()
-			evs, err := Collect(context.Background(), b, req)
+			var evs []agentcli.Event
+			var err error
+			if c.name == "slow consumer loses nothing" {
+				evs, err = collectSlowly(context.Background(), b, req, time.Millisecond)
+			} else {
+				evs, err = Collect(context.Background(), b, req)
+			}
 			elapsed := time.Since(start)
+			if c.escapes {
+				// Outside our reach by design; end it here.
+				t.Cleanup(func() { killPids(dir) })
+			}
 			c.check(t, evs, err, elapsed)
-			// An escaped process is outside our reach by design; end it here.
-			if pids := fakecli.ReadPids(dir); strings.Contains(c.name, "escaped") && len(pids) > 1 {
-				for _, pid := range pids[1:] {
-					killPid(pid)
-				}
+			if c.escapes {
+				killPids(dir)
 			}
 			AssertReaped(t, dir)
 			AssertNoLeaks(t, k.TempPrefix)
@@ -387,6 +479,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 			}
 		}
 	})
+	cancelFaults(t, k, sess)
 	t.Run("cancel", func(t *testing.T) {
 		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
@@ -432,6 +525,204 @@ func FaultMatrix(t *testing.T, k Kit) {
 			break
 		}
 		AssertReaped(t, dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+}
+
+// boundSlack is added to every "returns within" bound: the failure mode
+// these bounds guard against is a run that never returns, and the machine
+// running the tests may be slow and shared.
+const boundSlack = 2 * time.Second
+
+// collectSlowly is Collect with a consumer that sleeps after every event.
+func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Request, per time.Duration) ([]agentcli.Event, error) {
+	var evs []agentcli.Event
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+		time.Sleep(per)
+	}
+	return evs, nil
+}
+
+// killPids kills every process the fake started with record directory dir
+// that is still alive: on Linux the processes whose environment names dir's
+// pid file (the fake and all it starts carry it, also after cleanenv), so a
+// recorded pid that died and was reused by an unrelated process is never
+// signalled; elsewhere the recorded pids that are alive.
+func killPids(dir string) {
+	marker := []byte(fakecli.EnvPids + "=" + dir + "/pids")
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		for _, pid := range fakecli.ReadPids(dir) {
+			if fakecli.Alive(pid) {
+				killPid(pid)
+			}
+		}
+		return
+	}
+	for _, e := range names {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.Equal(kv, marker) {
+				killPid(pid)
+				break
+			}
+		}
+	}
+}
+
+// cancelFaults are the cases about cancellation: bounds after cancel, no
+// events after cancel, and the error type when the context ends at once.
+func cancelFaults(t *testing.T, k Kit, sess string) {
+	const grace = 300 * time.Millisecond
+	// canceled is how a canceled run went.
+	type canceled struct {
+		after int           // events yielded after the cancel
+		took  time.Duration // from the cancel to the end of the run
+		dir   string        // the fake's record directory
+		err   error         // the final error
+	}
+	// cancelAt runs script and cancels delay after the first event pick
+	// accepts.
+	cancelAt := func(t *testing.T, opts *agentcli.Options, pick func(agentcli.Event) bool, delay time.Duration, script ...string) canceled {
+		t.Helper()
+		t.Setenv("TMPDIR", t.TempDir())
+		b, dir := k.Setup(t, opts, script...)
+		t.Cleanup(func() { killPids(dir) })
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var after int
+		var err error
+		var canceledAt time.Time
+		var mu sync.Mutex
+		done := false
+		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
+			if e != nil {
+				err = e
+				break
+			}
+			mu.Lock()
+			if !canceledAt.IsZero() {
+				after++
+			}
+			if !done && pick(ev) {
+				done = true
+				if delay == 0 {
+					canceledAt = time.Now()
+					cancel()
+				} else {
+					time.AfterFunc(delay, func() {
+						mu.Lock()
+						canceledAt = time.Now()
+						mu.Unlock()
+						cancel()
+					})
+				}
+			}
+			mu.Unlock()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if canceledAt.IsZero() {
+			t.Fatalf("the run ended (err %v) before it was canceled", err)
+		}
+		return canceled{after: after, took: time.Since(canceledAt), dir: dir, err: err}
+	}
+	isCanceled := func(t *testing.T, err error) {
+		t.Helper()
+		var ce *agentcli.CanceledError
+		if !errors.As(err, &ce) || !errors.Is(err, agentcli.ErrCanceled) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v; want *CanceledError", err)
+		}
+	}
+	hasSession := func(ev agentcli.Event) bool { return ev.SessionID != "" }
+
+	t.Run("no events after cancel", func(t *testing.T) {
+		// The CLI ignores SIGTERM and floods stdout with events for the
+		// whole grace period; nothing of it may surface after the cancel.
+		partial := k.Partial(sess)
+		flood := "flood " + strings.TrimPrefix(partial[len(partial)-1], "out ")
+		r := cancelAt(t, nil, hasSession, 0, concat(partial, []string{"ignoreterm", flood})...)
+		isCanceled(t, r.err)
+		if r.after != 0 {
+			t.Fatalf("%d events yielded after cancel", r.after)
+		}
+		AssertReaped(t, r.dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+	t.Run("cancel while an untagged escapee writes and the CLI ignores SIGTERM", func(t *testing.T) {
+		r := cancelAt(t, nil, hasSession, 0, concat([]string{"cleanenv", "escapee-writer 1ms 60s"}, k.Partial(sess), []string{"ignoreterm", "hang"})...)
+		isCanceled(t, r.err)
+		if r.after != 0 {
+			t.Fatalf("%d events yielded after cancel", r.after)
+		}
+		if r.took > grace+100*time.Millisecond+boundSlack {
+			t.Fatalf("returned %v after cancel; want at most KillGrace + 100ms", r.took)
+		}
+		killPids(r.dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+	t.Run("cancel after the CLI exited while an untagged daemon holds stdout", func(t *testing.T) {
+		// A long grace: only acting on the cancel ends this run early.
+		opts := &agentcli.Options{KillGrace: 30 * time.Second}
+		r := cancelAt(t, opts, hasSession, 500*time.Millisecond, concat([]string{"cleanenv", "silent-daemon 60s"}, k.Success("hello", sess), []string{"exit 0"})...)
+		isCanceled(t, r.err)
+		if r.took > 100*time.Millisecond+boundSlack {
+			t.Fatalf("returned %v after cancel; want at most 100ms", r.took)
+		}
+		killPids(r.dir)
+		AssertNoLeaks(t, k.TempPrefix)
+	})
+	t.Run("rapid cancel", func(t *testing.T) {
+		// The context ends in the first milliseconds: while the binary is
+		// resolved, the process started or its runtime initialised. The
+		// error is always the cancellation, never a start failure.
+		t.Setenv("TMPDIR", t.TempDir())
+		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
+		t.Cleanup(func() { killPids(dir) })
+		rng := rand.New(rand.NewPCG(1, uint64(len(k.Name))))
+		for i := 0; i < 200; i++ {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(time.Duration(rng.Int64N(int64(3*time.Millisecond))), cancel)
+			_, err := b.Run(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"})
+			cancel()
+			var ce *agentcli.CanceledError
+			if !errors.As(err, &ce) || !errors.Is(err, agentcli.ErrCanceled) {
+				t.Fatalf("run %d: err = %v; want *CanceledError", i, err)
+			}
+		}
+		for i := 0; i < 20; i++ {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rng.Int64N(int64(3*time.Millisecond))))
+			_, err := b.Run(ctx, &agentcli.Request{Prompt: "hi"})
+			cancel()
+			if !errors.Is(err, agentcli.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("ctx deadline, run %d: err = %v; want ErrCanceled wrapping DeadlineExceeded", i, err)
+			}
+		}
+		for i, d := range []time.Duration{1, time.Microsecond, time.Millisecond, 3 * time.Millisecond} {
+			_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", Timeout: d})
+			var te *agentcli.TimeoutError
+			if !errors.As(err, &te) || !errors.Is(err, agentcli.ErrTimeout) {
+				t.Fatalf("Timeout %v (run %d): err = %v; want *TimeoutError", d, i, err)
+			}
+		}
+		// Most runs end before the fake records its pid; those that got
+		// that far must be gone.
+		for _, pid := range fakecli.ReadPids(dir) {
+			if fakecli.Alive(pid) {
+				t.Errorf("process %d is still alive after the run", pid)
+			}
+		}
 		AssertNoLeaks(t, k.TempPrefix)
 	})
 }

@@ -27,7 +27,25 @@
 //	ignoreterm            ignore SIGTERM from now on
 //	grandchild <duration> start a child that keeps stdout and stderr open for duration, in the same group
 //	escapee <duration>    like grandchild, but in a new session (outside the group)
+//	escapee-writer <interval> <duration>
+//	                      start a child in a new session that writes the line
+//	                      "escapee tick" to stdout every interval for duration
+//	                      (it keeps stderr open too)
+//	daemon-stderr <interval> <duration>
+//	                      double-fork a daemon (new session; its parent exits at
+//	                      once) that writes "daemon tick" to stderr every
+//	                      interval for duration (it keeps stdout open too)
+//	silent-daemon <duration>
+//	                      double-fork a daemon that holds stdout and stderr open
+//	                      for duration and writes nothing
+//	cleanenv              children started by later commands get only the
+//	                      fake's own variables (AGENTCLI_FAKE_*, GORACE), as if
+//	                      exec'd with a fresh environment: no run tag
+//	flood <text>          write text and a newline to stdout until killed
 //	exit <code>           exit with code (the default at the end is 0)
+//
+// Every process the fake starts (itself, its children, the second fork of a
+// daemon) appends its pid to the file named by AGENTCLI_FAKE_PIDS.
 package fakecli
 
 import (
@@ -51,6 +69,10 @@ const (
 	EnvRecord = "AGENTCLI_FAKE_RECORD" // path to write the Record JSON to
 	EnvPids   = "AGENTCLI_FAKE_PIDS"   // path to append started pids to, one a line
 	envSleep  = "AGENTCLI_FAKE_SLEEPER"
+	// envChild makes the process a helper child: "write <fd> <interval>
+	// <duration>" or "daemon <fd> <interval> <duration>" (fd is 1 or 2; a
+	// zero interval writes nothing).
+	envChild = "AGENTCLI_FAKE_CHILD"
 )
 
 // Record is what the fake saw.
@@ -128,6 +150,9 @@ func MaybeRun() {
 	if d := os.Getenv(envSleep); d != "" {
 		sleeper(d)
 	}
+	if c := os.Getenv(envChild); c != "" {
+		child(c)
+	}
 	flavor := os.Getenv(EnvFlavor)
 	if flavor == "" {
 		return
@@ -151,6 +176,58 @@ func sleeper(d string) {
 	dur, _ := time.ParseDuration(d)
 	time.Sleep(dur)
 	os.Exit(0)
+}
+
+// child plays a helper process (see envChild); it never returns.
+func child(spec string) {
+	appendPid(os.Getpid())
+	signal.Ignore(syscall.SIGTERM)
+	f := strings.Fields(spec)
+	if len(f) != 4 {
+		os.Exit(96)
+	}
+	if f[0] == "daemon" {
+		// The second fork: a new session, reparented once we exit.
+		c := exec.Command("/proc/self/exe")
+		c.Env = append(os.Environ(), envChild+"=write "+strings.Join(f[1:], " "))
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			os.Exit(98)
+		}
+		os.Exit(0)
+	}
+	w, text := os.Stdout, "escapee tick\n"
+	if f[1] == "2" {
+		w, text = os.Stderr, "daemon tick\n"
+	}
+	every, _ := time.ParseDuration(f[2])
+	dur, _ := time.ParseDuration(f[3])
+	end := time.Now().Add(dur)
+	for time.Now().Before(end) {
+		if every <= 0 {
+			time.Sleep(time.Until(end))
+			break
+		}
+		w.WriteString(text) // EPIPE once the reader is gone kills us: fine
+		time.Sleep(every)
+	}
+	os.Exit(0)
+}
+
+// childEnv is the environment for a child the fake starts: its own
+// environment, or only the fake's control variables after cleanenv.
+func childEnv(clean bool, extra ...string) []string {
+	env := os.Environ()
+	if clean {
+		env = nil
+		for _, kv := range os.Environ() {
+			if strings.HasPrefix(kv, "AGENTCLI_FAKE_") || strings.HasPrefix(kv, "GORACE=") {
+				env = append(env, kv)
+			}
+		}
+	}
+	return append(env, extra...)
 }
 
 func run(flavor string) int {
@@ -224,6 +301,21 @@ func play(path string) int {
 	defer out.Flush()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	clean := false // cleanenv seen
+	spawn := func(setsid bool, env ...string) int {
+		out.Flush()
+		c := exec.Command("/proc/self/exe")
+		c.Env = childEnv(clean, append(env, EnvFlavor+"=")...)
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if setsid {
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fakecli:", err)
+			return 98
+		}
+		return 0
+	}
 	for sc.Scan() {
 		cmd, arg, _ := strings.Cut(sc.Text(), " ")
 		switch cmd {
@@ -278,16 +370,29 @@ func play(path string) int {
 		case "ignoreterm":
 			signal.Ignore(syscall.SIGTERM)
 		case "grandchild", "escapee":
-			out.Flush()
-			c := exec.Command("/proc/self/exe")
-			c.Env = append(os.Environ(), envSleep+"="+arg, EnvFlavor+"=")
-			c.Stdout, c.Stderr = os.Stdout, os.Stderr
-			if cmd == "escapee" {
-				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if rc := spawn(cmd == "escapee", envSleep+"="+arg); rc != 0 {
+				return rc
 			}
-			if err := c.Start(); err != nil {
-				fmt.Fprintln(os.Stderr, "fakecli:", err)
-				return 98
+		case "escapee-writer":
+			if rc := spawn(true, envChild+"=write 1 "+arg); rc != 0 {
+				return rc
+			}
+		case "daemon-stderr":
+			if rc := spawn(true, envChild+"=daemon 2 "+arg); rc != 0 {
+				return rc
+			}
+		case "silent-daemon":
+			if rc := spawn(true, envChild+"=daemon 1 0s "+arg); rc != 0 {
+				return rc
+			}
+		case "cleanenv":
+			clean = true
+		case "flood":
+			line := arg + "\n"
+			for {
+				if _, err := out.WriteString(line); err != nil {
+					return 1
+				}
 			}
 		case "exit":
 			n, _ := strconv.Atoi(arg)

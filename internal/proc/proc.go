@@ -2,29 +2,89 @@
 
 // Package proc is the one process layer every agentcli backend shares.
 //
-// A Process runs one CLI in its own process group. Its guarantees:
+// A Process runs one CLI in its own process group, with its environment
+// tagged EnvRunID=<128 random bits, hex>. These are its guarantees.
 //
-//   - stdin always has an end: the given bytes followed by EOF, or /dev/null;
+// Input and output:
+//
+//   - stdin always has an end: the given bytes followed by EOF, /dev/null,
+//     or (Spec.KeepStdin) a pipe the caller writes that is closed by Stop,
+//     Close and the CLI's exit;
 //   - stderr is drained concurrently into a bounded tail, so a chatty CLI can
 //     never block on a full pipe;
 //   - stdout is read line by line with no 64 KiB limit; a line longer than
 //     the configured maximum is skipped and reported, and reading goes on;
-//   - on cancellation the whole group gets SIGTERM, then SIGKILL after a
-//     grace period (Cmd.Cancel, with Cmd.WaitDelay as a backstop);
-//   - when the CLI itself exits, whatever it left behind in its group is
-//     killed, and a descendant that escaped the group but still holds stdout
-//     open cannot make the reader hang;
-//   - Wait reaps everything before it returns.
+//   - nothing the CLI wrote to stdout before it exited is lost, however
+//     slowly the caller reads, unless the process is stopped: when the CLI
+//     exits, the bytes still in the pipe are counted (FIONREAD) and read
+//     without a deadline; only reading beyond them is bounded (below). On
+//     unix systems other than Linux, macOS and the BSDs the count is not
+//     taken, and a caller slower than KillGrace may lose the last 64 KiB.
+//
+// Stopping: Stop, or the end of the context given to Start, sends SIGTERM
+// to the group and SIGKILL KillGrace later. From then on ReadLine returns
+// io.EOF (a line read after the stop is dropped) and further output is read
+// and discarded.
+//
+// Bounds. Wait returns, whatever descendants that left the group do:
+//
+//   - at most KillGrace after the CLI exits: reading stdout and stderr beyond
+//     what was in the pipes at the exit ends at exit + KillGrace (a writer
+//     that keeps writing cannot extend it);
+//   - once the CLI has exited after a stop, at once: what was in the pipes is
+//     read and discarded (stderr into the tail), nothing beyond; so Wait
+//     returns at most KillGrace after Stop, plus the time the kernel needs
+//     to carry out SIGKILL;
+//   - a stop after the exit, while the grace is running, ends it at once;
+//   - plus the time of the reaping below: on Linux a scan of /proc (about
+//     3 µs per process) and the wait for the killed processes to be gone
+//     (normally milliseconds; at most 1 s; the scan is abandoned after
+//     2 s).
+//
+// Reaping:
+//
+//   - When the CLI exits (by itself or after the kill ladder), every process
+//     left in its process group gets SIGKILL. The group is signalled only
+//     while the CLI's zombie still reserves the group id: the exit is
+//     observed without reaping (Linux: waitid WNOWAIT; macOS and the BSDs:
+//     kqueue NOTE_EXIT), the group is killed, and only then is the CLI
+//     reaped. Every group signal (SIGTERM, the SIGKILL timer, the kill at
+//     exit) goes through one path that refuses once reaping has begun, so a
+//     group id freed and reused by unrelated processes is never signalled.
+//     On other unix systems the exit cannot be observed without reaping:
+//     there the group is not signalled after a natural exit (what is left in
+//     it survives), and a stop racing the exit could signal a group id in
+//     the microseconds after the reap.
+//   - Linux only: then every process of the same effective uid that is
+//     still in the group, or whose initial environment (/proc/<pid>/environ)
+//     carries this run's tag, gets SIGKILL through pidfd_open +
+//     pidfd_send_signal (Linux 5.3+), so a pid reused between the check and
+//     the kill is never signalled (without pidfds: kill(2) after a re-check,
+//     with that tiny window). The scan repeats until it finds no new
+//     process (10 scans at most), so children forked by a process being
+//     killed are found too, and Wait returns once every process it killed
+//     is gone (at most 1 s), whether or not it held the CLI's pipes. This
+//     catches descendants that left the group (setsid, setpgid, double
+//     fork). It cannot catch a descendant that was exec'd with an
+//     environment without the tag, that overwrote its initial environment
+//     block, or that runs under another uid (setuid): those survive the
+//     run, though they cannot delay it beyond the bounds above.
+//   - Other unix systems: no tag scan; every descendant that left the group
+//     survives the run (within the bounds above).
+//   - Wait reaps the CLI itself before it returns.
 package proc
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -32,24 +92,45 @@ import (
 
 // Defaults for zero Spec fields.
 const (
-	DefaultKillGrace  = 3 * time.Second
-	DefaultMaxLine    = 64 << 20
+	// DefaultKillGrace is the default time between SIGTERM and SIGKILL.
+	DefaultKillGrace = 3 * time.Second
+	// DefaultMaxLine is the default maximum length of a stdout line.
+	DefaultMaxLine = 64 << 20
+	// DefaultStderrTail is the default size of the kept end of stderr.
 	DefaultStderrTail = 8 << 10
 )
 
+// EnvRunID is the environment variable Start sets, to a value unique to the
+// run, in the environment of the process it starts; descendants that
+// inherit it are found by it (see the package comment).
+const EnvRunID = "AGENTCLI_RUN_ID"
+
 // Spec describes a process to start.
 type Spec struct {
-	Path string   // resolved path of the binary
-	Args []string // arguments, without argv[0]
-	Dir  string
-	Env  []string // the complete environment
+	// Path is the resolved path of the binary.
+	Path string
+	// Args are the arguments, without argv[0].
+	Args []string
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Env is the complete environment; nil means the caller's. Start
+	// replaces any EnvRunID entry with the run's own.
+	Env []string
 	// Stdin is written to the process's stdin, which is then closed. Nil
-	// means /dev/null.
+	// means /dev/null (unless KeepStdin).
 	Stdin []byte
+	// KeepStdin leaves stdin open as a pipe the caller writes with
+	// Process.Stdin; Spec.Stdin must be nil then.
+	KeepStdin bool
 	// KillGrace is the time between SIGTERM and SIGKILL, and how long
-	// output is still read after the process has exited.
-	KillGrace  time.Duration
-	MaxLine    int
+	// output beyond what was in the pipes is still read after the process
+	// has exited. Zero means DefaultKillGrace.
+	KillGrace time.Duration
+	// MaxLine is the longest stdout line returned; longer ones are
+	// skipped. Zero means DefaultMaxLine.
+	MaxLine int
+	// StderrTail is how many bytes of the end of stderr are kept. Zero
+	// means DefaultStderrTail.
 	StderrTail int
 }
 
@@ -69,48 +150,73 @@ type Exit struct {
 	Code int
 	// Signal is the signal that killed the process, if any.
 	Signal syscall.Signal
-	// Stopped reports that the process was stopped by Stop or by its
-	// context (cancellation, timeout).
+	// Stopped reports that the process was stopped by Stop, Close or its
+	// context (cancellation, timeout) before Wait returned.
 	Stopped bool
 	// Stderr is the tail of what the process wrote to stderr.
 	Stderr string
-	// HeldOpen reports that stdout was still held open by some process
-	// after the CLI had exited and its group was killed (a descendant that
-	// left the group); reading stopped after the grace period.
+	// HeldOpen reports that stdout was still held open (or still being
+	// written) by some process KillGrace after the CLI had exited and its
+	// group was killed: a descendant that left the group. Reading stopped
+	// there.
 	HeldOpen bool
+	// Escaped is how many processes outside the CLI's group were found by
+	// the run's tag and killed (Linux only).
+	Escaped int
 	// Err is a wait error that is not an exit status, if any.
 	Err error
 }
 
-// Process is a running CLI. Its methods other than Stop must be called from
-// one goroutine.
+// Process is a running CLI. ReadLine, Wait and Close must be called from
+// one goroutine; Stop, Pid and Stdin (and the writer it returns) from any.
 type Process struct {
-	cmd    *exec.Cmd
-	pgid   int
-	cancel context.CancelFunc
-	grace  time.Duration
+	cmd   *exec.Cmd
+	pid   int
+	tag   string
+	grace time.Duration
 
-	out       *deadlineReader
-	errReader *deadlineReader
-	lines     *bufio.Reader
-	maxLine   int
-	stdinW    *os.File
-	errTail   *tailBuffer
-	errDone   chan struct{}
+	out     *pipeReader
+	lines   *bufio.Reader
+	maxLine int
+	errR    *pipeReader
+	errTail *tailBuffer
+	errDone chan struct{}
+	stdin   *stdinPipe // nil when stdin is /dev/null
+	keep    bool       // Spec.KeepStdin
 
-	exited   chan struct{} // closed when cmd.Wait has returned
-	waitErr  error
 	stopOnce sync.Once
 	stopped  chan struct{}
-	killT    *time.Timer
-	killMu   sync.Mutex
-	waited   bool
-	exit     Exit
+	unwatch  func() bool // releases the context watcher
+
+	sigMu  sync.Mutex // guards reaped and killT; held while signalling
+	reaped bool       // reaping has begun: the group id may be freed
+	killT  *time.Timer
+
+	done    chan struct{} // closed when the CLI has been reaped
+	waitErr error         // set before done is closed
+	escaped int           // set before done is closed
+
+	waited bool
+	exit   Exit
 }
 
+// Test hooks, nil outside tests: called with the group id for every group
+// signal actually sent, and with the pid right before the CLI is reaped.
+var (
+	testHookSignal func(pgid int, sig syscall.Signal)
+	testHookReap   func(pid int)
+)
+
 // Start starts the process described by spec. The process is stopped (see
-// Stop) when ctx is done.
+// Stop) when ctx is done; if ctx is already done, Start returns its error
+// and starts nothing. Start does not block beyond starting the process.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
+	if spec.KeepStdin && spec.Stdin != nil {
+		return nil, errors.New("proc: Spec.Stdin must be nil with KeepStdin")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if spec.KillGrace <= 0 {
 		spec.KillGrace = DefaultKillGrace
 	}
@@ -120,145 +226,234 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if spec.StderrTail <= 0 {
 		spec.StderrTail = DefaultStderrTail
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	tag, err := newTag()
+	if err != nil {
+		return nil, err
+	}
 	p := &Process{
-		cancel:  cancel,
+		tag:     tag,
 		grace:   spec.KillGrace,
 		maxLine: spec.MaxLine,
 		errTail: &tailBuffer{max: spec.StderrTail},
 		errDone: make(chan struct{}),
-		exited:  make(chan struct{}),
 		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+		keep:    spec.KeepStdin,
 	}
 
-	var files []*os.File // parent-side ends to close if Start fails
+	var files []*os.File // every pipe end, closed if Start fails
 	closeAll := func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}
-	outR, outW, err := os.Pipe()
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	outR, outW, err := pipe()
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	errR, errW, err := os.Pipe()
+	errR, errW, err := pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
-		cancel()
+		closeAll()
 		return nil, err
 	}
-	files = append(files, outR, outW, errR, errW)
-	// Made before Start: Cmd.Cancel (terminate) may run as soon as the
-	// process exists.
-	p.out = &deadlineReader{f: outR, grace: spec.KillGrace}
-	p.lines = bufio.NewReaderSize(p.out, 64<<10)
-	p.errReader = &deadlineReader{f: errR, grace: spec.KillGrace}
-	var inR *os.File
-	if spec.Stdin != nil {
-		inR, p.stdinW, err = os.Pipe()
-		if err != nil {
+	var inR, inW *os.File
+	if spec.Stdin != nil || spec.KeepStdin {
+		if inR, inW, err = pipe(); err != nil {
 			closeAll()
-			cancel()
 			return nil, err
 		}
-		files = append(files, inR, p.stdinW)
 	}
 
-	cmd := exec.CommandContext(ctx, spec.Path, spec.Args...)
+	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
+	cmd.Env = tagEnv(spec.Env, tag)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	if inR != nil {
 		cmd.Stdin = inR
 	} // else nil: os/exec connects /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		p.terminate()
-		return nil
-	}
-	// Backstop: if the group ignores everything, os/exec kills the leader
-	// itself this long after the context is done.
-	cmd.WaitDelay = 2*spec.KillGrace + time.Second
-	p.cmd = cmd
-
 	if err := cmd.Start(); err != nil {
 		closeAll()
-		cancel()
 		return nil, err
 	}
-	p.pgid = cmd.Process.Pid
+	p.cmd = cmd
+	p.pid = cmd.Process.Pid
 	// The child has its own copies; close ours so EOF can be seen.
 	outW.Close()
 	errW.Close()
 	if inR != nil {
 		inR.Close()
+		p.stdin = &stdinPipe{f: inW}
 	}
+	p.out = &pipeReader{f: outR, grace: spec.KillGrace, stopEOF: true}
+	p.lines = bufio.NewReaderSize(p.out, 64<<10)
+	p.errR = &pipeReader{f: errR, grace: spec.KillGrace}
 
-	errReader := p.errReader
 	go func() {
 		defer close(p.errDone)
-		io.Copy(p.errTail, errReader)
+		io.Copy(p.errTail, p.errR)
 		errR.Close()
 	}()
-	if p.stdinW != nil {
-		data := spec.Stdin
-		w := p.stdinW
-		go func() {
-			// EPIPE (the CLI exited or closed stdin without reading it
-			// all) is not an error worth reporting.
-			w.Write(data)
-			w.Close()
-		}()
+	if spec.Stdin != nil {
+		go func(data []byte) {
+			// An error (the CLI exited or closed stdin without reading it
+			// all) is not worth reporting.
+			p.stdin.Write(data)
+			p.stdin.Close()
+		}(spec.Stdin)
 	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		// The leader is gone; anything still in its group is an orphan.
-		syscall.Kill(-p.pgid, syscall.SIGKILL)
-		close(p.exited)
-		p.out.markExited()
-		errReader.markExited()
-		if p.stdinW != nil {
-			p.stdinW.Close() // unblock a writer nobody reads from
-		}
-	}()
+	go p.waitLoop()
+	p.unwatch = context.AfterFunc(ctx, p.Stop)
 	return p, nil
 }
 
-// terminate starts the kill ladder: SIGTERM to the group now, SIGKILL after
-// the grace period. It is idempotent.
-func (p *Process) terminate() {
+// newTag returns a fresh run id.
+func newTag() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// tagEnv returns env (nil: the caller's) with EnvRunID set to tag.
+func tagEnv(env []string, tag string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, EnvRunID+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, EnvRunID+"="+tag)
+}
+
+// waitLoop learns of the CLI's exit, kills what it left behind, and reaps
+// it.
+func (p *Process) waitLoop() {
+	// waitExit returns true while the CLI is an unreaped zombie: its pid,
+	// and so its group id, cannot be reused yet.
+	zombie := waitExit(p.pid)
+	exitAt := time.Now()
+	if zombie {
+		p.signalGroup(syscall.SIGKILL) // leftovers in the group
+	} else {
+		// The exit cannot be observed without reaping here (or someone
+		// else reaped the CLI): reap, and never signal the group again.
+		p.waitErr = p.cmd.Wait()
+		p.setReaped()
+	}
+	p.out.markExited(exitAt)
+	p.errR.markExited(exitAt)
+	if p.stdin != nil {
+		p.stdin.processExited()
+	}
+	group := 0 // the group id, while it is still ours
+	if zombie {
+		group = p.pid
+	}
+	p.escaped = reapTagged(p.tag, group)
+	if zombie {
+		p.setReaped()
+		if testHookReap != nil {
+			testHookReap(p.pid)
+		}
+		p.waitErr = p.cmd.Wait()
+	}
+	close(p.done)
+}
+
+// signalGroup sends sig to the CLI's process group unless reaping has begun
+// (then the group id may belong to someone else). Every group signal goes
+// through here.
+func (p *Process) signalGroup(sig syscall.Signal) {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	p.signalGroupLocked(sig)
+}
+
+func (p *Process) signalGroupLocked(sig syscall.Signal) {
+	if p.reaped {
+		return
+	}
+	if testHookSignal != nil {
+		testHookSignal(p.pid, sig)
+	}
+	syscall.Kill(-p.pid, sig)
+}
+
+// setReaped closes the signal path for good.
+func (p *Process) setReaped() {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	p.reaped = true
+	if p.killT != nil {
+		p.killT.Stop()
+	}
+}
+
+// Stop asks the process group to end: SIGTERM now, SIGKILL after the grace
+// period. It closes stdin, makes ReadLine return io.EOF, and has further
+// output discarded. It does not wait; call Wait for that. Stop may be
+// called from any goroutine, any number of times, also after the process
+// has exited.
+func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
-		// Not p.pgid: os/exec may call this (Cmd.Cancel) before Start has
-		// returned to us.
-		pgid := p.cmd.Process.Pid
 		close(p.stopped)
-		// SIGTERM now, SIGKILL at grace; after that, output still gets one
-		// more grace period to drain.
-		p.out.markStopped(2 * p.grace)
-		p.errReader.markStopped(2 * p.grace)
-		syscall.Kill(-pgid, syscall.SIGTERM)
-		p.killMu.Lock()
-		p.killT = time.AfterFunc(p.grace, func() {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-		})
-		p.killMu.Unlock()
+		p.out.markStopped()
+		p.errR.markStopped()
+		if p.stdin != nil {
+			p.stdin.Close()
+		}
+		p.sigMu.Lock()
+		defer p.sigMu.Unlock()
+		if !p.reaped {
+			p.signalGroupLocked(syscall.SIGTERM)
+			p.killT = time.AfterFunc(p.grace, func() { p.signalGroup(syscall.SIGKILL) })
+		}
 	})
 }
 
-// Stop asks the process group to end: SIGTERM, then SIGKILL after the grace
-// period. It does not wait; call Wait for that. Stop may be called from any
-// goroutine, any number of times.
-func (p *Process) Stop() {
-	p.cancel() // os/exec calls Cmd.Cancel → terminate
-	p.terminate()
+func (p *Process) isStopped() bool {
+	select {
+	case <-p.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stdin returns the write end of the process's stdin when Spec.KeepStdin
+// was set, and nil otherwise. Writes block while the pipe is full; once the
+// CLI has exited they fail with os.ErrProcessDone instead of blocking, and
+// after Close (or Stop) with os.ErrClosed. Close closes stdin (the CLI sees
+// EOF); it is idempotent. The writer may be used from any goroutine.
+func (p *Process) Stdin() io.WriteCloser {
+	if !p.keep {
+		return nil
+	}
+	return p.stdin
 }
 
 // ReadLine returns the next line of stdout. It returns io.EOF when stdout
-// is closed (the process and everything holding stdout are gone).
+// is closed (the process and everything holding stdout are gone), when
+// reading ended at the bounds described in the package comment, and from
+// the moment the process is stopped: a line completed after Stop is never
+// returned.
 func (p *Process) ReadLine() (Line, error) {
+	if p.isStopped() {
+		return Line{}, io.EOF
+	}
 	var acc []byte
 	total := 0
 	for {
@@ -269,26 +464,29 @@ func (p *Process) ReadLine() (Line, error) {
 		} else if acc != nil {
 			acc = nil // drop what was gathered; keep counting
 		}
-		switch {
-		case err == nil: // full line
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if p.isStopped() {
+			return Line{}, io.EOF
+		}
+		if err == nil { // full line
 			if total > p.maxLine+1 {
 				return Line{TooLong: total - 1}, nil
 			}
 			return Line{Data: trimEOL(acc)}, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		default: // EOF or read error: a last line without newline
-			if total == 0 {
-				if err == io.EOF || errors.Is(err, os.ErrClosed) {
-					return Line{}, io.EOF
-				}
-				return Line{}, err
-			}
-			if total > p.maxLine {
-				return Line{TooLong: total}, nil
-			}
-			return Line{Data: trimEOL(acc)}, nil
 		}
+		// EOF or read error: a last line without newline
+		if total == 0 {
+			if err == io.EOF || errors.Is(err, os.ErrClosed) {
+				return Line{}, io.EOF
+			}
+			return Line{}, err
+		}
+		if total > p.maxLine {
+			return Line{TooLong: total}, nil
+		}
+		return Line{Data: trimEOL(acc)}, nil
 	}
 }
 
@@ -297,33 +495,28 @@ func trimEOL(b []byte) []byte {
 	return bytes.TrimSuffix(b, []byte("\r"))
 }
 
-// Wait waits for the process to exit, stops reading its output, kills what
-// is left of its group, and returns how it ended. Unread stdout is
-// discarded. Wait may be called more than once; later calls return the same
-// Exit.
+// Wait discards unread stdout, waits for the CLI to exit and be reaped
+// (with what it left behind killed, see the package comment), and returns
+// how it ended. It blocks within the bounds of the package comment. Wait
+// may be called more than once; later calls return the same Exit.
 func (p *Process) Wait() Exit {
 	if p.waited {
 		return p.exit
 	}
 	p.waited = true
-	<-p.exited
-	// Unread output is discarded, for at most one grace period.
-	p.out.markStopped(p.grace)
-	io.Copy(io.Discard, p.lines)
+	p.out.startDraining()
+	p.lines.Discard(p.lines.Buffered())
+	io.Copy(io.Discard, p.out)
 	p.out.f.Close()
+	<-p.done
 	<-p.errDone
-	p.killMu.Lock()
-	if p.killT != nil {
-		p.killT.Stop()
-	}
-	p.killMu.Unlock()
-	p.cancel()
+	p.unwatch()
 
-	e := Exit{Stderr: p.errTail.String(), HeldOpen: p.out.heldOpen()}
-	select {
-	case <-p.stopped:
-		e.Stopped = true
-	default:
+	e := Exit{
+		Stderr:   p.errTail.String(),
+		HeldOpen: p.out.heldOpen(),
+		Stopped:  p.isStopped(),
+		Escaped:  p.escaped,
 	}
 	var ee *exec.ExitError
 	switch {
@@ -343,89 +536,199 @@ func (p *Process) Wait() Exit {
 	return e
 }
 
-// Close stops the process if it is still running and waits for it. It is
-// safe to call after Wait; it is meant for defer.
+// Close stops the process (see Stop) and waits for it, unless Wait has
+// already returned. It is meant for defer.
 func (p *Process) Close() {
 	if !p.waited {
-		select {
-		case <-p.exited:
-		default:
-			p.Stop()
-		}
+		p.Stop()
 		p.Wait()
 	}
 }
 
 // Pid returns the process id (and process group id) of the CLI.
-func (p *Process) Pid() int { return p.pgid }
+func (p *Process) Pid() int { return p.pid }
 
-// deadlineReader reads a pipe without ever blocking forever on a writer
-// that escaped the process group. Before the process exits it is a plain
-// read. After the exit (when every writer in the group has been killed, so
-// what is left in the pipe is bounded), a read that gets nothing for the
-// grace period ends with EOF. After a stop, reading also ends at a fixed
-// deadline, so an escaped writer that keeps writing cannot keep it alive.
-// A slow consumer loses nothing: deadlines are set just before each read.
-type deadlineReader struct {
-	f     *os.File
-	grace time.Duration
-	mu    sync.Mutex
-	done  bool      // the process has exited
-	fixed time.Time // non-zero: reading ends by then (after exit)
-	held  bool
+// past is a deadline that has passed: setting it interrupts a blocked read.
+var past = time.Unix(1, 0)
+
+// pipeReader reads the parent's end of an output pipe within the bounds of
+// the package comment. While the CLI runs, reads block. When it has exited
+// (markExited), the bytes in the pipe at that moment are counted on the
+// next read and read without a deadline; reading beyond them ends at
+// exit + grace, or at the exit itself once stopped. A stop (markStopped)
+// ends reading at once for a stopEOF reader that is not draining (ReadLine
+// returns EOF), and otherwise only shortens the time after the exit.
+// Every state change interrupts a blocked read, which then re-evaluates.
+type pipeReader struct {
+	f       *os.File
+	grace   time.Duration
+	stopEOF bool // end with io.EOF once stopped, unless draining
+
+	mu       sync.Mutex
+	exited   bool
+	exitAt   time.Time
+	stopped  bool
+	draining bool
+	counted  bool // budget holds the bytes in the pipe at the exit
+	budget   int  // of those, not yet read
+	held     bool // reading ended at the deadline with a writer left
 }
 
-func (r *deadlineReader) deadlineLocked() time.Time {
-	d := time.Now().Add(r.grace)
-	if !r.fixed.IsZero() && r.fixed.Before(d) {
-		d = r.fixed
-	}
-	return d
-}
-
-// markExited arms the deadline, including for a read already blocked.
-func (r *deadlineReader) markExited() {
+func (r *pipeReader) markExited(at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.done = true
-	r.f.SetReadDeadline(r.deadlineLocked())
+	r.exited, r.exitAt = true, at
+	r.f.SetReadDeadline(past)
 }
 
-// markStopped bounds how long reading may go on after a stop.
-func (r *deadlineReader) markStopped(after time.Duration) {
+func (r *pipeReader) markStopped() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if f := time.Now().Add(after); r.fixed.IsZero() || f.Before(r.fixed) {
-		r.fixed = f
-	}
-	if r.done {
-		r.f.SetReadDeadline(r.deadlineLocked())
-	}
+	r.stopped = true
+	r.f.SetReadDeadline(past)
 }
 
-func (r *deadlineReader) Read(b []byte) (int, error) {
+func (r *pipeReader) startDraining() {
 	r.mu.Lock()
-	if r.done {
-		r.f.SetReadDeadline(r.deadlineLocked())
-	}
-	r.mu.Unlock()
-	n, err := r.f.Read(b)
-	if errors.Is(err, os.ErrDeadlineExceeded) {
+	defer r.mu.Unlock()
+	r.draining = true
+}
+
+func (r *pipeReader) heldOpen() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.held
+}
+
+func (r *pipeReader) Read(b []byte) (int, error) {
+	for {
 		r.mu.Lock()
-		r.held = true
+		if r.stopEOF && r.stopped && !r.draining {
+			r.mu.Unlock()
+			return 0, io.EOF
+		}
+		var deadline time.Time // zero: block
+		counting := false
+		if r.exited {
+			if !r.counted {
+				// Nobody else reads the pipe and the CLI is gone, so
+				// every byte it wrote is in there now, and reading
+				// that much cannot block.
+				r.counted = true
+				r.budget = pipeBytes(r.f)
+			}
+			if r.budget > 0 {
+				counting = true
+			} else {
+				deadline = r.exitAt
+				if !r.stopped {
+					deadline = deadline.Add(r.grace)
+				}
+				if !time.Now().Before(deadline) {
+					if !r.stopped && r.writerLeft() {
+						r.held = true
+					}
+					r.mu.Unlock()
+					return 0, io.EOF
+				}
+			}
+		}
+		r.f.SetReadDeadline(deadline)
 		r.mu.Unlock()
-		return n, io.EOF
+
+		n, err := r.f.Read(b)
+		if counting {
+			r.mu.Lock()
+			r.budget -= n
+			r.mu.Unlock()
+		}
+		switch {
+		case n > 0:
+			return n, nil
+		case err == nil:
+			return 0, nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			continue // a state change or the deadline: re-evaluate
+		case err == io.EOF || errors.Is(err, os.ErrClosed):
+			return 0, io.EOF
+		default:
+			return 0, err
+		}
 	}
-	if errors.Is(err, os.ErrClosed) {
-		return n, io.EOF
+}
+
+// writerLeft reports, without blocking, whether the pipe still has a writer
+// (it is not at EOF). A byte it reads is dropped: it was written after the
+// deadline.
+func (r *pipeReader) writerLeft() bool {
+	rc, err := r.f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	r.f.SetReadDeadline(time.Time{})
+	left := false
+	var one [1]byte
+	rc.Read(func(fd uintptr) bool {
+		n, err := syscall.Read(int(fd), one[:])
+		left = n > 0 || err == syscall.EAGAIN || err == syscall.EINTR
+		return true // never wait
+	})
+	return left
+}
+
+// stdinPipe is the parent's end of a stdin pipe.
+type stdinPipe struct {
+	f      *os.File
+	mu     sync.Mutex
+	closed bool // by Close (or Stop)
+	exited bool // the CLI exited
+	once   sync.Once
+	err    error // of the first close
+}
+
+func (s *stdinPipe) state() (closed, exited bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed, s.exited
+}
+
+func (s *stdinPipe) Write(b []byte) (int, error) {
+	if closed, exited := s.state(); exited {
+		return 0, os.ErrProcessDone
+	} else if closed {
+		return 0, os.ErrClosed
+	}
+	n, err := s.f.Write(b)
+	if err != nil {
+		// Closed under a blocked write: say why.
+		if closed, exited := s.state(); exited {
+			err = os.ErrProcessDone
+		} else if closed {
+			err = os.ErrClosed
+		}
 	}
 	return n, err
 }
 
-func (r *deadlineReader) heldOpen() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.held
+func (s *stdinPipe) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return s.closeFile()
+}
+
+func (s *stdinPipe) closeFile() error {
+	s.once.Do(func() { s.err = s.f.Close() })
+	return s.err
+}
+
+// processExited closes the pipe, which unblocks a write stuck on a pipe
+// that nobody will read (a descendant may still hold its other end).
+func (s *stdinPipe) processExited() {
+	s.mu.Lock()
+	s.exited = true
+	s.mu.Unlock()
+	s.closeFile()
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -145,6 +145,9 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			}
 		}
 	}
+	if runCtx.Err() != nil {
+		p.Stop() // proc stops it too, from another goroutine
+	}
 	exit := p.Wait()
 	if wl != nil {
 		if runCtx.Err() != nil {

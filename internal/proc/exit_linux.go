@@ -1,0 +1,233 @@
+//go:build linux
+
+package proc
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// waitExit blocks until the process has exited and reports whether it is
+// still an unreaped zombie (true), or could not be waited for without
+// reaping (false: for example someone else reaped it, ECHILD).
+func waitExit(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
+			return true
+		}
+		if err != unix.EINTR {
+			return false
+		}
+	}
+}
+
+// pipeBytes returns how many bytes can be read from the pipe f without
+// blocking (0 if unknown).
+func pipeBytes(f *os.File) int {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	rc.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil && v > 0 {
+			n = v
+		}
+	})
+	return n
+}
+
+// pidfdOpen is unix.PidfdOpen, replaced in tests to act like a kernel
+// without pidfds.
+var pidfdOpen = unix.PidfdOpen
+
+// Limits of the scan (see reapTagged).
+const (
+	maxScans      = 10
+	deathWait     = time.Second // in total, for killed processes to die
+	scanAbandoned = 2 * time.Second
+)
+
+// reapTagged kills every process of our effective uid whose initial
+// environment carries EnvRunID=tag, or that is still in process group pgid
+// (0: none; its members have had SIGKILL already), and waits for them to be
+// gone. It returns how many tagged processes outside the group it killed.
+// It gives up after scanAbandoned (reading a process's environment can
+// block on that process's memory lock), leaving the scan to finish in the
+// background.
+func reapTagged(tag string, pgid int) int {
+	res := make(chan int, 1)
+	go func() { res <- scanAndKill(tag, pgid) }()
+	t := time.NewTimer(scanAbandoned)
+	defer t.Stop()
+	select {
+	case n := <-res:
+		return n
+	case <-t.C:
+		return 0
+	}
+}
+
+func scanAndKill(tag string, pgid int) int {
+	return killMatching([]byte(EnvRunID+"="+tag), pgid)
+}
+
+// killMatching kills the processes of our effective uid in group pgid (if
+// not 0) or whose initial environment has the entry want, as described at
+// reapTagged, and returns how many of them were outside the group.
+func killMatching(want []byte, pgid int) int {
+	self, euid := os.Getpid(), os.Geteuid()
+	seen := map[int]bool{}
+	var pidfds []int
+	defer func() {
+		for _, fd := range pidfds {
+			unix.Close(fd)
+		}
+	}()
+	escaped := 0
+	waitUntil := time.Now().Add(deathWait)
+	for scan := 0; scan < maxScans; scan++ {
+		d, err := os.Open("/proc")
+		if err != nil {
+			return escaped
+		}
+		names, _ := d.Readdirnames(-1)
+		d.Close()
+		var fresh []int // pidfds of processes killed in this scan
+		found := 0
+		for _, name := range names {
+			pid, err := strconv.Atoi(name)
+			if err != nil || pid <= 1 || pid == self || pid == pgid || seen[pid] {
+				continue
+			}
+			var st syscall.Stat_t
+			if syscall.Stat("/proc/"+name, &st) != nil || int(st.Uid) != euid {
+				continue
+			}
+			// ours reports whether the process that holds pid now is
+			// one of the run's, and whether it is outside the group.
+			ours := func() (ok, outside bool) {
+				if pgid > 0 && groupOf(name) == pgid {
+					return true, false
+				}
+				return hasEntry("/proc/"+name+"/environ", want), true
+			}
+			if ok, _ := ours(); !ok {
+				continue
+			}
+			fd, err := pidfdOpen(pid, 0)
+			switch {
+			case err == nil:
+				// The pidfd pins one process. Checking again now looks
+				// at the process that holds the pid; if that is not the
+				// pidfd's (the pid was reused), the signal below fails.
+				ok, outside := ours()
+				if ok && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
+					seen[pid] = true
+					found++
+					if outside {
+						escaped++
+					}
+					fresh = append(fresh, fd)
+					pidfds = append(pidfds, fd)
+				} else {
+					unix.Close(fd)
+				}
+			case err == unix.ESRCH:
+			default:
+				// No pidfds (kernel before 5.3, a seccomp filter):
+				// check again and kill by pid.
+				if ok, outside := ours(); ok && syscall.Kill(pid, syscall.SIGKILL) == nil {
+					seen[pid] = true
+					found++
+					if outside {
+						escaped++
+					}
+				}
+			}
+		}
+		if found == 0 {
+			break
+		}
+		// Let them die before looking again, so that whatever they forked
+		// meanwhile exists by the next scan.
+		waitDead(fresh, waitUntil)
+	}
+	return escaped
+}
+
+// groupOf returns the process group of /proc/<name>/stat, or -1. A zombie
+// keeps its group until reaped, but its environment reads empty.
+func groupOf(name string) int {
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	f := bytes.Fields(b[i+1:]) // state ppid pgrp ...
+	if len(f) < 3 || string(f[0]) == "Z" || string(f[0]) == "X" {
+		return -1
+	}
+	g, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return -1
+	}
+	return g
+}
+
+// hasEntry reports whether the NUL-separated environment file at path has
+// the entry want.
+func hasEntry(path string, want []byte) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for len(b) > 0 {
+		var entry []byte
+		entry, b, _ = bytes.Cut(b, []byte{0})
+		if bytes.Equal(entry, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// waitDead waits until every process behind pidfds has exited (a pidfd
+// polls readable then), or until the deadline.
+func waitDead(pidfds []int, until time.Time) {
+	fds := make([]unix.PollFd, 0, len(pidfds))
+	for _, fd := range pidfds {
+		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	for len(fds) > 0 {
+		ms := int(time.Until(until) / time.Millisecond)
+		if ms <= 0 {
+			return
+		}
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		left := fds[:0]
+		for _, f := range fds {
+			if f.Revents == 0 {
+				f.Revents = 0
+				left = append(left, f)
+			}
+		}
+		fds = left
+	}
+}

@@ -1,0 +1,172 @@
+package proc
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// tagged returns the live processes whose environment carries EnvRunID=tag.
+func tagged(tag string) []int {
+	want := []byte(EnvRunID + "=" + tag)
+	var out []int
+	names, _ := os.ReadDir("/proc")
+	for _, n := range names {
+		pid, err := strconv.Atoi(n.Name())
+		if err != nil {
+			continue
+		}
+		if hasEntry("/proc/"+n.Name()+"/environ", want) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// bystander starts sleep 60 outside any run, with env, and returns its pid.
+func bystander(t *testing.T, env ...string) int {
+	t.Helper()
+	c := exec.Command("sleep", "60")
+	c.Env = env
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+	return c.Process.Pid
+}
+
+// taggedEscapee returns shell code that starts cmd in a new session (the
+// environment, and so the tag, inherited) and waits until it has left the
+// group; its pid goes to dir/name.pid.
+func taggedEscapee(dir, name, cmd string) string {
+	f := dir + "/" + name + ".pid"
+	return fmt.Sprintf(`%s=%s setsid /bin/sh -c 'echo $$ > %s.tmp && mv %s.tmp %s; %s' & while [ ! -s %s ]; do sleep 0.01; done;`, escapeeMarker, dir, f, f, f, cmd, f)
+}
+
+// killEscapees kills the escapees started with pid directory dir, found by
+// escapeeMarker, never a recorded pid that may have been reused.
+func killEscapees(dir string) {
+	killMatching([]byte(escapeeMarker+"="+dir), 0)
+}
+
+// Descendants that left the group but carry the run's tag are killed when
+// the CLI exits, including what they fork while being killed; processes
+// that are not the run's (no tag, another run's tag) are untouched.
+func TestReapTagged(t *testing.T) {
+	for _, pidfds := range []bool{true, false} {
+		t.Run(fmt.Sprintf("pidfd=%v", pidfds), func(t *testing.T) {
+			if !pidfds {
+				pidfdOpen = func(int, int) (int, error) { return -1, unix.ENOSYS }
+				t.Cleanup(func() { pidfdOpen = unix.PidfdOpen })
+			}
+			none := bystander(t, "PATH="+os.Getenv("PATH"))
+			other := bystander(t, "PATH="+os.Getenv("PATH"), EnvRunID+"=0123456789abcdef0123456789abcdef")
+			dir := pidDir(t)
+			script := taggedEscapee(dir, "sleeper", "exec sleep 60") +
+				taggedEscapee(dir, "forker", "while :; do sleep 60 & sleep 0.005; done") +
+				" echo done"
+			p := start(t, script, Spec{KillGrace: 5 * time.Second})
+			readAll(t, p)
+			t0 := time.Now()
+			e := p.Wait()
+			if d := time.Since(t0); d > slack {
+				t.Fatalf("Wait took %v", d)
+			}
+			if left := tagged(p.tag); len(left) > 0 {
+				t.Fatalf("processes carrying the run's tag survived: %v", left)
+			}
+			for _, pid := range readPids(dir) {
+				if alive(pid) {
+					t.Fatalf("escapee %d survived", pid)
+				}
+			}
+			if e.Escaped < 3 { // sleeper, forker, and at least one sleep of its
+				t.Fatalf("Escaped = %d", e.Escaped)
+			}
+			if !alive(none) || !alive(other) {
+				t.Fatalf("a process that is not the run's was killed (no tag: %v, other tag: %v)", alive(none), alive(other))
+			}
+		})
+	}
+}
+
+// After a stop too: the kill ladder, then the tag scan.
+func TestReapTaggedAfterStop(t *testing.T) {
+	dir := pidDir(t)
+	p := start(t, taggedEscapee(dir, "s", "exec sleep 60")+` echo up; trap '' TERM; while :; do sleep 1; done`, Spec{KillGrace: 100 * time.Millisecond})
+	if l, err := p.ReadLine(); err != nil || string(l.Data) != "up" {
+		t.Fatalf("%q %v", l.Data, err)
+	}
+	p.Stop()
+	if e := p.Wait(); e.Escaped != 1 {
+		t.Fatalf("exit %+v", e)
+	}
+	if left := tagged(p.tag); len(left) > 0 {
+		t.Fatalf("tagged processes survived: %v", left)
+	}
+}
+
+func TestHasEntry(t *testing.T) {
+	f := t.TempDir() + "/environ"
+	want := []byte("K=v")
+	for env, ok := range map[string]bool{
+		"K=v\x00":            true,
+		"A=1\x00K=v\x00":     true,
+		"A=1\x00K=v":         true,
+		"A=1\x00K=vv\x00":    false,
+		"A=1\x00XK=v\x00":    false,
+		"A=K=v\x00":          false,
+		"":                   false,
+		"A=1\x00\x00K=v\x00": true,
+	} {
+		os.WriteFile(f, []byte(env), 0o600)
+		if got := hasEntry(f, want); got != ok {
+			t.Errorf("hasEntry(%q) = %v", bytes.ReplaceAll([]byte(env), []byte{0}, []byte("|")), got)
+		}
+	}
+}
+
+// BenchmarkTagScan measures one scan of /proc that finds nothing: the cost
+// every run pays at the CLI's exit. It reports the processes scanned.
+func BenchmarkTagScan(b *testing.B) {
+	names, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range names {
+		if _, err := strconv.Atoi(e.Name()); err == nil {
+			n++
+		}
+	}
+	b.ReportMetric(float64(n), "procs")
+	for i := 0; i < b.N; i++ {
+		if k := scanAndKill("no-such-tag", 0); k != 0 {
+			b.Fatal(k)
+		}
+	}
+}
+
+// What the CLI leaves in its group without holding its pipes is gone when
+// Wait returns, not merely signalled.
+func TestGroupMembersGoneOnReturn(t *testing.T) {
+	for i := 0; i < 20; i++ {
+		p := start(t, `trap '' TERM; sleep 60 </dev/null >/dev/null 2>&1 & echo $!`, Spec{})
+		l, err := p.ReadLine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(string(l.Data))
+		if err != nil {
+			t.Fatalf("%q", l.Data)
+		}
+		p.Wait()
+		if alive(pid) {
+			unix.Kill(pid, unix.SIGKILL)
+			t.Fatalf("run %d: group member %d alive when Wait returned", i, pid)
+		}
+	}
+}
