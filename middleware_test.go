@@ -213,7 +213,8 @@ func TestRetryStream(t *testing.T) {
 		if !errors.Is(err, e503) || len(sb.Requests()) != 1 {
 			t.Fatalf("err %v after %d attempts; want the 503 after 1", err, len(sb.Requests()))
 		}
-		if fmt.Sprint(kinds) != fmt.Sprint([]agentcli.EventKind{agentcli.EventInit, agentcli.EventText}) {
+		// The text block comes with the delta synthesized before it.
+		if fmt.Sprint(kinds) != fmt.Sprint([]agentcli.EventKind{agentcli.EventInit, agentcli.EventTextDelta, agentcli.EventText}) {
 			t.Fatalf("events %v", kinds)
 		}
 	})
@@ -251,7 +252,9 @@ func TestRetryStreamProperty(t *testing.T) {
 			evs := rapid.SliceOfN(rapid.SampledFrom(kindsPool), 0, 4).Draw(t, fmt.Sprint("events", i))
 			c := agentclitest.Call{}
 			for j, k := range evs {
-				c.Events = append(c.Events, agentcli.Event{Kind: k, Text: fmt.Sprintf("%d.%d", i, j)})
+				// Thinking as a delta: a whole block would be preceded by a
+				// synthesized delta (see agentclitest.Call.Events).
+				c.Events = append(c.Events, agentcli.Event{Kind: k, Text: fmt.Sprintf("%d.%d", i, j), Delta: k == agentcli.EventThinking})
 			}
 			if rapid.Bool().Draw(t, fmt.Sprint("ok", i)) {
 				c.Result = &agentcli.Result{Text: fmt.Sprint(i)}
@@ -683,5 +686,5 @@ func ExampleIsTransient() {
 	// true claude: error result: API status 503
 	// false claude: error result: API status 400
 	// false codex: exit status 1 (authentication failed)
-	// true gemini: Query timed out after 1m0s
+	// true gemini: query timed out after 1m0s
 }

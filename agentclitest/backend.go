@@ -15,7 +15,11 @@ import (
 // Call scripts one call (one Run or Stream) of a scripted Backend.
 type Call struct {
 	// Events are yielded in order. A final EventResult is added from Result
-	// when Result is set and Events does not end with one.
+	// when Result is set and Events does not end with one. As with the real
+	// backends, a text block (EventText) or thinking block (EventThinking
+	// without Delta) that no delta preceded is preceded by a synthesized
+	// delta holding the whole block, so that a caller printing deltas
+	// prints everything once.
 	Events []agentcli.Event
 	// Result is the call's final result.
 	Result *agentcli.Result
