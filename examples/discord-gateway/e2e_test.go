@@ -54,7 +54,7 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	if srv == nil {
 		t.Fatal("-offline did not start the scripted model server")
 	}
-	var turns []agentclitest.Request
+	var turns []agentclitest.ModelRequest
 	for _, r := range srv.Requests() {
 		if !r.Utility {
 			turns = append(turns, r)
