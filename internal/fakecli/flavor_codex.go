@@ -237,12 +237,32 @@ func parseCodex(args []string) (*CodexArgv, *ParsedArgs, error) {
 				if o.choices != nil && !slices.Contains(o.choices, v) {
 					return nil, nil, fmt.Errorf("error: invalid value '%s' for '%s <VALUE>'\n  [possible values: %s]", v, o.long, strings.Join(o.choices, ", "))
 				}
+				if o.long == "--profile" && !codexProfileName(v) {
+					return nil, nil, fmt.Errorf("error: invalid value '%s' for '--profile <CONFIG_PROFILE_V2>': invalid --profile value `%s`; pass a plain name such as `work`", v, v)
+				}
 				p.add(o.long, v, at)
 			}
 			vals[o.long] = append(vals[o.long], got...)
 		}
 	}
 	return a, p, nil
+}
+
+// codexProfileName reports whether codex 0.169.0 takes s as a --profile
+// name: letters, digits, "_" and "-" (real runs: "a_b", "a-b" pass; "a.b",
+// ".x", "x/y", "a b" and "" are refused with exit 2). A name with no
+// $CODEX_HOME/<name>.config.toml is not an error.
+func codexProfileName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func findCodexOpt(opts []codexOpt, name string) *codexOpt {
