@@ -307,6 +307,7 @@ func (f *Flavor) parseYargs(args []string) (*ParsedArgs, error) {
 			}
 		}
 		if available < 1 {
+			//lint:ignore ST1005 yargs' own wording, which the real CLI prints
 			nargsErr = fmt.Errorf("Not enough arguments following: %s", key)
 			return i
 		}
@@ -328,6 +329,7 @@ func (f *Flavor) parseYargs(args []string) (*ParsedArgs, error) {
 		}
 		if next == nil || after == nil && strings.HasPrefix(*next, "-") && !yargsNegative.MatchString(*next) {
 			if once(key) {
+				//lint:ignore ST1005 yargs' own wording, which the real CLI prints
 				nargsErr = fmt.Errorf("Not enough arguments following: %s", key)
 			}
 			return i
@@ -453,6 +455,7 @@ func (f *Flavor) parseYargs(args []string) (*ParsedArgs, error) {
 		return nil, nargsErr
 	}
 	if len(unknown) > 0 {
+		//lint:ignore ST1005 yargs' own wording, which the real CLI prints
 		return nil, fmt.Errorf("Unknown arguments: %s", strings.Join(unknown, ", "))
 	}
 	return p, nil

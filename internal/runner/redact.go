@@ -662,6 +662,31 @@ func (r *Redactor) Result(res *agentcli.Result) {
 	}
 }
 
+// Event redacts, in place, what an event carries of the CLI's own output
+// rather than the model's: a notice's Text, Err and Raw, a retry's Message
+// and Raw, and a result event's Result (see Result) and Raw. Text, thinking
+// and tool events are the model's and its tools' and are left alone.
+func (r *Redactor) Event(ev *agentcli.Event) {
+	switch ev.Kind {
+	case agentcli.EventNotice:
+		ev.Text = r.Redact(ev.Text)
+		ev.Err = r.Error(ev.Err)
+	case agentcli.EventRetry:
+		if ev.Retry != nil {
+			ev.Retry.Message = r.Redact(ev.Retry.Message)
+		}
+	case agentcli.EventResult:
+		r.Result(ev.Result)
+	default:
+		return
+	}
+	if len(ev.Raw) > 0 {
+		if red := r.Redact(string(ev.Raw)); red != string(ev.Raw) {
+			ev.Raw = json.RawMessage(red)
+		}
+	}
+}
+
 // Logger returns a logger that writes to l's handler with every secret
 // redacted from the message and from every attribute (strings, errors, and
 // the printed form of any other value). l nil means slog.Default().

@@ -392,3 +392,22 @@ func TestRedactLongValue(t *testing.T) {
 		t.Fatalf("Redact = %q", got)
 	}
 }
+
+func TestRedactEvent(t *testing.T) {
+	const sec = "event-secret-value-5"
+	r := NewRedactor([]string{"EV_TOKEN=" + sec})
+	notice := agentcli.Event{Kind: agentcli.EventNotice, Text: "warn " + sec, Err: errors.New("e " + sec), Raw: []byte(`{"m":"` + sec + `"}`)}
+	r.Event(&notice)
+	retry := agentcli.Event{Kind: agentcli.EventRetry, Retry: &agentcli.Retry{Message: "retry " + sec}}
+	r.Event(&retry)
+	result := agentcli.Event{Kind: agentcli.EventResult, Result: &agentcli.Result{Stderr: sec, Text: sec}}
+	r.Event(&result)
+	text := agentcli.Event{Kind: agentcli.EventText, Text: "model says " + sec}
+	r.Event(&text)
+	if strings.Contains(notice.Text+notice.Err.Error()+string(notice.Raw)+retry.Retry.Message+result.Result.Stderr, sec) {
+		t.Fatalf("secret left: %+v %+v %+v", notice, retry.Retry, result.Result)
+	}
+	if result.Result.Text != sec || text.Text != "model says "+sec {
+		t.Fatal("the model's text was changed")
+	}
+}
