@@ -105,7 +105,8 @@ type Config struct {
 	// MaxTurns is the default max-turns value (BACKEND_MAX_TURNS, default 25).
 	MaxTurns int
 	// AllowedTools is the default tool allow-list (ALLOWED_TOOLS,
-	// comma-separated).
+	// comma-separated; commas inside parentheses, as in "Bash(echo a,b)",
+	// do not separate).
 	AllowedTools []string
 
 	// maxTurnsSet records that BACKEND_MAX_TURNS was given explicitly.
@@ -140,11 +141,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) C
 			c.maxTurnsSet = true
 		}
 	}
-	for _, t := range strings.Split(get("ALLOWED_TOOLS"), ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			c.AllowedTools = append(c.AllowedTools, t)
-		}
-	}
+	c.AllowedTools = splitToolRules(get("ALLOWED_TOOLS"))
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/argcheck"
 )
 
 // format selects whether text deltas are asked for.
@@ -18,12 +19,25 @@ const (
 // buildArgs returns the claude arguments for req. It is pure.
 //
 // The prompt is never an argument: it goes on stdin as one stream-json user
-// message (see userMessage), so it cannot be read as a flag, cannot be
-// swallowed by the variadic --allowedTools, and may exceed the kernel's 128
-// KiB limit on one argument. Stream-json input requires stream-json output,
-// so every run reads NDJSON; Run without OnText just leaves out the partial
-// messages. systemPromptFile is the path of a file holding the system
-// prompt, or "" for none.
+// message (see userMessage), so it cannot be read as a flag and may exceed
+// the kernel's 128 KiB limit on one argument. Stream-json input requires
+// stream-json output, so every run reads NDJSON; Run without OnText just
+// leaves out the partial messages. systemPromptFile is the path of a file
+// holding the system prompt, or "" for none.
+//
+// Every value that comes from the caller is attached to its option with
+// "=" (--resume=ID, --model=M, --allowedTools=RULE, ...), the one form in
+// which Claude Code's option parser (commander.js) never reads the value as
+// an option of its own. The separate-argument forms are unsafe: --resume
+// takes an optional value, so `--resume --mcp-config=x.json` resumes the
+// latest session and loads x.json; --allowedTools takes a variadic list,
+// which swallows following words and ends at the first argument starting
+// with "-", so a rule such as "--settings" would become an option. A
+// variadic option given as --opt=value takes exactly that value, and the
+// option may be repeated (2.1.330 collects the values of every repetition).
+// validate refuses tool rules starting with "-" and session ids outside
+// Claude Code's syntax as well, so the protection does not rest on one
+// mechanism.
 func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
 	if f == formatStream {
@@ -31,27 +45,45 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 	}
 	args = append(args, "--dangerously-skip-permissions")
 	if systemPromptFile != "" {
-		args = append(args, "--append-system-prompt-file", systemPromptFile)
+		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}
 	if req.SessionID != "" {
-		args = append(args, "--resume", req.SessionID)
+		args = append(args, "--resume="+req.SessionID)
 	}
-	if len(req.AllowedTools) > 0 {
-		args = append(args, "--allowedTools")
-		args = append(args, req.AllowedTools...)
+	for _, t := range req.AllowedTools {
+		args = append(args, "--allowedTools="+t)
 	}
-	if len(req.DisallowedTools) > 0 {
-		args = append(args, "--disallowedTools")
-		args = append(args, req.DisallowedTools...)
+	for _, t := range req.DisallowedTools {
+		args = append(args, "--disallowedTools="+t)
 	}
 	if req.MaxTurns > 0 {
-		args = append(args, "--max-turns", strconv.Itoa(req.MaxTurns))
+		args = append(args, "--max-turns="+strconv.Itoa(req.MaxTurns))
 	}
 	if req.Model != "" {
-		args = append(args, "--model", req.Model)
+		args = append(args, "--model="+req.Model)
 	}
 	args = append(args, req.ExtraArgs...)
 	return args
+}
+
+// maxTitleLen bounds a session title accepted as Request.SessionID.
+const maxTitleLen = 256
+
+// validate checks the request fields that reach claude's argv. It is pure
+// and returns nil or an *agentcli.RequestError naming the field.
+//
+// Request.SessionID must be a session id (a UUID, which is what claude
+// reports and what Result.SessionID holds) or a session title, which
+// `claude -p --resume` also accepts (set with --name or /rename): printable
+// text of at most 256 bytes that does not start with "-" or white space.
+// Anything else is refused. Tool rules must not be empty or start with
+// "-" (see argcheck.ToolRules). Request.ExtraArgs are not checked:
+// they are passed as they are, by design.
+func validate(req *agentcli.Request) error {
+	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) && !argcheck.IsTitle(id, maxTitleLen) {
+		return argcheck.SessionError(Name, "a UUID or a session title")
+	}
+	return argcheck.ToolRules(Name, req)
 }
 
 // userMessage encodes prompt as the one stdin line of --input-format

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,10 +54,11 @@ func genRequest(t *rapid.T) *agentcli.Request {
 }
 
 // TestArgsProperties checks, for any request: the flags Claude Code needs
-// are present; --resume appears iff a session id is given; the prompt never
-// appears in argv (it goes on stdin); and the real CLI's option grammar
-// (as the fake encodes it) accepts the argv with no positional left over —
-// so nothing, however odd, can be swallowed by the variadic --allowedTools.
+// are present; --resume, --append-system-prompt-file, --max-turns and the
+// tool lists carry exactly the request's values, as commander parses them
+// (the fake's Commander grammar); the prompt never reaches argv (it goes on
+// stdin); and no positional word is left over, so nothing can be taken for
+// prompt text.
 func TestArgsProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		req := genRequest(t)
@@ -66,26 +68,6 @@ func TestArgsProperties(t *testing.T) {
 			sys = "/tmp/agentcli-claude-system-x.md"
 		}
 		args := buildArgs(req, f, sys)
-		for _, need := range []string{"-p", "--output-format", "--dangerously-skip-permissions"} {
-			if !slices.Contains(args, need) {
-				t.Fatalf("missing %s in %q", need, args)
-			}
-		}
-		if f == formatStream && !slices.Contains(args, "--verbose") {
-			t.Fatalf("stream-json without --verbose: %q", args)
-		}
-		if got := slices.Contains(args, "--resume"); got != (req.SessionID != "") {
-			t.Fatalf("--resume present=%v with session %q", got, req.SessionID)
-		}
-		if got := slices.Contains(args, "--append-system-prompt-file"); got != (req.SystemPrompt != "") {
-			t.Fatalf("system prompt flag present=%v with system %q", got, req.SystemPrompt)
-		}
-		if req.MaxTurns > 0 && !slices.Contains(args, "--max-turns") {
-			t.Fatalf("missing --max-turns")
-		}
-		if req.Prompt != "" && slices.Contains(args, req.Prompt) && !isFlagValue(args, req.Prompt) {
-			t.Fatalf("prompt %q leaked into argv %q", req.Prompt, args)
-		}
 		p, err := fakecli.Flavors["claude"].Parse(args)
 		if err != nil {
 			t.Fatalf("claude would reject %q: %v", args, err)
@@ -93,21 +75,42 @@ func TestArgsProperties(t *testing.T) {
 		if len(p.Positional) != 0 {
 			t.Fatalf("argv has positional words %q; they would become prompt text", p.Positional)
 		}
-		if got := p.Values["--allowedTools"]; !slices.Equal(got, req.AllowedTools) && len(req.AllowedTools) > 0 {
-			t.Fatalf("allowed tools parsed as %q, want %q", got, req.AllowedTools)
+		for _, need := range []string{"-p", "--output-format", "--dangerously-skip-permissions"} {
+			if p.Values[need] == nil {
+				t.Fatalf("missing %s in %q", need, args)
+			}
+		}
+		if f == formatStream && p.Values["--verbose"] == nil {
+			t.Fatalf("stream-json without --verbose: %q", args)
+		}
+		one := func(s string) []string {
+			if s == "" {
+				return nil
+			}
+			return []string{s}
+		}
+		turns := ""
+		if req.MaxTurns > 0 {
+			turns = strconv.Itoa(req.MaxTurns)
+		}
+		for flag, want := range map[string][]string{
+			"--resume":                    one(req.SessionID),
+			"--append-system-prompt-file": one(sys),
+			"--max-turns":                 one(turns),
+			"--model":                     one(req.Model),
+			"--allowedTools":              req.AllowedTools,
+			"--disallowedTools":           req.DisallowedTools,
+		} {
+			if got := p.Values[flag]; !slices.Equal(got, want) && len(got)+len(want) > 0 {
+				t.Fatalf("%s parsed as %q, want %q (argv %q)", flag, got, want, args)
+			}
+		}
+		other := *req
+		other.Prompt = req.Prompt + "x"
+		if !slices.Equal(buildArgs(&other, f, sys), args) {
+			t.Fatalf("argv depends on the prompt")
 		}
 	})
-}
-
-// isFlagValue reports whether s occurs in args only as the value of a
-// flag (e.g. a prompt that happens to equal the model name).
-func isFlagValue(args []string, s string) bool {
-	for i, a := range args {
-		if a == s && (i == 0 || !strings.HasPrefix(args[i-1], "-")) {
-			return false
-		}
-	}
-	return true
 }
 
 // Property: whatever the prompt, stdin carries exactly one line that the

@@ -1,10 +1,17 @@
 package codex
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/argcheck"
 )
 
 // maxArgLen is the longest single argument the Linux kernel passes to a new
@@ -15,23 +22,36 @@ const maxArgLen = 32*4096 - 1
 // as a developer-role message at the start of a thread.
 const developerInstructionsKey = "developer_instructions"
 
-// buildArgs returns the codex arguments for req. It is pure. dir is the
-// absolute working directory to pass with --cd, or "" for none.
+// buildArgs returns the codex arguments for req with the system prompt,
+// if any, on the command line (-c developer_instructions="..."). It is
+// pure. dir is the absolute working directory to pass with --cd, or "" for
+// none. Prefer buildArgsProfile with a profile from writeSystemProfile: an
+// argument is readable by every local user in /proc/PID/cmdline.
+func buildArgs(req *agentcli.Request, dir string) []string {
+	return buildArgsProfile(req, dir, "")
+}
+
+// buildArgsProfile returns the codex arguments for req. It is pure. dir is
+// the absolute working directory to pass with --cd, or "" for none. profile
+// is the name of a profile written by writeSystemProfile that carries
+// req.SystemPrompt, or "" to pass the system prompt as
+// -c developer_instructions="..." instead.
 //
 // Layout (checked against `codex exec --help` and `codex exec resume --help`
 // of 0.169.0, and by real runs):
 //
 //	exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check
-//	     [--cd=DIR] [--model=MODEL] [-c developer_instructions="..."] [ExtraArgs...]
+//	     [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] [ExtraArgs...]
 //	     [resume -- SESSION_ID] -
 //
 // Every option sits before `resume`: --cd (like -s, -p and --add-dir) exists
 // only at the exec level, and exec-level options apply to a resumed thread
-// too. Values are attached with "=" so that a model name can never be read
-// as a flag, and the session id follows "--" for the same reason. The final
-// "-" tells codex to read the prompt from stdin, so the prompt never appears
-// in argv.
-func buildArgs(req *agentcli.Request, dir string) []string {
+// too. Values are attached with "=" so that a model name or directory can
+// never be read as an option by codex's parser (clap), and the session id
+// follows "--" for the same reason (validate also refuses any id that is
+// not a UUID). The final "-" tells codex to read the prompt from stdin, so
+// the prompt never appears in argv.
+func buildArgsProfile(req *agentcli.Request, dir, profile string) []string {
 	args := []string{"exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"}
 	if dir != "" {
 		args = append(args, "--cd="+dir)
@@ -40,13 +60,35 @@ func buildArgs(req *agentcli.Request, dir string) []string {
 		args = append(args, "--model="+req.Model)
 	}
 	if req.SystemPrompt != "" {
-		args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
+		if profile != "" {
+			args = append(args, "--profile="+profile)
+		} else {
+			args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
+		}
 	}
 	args = append(args, req.ExtraArgs...)
 	if req.SessionID != "" {
 		args = append(args, "resume", "--", req.SessionID)
 	}
 	return append(args, "-")
+}
+
+// validate checks the request fields that reach codex's argv. It is pure
+// and returns nil or an *agentcli.RequestError naming the field.
+//
+// Request.SessionID must be a thread id: a UUID, which is what codex
+// reports and what Result.SessionID holds. codex 0.169.0 also reads any
+// other word as a thread name, and when no thread has that name it
+// silently starts a new thread, so that a mistyped or forged id would
+// quietly lose the conversation; such ids are refused. Tool rules must
+// not be empty or start with "-" (see argcheck.ToolRules; codex ignores them otherwise).
+// Request.ExtraArgs are not checked: they are passed as they are, by
+// design.
+func validate(req *agentcli.Request) error {
+	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) {
+		return argcheck.SessionError(Name, "a thread UUID")
+	}
+	return argcheck.ToolRules(Name, req)
 }
 
 // developerInstructionsArg is the value of the -c option that carries the
@@ -112,4 +154,115 @@ func tomlString(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// profilePrefix starts the name of every profile writeSystemProfile
+// creates.
+const profilePrefix = "agentcli-system-"
+
+// writeSystemProfile writes a codex profile that holds the system prompt,
+// so that it reaches the model without appearing on the command line, and
+// returns the profile's name (for buildArgsProfile) and a function that
+// removes it. env is the run's complete child environment and dir the
+// CLI's working directory ("" for the current one); they locate CODEX_HOME
+// as codex does: $CODEX_HOME, else $HOME/.codex.
+//
+// codex 0.169.0 has no flag, environment variable or stdin channel for
+// developer instructions, and its config overrides (-c) are arguments. Its
+// profiles ("profile v2") are the one file it reads them from: with
+// --profile=NAME it layers $CODEX_HOME/NAME.config.toml over the user's
+// config, and its developer_instructions key is sent as a developer-role
+// message at the start of the thread, after codex's own base instructions
+// (which model_instructions_file would replace). NAME must be a plain name:
+// a path such as ../x or /tmp/x is refused ("pass a plain name such as
+// `work`"), so the file has to live in CODEX_HOME. It is created there
+// exclusively (O_EXCL) with mode 0600 under a random name
+// (agentcli-system-<16 hex digits>.config.toml), so no other local user can
+// read it and concurrent runs never share one; remove deletes it when the
+// run ends. A process killed before remove runs leaves the file behind;
+// such files are safe to delete.
+func writeSystemProfile(env []string, dir, system string) (name string, remove func(), err error) {
+	home, err := codexHome(env, dir)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", err)
+	}
+	content := "# Written by agentcli for one run; removed when the run ends.\n" +
+		developerInstructionsKey + " = " + tomlString(system) + "\n"
+	for attempt := 0; ; attempt++ {
+		var rnd [8]byte
+		if _, err := rand.Read(rnd[:]); err != nil {
+			return "", nil, err
+		}
+		name = profilePrefix + hex.EncodeToString(rnd[:])
+		path := filepath.Join(home, name+".config.toml")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", err)
+		}
+		remove = func() { os.Remove(path) }
+		_, werr := f.WriteString(content)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			remove()
+			return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", werr)
+		}
+		return name, remove, nil
+	}
+}
+
+// codexHome returns the CODEX_HOME the CLI will use, from its environment:
+// $CODEX_HOME (relative to dir when relative), else $HOME/.codex.
+func codexHome(env []string, dir string) (string, error) {
+	if h := lookupEnv(env, "CODEX_HOME"); h != "" {
+		if !filepath.IsAbs(h) {
+			if dir == "" {
+				dir = "."
+			}
+			h = filepath.Join(dir, h)
+		}
+		return filepath.Abs(h)
+	}
+	home := lookupEnv(env, "HOME")
+	if home == "" {
+		var err error
+		if home, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("codex: cannot locate CODEX_HOME: %w", err)
+		}
+	}
+	return filepath.Join(home, ".codex"), nil
+}
+
+// lookupEnv returns the value of key in env, "KEY=value" entries of which
+// the last one wins (as with os/exec), or "".
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// selectsProfile reports whether args (Request.ExtraArgs) select a codex
+// profile themselves (-p, --profile): codex takes only one, so the system
+// prompt must then go on the command line.
+func selectsProfile(args []string) bool {
+	for _, a := range args {
+		if a == "--" || a == "resume" {
+			return false
+		}
+		if a == "-p" || a == "--profile" || strings.HasPrefix(a, "--profile=") ||
+			len(a) > 2 && a[0] == '-' && a[1] == 'p' {
+			return true
+		}
+	}
+	return false
 }

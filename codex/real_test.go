@@ -3,7 +3,6 @@ package codex
 import (
 	"context"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,11 +15,13 @@ import (
 	"github.com/agentcli/agentcli/internal/backendtest"
 )
 
-// realBackend returns a backend running the pinned codex against srv, and
-// the working directory Wire made. It skips unless the pinned CLI is
-// installed and no network interface but loopback is up (run the tests
-// inside `unshare -n sh -c 'ip link set lo up; ...'`).
-func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, string) {
+// realCodex returns the pinned codex binary, and reports whether the test
+// ran elsewhere: call it first, and return when it says so. A missing
+// binary skips the test, or fails it under CI=true. With a network
+// interface up, the test is run again in a private network namespace
+// (backendtest.RunIsolated), or fails under CI=true when none can be made:
+// real codex runs never see more than loopback.
+func realCodex(t *testing.T) (bin string, ranElsewhere bool) {
 	t.Helper()
 	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/codex")
 	if err != nil {
@@ -29,15 +30,13 @@ func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, stri
 	if _, err := os.Stat(bin); err != nil {
 		backendtest.SkipUnlessCI(t, "pinned codex not installed (scripts/install-clis.sh)")
 	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		t.Skip(err)
-	}
-	for _, i := range ifs {
-		if i.Flags&net.FlagUp != 0 && i.Flags&net.FlagLoopback == 0 {
-			t.Skipf("network interface %s is up; real codex runs only inside `unshare -n`", i.Name)
-		}
-	}
+	return bin, backendtest.RunIsolated(t)
+}
+
+// realBackend returns a backend running bin against srv, and the working
+// directory Wire made.
+func realBackend(t *testing.T, bin string, srv *agentclitest.Server) (agentcli.Backend, string) {
+	t.Helper()
 	home, err := os.MkdirTemp("", "agentcli-codex-real-")
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +62,13 @@ func developerMessages(r agentclitest.ModelRequest) []string {
 // TestRealSystemPrompt: a system prompt full of TOML and argv hazards
 // reaches the model as a developer message, byte for byte.
 func TestRealSystemPrompt(t *testing.T) {
+	bin, elsewhere := realCodex(t)
+	if elsewhere {
+		return
+	}
 	srv := agentclitest.NewServer(agentclitest.Turn{Text: "ok"})
 	defer srv.Close()
-	b, dir := realBackend(t, srv)
+	b, dir := realBackend(t, bin, srv)
 	sys := "Be \"brief\" and 'exact'.\x00nul\nPaths: C:\\dir\\ and \\u0041 (not A).\r\n\ttab, \x01 \x1b[0m \x7f, " +
 		"café 😀 \u2028 \"\"\" ''' # [table] key = \"v\"\n-- --help -c x=y\n\\"
 	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", SystemPrompt: sys, Dir: dir, Timeout: time.Minute})
@@ -91,13 +94,17 @@ func TestRealSystemPrompt(t *testing.T) {
 // TestRealToolAndResume: a real shell command, then a resume from another
 // directory that sees the history and reports thread-cumulative usage.
 func TestRealToolAndResume(t *testing.T) {
+	bin, elsewhere := realCodex(t)
+	if elsewhere {
+		return
+	}
 	srv := agentclitest.NewServer(
 		agentclitest.Turn{Shell: "echo hi"},
 		agentclitest.Turn{Text: "It printed hi."},
 		agentclitest.Turn{Text: "Still here."},
 	)
 	defer srv.Close()
-	b, dir := realBackend(t, srv)
+	b, dir := realBackend(t, bin, srv)
 	evs, err := backendtest.Collect(context.Background(), b, &agentcli.Request{Prompt: "--help: run it", Dir: dir, Model: "mock-model", Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -149,9 +156,13 @@ func TestRealToolAndResume(t *testing.T) {
 // error.
 func TestRealErrors(t *testing.T) {
 	t.Run("retry", func(t *testing.T) {
+		bin, elsewhere := realCodex(t)
+		if elsewhere {
+			return
+		}
 		srv := agentclitest.NewServer(agentclitest.Turn{Status: 502}, agentclitest.Turn{Text: "recovered"})
 		defer srv.Close()
-		b, dir := realBackend(t, srv)
+		b, dir := realBackend(t, bin, srv)
 		evs, err := backendtest.Collect(context.Background(), b, &agentcli.Request{Prompt: "hi", Dir: dir, Timeout: time.Minute,
 			ExtraArgs: []string{"-c", "model_providers.agentclitest.stream_max_retries=2"}})
 		if err != nil {
@@ -171,9 +182,13 @@ func TestRealErrors(t *testing.T) {
 		}
 	})
 	t.Run("unknown session", func(t *testing.T) {
+		bin, elsewhere := realCodex(t)
+		if elsewhere {
+			return
+		}
 		srv := agentclitest.NewServer()
 		defer srv.Close()
-		b, dir := realBackend(t, srv)
+		b, dir := realBackend(t, bin, srv)
 		_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", Dir: dir, Timeout: time.Minute,
 			SessionID: "01a20096-0000-7000-8000-000000000000"})
 		var ee *agentcli.ExitError
@@ -182,9 +197,13 @@ func TestRealErrors(t *testing.T) {
 		}
 	})
 	t.Run("401", func(t *testing.T) {
+		bin, elsewhere := realCodex(t)
+		if elsewhere {
+			return
+		}
 		srv := agentclitest.NewServer(agentclitest.Turn{Status: 401, Repeat: -1})
 		defer srv.Close()
-		b, dir := realBackend(t, srv)
+		b, dir := realBackend(t, bin, srv)
 		res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", Dir: dir, Timeout: time.Minute})
 		var re *agentcli.ResultError
 		if !errors.As(err, &re) || re.APIStatus != 401 || !errors.Is(err, agentcli.ErrAuth) || res == nil || !res.IsError {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/argcheck"
 )
 
 // format selects Gemini CLI's --output-format.
@@ -48,7 +49,12 @@ func (e *PromptTooLongError) Error() string {
 // stdin is not a terminal gemini runs headless and takes stdin as the whole
 // prompt, so -p/--prompt is not needed (and would only be appended to stdin
 // after a blank line). Values that come from the caller use the --flag=value
-// form so that a value starting with "-" cannot be read as a flag.
+// form, in which gemini's option parser (yargs) takes everything after the
+// first "=" as the value: as separate arguments, `--model -x` fails ("Not
+// enough arguments following: model") and `--resume -x` resumes the latest
+// session and reads -x as options. No other argument comes from the caller,
+// and none is positional: a positional word would be prompt text or, for
+// "mcp", "extensions", "skills", "hooks" or "gemma", a subcommand.
 func buildArgs(req *agentcli.Request, f format) []string {
 	args := []string{
 		"--output-format", f.String(),
@@ -68,6 +74,23 @@ func buildArgs(req *agentcli.Request, f format) []string {
 	}
 	args = append(args, req.ExtraArgs...)
 	return args
+}
+
+// validate checks the request fields that reach gemini's argv. It is pure
+// and returns nil or an *agentcli.RequestError naming the field.
+//
+// Request.SessionID must be what `gemini --resume` accepts: a session UUID
+// (what gemini reports and Result.SessionID holds), "latest" (the most
+// recent session of the working directory) or an index such as "3" (the
+// Nth session, as --list-sessions numbers them). Anything else is refused.
+// Tool rules must not be empty or start with "-" (see argcheck.ToolRules; gemini ignores
+// them otherwise). Request.ExtraArgs are not checked: they are passed as
+// they are, by design.
+func validate(req *agentcli.Request) error {
+	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) && id != "latest" && !argcheck.IsIndex(id) {
+		return argcheck.SessionError(Name, `a UUID, "latest" or a session index`)
+	}
+	return argcheck.ToolRules(Name, req)
 }
 
 // promptInput returns what is written to gemini's stdin for req: the system

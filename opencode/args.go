@@ -1,6 +1,9 @@
 package opencode
 
-import "github.com/agentcli/agentcli"
+import (
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/argcheck"
+)
 
 // buildArgs returns the opencode arguments for req. It is pure.
 //
@@ -9,8 +12,9 @@ import "github.com/agentcli/agentcli"
 // arguments with spaces and wraps every argument that contains a space in
 // literal double quotes, so the prompt goes on stdin, which opencode reads
 // to EOF and sends verbatim. Values that come from the caller (model,
-// session id, directory) use the --flag=value form, so that a value
-// starting with "-" cannot be read as a flag by yargs.
+// session id, directory) use the --flag=value form: opencode's option
+// parser (yargs) takes everything after the first "=" as the value, while
+// `--session -x` would leave the session empty and read -x as options.
 func buildArgs(req *agentcli.Request, dir string) []string {
 	args := []string{"run", "--format", "json", "--auto", "--thinking"}
 	if dir != "" {
@@ -24,4 +28,24 @@ func buildArgs(req *agentcli.Request, dir string) []string {
 	}
 	args = append(args, req.ExtraArgs...)
 	return args
+}
+
+// maxSessionIDLen bounds the part of an opencode session id after "ses_"
+// (opencode 1.18.33 issues 26 characters).
+const maxSessionIDLen = 64
+
+// validate checks the request fields that reach opencode's argv. It is
+// pure and returns nil or an *agentcli.RequestError naming the field.
+//
+// Request.SessionID must be an opencode session id: "ses_" followed by
+// ASCII letters and digits, which is what opencode issues
+// ("ses_" + 26 characters) and Result.SessionID holds. Anything else is
+// refused. Tool rules must not be empty or start with "-" (see argcheck.ToolRules; opencode
+// ignores them otherwise). Request.ExtraArgs are not checked: they are
+// passed as they are, by design.
+func validate(req *agentcli.Request) error {
+	if id := req.SessionID; id != "" && !argcheck.IsPrefixedID(id, "ses_", maxSessionIDLen) {
+		return argcheck.SessionError(Name, `"ses_" and letters or digits`)
+	}
+	return argcheck.ToolRules(Name, req)
 }

@@ -2,7 +2,6 @@ package fakecli
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 )
@@ -99,15 +98,34 @@ type CodexArgv struct {
 // before `resume` and those `resume` accepts itself. The error text follows
 // clap's wording; the real CLI exits 2 on it.
 func ParseCodexArgs(args []string) (*CodexArgv, error) {
+	a, _, err := parseCodex(args)
+	return a, err
+}
+
+// parseCodex implements ParseCodexArgs and also returns the generic form:
+// Values by canonical long name (both levels), every positional word
+// ("exec", "resume", SESSION_ID, PROMPT) and the options in order.
+//
+// clap's rules, as codex 0.169.0 shows them: an option's value is the rest
+// of its argument (--model=M, -mM, -m=M) or else the next argument, which
+// must not start with "-" unless it is "-" (`--model -x` fails with
+// "unexpected argument '-x' found"); short booleans cluster (-hV); "--"
+// makes every later argument positional.
+func parseCodex(args []string) (*CodexArgv, *ParsedArgs, error) {
+	p := &ParsedArgs{Values: map[string][]string{}}
 	if len(args) == 0 || args[0] != "exec" {
-		return nil, fmt.Errorf("fakecli(codex): only `codex exec` is supported (the interactive TUI is not)")
+		return nil, nil, fmt.Errorf("fakecli(codex): only `codex exec` is supported (the interactive TUI is not)")
 	}
+	p.Positional = append(p.Positional, "exec")
 	a := &CodexArgv{Exec: map[string][]string{}}
 	level, opts, vals := "exec", codexExecOpts, a.Exec
 	var pos []string // positionals of the current level
 	usage := "Usage: codex exec [OPTIONS] [PROMPT]"
 	unexpected := func(s string) error {
 		return fmt.Errorf("error: unexpected argument '%s' found\n\n%s", s, usage)
+	}
+	unknown := func(name string) error {
+		return fmt.Errorf("error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\n%s", name, name, name, usage)
 	}
 	dashdash := false
 	for i := 1; i < len(args); i++ {
@@ -120,6 +138,7 @@ func ParseCodexArgs(args []string) (*CodexArgv, error) {
 			// A positional. At the exec level a word that names a
 			// subcommand switches levels (unless after "--"); clap even
 			// accepts it after a PROMPT (`exec - resume ID -`).
+			p.Positional = append(p.Positional, arg)
 			if level == "exec" && !dashdash && arg == "resume" {
 				level, opts, vals = "resume", codexResumeOpts, map[string][]string{}
 				a.Resume, a.ResumeOpts = true, vals
@@ -128,7 +147,7 @@ func ParseCodexArgs(args []string) (*CodexArgv, error) {
 				continue
 			}
 			if level == "exec" && !dashdash && (arg == "fork" || arg == "review" || arg == "help") {
-				return nil, fmt.Errorf("fakecli(codex): subcommand %q is not supported", arg)
+				return nil, nil, fmt.Errorf("fakecli(codex): subcommand %q is not supported", arg)
 			}
 			pos = append(pos, arg)
 			max := 1
@@ -136,7 +155,7 @@ func ParseCodexArgs(args []string) (*CodexArgv, error) {
 				max = 2
 			}
 			if len(pos) > max {
-				return nil, unexpected(arg)
+				return nil, nil, unexpected(arg)
 			}
 			if level == "exec" {
 				a.Prompt, a.HasPrompt = arg, true
@@ -147,54 +166,103 @@ func ParseCodexArgs(args []string) (*CodexArgv, error) {
 			}
 			continue
 		}
-		name, val, hasVal := arg, "", false
+		// One option, or a cluster of short ones.
+		type occurrence struct {
+			o      *codexOpt
+			val    string
+			hasVal bool
+		}
+		var occ []occurrence
 		if strings.HasPrefix(arg, "--") {
-			name, val, hasVal = strings.Cut(arg, "=")
-		} else if len(arg) > 2 {
-			// A short option with its value attached: -mVALUE or -m=VALUE.
-			name, val, hasVal = arg[:2], strings.TrimPrefix(arg[2:], "="), true
+			name, val, hasVal := strings.Cut(arg, "=")
+			o := findCodexOpt(opts, name)
+			if o == nil {
+				return nil, nil, unknown(name)
+			}
+			occ = append(occ, occurrence{o, val, hasVal})
+		} else {
+			for j := 1; j < len(arg); j++ {
+				name := "-" + arg[j:j+1]
+				o := findCodexOpt(opts, name)
+				if o == nil {
+					return nil, nil, unknown(name)
+				}
+				if o.value && j+1 < len(arg) {
+					occ = append(occ, occurrence{o, strings.TrimPrefix(arg[j+1:], "="), true})
+					break
+				}
+				occ = append(occ, occurrence{o, "", false})
+			}
 		}
-		o := findCodexOpt(opts, name)
-		if o == nil {
-			return nil, fmt.Errorf("error: unexpected argument '%s' found\n\n  tip: to pass '%s' as a value, use '-- %s'\n\n%s", name, name, name, usage)
-		}
-		if !o.value {
-			if hasVal {
-				return nil, fmt.Errorf("error: unexpected value '%s' for '%s' found; no more were expected", val, o.long)
+		for _, oc := range occ {
+			o, val, hasVal := oc.o, oc.val, oc.hasVal
+			if !o.value {
+				if hasVal {
+					return nil, nil, fmt.Errorf("error: unexpected value '%s' for '%s' found; no more were expected", val, o.long)
+				}
+				if vals[o.long] != nil && !o.repeat {
+					return nil, nil, fmt.Errorf("error: the argument '%s' cannot be used multiple times\n\n%s", o.long, usage)
+				}
+				vals[o.long] = append(vals[o.long], "")
+				p.add(o.long, "", i)
+				continue
 			}
 			if vals[o.long] != nil && !o.repeat {
-				return nil, fmt.Errorf("error: the argument '%s' cannot be used multiple times\n\n%s", o.long, usage)
+				return nil, nil, fmt.Errorf("error: the argument '%s <VALUE>' cannot be used multiple times\n\n%s", o.long, usage)
 			}
-			vals[o.long] = append(vals[o.long], "")
-			continue
-		}
-		if vals[o.long] != nil && !o.repeat {
-			return nil, fmt.Errorf("error: the argument '%s <VALUE>' cannot be used multiple times\n\n%s", o.long, usage)
-		}
-		var got []string
-		if hasVal {
-			got = append(got, val)
-		} else {
-			if i+1 >= len(args) || (strings.HasPrefix(args[i+1], "-") && args[i+1] != "-") {
-				return nil, fmt.Errorf("error: a value is required for '%s <VALUE>' but none was supplied", o.long)
-			}
-			i++
-			got = append(got, args[i])
-		}
-		if o.multi && !hasVal {
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			at := i
+			var got []string
+			if hasVal {
+				got = append(got, val)
+			} else {
+				if i+1 >= len(args) {
+					return nil, nil, fmt.Errorf("error: a value is required for '%s <VALUE>' but none was supplied", o.long)
+				}
+				if next := args[i+1]; strings.HasPrefix(next, "-") && next != "-" {
+					if next == "--" || findCodexOpt(opts, strings.SplitN(next, "=", 2)[0]) != nil {
+						return nil, nil, fmt.Errorf("error: a value is required for '%s <VALUE>' but none was supplied", o.long)
+					}
+					return nil, nil, unknown(next)
+				}
 				i++
 				got = append(got, args[i])
 			}
-		}
-		for _, v := range got {
-			if o.choices != nil && !slices.Contains(o.choices, v) {
-				return nil, fmt.Errorf("error: invalid value '%s' for '%s <VALUE>'\n  [possible values: %s]", v, o.long, strings.Join(o.choices, ", "))
+			if o.multi && !hasVal {
+				for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+					i++
+					got = append(got, args[i])
+				}
 			}
+			for _, v := range got {
+				if o.choices != nil && !slices.Contains(o.choices, v) {
+					return nil, nil, fmt.Errorf("error: invalid value '%s' for '%s <VALUE>'\n  [possible values: %s]", v, o.long, strings.Join(o.choices, ", "))
+				}
+				if o.long == "--profile" && !codexProfileName(v) {
+					return nil, nil, fmt.Errorf("error: invalid value '%s' for '--profile <CONFIG_PROFILE_V2>': invalid --profile value `%s`; pass a plain name such as `work`", v, v)
+				}
+				p.add(o.long, v, at)
+			}
+			vals[o.long] = append(vals[o.long], got...)
 		}
-		vals[o.long] = append(vals[o.long], got...)
 	}
-	return a, nil
+	return a, p, nil
+}
+
+// codexProfileName reports whether codex 0.169.0 takes s as a --profile
+// name: letters, digits, "_" and "-" (real runs: "a_b", "a-b" pass; "a.b",
+// ".x", "x/y", "a b" and "" are refused with exit 2). A name with no
+// $CODEX_HOME/<name>.config.toml is not an error.
+func codexProfileName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func findCodexOpt(opts []codexOpt, name string) *codexOpt {
@@ -234,27 +302,18 @@ func codexFlagNames() (bools, values, multi []string) {
 
 func init() {
 	// OpenAI Codex CLI 0.169.0 (clap): see wire-formats §3.1. Usage errors
-	// exit 2. The generic parser accepts every spelling of both levels;
-	// Validate then re-parses the raw argv with codex's real rules
-	// (ParseCodexArgs): options bound to their level, no repeated
-	// single-value options, value choices, at most one PROMPT (exec) or
-	// SESSION_ID and PROMPT (resume).
-	//
-	// Known difference: the generic parser runs first and rejects short
-	// options with an attached value (-mgpt-5), which clap accepts.
+	// exit 2. The parser is parseCodex: options bound to their level, no
+	// repeated single-value options, value choices, at most one PROMPT
+	// (exec) or SESSION_ID and PROMPT (resume).
 	bools, values, multi := codexFlagNames()
 	Flavors["codex"] = &Flavor{
+		Style:       Clap,
 		Bool:        bools,
 		Value:       values,
 		Variadic:    multi,
+		Parser:      func(args []string) (*ParsedArgs, error) { _, p, err := parseCodex(args); return p, err },
 		Subcommands: []string{"exec", "resume"},
 		FileFlags:   []string{"--output-schema"},
 		UsageExit:   2,
-		Validate: func(map[string][]string, []string) string {
-			if _, err := ParseCodexArgs(os.Args[1:]); err != nil {
-				return err.Error()
-			}
-			return ""
-		},
 	}
 }

@@ -5,26 +5,32 @@ import (
 	"slices"
 )
 
-// Gemini CLI 0.61.0 (yargs): `gemini --help` and packages/cli/src/config/
-// config.ts. yargs rejects unknown options ("Unknown arguments: …"), a
-// missing value ("Not enough arguments following: m") and an invalid choice
-// ("Invalid values: …") with the help text and exit status 1.
-//
-// Simplifications: -r/--resume takes an optional value in yargs (bare
-// --resume means "latest"); here it needs one. Boolean options accept
-// --flag=true/false and --no-flag in yargs; here they take no value.
+// Gemini CLI 0.61.0 (yargs, strict): `gemini --help` and the options of
+// parseArguments in the 0.61.0 bundle (config.ts). yargs rejects unknown
+// options ("Unknown arguments: …"), a missing value ("Not enough arguments
+// following: m") and an invalid choice ("Invalid values: …") with the help
+// text and exit status 1. Options declared with nargs: 1 are Value; string
+// options without nargs (-r/--resume, -w/--worktree, --delete-session) are
+// Optional: `--resume -x` resumes the latest session and reads -x as
+// options. The array options all have nargs: 1 (Once).
 var geminiFlavor = &Flavor{
+	Style: Yargs,
 	Bool: []string{"-d", "--debug", "--skip-trust", "-s", "--sandbox", "-y", "--yolo",
 		"--acp", "--experimental-acp", "-l", "--list-extensions", "--list-sessions",
 		"--screen-reader", "--raw-output", "--accept-raw-output-risk", "-v", "--version",
 		"-h", "--help"},
 	Value: []string{"-m", "--model", "-p", "--prompt", "-i", "--prompt-interactive",
-		"-w", "--worktree", "--approval-mode", "-r", "--resume", "--session-file",
-		"--session-id", "--delete-session", "-o", "--output-format"},
-	// yargs "array" options take every following argument up to the next
-	// option.
+		"--approval-mode", "--session-file", "--session-id", "-o", "--output-format"},
+	Optional: []string{"-w", "--worktree", "-r", "--resume", "--delete-session",
+		"--fake-responses", "--fake-responses-non-strict", "--record-responses"},
 	Variadic: []string{"--policy", "--admin-policy", "--allowed-mcp-server-names",
 		"--allowed-tools", "-e", "--extensions", "--include-directories"},
+	Once: []string{"--policy", "--admin-policy", "--allowed-mcp-server-names",
+		"--allowed-tools", "--extensions", "--include-directories"},
+	Aliases: [][]string{{"--debug", "-d"}, {"--sandbox", "-s"}, {"--yolo", "-y"},
+		{"--list-extensions", "-l"}, {"--version", "-v"}, {"--help", "-h"}, {"--model", "-m"},
+		{"--prompt", "-p"}, {"--prompt-interactive", "-i"}, {"--output-format", "-o"},
+		{"--worktree", "-w"}, {"--resume", "-r"}, {"--extensions", "-e"}},
 	UsageExit: 1,
 	Validate:  validateGemini,
 }

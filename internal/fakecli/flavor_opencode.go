@@ -8,8 +8,9 @@ import (
 	"slices"
 )
 
-// opencodeRun is how `opencode run` 1.18.33 (yargs, strict) parses its argv,
-// from `opencode run --help` and runs of the real binary:
+// opencodeRun is how `opencode run` 1.18.33 (yargs) parses its argv, from
+// the yargs builder of the run command embedded in the binary, `opencode run
+// --help` and runs of the real binary:
 //
 //   - an unknown option prints the help on stderr and exits 1 (no message);
 //   - --format and --log-level only take their listed choices (exit 1);
@@ -19,21 +20,26 @@ import (
 //     found"), so the fake rejects it;
 //   - --fork without --continue/--session: "--fork requires --continue or
 //     --session", exit 1;
-//   - a value option followed by a separate argument starting with "-"
-//     (`--session -x`): yargs reads the argument as options;
+//   - string options have no nargs (Optional): `--session -x` leaves the
+//     session empty and reads -x as options (an error here, -x being
+//     unknown), so such a value must be written --session=-x;
 //   - --dir naming a missing directory: "Failed to change directory to
 //     DIR", exit 1.
 //
 // --yolo and --dangerously-skip-permissions are hidden aliases of --auto.
 // The fake only plays scripts for `run --format json`.
 var opencodeRun = &Flavor{
+	Style: Yargs,
 	Bool: []string{"-h", "--help", "-v", "--version", "--print-logs", "--pure",
 		"-c", "--continue", "--fork", "--share", "--thinking", "-i", "--interactive",
-		"--auto", "--yolo", "--dangerously-skip-permissions"},
-	Value: []string{"--log-level", "--command", "-s", "--session", "-m", "--model", "--agent",
+		"--auto", "--yolo", "--dangerously-skip-permissions", "--mini", "--replay", "--demo"},
+	Optional: []string{"--log-level", "--command", "-s", "--session", "-m", "--model", "--agent",
 		"--format", "--title", "--attach", "-p", "--password", "-u", "--username", "--dir",
-		"--port", "--variant"},
-	Variadic:    []string{"-f", "--file"},
+		"--port", "--variant", "--replay-limit"},
+	Variadic: []string{"-f", "--file"},
+	Aliases: [][]string{{"--help", "-h"}, {"--version", "-v"}, {"--continue", "-c"},
+		{"--interactive", "-i"}, {"--session", "-s"}, {"--model", "-m"}, {"--password", "-p"},
+		{"--username", "-u"}, {"--file", "-f"}},
 	Subcommands: []string{"run"},
 	UsageExit:   1,
 }
@@ -47,9 +53,6 @@ var opencodeAliases = map[string]string{
 func init() {
 	opencodeRun.Validate = func(v map[string][]string, pos []string) string {
 		if msg := opencodeSyntax(v, pos); msg != "" {
-			return msg
-		}
-		if msg := opencodeDashValue(os.Args[1:]); msg != "" {
 			return msg
 		}
 		if d := v["--dir"]; len(d) == 1 {
@@ -66,7 +69,9 @@ func init() {
 // args (argv without the program name) as far as the fake checks syntax:
 // known options, choices, no repeated value option, --fork only with a
 // session, and `run --format json` (the only mode the fake plays). It does
-// not look at the file system.
+// not look at the file system. A value option followed by an argument that
+// starts with "-" is not an error in itself: yargs leaves the option empty
+// and reads that argument as options.
 func ParseOpencodeArgs(args []string) error {
 	p, err := opencodeRun.Parse(args)
 	if err != nil {
@@ -75,29 +80,7 @@ func ParseOpencodeArgs(args []string) error {
 	if msg := opencodeSyntax(p.Values, p.Positional); msg != "" {
 		return fmt.Errorf("%s", msg)
 	}
-	if msg := opencodeDashValue(args); msg != "" {
-		return fmt.Errorf("%s", msg)
-	}
 	return nil
-}
-
-// opencodeDashValue rejects a value option followed by a separate argument
-// that starts with "-": yargs reads that argument as options (for example
-// `--session -x` fails as unknown options -x), so such a value must be
-// written --session=-x.
-func opencodeDashValue(args []string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--" {
-			break
-		}
-		if slices.Contains(opencodeRun.Value, args[i]) {
-			if next := args[i+1]; len(next) > 1 && next[0] == '-' {
-				return fmt.Sprintf("fakecli(opencode): yargs reads %q after %s as an option; write %s=%s", next, args[i], args[i], next)
-			}
-			i++
-		}
-	}
-	return ""
 }
 
 func opencodeSyntax(v map[string][]string, pos []string) string {
@@ -106,7 +89,7 @@ func opencodeSyntax(v map[string][]string, pos []string) string {
 	}
 	counts := map[string]int{}
 	for name, vals := range v {
-		if !slices.Contains(opencodeRun.Value, name) {
+		if !slices.Contains(opencodeRun.Optional, name) {
 			continue
 		}
 		if long, ok := opencodeAliases[name]; ok {

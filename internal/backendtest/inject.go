@@ -1,0 +1,128 @@
+package backendtest
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"pgregory.net/rapid"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/fakecli"
+)
+
+// HostileString generates strings that try to become options when they
+// reach an argv: option spellings of every CLI (with and without "=value"),
+// "--", "-", short clusters, negative numbers, quotes, spaces, newlines,
+// "=" and non-ASCII, and arbitrary garbage. It never yields a NUL byte,
+// which no argv can hold (Request validation refuses it separately).
+func HostileString() *rapid.Generator[string] {
+	var names []string
+	for _, f := range fakecli.Flavors {
+		names = slices.Concat(names, f.Bool, f.Value, f.Optional, f.Variadic)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	nul := func(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+	return rapid.OneOf(
+		rapid.SampledFrom(names),
+		rapid.Custom(func(t *rapid.T) string {
+			return rapid.SampledFrom(names).Draw(t, "flag") + "=" + rapid.StringMatching(`[-a-z./=]{0,12}`).Draw(t, "value")
+		}),
+		rapid.SampledFrom([]string{"--", "-", "---", "-1", "-5.5", "--no-auto", "-pr", "-rabc", "-mgpt",
+			"--x=y", "-x", "--help", "--version", "resume", "run", "exec", "mcp", "true", "false",
+			`"quoted"`, "'quoted'", "--settings={\"hooks\":{}}", "--mcp-config=evil.json", " -x", "\t--x"}),
+		rapid.StringMatching(`-{0,3}[-a-zA-Z0-9 =/"'\n._é😀]{0,20}`),
+		rapid.Map(rapid.String(), nul),
+	)
+}
+
+// OptionNames returns the names of the options p holds, in the order the
+// parser met them: one entry per option, however many values it took.
+func OptionNames(p *fakecli.ParsedArgs) []string {
+	var out []string
+	last := -1
+	for _, o := range p.Options {
+		if o.Arg == last && len(out) > 0 && out[len(out)-1] == o.Name {
+			continue
+		}
+		out = append(out, o.Name)
+		last = o.Arg
+	}
+	return out
+}
+
+// HostileRequest draws a request whose every field that could reach a
+// CLI's argv holds a HostileString (ExtraArgs excepted: it is the explicit
+// escape hatch, passed as it is).
+func HostileRequest(t *rapid.T) *agentcli.Request {
+	h := HostileString()
+	maybe := func(label string) string { return rapid.OneOf(rapid.Just(""), h).Draw(t, label) }
+	return &agentcli.Request{
+		Prompt:          h.Draw(t, "prompt"),
+		SystemPrompt:    maybe("system"),
+		SessionID:       maybe("session"),
+		Model:           maybe("model"),
+		MaxTurns:        rapid.IntRange(-5, 1<<20).Draw(t, "turns"),
+		AllowedTools:    rapid.SliceOfN(h, 0, 4).Draw(t, "allowed"),
+		DisallowedTools: rapid.SliceOfN(h, 0, 3).Draw(t, "disallowed"),
+		Dir:             maybe("dir"),
+		Env:             rapid.SliceOfN(h, 0, 2).Draw(t, "env"),
+	}
+}
+
+// Benign returns req with every caller string that can reach argv replaced
+// by a harmless value (session by sessionID, a valid id of the backend),
+// keeping which fields are set and how many tool rules there are.
+func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
+	b := *req
+	swap := func(s, with string) string {
+		if s == "" {
+			return ""
+		}
+		return with
+	}
+	b.Prompt = "p"
+	b.SystemPrompt = swap(req.SystemPrompt, "s")
+	b.SessionID = swap(req.SessionID, sessionID)
+	b.Model = swap(req.Model, "m")
+	b.Dir = swap(req.Dir, "/d")
+	b.AllowedTools, b.DisallowedTools = nil, nil
+	for range req.AllowedTools {
+		b.AllowedTools = append(b.AllowedTools, "Read")
+	}
+	for range req.DisallowedTools {
+		b.DisallowedTools = append(b.DisallowedTools, "Read")
+	}
+	return &b
+}
+
+// requestFields are the Request fields a validation error may name.
+var requestFields = []string{"Prompt", "SystemPrompt", "SessionID", "Model", "MaxTurns",
+	"AllowedTools", "DisallowedTools", "Dir", "Env", "Permission", "Timeout"}
+
+// Fataler is the part of testing.TB and *rapid.T the checks need.
+type Fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// CheckRequestError fails t unless err is an *agentcli.RequestError from
+// backend that matches agentcli.ErrBadRequest and names a Request field
+// (with an index for slices), and returns it.
+func CheckRequestError(t Fataler, err error, backend string) *agentcli.RequestError {
+	t.Helper()
+	var re *agentcli.RequestError
+	if !errors.As(err, &re) || !errors.Is(err, agentcli.ErrBadRequest) || re.Backend != backend {
+		t.Fatalf("validate: %v (%T); want an *agentcli.RequestError from %s matching ErrBadRequest", err, err, backend)
+		return nil
+	}
+	field, index, indexed := strings.Cut(re.Field, "[")
+	if !slices.Contains(requestFields, field) || indexed && !strings.HasSuffix(index, "]") {
+		t.Fatalf("validate names field %q, which is not a Request field", re.Field)
+	}
+	if strings.TrimSpace(re.Reason) == "" {
+		t.Fatalf("validate gives no reason for %s", re.Field)
+	}
+	return re
+}
