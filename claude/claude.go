@@ -54,6 +54,7 @@ var spec = runner.Spec{
 		"bash_output":    agentcli.ToolNameBashOutput,
 		"exit_plan_mode": agentcli.ToolNameExitPlanMode,
 	},
+	Validate:  validate,
 	Prepare:   prepare,
 	NewParser: func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {

@@ -322,6 +322,15 @@ func TestFakeAcceptsArgv(t *testing.T) {
 			opts := &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			b, dir := kit.Setup(t, opts, kit.Success("ok", "sess-1")...)
 			res, err := b.Run(t.Context(), &req)
+			if validate(&req) != nil {
+				// Refused before anything starts (a session id that is
+				// not a thread UUID): the builder's argv never reaches
+				// codex.
+				if !errors.Is(err, agentcli.ErrBadRequest) {
+					t.Fatalf("run: %v; want the request refused", err)
+				}
+				return
+			}
 			if err != nil || res.Text != "ok" {
 				t.Fatalf("run: %v, %+v", err, res)
 			}
@@ -388,7 +397,9 @@ func TestFakeRejectsLikeCodex(t *testing.T) {
 func TestCheckArgsLimit(t *testing.T) {
 	big := strings.Repeat("x", maxArgLen)
 	b := New(&agentcli.Options{Path: "/bin/true"})
-	_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", SystemPrompt: big})
+	// Only when the caller's own profile forces the system prompt onto the
+	// command line can it be too long for one argument.
+	_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", SystemPrompt: big, ExtraArgs: []string{"--profile=mine"}})
 	if err == nil || !strings.Contains(err.Error(), "system prompt") {
 		t.Fatalf("err = %v; want a clear too-long error", err)
 	}

@@ -24,18 +24,26 @@
 //
 // # System prompt
 //
-// codex has no system-prompt flag. Request.SystemPrompt is passed as the
-// config override -c developer_instructions="...", encoded as a TOML basic
+// codex has no system-prompt flag. Request.SystemPrompt becomes codex's
+// developer_instructions setting, which codex sends to the model as a
+// developer-role message at the start of the thread, after its own base
+// instructions: Capabilities().SystemPrompt is
+// agentcli.SystemPromptDeveloper. It is written, encoded as a TOML basic
 // string (every quote, backslash and control character escaped, so any text
-// arrives intact), and codex sends it to the model as a developer-role
-// message at the start of the thread: Capabilities().SystemPrompt is
-// agentcli.SystemPromptDeveloper. The alternatives are worse:
-// model_instructions_file replaces codex's own base instructions (which
-// describe its tools), and AGENTS.md would mean writing into the user's
-// project. Two limits follow from using the command line: the encoded
-// prompt must fit in one argument (about 128 KiB; Run fails early with a
-// clear error otherwise), and when resuming, codex 0.169.0 keeps the
-// developer message the thread started with and ignores a new one.
+// arrives intact), into a private (0600) profile file in CODEX_HOME under a
+// random name, selected with --profile=NAME and removed when the run ends:
+// codex 0.169.0 reads profiles only from CODEX_HOME, and has no other file,
+// variable or stdin channel for developer instructions. So the system
+// prompt never appears in argv, which every local user can read in
+// /proc/PID/cmdline. When Request.ExtraArgs select a profile of their own
+// (codex takes one), it falls back to the config override
+// -c developer_instructions="..." on the command line, with a warning; it
+// must then fit in one argument (about 128 KiB; Run fails early
+// otherwise). The alternatives are worse: model_instructions_file replaces
+// codex's own base instructions (which describe its tools), and AGENTS.md
+// would mean writing into the user's project. When resuming, codex 0.169.0
+// keeps the developer message the thread started with and ignores a new
+// one.
 //
 // # Events
 //
@@ -72,10 +80,12 @@
 // true). codex reports no cost and has no max-turns or tool-filter flags;
 // those Request fields are ignored with a warning.
 //
-// A session id that is not a thread id (UUID) is read by codex as a thread
-// name, and when no thread has that name codex silently starts a new one;
-// the backend then reports an EventNotice, and Result.SessionID is the new
-// thread's id.
+// Request.SessionID must be a thread id (a UUID): codex reads any other
+// word as a thread name and, when no thread has that name, silently starts
+// a new one, so such ids are refused with an *agentcli.RequestError before
+// anything starts. Should codex still report another thread than the one
+// asked for, the backend reports an EventNotice, and Result.SessionID is
+// the thread codex ran.
 package codex
 
 import (
@@ -126,6 +136,7 @@ var spec = runner.Spec{
 		"request_user_input": agentcli.ToolNameAskUserQuestion,
 		"collab_tool_call":   agentcli.ToolNameTask,
 	},
+	Validate:  validate,
 	Prepare:   prepare,
 	NewParser: func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
@@ -164,7 +175,24 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	args := buildArgs(req, r.Dir)
+	// The system prompt goes through a private profile file, not argv
+	// (readable by every local user), unless the caller picks a profile
+	// of their own: codex takes one.
+	profile := ""
+	if req.SystemPrompt != "" {
+		if selectsProfile(req.ExtraArgs) {
+			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt goes on the command line",
+				"backend", Name)
+		} else {
+			name, remove, err := writeSystemProfile(r.Env, r.Dir, req.SystemPrompt)
+			if err != nil {
+				return nil, err
+			}
+			r.Defer(remove)
+			profile = name
+		}
+	}
+	args := buildArgsProfile(req, r.Dir, profile)
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
 // the system prompt before it) is on stdin and nowhere in argv.
 func TestPromptOnStdin(t *testing.T) {
 	b, dir := kit.Setup(t, nil, kit.Success("ok", "s")...)
-	req := &agentcli.Request{Prompt: "--help", SystemPrompt: "Answer in French.", Model: "gemini-2.5-flash", SessionID: "abc"}
+	req := &agentcli.Request{Prompt: "--help", SystemPrompt: "Answer in French.", Model: "gemini-2.5-flash", SessionID: "latest"}
 	if _, err := b.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestPromptOnStdin(t *testing.T) {
 	if rec.Stdin != "Answer in French.\n\n--help" || rec.Prompt != "" {
 		t.Fatalf("stdin %q, positional %q", rec.Stdin, rec.Prompt)
 	}
-	want := "--output-format json --approval-mode yolo --skip-trust --resume=abc --model=gemini-2.5-flash"
+	want := "--output-format json --approval-mode yolo --skip-trust --resume=latest --model=gemini-2.5-flash"
 	if got := strings.Join(rec.Args, " "); got != want {
 		t.Fatalf("argv %q, want %q", got, want)
 	}

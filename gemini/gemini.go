@@ -136,7 +136,8 @@ var spec = runner.Spec{
 		"activate_skill":      agentcli.ToolNameSkill,
 		"delegate_to_agent":   agentcli.ToolNameTask,
 	},
-	Prepare: prepare,
+	Validate: validate,
+	Prepare:  prepare,
 	NewParser: func(r *runner.Run) runner.Parser {
 		if r.Deltas {
 			return newParser(formatStream)

@@ -153,6 +153,7 @@ var spec = runner.Spec{
 		"question":    agentcli.ToolNameAskUserQuestion,
 		"skill":       agentcli.ToolNameSkill,
 	},
+	Validate:  validate,
 	Prepare:   prepare,
 	NewParser: func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {

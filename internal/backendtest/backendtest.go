@@ -219,7 +219,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 		{
 			name:    "silent hang",
 			script:  []string{"hang"},
-			timeout: 500 * time.Millisecond,
+			timeout: 2 * time.Second, // long enough for a -race fake on a loaded machine to start
 			check: func(t *testing.T, _ []agentcli.Event, err error, elapsed time.Duration) {
 				var te *agentcli.TimeoutError
 				if !errors.As(err, &te) || !errors.Is(err, agentcli.ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
@@ -233,7 +233,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 		{
 			name:    "child ignores SIGTERM",
 			script:  concat(k.Partial(sess), []string{"ignoreterm", "hang"}),
-			timeout: 500 * time.Millisecond,
+			timeout: 2 * time.Second, // long enough for a -race fake on a loaded machine to start
 			check: func(t *testing.T, _ []agentcli.Event, err error, _ time.Duration) {
 				if !errors.Is(err, agentcli.ErrTimeout) {
 					t.Fatalf("err = %v; want ErrTimeout", err)

@@ -155,6 +155,9 @@ type Exit struct {
 	Stopped bool
 	// Stderr is the tail of what the process wrote to stderr.
 	Stderr string
+	// StderrTruncated reports that Stderr lacks the start of what was
+	// written (more than the tail holds was written).
+	StderrTruncated bool
 	// HeldOpen reports that stdout was still held open (or still being
 	// written) by some process KillGrace after the CLI had exited and its
 	// group was killed: a descendant that left the group. Reading stopped
@@ -513,10 +516,11 @@ func (p *Process) Wait() Exit {
 	p.unwatch()
 
 	e := Exit{
-		Stderr:   p.errTail.String(),
-		HeldOpen: p.out.heldOpen(),
-		Stopped:  p.isStopped(),
-		Escaped:  p.escaped,
+		Stderr:          p.errTail.String(),
+		StderrTruncated: p.errTail.truncated(),
+		HeldOpen:        p.out.heldOpen(),
+		Stopped:         p.isStopped(),
+		Escaped:         p.escaped,
 	}
 	var ee *exec.ExitError
 	switch {
@@ -733,15 +737,17 @@ func (s *stdinPipe) processExited() {
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
+	mu    sync.Mutex
+	max   int
+	buf   []byte
+	total int64 // bytes written
 }
 
 func (t *tailBuffer) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(b)
+	t.total += int64(n)
 	if len(b) >= t.max {
 		t.buf = append(t.buf[:0], b[len(b)-t.max:]...)
 		return n, nil
@@ -751,6 +757,13 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
 	}
 	return n, nil
+}
+
+// truncated reports that the start of what was written is gone.
+func (t *tailBuffer) truncated() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.total > int64(t.max)
 }
 
 func (t *tailBuffer) String() string {

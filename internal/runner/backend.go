@@ -110,7 +110,7 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()
-		return nil, b.spec.finishErr(err, Exit{})
+		return nil, b.spec.finishErr(err, Exit{}, NewRedactor(r.Env))
 	}
 	return s, nil
 }

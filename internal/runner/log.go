@@ -61,17 +61,17 @@ func (l *runLog) wrap(yield func(agentcli.Event, error) bool) func(agentcli.Even
 }
 
 // started records the process about to start.
-func (l *runLog) started(r *Run, args []string) {
+func (l *runLog) started(r *Run, args []string, red *Redactor) {
 	if !l.debug {
 		return
 	}
 	argv := make([]string, 0, len(args)+1)
 	argv = append(argv, r.Path)
 	for _, a := range args {
-		argv = append(argv, elide(Redact(a), 200))
+		argv = append(argv, elide(red.Redact(a), 200))
 	}
-	l.log.Debug("agentcli: starting CLI", "backend", l.backend, "argv", argv, "dir", r.Dir,
-		"prompt", elide(Redact(r.Req.Prompt), 40))
+	red.Logger(l.log).Debug("agentcli: starting CLI", "backend", l.backend, "argv", argv, "dir", r.Dir,
+		"prompt", elide(red.Redact(r.Req.Prompt), 40))
 }
 
 // spawnedAt records the start of the process.
@@ -93,8 +93,9 @@ func (l *runLog) line() {
 	}
 }
 
-// end writes the records of a finished run.
-func (l *runLog) end() {
+// end writes the records of a finished run, secrets redacted by red.
+func (l *runLog) end(red *Redactor) {
+	l.log = red.Logger(l.log)
 	d := time.Since(l.start)
 	outcome := "ok"
 	if l.err != nil {
@@ -115,7 +116,7 @@ func (l *runLog) end() {
 		attrs = append(attrs, "model", model)
 	}
 	if l.err != nil {
-		attrs = append(attrs, "error", Redact(l.err.Error()))
+		attrs = append(attrs, "error", l.err.Error())
 	}
 	if l.debug {
 		l.log.Debug("agentcli: run timings", "backend", l.backend,

@@ -13,13 +13,13 @@ import (
 )
 
 // wireLog starts the wire log of a run, when the request asks for one.
-func (b *Backend) wireLog(r *Run, args []string) *wirelog.Writer {
+func (b *Backend) wireLog(r *Run, args []string, red *Redactor) *wirelog.Writer {
 	if r.Req.WireLog == nil {
 		return nil
 	}
 	argv := make([]string, 0, len(args))
 	for _, a := range args {
-		argv = append(argv, Redact(a))
+		argv = append(argv, red.Redact(a))
 	}
 	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
 		Backend:   b.spec.Name,
@@ -47,7 +47,8 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 			return
 		}
 		req := &agentcli.Request{Model: rec.Start.Model, SessionID: rec.Start.SessionID}
-		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state})
+		red := ProcessRedactor()
+		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
 		ended := ""
 		for {
 			rec, err := rd.Next()
@@ -65,6 +66,7 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 					continue // dropped by the run too
 				}
 				for _, ev := range f.line(rec.Data, rec.TooLong) {
+					red.Event(&ev)
 					if !yield(ev, nil) {
 						return
 					}
@@ -77,14 +79,15 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 					yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Canceled})
 					return
 				case "timeout":
-					yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: b.spec.Name, Stderr: b.spec.stderrTail(rec.Stderr)})
+					yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: b.spec.Name, Stderr: b.spec.stderrTail(red, Exit{Stderr: rec.Stderr})})
 					return
 				}
 				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
 				if err != nil {
-					yield(agentcli.Event{}, err)
+					yield(agentcli.Event{}, red.Error(err))
 					return
 				}
+				red.Event(&ev)
 				yield(ev, nil)
 				return
 			}

@@ -87,8 +87,14 @@ type Run struct {
 	// State is the Spec's per-backend state (see Spec.NewState).
 	State any
 
-	tmp string
+	tmp      string
+	cleanups []func()
 }
+
+// Defer registers f to run when the run ends (after the process is gone),
+// on every path, like the temporary directory's removal. A live session
+// runs them when it closes.
+func (r *Run) Defer(f func()) { r.cleanups = append(r.cleanups, f) }
 
 // TempDir returns a private (0700) directory that lives as long as the run
 // and is removed with everything in it when the run ends.
@@ -107,6 +113,10 @@ func (r *Run) TempDir() (string, error) {
 // Cleanup removes the run's temporary directory, if any. The runner calls
 // it when a run ends; a live session calls it when it closes.
 func (r *Run) Cleanup() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+	r.cleanups = nil
 	if r.tmp != "" {
 		os.RemoveAll(r.tmp)
 		r.tmp = ""
@@ -157,4 +167,6 @@ type Exit struct {
 	// Stderr is the tail of stderr, raw (the runner redacts what it
 	// reports).
 	Stderr string
+	// Truncated reports that Stderr lacks the start of what the CLI wrote.
+	Truncated bool
 }

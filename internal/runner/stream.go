@@ -50,15 +50,29 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	if req == nil {
 		req = &agentcli.Request{}
 	}
+	// Everything a run yields passes its redactor: errors, notices,
+	// retries and results carry the CLI's output. It knows the run's
+	// environment once it is built.
+	red := ProcessRedactor()
+	out := yield
+	yield = func(ev agentcli.Event, err error) bool {
+		if err != nil {
+			err = red.Error(err)
+		} else {
+			red.Event(&ev)
+		}
+		return out(ev, err)
+	}
 	lg := b.newRunLog(ctx, req)
 	yield = lg.wrap(yield)
-	defer lg.end()
+	defer func() { lg.end(red) }()
 	r, err := b.prepareRun(req, deltas, true)
 	if err != nil {
 		yield(agentcli.Event{}, err)
 		return
 	}
 	defer r.Cleanup()
+	red = NewRedactor(r.Env)
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -71,7 +85,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		if ctx.Err() != nil {
 			return &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Cause(ctx)}
 		}
-		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: b.spec.stderrTail(stderr)}
+		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: b.spec.stderrTail(red, Exit{Stderr: stderr})}
 	}
 	job, err := b.spec.Prepare(runCtx, r)
 	if err != nil {
@@ -81,13 +95,14 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
-	f := b.newFeed(r)
-	wl := b.wireLog(r, job.Args)
+	red = NewRedactor(append(r.Env[:len(r.Env):len(r.Env)], job.Env...))
+	f := b.newFeed(r, red)
+	wl := b.wireLog(r, job.Args, red)
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))
 		return
 	}
-	lg.started(r, job.Args)
+	lg.started(r, job.Args, red)
 	p, err := proc.Start(runCtx, proc.Spec{
 		Path:       r.Path,
 		Args:       job.Args,
@@ -153,13 +168,14 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		if runCtx.Err() != nil {
 			wl.Ended(endReason(ctx))
 		}
-		wl.Exit(exit.Code, Redact(exit.Stderr))
+		wl.Exit(exit.Code, red.Redact(exit.Stderr))
 	}
+	pexit := Exit{Code: exit.Code, Stderr: exit.Stderr, Truncated: exit.StderrTruncated}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(exit.Stderr))
 		return
 	}
-	ev, rerr := f.end(Exit{Code: exit.Code, Stderr: exit.Stderr})
+	ev, rerr := f.end(pexit)
 	if rerr != nil {
 		yield(agentcli.Event{}, rerr)
 		return
@@ -182,14 +198,15 @@ func endReason(ctx context.Context) string {
 // feed, so they yield the same events.
 type feed struct {
 	spec   *Spec
+	red    *Redactor
 	limit  int
 	parser Parser
 	synth  evstream.Deltas
 	out    []agentcli.Event
 }
 
-func (b *Backend) newFeed(r *Run) *feed {
-	return &feed{spec: b.spec, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
+	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
@@ -212,11 +229,11 @@ func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
 // end decides the outcome once the CLI has exited: the result event, or
 // the error.
 func (f *feed) end(e Exit) (agentcli.Event, error) {
-	res, err := f.spec.End(f.parser, e)
+	res, err := f.spec.end(f.parser, e, f.red)
 	if res != nil {
 		res.ExitCode = e.Code
 		if err != nil || res.IsError {
-			res.Stderr = f.spec.stderrTail(e.Stderr)
+			res.Stderr = f.spec.stderrTail(f.red, e)
 		}
 	}
 	if err != nil {
@@ -230,6 +247,10 @@ func (f *feed) end(e Exit) (agentcli.Event, error) {
 // becomes an *agentcli.ExitError (or an *agentcli.NoResultError after exit
 // 0), and typed errors get their backend, kind, hint and redacted texts.
 func (s *Spec) End(p Parser, e Exit) (*agentcli.Result, error) {
+	return s.end(p, e, ProcessRedactor())
+}
+
+func (s *Spec) end(p Parser, e Exit, red *Redactor) (*agentcli.Result, error) {
 	res, err := p.End(e)
 	if res == nil && err == nil {
 		if e.Code != 0 {
@@ -238,16 +259,13 @@ func (s *Spec) End(p Parser, e Exit) (*agentcli.Result, error) {
 			err = &agentcli.NoResultError{Code: e.Code}
 		}
 	}
-	if res != nil {
-		res.Subtype = Redact(res.Subtype)
-		res.TerminalReason = Redact(res.TerminalReason)
-	}
-	return res, s.finishErr(err, e)
+	red.Result(res)
+	return res, s.finishErr(err, e, red)
 }
 
 // finishErr fills in what every typed error of a run carries, the same way
 // for every backend.
-func (s *Spec) finishErr(err error, e Exit) error {
+func (s *Spec) finishErr(err error, e Exit, red *Redactor) error {
 	if err == nil {
 		return nil
 	}
@@ -266,9 +284,7 @@ func (s *Spec) finishErr(err error, e Exit) error {
 		if re.Kind == nil {
 			re.Kind = s.classify(re.Message + "\n" + e.Stderr)
 		}
-		re.Message = Tail(re.Message, 500)
-		re.Subtype = Redact(re.Subtype)
-		re.TerminalReason = Redact(re.TerminalReason)
+		re.Message = red.Tail(re.Message, 500)
 		if re.ExitCode == 0 {
 			re.ExitCode = e.Code
 		}
@@ -286,24 +302,30 @@ func (s *Spec) finishErr(err error, e Exit) error {
 		if xe.Hint == "" && s.Hint != nil {
 			xe.Hint = s.Hint(e)
 		}
-		xe.Stderr = s.stderrTail(xe.Stderr)
+		xe.Stderr = s.stderrTail(red, Exit{Stderr: xe.Stderr, Truncated: e.Truncated})
 	case errors.As(err, &ne):
 		ne.Backend = name
 		if ne.Stderr == "" {
 			ne.Stderr = e.Stderr
 		}
-		ne.Stderr = s.stderrTail(ne.Stderr)
+		ne.Stderr = s.stderrTail(red, Exit{Stderr: ne.Stderr, Truncated: e.Truncated})
 	}
-	return err
+	return red.Error(err)
 }
 
 // stderrTail is what a run reports of stderr: its end, noise and secrets
-// removed.
-func (s *Spec) stderrTail(stderr string) string {
+// removed (redacted before it is cut; when the CLI wrote more than the
+// tail holds, a fragment at the start that may be the end of a secret is
+// dropped).
+func (s *Spec) stderrTail(red *Redactor, e Exit) string {
+	stderr := e.Stderr
 	if s.Stderr != nil {
 		stderr = s.Stderr(stderr)
 	}
-	return Tail(stderr, 500)
+	if e.Truncated {
+		return red.TruncatedTail(stderr, 500)
+	}
+	return red.Tail(stderr, 500)
 }
 
 // startError maps an exec start failure to a *BinaryError.
