@@ -17,6 +17,9 @@ import (
 // ignores, resolves the binary and builds the Run. oneShot is false for a
 // live session, whose prompts come turn by turn.
 func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run, error) {
+	if err := platformErr(b.spec.Name, proc.ErrUnsupportedPlatform); err != nil {
+		return nil, err
+	}
 	if err := b.validate(req, oneShot); err != nil {
 		return nil, err
 	}
