@@ -46,6 +46,9 @@ type Spec struct {
 	// Stdin is written to the process's stdin, which is then closed. Nil
 	// means /dev/null.
 	Stdin []byte
+	// KeepStdin leaves stdin open as a pipe the caller writes with
+	// Process.Stdin; Spec.Stdin must be nil then.
+	KeepStdin bool
 	// KillGrace is the time between SIGTERM and SIGKILL, and how long
 	// output is still read after the process has exited.
 	KillGrace  time.Duration
@@ -95,6 +98,7 @@ type Process struct {
 	lines     *bufio.Reader
 	maxLine   int
 	stdinW    *os.File
+	keepStdin bool
 	errTail   *tailBuffer
 	errDone   chan struct{}
 
@@ -111,6 +115,9 @@ type Process struct {
 // Start starts the process described by spec. The process is stopped (see
 // Stop) when ctx is done.
 func Start(ctx context.Context, spec Spec) (*Process, error) {
+	if spec.KeepStdin && spec.Stdin != nil {
+		return nil, errors.New("proc: Spec.Stdin must be nil with KeepStdin")
+	}
 	if spec.KillGrace <= 0 {
 		spec.KillGrace = DefaultKillGrace
 	}
@@ -129,6 +136,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		errDone: make(chan struct{}),
 		exited:  make(chan struct{}),
 		stopped: make(chan struct{}),
+
+		keepStdin: spec.KeepStdin,
 	}
 
 	var files []*os.File // parent-side ends to close if Start fails
@@ -156,7 +165,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	p.lines = bufio.NewReaderSize(p.out, 64<<10)
 	p.errReader = &deadlineReader{f: errR, grace: spec.KillGrace}
 	var inR *os.File
-	if spec.Stdin != nil {
+	if spec.Stdin != nil || spec.KeepStdin {
 		inR, p.stdinW, err = os.Pipe()
 		if err != nil {
 			closeAll()
@@ -203,7 +212,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		io.Copy(p.errTail, errReader)
 		errR.Close()
 	}()
-	if p.stdinW != nil {
+	if p.stdinW != nil && !p.keepStdin {
 		data := spec.Stdin
 		w := p.stdinW
 		go func() {
@@ -235,6 +244,9 @@ func (p *Process) terminate() {
 		// returned to us.
 		pgid := p.cmd.Process.Pid
 		close(p.stopped)
+		if p.keepStdin {
+			p.stdinW.Close()
+		}
 		// SIGTERM now, SIGKILL at grace; after that, output still gets one
 		// more grace period to drain.
 		p.out.markStopped(2 * p.grace)
@@ -354,6 +366,18 @@ func (p *Process) Close() {
 		}
 		p.Wait()
 	}
+}
+
+// Stdin returns the write end of the process's stdin when Spec.KeepStdin
+// was set, and nil otherwise. It may be used from any goroutine. Stop, Close
+// and the process's exit close it, so a write after the process died (or
+// one blocked on a full pipe when it dies) returns an error rather than
+// blocking forever.
+func (p *Process) Stdin() io.WriteCloser {
+	if !p.keepStdin {
+		return nil
+	}
+	return p.stdinW
 }
 
 // Pid returns the process id (and process group id) of the CLI.
