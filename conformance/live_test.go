@@ -49,6 +49,12 @@ var liveCases = []liveCase{
 		editInput: true,
 		denial:    "not MARKER please",
 	},
+	{
+		// codex cannot swap the command it asked about, and tells the
+		// model "rejected by user" in its own words.
+		name:  "codex",
+		modes: allModes,
+	},
 }
 
 // TestLive drives each CLI as a live session, through agentcli.Open and

@@ -126,6 +126,7 @@ type Session struct {
 	closing   bool
 	closeOnce sync.Once
 	dead      chan struct{} // closed once the process is reaped
+	escaped   []escapee     // the CLI's descendants outside its group, noted before a stop
 }
 
 var _ agentcli.Session = (*Session)(nil)
@@ -295,7 +296,9 @@ func (s *Session) read() {
 	exit := s.p.Wait()
 	s.mu.Lock()
 	closing := s.closing
+	escaped := s.escaped
 	s.mu.Unlock()
+	killEscapees(escaped)
 	var err error
 	if closing {
 		err = agentcli.ErrSessionClosed
@@ -361,6 +364,7 @@ func (s *Session) Close() error {
 		if t != nil {
 			t.abort(reasonClose)
 		}
+		s.noteEscapees()
 		if w := s.p.Stdin(); w != nil {
 			w.Close()
 		}
@@ -386,7 +390,22 @@ func (s *Session) kill(err error) {
 		s.err = err
 	}
 	s.mu.Unlock()
+	s.noteEscapees()
 	s.p.Stop()
+}
+
+// noteEscapees records the CLI's descendants that left its process group,
+// to be killed once the CLI is gone.
+func (s *Session) noteEscapees() {
+	select {
+	case <-s.dead:
+		return
+	default:
+	}
+	es := escapees(s.p.Pid(), s.p.Pid())
+	s.mu.Lock()
+	s.escaped = append(s.escaped, es...)
+	s.mu.Unlock()
 }
 
 // send writes one line to the CLI's stdin.

@@ -16,8 +16,12 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv("LIVE_FAKE_PEER") == "1" {
+	switch os.Getenv("LIVE_FAKE_PEER") {
+	case "1":
 		runPeer()
+		os.Exit(0)
+	case "rpc":
+		runRPCPeer()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -690,5 +694,31 @@ func TestSendAfterDeath(t *testing.T) {
 	s.Run(context.Background(), "die")
 	if err := s.host.Send([]byte(`{"op":"prompt"}`)); !errors.Is(err, agentcli.ErrSessionClosed) {
 		t.Fatalf("Send after death: %v", err)
+	}
+}
+
+// A helper the CLI started in a session of its own is killed when the
+// session closes.
+func TestCloseKillsEscapedHelpers(t *testing.T) {
+	s, _ := mustToy(t, "", nil)
+	res, err := s.Run(context.Background(), "escape")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(res.Text)
+	if err != nil {
+		t.Fatalf("peer: %s", res.Text)
+	}
+	s.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Fields(string(b))[2] == "Z" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the escaped helper %d is still alive after Close", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

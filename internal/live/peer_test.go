@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -167,6 +168,16 @@ func runPeer() {
 					continue
 				}
 				send(peerMsg{Ev: "end", Text: strings.Join(got, "; "), Session: session})
+			case "escape":
+				// A helper in a session of its own, like codex's shell
+				// snapshot: out of reach of the group kill.
+				c := exec.Command("sleep", "30")
+				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+				if err := c.Start(); err != nil {
+					send(peerMsg{Ev: "end", Text: "cannot start: " + err.Error(), Session: session})
+					continue
+				}
+				send(peerMsg{Ev: "end", Text: strconv.Itoa(c.Process.Pid), Session: session})
 			case "sleep":
 				d, _ := time.ParseDuration(arg)
 				time.Sleep(d)

@@ -126,6 +126,14 @@ func (r *RPC) invalid(line []byte, err error) {
 // idKey normalizes a JSON id (1, 1.0 and "1" stay distinct as JSON-RPC
 // wants, but whitespace does not matter).
 func idKey(id json.RawMessage) string {
+	id = bytes.TrimSpace(id)
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return strconv.Quote(s)
+		}
+		return string(id)
+	}
 	var n json.Number
 	if json.Unmarshal(id, &n) == nil {
 		if i, err := n.Int64(); err == nil {
@@ -133,11 +141,7 @@ func idKey(id json.RawMessage) string {
 		}
 		return n.String()
 	}
-	var s string
-	if json.Unmarshal(id, &s) == nil {
-		return strconv.Quote(s)
-	}
-	return string(bytes.TrimSpace(id))
+	return string(id)
 }
 
 func (r *RPC) version() string {
