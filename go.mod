@@ -3,6 +3,7 @@ module github.com/agentcli/agentcli
 go 1.24.0
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/coder/acp-go-sdk v0.13.0
+	github.com/google/go-cmp v0.7.0
+	pgregory.net/rapid v1.3.0
 )

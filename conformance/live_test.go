@@ -36,12 +36,31 @@ type liveCase struct {
 	// refused call, when the CLI passes the host's message on ("" when it
 	// sends its own wording only).
 	denial string
+	// rewrites maps a prompt to what the model receives instead, where
+	// the backend documents the change (the CLI would run the prompt as a
+	// command otherwise).
+	rewrites map[string]string
 }
 
 var allModes = []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}
 
 // liveCases lists the CLIs under test, slowest first.
 var liveCases = []liveCase{
+	{
+		// opencode ends the turn when a call is refused, and tells the
+		// model about it (in its own words) in the next turn's history.
+		name:         "opencode",
+		modes:        allModes,
+		denyEndsTurn: true,
+		rewrites:     map[string]string{"/help": "\u200b/help"},
+	},
+	{
+		// gemini cannot swap the command it asked about, and tells the
+		// model "was canceled by the user" in its own words.
+		name:     "gemini",
+		modes:    allModes,
+		rewrites: map[string]string{"/help": "\u200b/help"},
+	},
 	{
 		name:  "claude",
 		modes: allModes,
@@ -66,6 +85,7 @@ func TestLive(t *testing.T) {
 			b := openBackend(t, c.name, nil)
 			checkLiveCaps(t, c, b)
 			t.Run("multiturn", func(t *testing.T) { testLiveMultiTurn(t, c, b) })
+			t.Run("prompts", func(t *testing.T) { testLivePrompts(t, c, b) })
 			t.Run("deny", func(t *testing.T) { testLiveDeny(t, c, b) })
 			t.Run("allow-always", func(t *testing.T) { testLiveAllowAlways(t, c, b) })
 			t.Run("edit-input", func(t *testing.T) { testLiveEditInput(t, c, b) })
@@ -248,6 +268,40 @@ func testLiveMultiTurn(t *testing.T, c liveCase, b agentcli.Backend) {
 	}
 	if n := len(e.main()); n != 3 {
 		t.Errorf("%d main model calls, want 3: %s", n, describe(e.srv.Requests()))
+	}
+}
+
+// testLivePrompts: prompts that look like flags, commands or file
+// includes reach the model as they are, in one session.
+func testLivePrompts(t *testing.T, c liveCase, b agentcli.Backend) {
+	prompts := []string{"--help", "/help", "@README.md"}
+	e := newEnv(t, c.name, agentclitest.Turn{Text: "ok"}, agentclitest.Turn{Text: "ok"}, agentclitest.Turn{Text: "ok"})
+	req, tag := e.liveRequest()
+	s := liveSession(t, b, req, tag)
+	for i, p := range prompts {
+		res, err := s.Run(context.Background(), p)
+		if err != nil {
+			t.Fatalf("Run(%q): %s", p, errSummary(err))
+		}
+		if res.Text != "ok" {
+			t.Errorf("Run(%q): Result.Text = %q", p, res.Text)
+		}
+		m := e.main()
+		if len(m) != i+1 {
+			t.Fatalf("after prompt %q: %d main model calls, want %d (was it run as a command?)", p, len(m), i+1)
+		}
+		want, rewritten := c.rewrites[p]
+		if rewritten {
+			t.Logf("documented fallback: %s changes %q to %q", c.name, p, want)
+		} else {
+			want = p
+		}
+		if got := m[i].LastUserText(); got != want {
+			t.Errorf("the model saw %q, want %q", got, want)
+		}
+		if strings.Contains(string(m[i].Body), readmeMarker) {
+			t.Errorf("the request carries README.md's content: %q was expanded", p)
+		}
 	}
 }
 

@@ -508,6 +508,11 @@ func (s *Session) Interrupt(ctx context.Context) error {
 // default decision, the CLI is asked to stop, and a watchdog kills the
 // session if the turn has not ended within the interrupt grace period.
 func (s *Session) interrupt(t *turn, r reason) {
+	select {
+	case <-t.ended:
+		return // over already: nothing to interrupt
+	default:
+	}
 	if !t.abort(r) {
 		return
 	}
@@ -788,7 +793,10 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 		}
 		return nil, e.Err
 	}
-	if e.Interrupted || (r != reasonNone && e.Err != nil && e.Result == nil) {
+	if e.Interrupted || r != reasonNone {
+		// Once a turn is being ended early, it ends as such, whatever
+		// the CLI made of it (an agent may end a turn normally when its
+		// pending permission request is cancelled).
 		return nil, s.earlyError(r, ctx, nil)
 	}
 	if e.Err != nil {
@@ -856,6 +864,15 @@ func (h *Host) InTurn() bool {
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.s.turn != nil
+}
+
+// Aborted reports whether the running turn is being ended early
+// (interrupted, cancelled, timed out or closed).
+func (h *Host) Aborted() bool {
+	h.s.mu.Lock()
+	t := h.s.turn
+	h.s.mu.Unlock()
+	return t != nil && t.why() != reasonNone
 }
 
 // Emit delivers ev to the running turn; without one it is dropped.

@@ -154,6 +154,18 @@ func (r *RPC) version() string {
 // Call sends a request and waits for its response, ctx, or the end of the
 // session. An error response is an *RPCError.
 func (r *RPC) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	wait, err := r.Send(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return wait(ctx)
+}
+
+// Send sends a request and returns at once; wait waits for its response
+// as Call does. Use it when the request must be on its way before
+// something else is sent, but its answer may take long (a prompt whose
+// answer ends a turn).
+func (r *RPC) Send(method string, params any) (wait func(ctx context.Context) (json.RawMessage, error), err error) {
 	r.mu.Lock()
 	r.next++
 	id := r.next
@@ -183,22 +195,24 @@ func (r *RPC) Call(ctx context.Context, method string, params any) (json.RawMess
 		drop()
 		return nil, err
 	}
-	select {
-	case rep := <-ch:
-		if rep.err != nil {
-			return nil, rep.err
+	return func(ctx context.Context) (json.RawMessage, error) {
+		select {
+		case rep := <-ch:
+			if rep.err != nil {
+				return nil, rep.err
+			}
+			return rep.result, nil
+		case <-ctx.Done():
+			drop()
+			return nil, ctx.Err()
+		case <-r.Host.Done():
+			drop()
+			if err := r.Host.Err(); err != nil {
+				return nil, err
+			}
+			return nil, errors.New(r.Host.Backend() + ": the CLI exited")
 		}
-		return rep.result, nil
-	case <-ctx.Done():
-		drop()
-		return nil, ctx.Err()
-	case <-r.Host.Done():
-		drop()
-		if err := r.Host.Err(); err != nil {
-			return nil, err
-		}
-		return nil, errors.New(r.Host.Backend() + ": the CLI exited")
-	}
+	}, nil
 }
 
 // Notify sends a notification.
