@@ -283,6 +283,18 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			yield(agentcli.Event{}, s.closedErr())
 			return
 		}
+		start := time.Now()
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t := &scriptedTurn{cancel: cancel}
+		s.mu.Lock()
+		s.turn = t // before the request is recorded: a test may interrupt on seeing it
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.turn = nil
+			s.mu.Unlock()
+		}()
 		req := s.req
 		req.Prompt = prompt
 		req.SessionID = s.ID()
@@ -291,19 +303,6 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			yield(agentcli.Event{}, err)
 			return
 		}
-
-		start := time.Now()
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		t := &scriptedTurn{cancel: cancel}
-		s.mu.Lock()
-		s.turn = t
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.turn = nil
-			s.mu.Unlock()
-		}()
 		if s.req.Timeout > 0 {
 			tm := time.AfterFunc(s.req.Timeout, func() {
 				t.stop(&agentcli.TimeoutError{Backend: name, Timeout: s.req.Timeout})
