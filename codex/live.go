@@ -274,8 +274,12 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// Exit maps a CLI that ended by itself to an *agentcli.ExitError.
+// Exit maps a CLI that ended by itself with a non-zero status to an
+// *agentcli.ExitError.
 func (p *appServer) Exit(e runner.Exit) error {
+	if e.Code == 0 {
+		return nil // the session reports a CLI that ended without a result
+	}
 	ee := runner.ExitError(Name, e)
 	ee.Hint = hint(e)
 	return ee

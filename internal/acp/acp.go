@@ -287,8 +287,12 @@ func (c *client) Interrupt(ctx context.Context) error {
 	return c.rpc.Notify(sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
 }
 
-// Exit maps an agent that ended by itself to an *agentcli.ExitError.
+// Exit maps an agent that ended by itself with a non-zero status to an
+// *agentcli.ExitError.
 func (c *client) Exit(e runner.Exit) error {
+	if e.Code == 0 {
+		return nil // the session reports an agent that ended without a result
+	}
 	return runner.ExitError(c.backend(), e)
 }
 

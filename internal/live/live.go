@@ -695,6 +695,10 @@ func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 			return
 		}
 		defer func() { <-s.slot }()
+		if err := ctx.Err(); err != nil {
+			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)})
+			return
+		}
 
 		s.mu.Lock()
 		if s.err != nil || s.closing {
