@@ -224,13 +224,14 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 	// The handshake failed. A CLI that died explains it better than the
-	// protocol does (an unknown session, bad flags, no credentials).
+	// protocol does (an unknown session, bad flags, no credentials); give
+	// a dying one a moment to be reaped.
 	select {
 	case <-s.dead:
 		if e := s.Err(); e != nil {
 			herr = e
 		}
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(time.Second):
 	}
 	if ctx.Err() != nil && !errors.Is(herr, agentcli.ErrCanceled) {
 		herr = &agentcli.CanceledError{Backend: backend, Err: context.Cause(ctx)}
