@@ -43,7 +43,7 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 	if f == formatStream {
 		args = append(args, "--include-partial-messages")
 	}
-	args = append(args, "--dangerously-skip-permissions")
+	args = append(args, permissionArgs(req.Permission)...)
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}

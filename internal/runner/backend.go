@@ -16,6 +16,7 @@ import (
 // The result implements agentcli.SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
+	specs.Store(spec.Name, spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
