@@ -711,6 +711,15 @@ func testLiveUnsupported(t *testing.T, c liveCase, b agentcli.Backend) {
 		if s != nil {
 			s.Close()
 		}
+		if m == "sometimes" {
+			// Not a mode at all: the request is wrong, whatever the backend.
+			var re *agentcli.RequestError
+			if !errors.As(err, &re) || re.Field != "Permission" {
+				t.Errorf("mode %q: %s, want an *agentcli.RequestError on Permission", m, errSummary(err))
+			}
+			assertNoProcs(t, tag)
+			continue
+		}
 		var ue *agentcli.UnsupportedError
 		if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnsupported) {
 			t.Errorf("mode %q: %s, want an *agentcli.UnsupportedError", m, errSummary(err))
