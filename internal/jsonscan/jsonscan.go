@@ -93,6 +93,8 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"math/bits"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -699,9 +701,16 @@ func (d *Decoder) StrBytes() ([]byte, bool) {
 
 // StrOK consumes the next value and returns it when it is a string.
 func (d *Decoder) StrOK() (string, bool) {
-	b, ok := d.StrBytes()
-	if !ok {
+	if d.next() != String {
+		d.Skip()
 		return "", false
+	}
+	b, isNew, ok := d.str(true)
+	if !ok || len(b) == 0 {
+		return "", ok
+	}
+	if isNew { // nobody else holds b
+		return unsafe.String(&b[0], len(b)), true
 	}
 	return string(b), true
 }
@@ -713,22 +722,47 @@ func (d *Decoder) Str() string {
 	return s
 }
 
-// strBytes reads the string whose opening quote is at d.pos.
+// strBytes reads the string whose opening quote is at d.pos into a view
+// (see StrBytes).
 func (d *Decoder) strBytes() ([]byte, bool) {
+	b, _, ok := d.str(false)
+	return b, ok
+}
+
+// str reads the string whose opening quote is at d.pos. A string without
+// escapes is returned as a slice of the input; one with escapes is decoded
+// into a new buffer when fresh (then isNew is true), else into the scratch
+// space.
+func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
 	start := d.pos + 1
 	end := strEnd(d.buf, start)
 	if end < 0 {
 		d.pos = len(d.buf)
 		d.fail(ErrUnexpectedEnd, "unterminated string")
-		return nil, false
+		return nil, false, false
 	}
 	s := d.buf[start:end:end]
-	if plain(s) {
+	n := plainPrefix(s)
+	if n == len(s) {
 		d.pos = end + 1
-		return s, true
+		return s, false, true
 	}
 	d.pos = start
-	return d.unquote(s)
+	var dst []byte
+	if fresh {
+		dst = make([]byte, 0, len(s)+8)
+	} else {
+		dst = d.scratch
+	}
+	out := len(dst)
+	dst, ok = d.unquote(dst, s, n)
+	if !ok {
+		return nil, false, false
+	}
+	if !fresh {
+		d.scratch = dst
+	}
+	return dst[out:len(dst):len(dst)], fresh, true
 }
 
 const (
@@ -736,34 +770,43 @@ const (
 	msb = 0x8080808080808080
 )
 
-// plain reports whether s holds only printable ASCII other than the
-// backslash: bytes that a JSON string holds as they are.
-func plain(s []byte) bool {
+// plainPrefix returns the length of the longest prefix of s that holds
+// only printable ASCII other than the backslash: bytes a JSON string holds
+// as they are.
+func plainPrefix(s []byte) int {
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		w := binary.LittleEndian.Uint64(s[i:])
 		bs := w ^ (lsb * '\\')
-		// A byte ≥ 0x80, a byte < 0x20, or a zero byte in bs (a backslash).
-		if (w|(w-lsb*0x20)|(bs-lsb)&^bs)&msb != 0 {
-			return false
+		// Flags a byte ≥ 0x80, a byte < 0x20, or a zero byte in bs (a
+		// backslash). Borrows can flag bytes above a flagged byte, never
+		// below one: the lowest flag is exact.
+		if m := (w | (w - lsb*0x20) | (bs-lsb)&^bs) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 	}
 	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '\\' {
-			return false
+			return i
 		}
 	}
-	return true
+	return i
 }
 
-// unquote decodes the contents s of a string that starts at d.pos into the
-// scratch space, checking it as encoding/json does and replacing invalid
-// UTF-8 and unpaired surrogates with U+FFFD as encoding/json does.
-func (d *Decoder) unquote(s []byte) ([]byte, bool) {
+// unquote appends the decoded contents s of the string that starts at
+// d.pos to b, of which the first n bytes are plain. It checks s as
+// encoding/json does and replaces invalid UTF-8 and unpaired surrogates
+// with U+FFFD as encoding/json does.
+func (d *Decoder) unquote(b, s []byte, n int) ([]byte, bool) {
 	base := d.pos
-	out := len(d.scratch)
-	b := d.scratch
-	for r := 0; r < len(s); {
+	b = slices.Grow(b, len(s))
+	b = append(b, s[:n]...)
+	for r := n; r < len(s); {
+		if p := plainPrefix(s[r:]); p > 0 {
+			b = append(b, s[r:r+p]...)
+			r += p
+			continue
+		}
 		c := s[r]
 		switch {
 		case c == '\\':
@@ -821,10 +864,7 @@ func (d *Decoder) unquote(s []byte) ([]byte, bool) {
 			d.pos = base + r
 			d.fail(ErrSyntax, "control character in string")
 			return nil, false
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			r++
-		default:
+		default: // c >= 0x80
 			rr, size := utf8.DecodeRune(s[r:])
 			if rr == utf8.RuneError && size == 1 {
 				b = append(b, "\uFFFD"...)
@@ -834,9 +874,8 @@ func (d *Decoder) unquote(s []byte) ([]byte, bool) {
 			r += size
 		}
 	}
-	d.scratch = b
 	d.pos = base + len(s) + 1
-	return b[out:len(b):len(b)], true
+	return b, true
 }
 
 // hex4 decodes the 4 hex digits at the start of s, or returns -1.
