@@ -27,7 +27,7 @@
 //	if err := d.Finish(); err != nil { ... }
 //
 // Readers: [Decoder.Object] and [Decoder.Array] iterate containers;
-// [Decoder.Str], [Decoder.StrBytes], [Decoder.Int], [Decoder.Float],
+// [Decoder.Str], [Decoder.StrBytes], [Decoder.UnsafeStr], [Decoder.Int], [Decoder.Float],
 // [Decoder.Bool], [Decoder.LooseBool] and [Decoder.Null] decode scalars
 // (each has an OK form that reports whether the value had that type);
 // [Decoder.Raw] returns a value's bytes and [Decoder.Skip] drops it;
@@ -581,7 +581,7 @@ func (d *Decoder) scan(base int) {
 // is just before d.pos. Only the end is found; the contents are not
 // checked.
 func (d *Decoder) skipStr() {
-	end := strEnd(d.buf, d.pos)
+	end := strEnd(d.buf, d.pos, d.pos)
 	if end < 0 {
 		d.pos = len(d.buf)
 		d.fail(ErrUnexpectedEnd, "unterminated string")
@@ -591,11 +591,10 @@ func (d *Decoder) skipStr() {
 }
 
 // strEnd returns the index of the quote that closes the string whose
-// contents start at start, or -1.
-func strEnd(buf []byte, start int) int {
+// contents start at start, searching from i (not inside an escape), or -1.
+func strEnd(buf []byte, start, i int) int {
 	// Short strings (most keys and values) end within a few bytes: a plain
 	// loop beats the call to IndexByte.
-	i := start
 	for lim := min(len(buf), start+16); i < lim; i++ {
 		switch buf[i] {
 		case '"':
@@ -715,6 +714,24 @@ func (d *Decoder) StrOK() (string, bool) {
 	return string(b), true
 }
 
+// UnsafeStr is StrOK without the copy for strings that have no escapes:
+// such a string shares the input's memory (one with escapes is decoded
+// into a new buffer, as StrOK does). It is for input that is never
+// modified once read — such as a line the caller keeps as Event.Raw
+// anyway — where it saves a copy of every text. Modifying the input
+// afterwards changes the returned string, which breaks Go's guarantees.
+func (d *Decoder) UnsafeStr() (string, bool) {
+	if d.next() != String {
+		d.Skip()
+		return "", false
+	}
+	b, _, ok := d.str(true)
+	if !ok || len(b) == 0 {
+		return "", ok
+	}
+	return unsafe.String(&b[0], len(b)), true
+}
+
 // Str consumes the next value and returns it when it is a string, and ""
 // otherwise.
 func (d *Decoder) Str() string {
@@ -734,28 +751,43 @@ func (d *Decoder) strBytes() ([]byte, bool) {
 // into a new buffer when fresh (then isNew is true), else into the scratch
 // space.
 func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
+	buf := d.buf
 	start := d.pos + 1
-	end := strEnd(d.buf, start)
-	if end < 0 {
-		d.pos = len(d.buf)
+	i, high := plainEnd(buf, start)
+	if i >= len(buf) {
+		d.pos = len(buf)
 		d.fail(ErrUnexpectedEnd, "unterminated string")
 		return nil, false, false
 	}
-	s := d.buf[start:end:end]
-	n := plainPrefix(s)
-	if n == len(s) {
-		d.pos = end + 1
-		return s, false, true
+	n, end := i-start, i
+	switch buf[i] {
+	case '"':
+		if s := buf[start:i:i]; !high || utf8.Valid(s) {
+			d.pos = i + 1
+			return s, false, true
+		}
+		n = 0 // invalid UTF-8 to replace
+	case '\\':
+		if end = strEnd(buf, start, i); end < 0 {
+			d.pos = len(buf)
+			d.fail(ErrUnexpectedEnd, "unterminated string")
+			return nil, false, false
+		}
+	default:
+		d.pos = i
+		d.fail(ErrSyntax, "control character in string")
+		return nil, false, false
 	}
+	s := buf[start:end:end]
 	d.pos = start
 	var dst []byte
 	if fresh {
-		dst = make([]byte, 0, len(s)+8)
+		dst = make([]byte, 0, len(s))
 	} else {
 		dst = d.scratch
 	}
 	out := len(dst)
-	dst, ok = d.unquote(dst, s, n)
+	dst, ok = d.unquote(dst, s, n, high)
 	if !ok {
 		return nil, false, false
 	}
@@ -763,6 +795,33 @@ func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
 		d.scratch = dst
 	}
 	return dst[out:len(dst):len(dst)], fresh, true
+}
+
+// plainEnd returns the index of the first quote, backslash or control
+// character in buf from i on (or len(buf)), and whether a byte ≥ 0x80
+// comes before it.
+func plainEnd(buf []byte, i int) (int, bool) {
+	var high uint64
+	for ; i+8 <= len(buf); i += 8 {
+		w := binary.LittleEndian.Uint64(buf[i:])
+		q, bs := w^(lsb*'"'), w^(lsb*'\\')
+		// A zero byte in q or bs, or a byte < 0x20. Borrows can flag
+		// bytes above a flagged byte, never below: the lowest is exact.
+		if m := ((q-lsb)&^q | (bs-lsb)&^bs | (w-lsb*0x20)&^w) & msb; m != 0 {
+			k := bits.TrailingZeros64(m) / 8
+			high |= w & (1<<(8*k) - 1)
+			return i + k, high&msb != 0
+		}
+		high |= w
+	}
+	for ; i < len(buf); i++ {
+		c := buf[i]
+		if c < 0x20 || c == '"' || c == '\\' {
+			break
+		}
+		high |= uint64(c)
+	}
+	return i, high&msb != 0
 }
 
 const (
@@ -797,10 +856,25 @@ func plainPrefix(s []byte) int {
 // d.pos to b, of which the first n bytes are plain. It checks s as
 // encoding/json does and replaces invalid UTF-8 and unpaired surrogates
 // with U+FFFD as encoding/json does.
-func (d *Decoder) unquote(b, s []byte, n int) ([]byte, bool) {
-	base := d.pos
+func (d *Decoder) unquote(b, s []byte, n int, high bool) ([]byte, bool) {
 	b = slices.Grow(b, len(s))
+	start := len(b)
 	b = append(b, s[:n]...)
+	// Fast path: copy the runs between escapes whole, then check the UTF-8
+	// of the result. Escapes only ever produce whole runes, so the result
+	// is valid exactly when the raw runs are; when it is not, or a control
+	// character turns up, the exact path below takes over.
+	out, ctl, h, ok := d.unescapeRuns(b, s, n)
+	if !ok {
+		return nil, false
+	}
+	if !ctl && (!high && !h || utf8.Valid(out[start:])) {
+		d.pos += len(s) + 1
+		return out, true
+	}
+	b = out[:start]
+	b = append(b, s[:n]...)
+	base := d.pos
 	for r := n; r < len(s); {
 		if p := plainPrefix(s[r:]); p > 0 {
 			b = append(b, s[r:r+p]...)
@@ -810,54 +884,8 @@ func (d *Decoder) unquote(b, s []byte, n int) ([]byte, bool) {
 		c := s[r]
 		switch {
 		case c == '\\':
-			if r+1 >= len(s) {
-				d.pos = base + r
-				d.fail(ErrSyntax, "invalid escape")
-				return nil, false
-			}
-			switch s[r+1] {
-			case '"', '\\', '/':
-				b = append(b, s[r+1])
-				r += 2
-			case 'b':
-				b = append(b, '\b')
-				r += 2
-			case 'f':
-				b = append(b, '\f')
-				r += 2
-			case 'n':
-				b = append(b, '\n')
-				r += 2
-			case 'r':
-				b = append(b, '\r')
-				r += 2
-			case 't':
-				b = append(b, '\t')
-				r += 2
-			case 'u':
-				rr := hex4(s[r+2:])
-				if rr < 0 {
-					d.pos = base + r
-					d.fail(ErrSyntax, "invalid \\u escape")
-					return nil, false
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if len(s)-r >= 6 && s[r] == '\\' && s[r+1] == 'u' {
-						if rr1 := hex4(s[r+2:]); rr1 >= 0 {
-							if dec := utf16.DecodeRune(rr, rr1); dec != utf8.RuneError {
-								b = utf8.AppendRune(b, dec)
-								r += 6
-								break
-							}
-						}
-					}
-					rr = utf8.RuneError
-				}
-				b = utf8.AppendRune(b, rr)
-			default:
-				d.pos = base + r
-				d.fail(ErrSyntax, "invalid escape")
+			var ok bool
+			if b, r, ok = d.escape(b, s, r); !ok {
 				return nil, false
 			}
 		case c < 0x20:
@@ -876,6 +904,92 @@ func (d *Decoder) unquote(b, s []byte, n int) ([]byte, bool) {
 	}
 	d.pos = base + len(s) + 1
 	return b, true
+}
+
+// unescapeRuns appends s[n:] to b, decoding escapes and copying the runs
+// between them as they are, 8 bytes at a time. b must have room for
+// len(s)-n more bytes (the decoded form is never longer). It stops early
+// at a control character (ctl). high reports a byte ≥ 0x80.
+func (d *Decoder) unescapeRuns(b, s []byte, n int) (_ []byte, ctl, high, ok bool) {
+	var h uint64
+	r := n
+	for r < len(s) {
+		if r+8 <= len(s) {
+			w := binary.LittleEndian.Uint64(s[r:])
+			bs := w ^ (lsb * '\\')
+			m := ((bs-lsb)&^bs | (w-lsb*0x20)&^w) & msb
+			h |= w
+			if m == 0 {
+				b = binary.LittleEndian.AppendUint64(b, w)
+				r += 8
+				continue
+			}
+			// Copy the bytes before the special one (the 8-byte store
+			// stays within capacity: the output never outgrows s).
+			k := bits.TrailingZeros64(m) / 8
+			b = binary.LittleEndian.AppendUint64(b, w)[:len(b)+k]
+			r += k
+		} else if c := s[r]; c != '\\' && c >= 0x20 {
+			h |= uint64(c)
+			b = append(b, c)
+			r++
+			continue
+		}
+		if s[r] != '\\' {
+			return b, true, h&msb != 0, true
+		}
+		if b, r, ok = d.escape(b, s, r); !ok {
+			return nil, false, false, false
+		}
+	}
+	return b, false, h&msb != 0, true
+}
+
+// escape decodes the escape at s[r] (a backslash) of the string whose
+// contents start at d.pos, appending it to b, and returns the index after
+// it.
+func (d *Decoder) escape(b, s []byte, r int) ([]byte, int, bool) {
+	if r+1 >= len(s) {
+		d.pos += r
+		d.fail(ErrSyntax, "invalid escape")
+		return nil, 0, false
+	}
+	switch s[r+1] {
+	case '"', '\\', '/':
+		return append(b, s[r+1]), r + 2, true
+	case 'b':
+		return append(b, '\b'), r + 2, true
+	case 'f':
+		return append(b, '\f'), r + 2, true
+	case 'n':
+		return append(b, '\n'), r + 2, true
+	case 'r':
+		return append(b, '\r'), r + 2, true
+	case 't':
+		return append(b, '\t'), r + 2, true
+	case 'u':
+		rr := hex4(s[r+2:])
+		if rr < 0 {
+			d.pos += r
+			d.fail(ErrSyntax, "invalid \\u escape")
+			return nil, 0, false
+		}
+		r += 6
+		if utf16.IsSurrogate(rr) {
+			if len(s)-r >= 6 && s[r] == '\\' && s[r+1] == 'u' {
+				if rr1 := hex4(s[r+2:]); rr1 >= 0 {
+					if dec := utf16.DecodeRune(rr, rr1); dec != utf8.RuneError {
+						return utf8.AppendRune(b, dec), r + 6, true
+					}
+				}
+			}
+			rr = utf8.RuneError
+		}
+		return utf8.AppendRune(b, rr), r, true
+	}
+	d.pos += r
+	d.fail(ErrSyntax, "invalid escape")
+	return nil, 0, false
 }
 
 // hex4 decodes the 4 hex digits at the start of s, or returns -1.

@@ -443,3 +443,22 @@ func TestZeroAllocs(t *testing.T) {
 		t.Errorf("%v allocs, text %q", allocs, text)
 	}
 }
+
+func TestUnsafeStr(t *testing.T) {
+	in := []byte(`["plain","esc\n","\u00e9",5]`)
+	var d Decoder
+	d.Reset(in)
+	var got []string
+	var oks []bool
+	for range d.Array() {
+		s, ok := d.UnsafeStr()
+		got, oks = append(got, s), append(oks, ok)
+	}
+	if d.Finish() != nil || !reflect.DeepEqual(got, []string{"plain", "esc\n", "é", ""}) || !reflect.DeepEqual(oks, []bool{true, true, true, false}) {
+		t.Fatalf("%q %v %v", got, oks, d.Finish())
+	}
+	in[2] = 'P' // shares the input: documented
+	if got[0] != "Plain" || got[1] != "esc\n" {
+		t.Errorf("%q", got)
+	}
+}
