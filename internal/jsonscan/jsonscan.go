@@ -27,11 +27,12 @@
 //	if err := d.Finish(); err != nil { ... }
 //
 // Readers: [Decoder.Object] and [Decoder.Array] iterate containers;
-// [Decoder.Str], [Decoder.StrBytes], [Decoder.UnsafeStr], [Decoder.Int], [Decoder.Float],
-// [Decoder.Bool], [Decoder.LooseBool] and [Decoder.Null] decode scalars
-// (each has an OK form that reports whether the value had that type);
-// [Decoder.Raw] returns a value's bytes and [Decoder.Skip] drops it;
-// [Decoder.Kind] peeks at what comes next without consuming it.
+// [Decoder.Str], [Decoder.StrBytes], [Decoder.UnsafeStr], [Decoder.Int],
+// [Decoder.Float], [Decoder.Bool], [Decoder.LooseBool] and [Decoder.Null]
+// decode scalars (most have an OK form that reports whether the value had
+// that type); [Decoder.Raw] returns a value's bytes and [Decoder.Skip]
+// drops it; [Decoder.Kind] peeks at what comes next without consuming it.
+// [Decoder.Finish] reports the first error, or data after the value.
 //
 // # Guarantees
 //
@@ -47,7 +48,7 @@
 //     checked exactly as JSON requires (control characters in strings,
 //     invalid escapes, number grammar, "tru"). Decoding every value of a
 //     document therefore accepts exactly the documents encoding/json
-//     accepts, nesting depth aside (see MaxDepth).
+//     accepts (whose nesting limit is MaxDepth too).
 //   - What is skipped is only scanned for its end: strings for their
 //     closing quote (escapes honoured), containers for balanced, matching
 //     brackets, and the bytes between for characters that can occur in
@@ -82,9 +83,11 @@
 //
 // Nesting depth is at most MaxDepth (10,000, the same as encoding/json).
 // Slices returned by Object (keys), StrBytes and Raw point into the input
-// or into the Decoder's scratch space and stay valid until the next Reset;
-// they must be copied to outlive it. A Decoder is not safe for concurrent
-// use; reuse one per goroutine to keep its scratch space.
+// (valid while it is unchanged) or into the Decoder's scratch space (valid
+// until the next Reset); copy them to keep them longer. Strings from Str
+// are copies; from UnsafeStr they may share the input. A Decoder is not
+// safe for concurrent use; reuse one (a parser field) to keep its scratch
+// space. The zero Decoder is ready for Reset.
 package jsonscan
 
 import (
@@ -593,20 +596,23 @@ func (d *Decoder) skipStr() {
 // strEnd returns the index of the quote that closes the string whose
 // contents start at start, searching from i (not inside an escape), or -1.
 func strEnd(buf []byte, start, i int) int {
-	// Short strings (most keys and values) end within a few bytes: a plain
-	// loop beats the call to IndexByte.
-	for lim := min(len(buf), start+16); i < lim; i++ {
-		switch buf[i] {
-		case '"':
-			return i
-		case '\\':
-			i++
-			if i >= lim {
-				goto long
-			}
+	// Most strings (keys, ids, short values) end within a few words: look
+	// for a quote or a backslash 8 bytes at a time before falling back to
+	// IndexByte, whose call costs more than a short string.
+	for lim := min(len(buf), i+64); i+8 <= lim; {
+		w := binary.LittleEndian.Uint64(buf[i:])
+		q, bs := w^(lsb*'"'), w^(lsb*'\\')
+		m := ((q-lsb)&^q | (bs-lsb)&^bs) & msb // lowest flag exact
+		if m == 0 {
+			i += 8
+			continue
 		}
+		i += bits.TrailingZeros64(m) / 8
+		if buf[i] == '"' {
+			return i
+		}
+		i += 2 // the escape's second byte is never its end
 	}
-long:
 	for i < len(buf) {
 		j := bytes.IndexByte(buf[i:], '"')
 		if j < 0 {
@@ -853,7 +859,8 @@ func plainPrefix(s []byte) int {
 }
 
 // unquote appends the decoded contents s of the string that starts at
-// d.pos to b, of which the first n bytes are plain. It checks s as
+// d.pos to b; its first n bytes hold no quote, backslash or control
+// character (they may hold invalid UTF-8). It checks s as
 // encoding/json does and replaces invalid UTF-8 and unpaired surrogates
 // with U+FFFD as encoding/json does.
 func (d *Decoder) unquote(b, s []byte, n int, high bool) ([]byte, bool) {
@@ -872,10 +879,10 @@ func (d *Decoder) unquote(b, s []byte, n int, high bool) ([]byte, bool) {
 		d.pos += len(s) + 1
 		return out, true
 	}
+	// The exact path starts over: the plain prefix may hold invalid UTF-8.
 	b = out[:start]
-	b = append(b, s[:n]...)
 	base := d.pos
-	for r := n; r < len(s); {
+	for r := 0; r < len(s); {
 		if p := plainPrefix(s[r:]); p > 0 {
 			b = append(b, s[r:r+p]...)
 			r += p
@@ -938,12 +945,23 @@ func (d *Decoder) unescapeRuns(b, s []byte, n int) (_ []byte, ctl, high, ok bool
 		if s[r] != '\\' {
 			return b, true, h&msb != 0, true
 		}
+		if r+1 < len(s) {
+			if c := simpleEscape[s[r+1]]; c != 0 {
+				b = append(b, c)
+				r += 2
+				continue
+			}
+		}
 		if b, r, ok = d.escape(b, s, r); !ok {
 			return nil, false, false, false
 		}
 	}
 	return b, false, h&msb != 0, true
 }
+
+// simpleEscape maps the byte after a backslash to what the two-byte escape
+// stands for; 0 for 'u' and for invalid escapes.
+var simpleEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // escape decodes the escape at s[r] (a backslash) of the string whose
 // contents start at d.pos, appending it to b, and returns the index after

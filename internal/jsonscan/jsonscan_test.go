@@ -144,6 +144,7 @@ func TestStringDecoding(t *testing.T) {
 		`"\uD834\uDD1E"`, `"\ud834"`, `"\udd1e"`, `"\ud834\ud834\udd1e"`, `"\ud834\\"`,
 		"\"日本語 ünïcödé 🎉\"",
 		"\"\x80\xbf\xc0\xaf\xf8\x88\x80\x80\x80\xef\xbf\xbd\"",
+		"\"\x89\\b\"", "\"ok\xffmore than eight bytes\\n and \xe2\x82\"", "\"0\x8f000000\"", "\"é\\té\"",
 		"\"" + strings.Repeat(`a\"`, 100) + strings.Repeat("x", 100) + "\"",
 	}
 	for _, c := range cases {
