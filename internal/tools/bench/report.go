@@ -106,7 +106,7 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 			case sc.slow > 0:
 				for _, ct := range []contender{cAgentcli, cTS} {
 					if f[ct].ok {
-						fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cli, name(ct), num(f[ct].rssMB), num(f[ct].evs))
+						fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", cli, name(ct), num(f[ct].rssMB), count(f[ct].evs))
 					}
 				}
 				if t.ok {
@@ -129,14 +129,14 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 			default:
 				for _, ct := range []contender{cAgentcli, cTS} {
 					if x := f[ct]; x.ok {
-						fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cli, name(ct), num(x.mbps), num(x.evps), num(x.evs), num(x.rssMB), num(x.ttfeMS))
+						fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cli, name(ct), num(x.mbps), num(x.evps), count(x.evs), num(x.rssMB), num(x.ttfeMS))
 					}
 				}
 				if t.ok {
 					fmt.Fprintf(&b, "| %s | agentcli ÷ TS | %s | %s | | %s | %s |\n", cli, ratio(a.mbps, t.mbps), ratio(a.evps, t.evps), ratio(a.rssMB, t.rssMB), ratio(a.ttfeMS, t.ttfeMS))
 				}
 				if x := f[cBare]; x.ok {
-					fmt.Fprintf(&b, "| %s | bare os/exec (lines, no parsing) | %s | %s | %s | %s | %s |\n", cli, num(x.mbps), num(x.evps), num(x.evs), num(x.rssMB), num(x.ttfeMS))
+					fmt.Fprintf(&b, "| %s | bare os/exec (lines, no parsing) | %s | %s | %s | %s | %s |\n", cli, num(x.mbps), num(x.evps), count(x.evs), num(x.rssMB), num(x.ttfeMS))
 					fmt.Fprintf(&b, "| %s | agentcli − bare, first event | | | | | %+.2f ms |\n", cli, a.ttfeMS-x.ttfeMS)
 				}
 				if x := f[cFloor]; x.ok {
@@ -148,6 +148,9 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 	}
 	return b.String()
 }
+
+// count formats an event count.
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 func ifRSS(ct contender, v float64) string {
 	if ct == cFloor {
