@@ -774,6 +774,11 @@ func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
 		}
 		n = 0 // invalid UTF-8 to replace
 	case '\\':
+		if !fresh || len(buf)-i <= onePassMax {
+			if b, isNew, ok, done := d.strOnePass(fresh, start, i, high); done {
+				return b, isNew, ok
+			}
+		}
 		if end = strEnd(buf, start, i); end < 0 {
 			d.pos = len(buf)
 			d.fail(ErrUnexpectedEnd, "unterminated string")
@@ -801,6 +806,84 @@ func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
 		d.scratch = dst
 	}
 	return dst[out:len(dst):len(dst)], fresh, true
+}
+
+// onePassMax is the longest rest of the input for which Str decodes an
+// escaped string in one pass through the scratch space (then copies it);
+// beyond it, it finds the end first and decodes into a buffer of the exact
+// size, so that a huge string costs its size once, not twice.
+const onePassMax = 64 << 10
+
+// strOnePass decodes the string whose contents start at start, and whose
+// first escape is at i, in one pass into the scratch space: runs copied 8
+// bytes at a time, escapes decoded, up to the closing quote. It returns
+// done false, having consumed nothing, when the string needs the exact
+// path: it holds a control character or invalid UTF-8, or has no end.
+func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isNew, ok, done bool) {
+	buf := d.buf
+	dst := append(d.scratch, buf[start:i]...)
+	out := len(d.scratch)
+	var h uint64
+	r := i
+	for {
+		if cap(dst)-len(dst) < 8 {
+			dst = slices.Grow(dst, 64+len(dst)-out)
+		}
+		if r+8 <= len(buf) {
+			w := binary.LittleEndian.Uint64(buf[r:])
+			q, bs := w^(lsb*'"'), w^(lsb*'\\')
+			m := ((q-lsb)&^q | (bs-lsb)&^bs | (w-lsb*0x20)&^w) & msb
+			if m == 0 {
+				h |= w
+				dst = binary.LittleEndian.AppendUint64(dst, w)
+				r += 8
+				continue
+			}
+			k := bits.TrailingZeros64(m) / 8
+			h |= w & (1<<(8*k) - 1)
+			dst = binary.LittleEndian.AppendUint64(dst, w)[:len(dst)+k]
+			r += k
+		} else if r >= len(buf) {
+			return nil, false, false, false
+		} else if c := buf[r]; c >= 0x20 && c != '"' && c != '\\' {
+			h |= uint64(c)
+			dst = append(dst, c)
+			r++
+			continue
+		}
+		c := buf[r]
+		if c == '"' {
+			break
+		}
+		if c != '\\' {
+			return nil, false, false, false // a control character
+		}
+		if r+1 < len(buf) {
+			if e := simpleEscape[buf[r+1]]; e != 0 {
+				dst = append(dst, e)
+				r += 2
+				continue
+			}
+		}
+		d.pos = start
+		if dst, r, ok = d.escape(dst, buf[start:], r-start); !ok {
+			return nil, false, false, true
+		}
+		r += start
+	}
+	s := dst[out:]
+	if (high || h&msb != 0) && !utf8.Valid(s) {
+		return nil, false, false, false
+	}
+	d.pos = r + 1
+	if !fresh {
+		d.scratch = dst
+		return s[:len(s):len(s)], false, true, true
+	}
+	b = make([]byte, len(s))
+	copy(b, s)
+	d.scratch = dst[:out]
+	return b, true, true, true
 }
 
 // plainEnd returns the index of the first quote, backslash or control

@@ -115,6 +115,10 @@ func TestRejectsWhatItReads(t *testing.T) {
 		{`"\u12"`, ErrSyntax},
 		{"\"a\tb\"", ErrSyntax},
 		{"\"a\x00b\"", ErrSyntax},
+		{"\"a\\nb\tc\"", ErrSyntax},
+		{"\"" + strings.Repeat("a\\n", onePassMax) + "\tc\"", ErrSyntax},
+		{"\"a\\nbc", ErrUnexpectedEnd},
+		{"\"a\\nb\\", ErrSyntax},
 		{`{"a":1} x`, ErrSyntax},
 		{`1 2`, ErrSyntax},
 		{`@`, ErrSyntax},
@@ -146,6 +150,9 @@ func TestStringDecoding(t *testing.T) {
 		"\"\x80\xbf\xc0\xaf\xf8\x88\x80\x80\x80\xef\xbf\xbd\"",
 		"\"\x89\\b\"", "\"ok\xffmore than eight bytes\\n and \xe2\x82\"", "\"0\x8f000000\"", "\"é\\té\"",
 		"\"" + strings.Repeat(`a\"`, 100) + strings.Repeat("x", 100) + "\"",
+		// Longer than onePassMax: found first, decoded into an exact buffer.
+		"\"" + strings.Repeat(`line \"é\"\t\u00e9\ud83d\ude00`+"\xff"+`\n`, 10000) + "\"",
+		"\"" + strings.Repeat("x", onePassMax) + `\n` + "\"",
 	}
 	for _, c := range cases {
 		var want string
