@@ -667,14 +667,21 @@ func BenchmarkLinear(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/n=%d", in.name, n), func(b *testing.B) {
 				var d Decoder
 				b.SetBytes(int64(len(doc)))
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu := threadCPU()
 				for b.Loop() {
 					d.Reset(doc)
 					in.read(&d)
 				}
+				cpu = threadCPU() - cpu
 				if err := d.Finish(); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(doc)), "ns/byte")
+				if cpu > 0 {
+					b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(doc)), "cpu-ns/byte")
+				}
 			})
 		}
 	}
