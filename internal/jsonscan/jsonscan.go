@@ -27,11 +27,12 @@
 //	if err := d.Finish(); err != nil { ... }
 //
 // Readers: [Decoder.Object] and [Decoder.Array] iterate containers;
-// [Decoder.Str], [Decoder.StrBytes], [Decoder.UnsafeStr], [Decoder.Int],
-// [Decoder.Float], [Decoder.Bool], [Decoder.LooseBool] and [Decoder.Null]
-// decode scalars (most have an OK form that reports whether the value had
-// that type); [Decoder.Raw] returns a value's bytes and [Decoder.Skip]
-// drops it; [Decoder.Kind] peeks at what comes next without consuming it.
+// [Decoder.Str], [Decoder.StrBytes], [Decoder.UnsafeStr],
+// [Decoder.StrOrRaw], [Decoder.Int], [Decoder.Float], [Decoder.Bool],
+// [Decoder.LooseBool] and [Decoder.Null] decode scalars (most have an OK
+// form that reports whether the value had that type); [Decoder.Raw]
+// returns a value's bytes and [Decoder.Skip] drops it; [Decoder.Kind]
+// peeks at what comes next without consuming it.
 // [Decoder.Finish] reports the first error, or data after the value.
 //
 // # Guarantees
@@ -718,6 +719,21 @@ func (d *Decoder) StrOK() (string, bool) {
 		return unsafe.String(&b[0], len(b)), true
 	}
 	return string(b), true
+}
+
+// StrOrRaw consumes the next value and returns it as text: a string's
+// value, "" for null, and the JSON text of any other value (as Raw, not
+// validated). Use it for fields that hold a message as a string in one CLI
+// version and as an object in another.
+func (d *Decoder) StrOrRaw() string {
+	switch d.Kind() {
+	case String:
+		return d.Str()
+	case Null:
+		d.Null()
+		return ""
+	}
+	return string(d.Raw())
 }
 
 // UnsafeStr is StrOK without the copy for strings that have no escapes:

@@ -470,3 +470,16 @@ func TestUnsafeStr(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+func TestStrOrRaw(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`["a\"b", null, {"x": [1, 2]}, 3.5, true]`))
+	var got []string
+	for range d.Array() {
+		got = append(got, d.StrOrRaw())
+	}
+	want := []string{`a"b`, "", `{"x": [1, 2]}`, "3.5", "true"}
+	if d.Finish() != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("%q, %v", got, d.Finish())
+	}
+}
