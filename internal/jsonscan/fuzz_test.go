@@ -119,6 +119,7 @@ var readers = []func(*Decoder){
 	func(d *Decoder) { d.Str() }, func(d *Decoder) { d.StrBytes() }, func(d *Decoder) { d.Int() },
 	func(d *Decoder) { d.Float() }, func(d *Decoder) { d.Bool() }, func(d *Decoder) { d.LooseBool() },
 	func(d *Decoder) { d.Null() }, func(d *Decoder) { d.Raw() }, func(d *Decoder) { d.Skip() },
+	func(d *Decoder) { d.StrOrRaw() }, func(d *Decoder) { d.UnsafeStr() },
 	func(d *Decoder) {
 		for range d.Array() {
 			d.Str()
