@@ -1,0 +1,7 @@
+//go:build !linux
+
+package backendtest
+
+// threadCPU is not measured on this system; the cpu-* metrics are not
+// reported.
+func threadCPU() int64 { return 0 }
