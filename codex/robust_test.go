@@ -1,0 +1,79 @@
+package codex
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// Hostile output (issue 7): each case is checked on the parser, and
+// TestRobustOracle shows that the oracle (the former parser) failed it.
+
+type robustCase struct {
+	name  string
+	lines string
+	check func(r backendtest.Run) error
+}
+
+var robustCases = []robustCase{
+	{
+		name:  "negative usage",
+		lines: `{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":-50,"cache_write_input_tokens":-1,"output_tokens":-7,"reasoning_output_tokens":-2}}`,
+		check: func(r backendtest.Run) error {
+			want := agentcli.Usage{InputTokens: 100}
+			if r.Result == nil || r.Result.Usage != want {
+				return fmt.Errorf("result %+v, want usage %+v", r.Result, want)
+			}
+			return backendtest.CheckEvents(r)
+		},
+	},
+	{
+		name:  "counts beyond int64",
+		lines: `{"type":"turn.completed","usage":{"input_tokens":99999999999999999999,"cached_input_tokens":9223372036854775807,"cache_write_input_tokens":9223372036854775807,"output_tokens":1e30}}`,
+		check: func(r backendtest.Run) error {
+			u := r.Result.Usage
+			if u.InputTokens != 0 || u.CacheReadTokens != math.MaxInt64 || u.CacheWriteTokens != math.MaxInt64 || u.OutputTokens != math.MaxInt64 {
+				return fmt.Errorf("usage %+v, want saturated counts", u)
+			}
+			return backendtest.CheckEvents(r)
+		},
+	},
+}
+
+func TestRobust(t *testing.T) {
+	for _, c := range robustCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := backendtest.Parse(&spec, newParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			if err := c.check(r); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRobustOracle: every case above is one the former parser got wrong.
+func TestRobustOracle(t *testing.T) {
+	for _, c := range robustCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := backendtest.Parse(&spec, newOracleParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			if c.check(r) == nil {
+				t.Fatal("the oracle passes this case")
+			}
+		})
+	}
+}
+
+// Deep nesting in a field no event reads costs linear time; beyond
+// jsonscan.MaxDepth the line is a notice.
+func TestTooDeep(t *testing.T) {
+	line := `{"type":"item.completed","item":{"id":"i","type":"mcp_tool_call","arguments":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}}`
+	evs := newParser(&agentcli.Request{}).Line([]byte(line))
+	if len(evs) != 1 || evs[0].Kind != agentcli.EventNotice {
+		t.Fatalf("events %+v, want one notice", evs)
+	}
+}
