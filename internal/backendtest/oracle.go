@@ -69,6 +69,9 @@ type Shape struct {
 	Fields map[string]*Shape
 	// Elem is the shape of an array's elements; nil allows anything.
 	Elem *Shape
+	// Values is the shape of every member of an object used as a map
+	// (Fields nil); nil allows anything.
+	Values *Shape
 	// Repeat lets this member appear more than once in its object.
 	Repeat bool
 }
@@ -89,6 +92,9 @@ var (
 
 // Obj returns the shape of an object with known members fields.
 func Obj(fields map[string]*Shape) *Shape { return &Shape{Kinds: KObj, Fields: fields} }
+
+// Map returns the shape of an object whose members all have shape v.
+func Map(v *Shape) *Shape { return &Shape{Kinds: KObj, Values: v} }
 
 // Arr returns the shape of an array of elem.
 func Arr(elem *Shape) *Shape { return &Shape{Kinds: KArr, Elem: elem} }
@@ -134,6 +140,9 @@ func checkValue(dec *json.Decoder, s *Shape) bool {
 				}
 				key := kt.(string)
 				sub := Any
+				if s.Values != nil {
+					sub = s.Values
+				}
 				if s.Fields != nil {
 					if f, ok := s.Fields[key]; ok {
 						if seen[key] && !f.Repeat {

@@ -43,7 +43,8 @@ type Spec struct {
 	Prepare func(ctx context.Context, r *Run) (*Job, error)
 	// NewParser makes the parser of one run. It reads only r.Req's Model
 	// and SessionID and r.Deltas, which a wire log records, so that a
-	// replay parses exactly as the run did.
+	// replay parses exactly as the run did, and r.Options (MaxLineBytes
+	// bounds what a parser buffers across lines).
 	NewParser func(r *Run) Parser
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
