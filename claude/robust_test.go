@@ -161,3 +161,21 @@ func TestTooDeep(t *testing.T) {
 		}
 	}
 }
+
+// A line an event keeps as JSON (the result line, a tool input) that is not
+// valid JSON where no event reads it is a notice: json.Marshal must accept
+// every event and result.
+func TestInvalidKeptJSON(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"result","subtype":"success","is_error":false,"result":"x","x":{"a":tru}}`,
+		`{"type":"assistant","message":{"model":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"a":tru}}]}}`,
+	} {
+		r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(line)), runner.Exit{})
+		if err := backendtest.CheckEvents(r); err != nil {
+			t.Fatal(err)
+		}
+		if k := r.Events[0][0].Kind; k != agentcli.EventNotice {
+			t.Fatalf("%s: got a %s event, want a notice", line, k)
+		}
+	}
+}

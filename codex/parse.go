@@ -157,6 +157,9 @@ func decode(line []byte, v any) error {
 	return err
 }
 
+// errInvalid: a line that may become Result.Raw is not valid JSON.
+var errInvalid = errors.New("invalid JSON")
+
 // str reads a string that may share the line's memory ("" for any other
 // value).
 func str(d *jsonscan.Decoder) string {
@@ -180,7 +183,13 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	p.line = line
 	defer p.release()
 	p.decode()
-	if err := d.Finish(); err != nil {
+	err := d.Finish()
+	if t := string(p.w.Type); err == nil && (t == "turn.completed" || t == "turn.failed") && !json.Valid(line) {
+		// The line may become Result.Raw, which must be valid JSON;
+		// other lines are not validated where no event reads them.
+		err = errInvalid
+	}
+	if err != nil {
 		return append(p.evs, runner.Notice(Name, line, err))
 	}
 	p.apply(line)

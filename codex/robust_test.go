@@ -77,3 +77,16 @@ func TestTooDeep(t *testing.T) {
 		t.Fatalf("events %+v, want one notice", evs)
 	}
 }
+
+// A terminal line that is not valid JSON (in a part no event reads) is a
+// notice: it would be Result.Raw, which json.Marshal must accept.
+func TestInvalidTerminalLine(t *testing.T) {
+	r := backendtest.Parse(&spec, newParser(&agentcli.Request{}), backendtest.SplitLines([]byte(
+		`{"type":"turn.completed","usage":{"input_tokens":1},"x":{"a":tru}}`)), runner.Exit{})
+	if err := backendtest.CheckEvents(r); err != nil {
+		t.Fatal(err)
+	}
+	if k := r.Events[0][0].Kind; k != agentcli.EventNotice {
+		t.Fatalf("got a %s event, want a notice", k)
+	}
+}

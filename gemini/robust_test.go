@@ -156,3 +156,20 @@ func TestDocumentDecodedOnce(t *testing.T) {
 		t.Fatal("the document was not read")
 	}
 }
+
+// A result line or tool parameters that are not valid JSON where no event
+// reads them are a notice: json.Marshal must accept every event and result.
+func TestInvalidKeptJSON(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"result","status":"success","stats":{"input_tokens":1},"x":{"a":tru}}`,
+		`{"type":"tool_use","tool_name":"x","tool_id":"t","parameters":{"a":tru}}`,
+	} {
+		r := backendtest.Parse(&spec, newParser(formatStream), backendtest.SplitLines([]byte(line)), runner.Exit{})
+		if err := backendtest.CheckEvents(r); err != nil {
+			t.Fatal(err)
+		}
+		if k := r.Events[0][0].Kind; k != agentcli.EventNotice {
+			t.Fatalf("%s: got a %s event, want a notice", line, k)
+		}
+	}
+}
