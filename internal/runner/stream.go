@@ -149,40 +149,33 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		wl.In(job.Stdin)
 	}
 
+	// Reading goes on on its own goroutine (see lineReader); parsing and
+	// yielding stay on this one.
+	rd := startReader(runCtx, p, lg, wl)
+	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
-	for runCtx.Err() == nil {
-		line, err := p.ReadLine()
-		if err != nil {
-			// EOF, or a read error: the exit status and the terminal
-			// event decide the outcome.
-			break
-		}
-		lg.line()
-		if wl != nil {
-			if line.TooLong > 0 {
-				wl.TooLong(line.TooLong)
-			} else {
-				wl.Out(line.Data)
+	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
+		for _, line := range lines {
+			for _, ev := range f.line(line.Data, line.TooLong) {
+				if runCtx.Err() != nil {
+					break // nothing is yielded after the run's context ended
+				}
+				if session != nil && ev.SessionID != "" {
+					session(ev.SessionID)
+					session = nil
+				}
+				evstream.Relay(req.OnText, ev)
+				if !yield(ev, nil) {
+					rd.stop()
+					p.Wait()
+					return
+				}
 			}
 		}
-		for _, ev := range f.line(line.Data, line.TooLong) {
-			if runCtx.Err() != nil {
-				break // nothing is yielded after the run's context ended
-			}
-			if session != nil && ev.SessionID != "" {
-				session(ev.SessionID)
-				session = nil
-			}
-			evstream.Relay(req.OnText, ev)
-			if !yield(ev, nil) {
-				p.Stop()
-				p.Wait()
-				return
-			}
-		}
+		rd.recycle(lines)
 	}
 	if runCtx.Err() != nil {
-		p.Stop() // proc stops it too, from another goroutine
+		rd.stop() // output after the end is drained and dropped
 	}
 	exit := p.Wait()
 	if wl != nil {
