@@ -127,6 +127,8 @@ type parser struct {
 	result    *wireResult
 	resultRaw json.RawMessage
 	lastText  string
+	// validUTF8 is set while LineUTF8 parses a line.
+	validUTF8 bool
 	// bad is set when the line holds JSON that an event would keep (a
 	// tool input, the result line) and that is not valid: the line is
 	// then a notice, as a line that is not JSON is.
@@ -147,7 +149,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return nil
 	}
 	d := &p.d
-	d.Reset(line)
+	p.reset(line)
 	defer p.release()
 	switch line[0] {
 	case '{':
@@ -183,6 +185,24 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return append(p.evs, runner.NotObject(Name, line))
 	}
 	return p.evs
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+// reset points the decoder at line.
+func (p *parser) reset(line []byte) {
+	if p.validUTF8 {
+		p.d.ResetUTF8(line)
+	} else {
+		p.d.Reset(line)
+	}
 }
 
 // release drops the references to the line just parsed, so that a large

@@ -112,6 +112,9 @@ func FuzzOracle(f *testing.F) {
 		if err := backendtest.CheckEvents(all); err != nil {
 			t.Fatal(err)
 		}
+		if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(req), lines, exit)); d != "" {
+			t.Fatalf("LineUTF8 differs from Line: %s", d)
+		}
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {

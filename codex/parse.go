@@ -115,6 +115,8 @@ type parser struct {
 	line []byte
 	w    wireEvent
 	evs  []agentcli.Event
+	// validUTF8 is set while LineUTF8 parses a line.
+	validUTF8 bool
 
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
@@ -179,7 +181,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return append(p.evs, runner.NotObject(Name, line))
 	}
 	d := &p.d
-	d.Reset(line)
+	p.reset(line)
 	p.line = line
 	defer p.release()
 	p.decode()
@@ -194,6 +196,24 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	}
 	p.apply(line)
 	return p.evs
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+// reset points the decoder at line.
+func (p *parser) reset(line []byte) {
+	if p.validUTF8 {
+		p.d.ResetUTF8(line)
+	} else {
+		p.d.Reset(line)
+	}
 }
 
 // release drops the references to the line just parsed.

@@ -98,6 +98,9 @@ func checkNew(t *testing.T, f format, lines [][]byte, exit runner.Exit) {
 	if err := backendtest.CheckEvents(all); err != nil {
 		t.Fatal(err)
 	}
+	if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(f), lines, exit)); d != "" {
+		t.Fatalf("LineUTF8 differs from Line: %s", d)
+	}
 }
 
 // FuzzOracle checks the stream-json parser against the oracle on streams

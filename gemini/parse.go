@@ -115,6 +115,9 @@ type parser struct {
 	d     jsonscan.Decoder
 	w     wireEvent
 	evs   []agentcli.Event
+	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
+	// the json document is checked when decoded).
+	validUTF8 bool
 
 	sessionID string
 	model     string
@@ -271,6 +274,24 @@ func (p *parser) decodeEvent() error {
 	return bad
 }
 
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+// reset points the decoder at line.
+func (p *parser) reset(line []byte) {
+	if p.validUTF8 {
+		p.d.ResetUTF8(line)
+	} else {
+		p.d.Reset(line)
+	}
+}
+
 func (p *parser) streamLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -281,7 +302,7 @@ func (p *parser) streamLine(line []byte) {
 		return
 	}
 	d := &p.d
-	d.Reset(line)
+	p.reset(line)
 	bad := p.decodeEvent()
 	err := d.Finish()
 	d.Reset(nil)

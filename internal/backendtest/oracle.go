@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
@@ -232,6 +233,25 @@ func Parse(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit)
 	for _, l := range lines {
 		evs := p.Line(l)
 		r.Events = append(r.Events, append([]agentcli.Event(nil), evs...)) // Line may reuse its slice
+	}
+	r.Result, r.Err = spec.End(p, exit)
+	return r
+}
+
+// ParseUTF8 is Parse calling LineUTF8 (p must implement
+// runner.UTF8Parser) for the lines that are valid UTF-8, as the runner
+// does: it must yield what Parse yields.
+func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+	var r Run
+	up := p.(runner.UTF8Parser)
+	for _, l := range lines {
+		var evs []agentcli.Event
+		if utf8.Valid(l) {
+			evs = up.LineUTF8(l)
+		} else {
+			evs = p.Line(l)
+		}
+		r.Events = append(r.Events, append([]agentcli.Event(nil), evs...))
 	}
 	r.Result, r.Err = spec.End(p, exit)
 	return r

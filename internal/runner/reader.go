@@ -3,14 +3,15 @@ package runner
 import (
 	"context"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/agentcli/agentcli/internal/proc"
 	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // lineReader reads a run's stdout on its own goroutine, so that waiting
-// for the pipe, copying lines and logging them overlap with parsing and
-// with the caller's handling of events. Lines travel in batches over a
+// for the pipe, copying lines, checking their UTF-8 and logging them
+// overlap with parsing and with the caller's handling of events. Lines travel in batches over a
 // channel that holds one batch: when the caller is slow, the reader waits,
 // stops reading, and the pipe fills up and blocks the CLI (backpressure);
 // what is read ahead is bounded by about three batches of batchBytes (or
@@ -21,11 +22,19 @@ import (
 // closed.
 type lineReader struct {
 	p     *proc.Process
-	ch    chan []proc.Line
-	free  chan []proc.Line // batches the consumer is done with
-	done  chan struct{}    // closed to make the reader give up
-	ended bool             // ch was seen closed
-	read  atomic.Int64     // lines read (for tests)
+	ch    chan []readLine
+	free  chan []readLine // batches the consumer is done with
+	done  chan struct{}   // closed to make the reader give up
+	ended bool            // ch was seen closed
+	read  atomic.Int64    // lines read (for tests)
+}
+
+// readLine is a line as the reader hands it over: utf8 reports that it is
+// valid UTF-8 (checked on the reader's goroutine, so that the parser need
+// not; see UTF8Parser).
+type readLine struct {
+	proc.Line
+	utf8 bool
 }
 
 // Batch bounds: a batch is sent when it holds batchBytes or batchLines,
@@ -42,8 +51,8 @@ const (
 func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer) *lineReader {
 	r := &lineReader{
 		p:    p,
-		ch:   make(chan []proc.Line, 1),
-		free: make(chan []proc.Line, 2),
+		ch:   make(chan []readLine, 1),
+		free: make(chan []readLine, 2),
 		done: make(chan struct{}),
 	}
 	go r.run(ctx, lg, wl)
@@ -52,7 +61,7 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 
 func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer) {
 	defer close(r.ch)
-	var batch []proc.Line
+	var batch []readLine
 	size := 0
 	send := func() bool {
 		select {
@@ -85,7 +94,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer) {
 				wl.Out(line.Data)
 			}
 		}
-		batch = append(batch, line)
+		batch = append(batch, readLine{Line: line, utf8: utf8.Valid(line.Data)})
 		size += len(line.Data)
 		if (size >= batchBytes || len(batch) >= batchLines || r.p.Buffered() == 0) && !send() {
 			return
@@ -98,7 +107,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer) {
 
 // next returns the next batch of lines, or false once the reader has
 // ended and every batch has been taken.
-func (r *lineReader) next() ([]proc.Line, bool) {
+func (r *lineReader) next() ([]readLine, bool) {
 	b, ok := <-r.ch
 	if !ok {
 		r.ended = true
@@ -108,7 +117,7 @@ func (r *lineReader) next() ([]proc.Line, bool) {
 
 // recycle gives a batch back to the reader once its lines are handled
 // (the lines themselves are not reused: events keep them).
-func (r *lineReader) recycle(b []proc.Line) {
+func (r *lineReader) recycle(b []readLine) {
 	clear(b)
 	select {
 	case r.free <- b:

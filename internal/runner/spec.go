@@ -161,6 +161,16 @@ type Parser interface {
 	End(exit Exit) (*agentcli.Result, error)
 }
 
+// UTF8Parser is implemented by a Parser that can skip its checks for
+// invalid UTF-8 in a line already known to be valid UTF-8. The runner
+// checks each line on the goroutine that reads the CLI's output, in
+// parallel with parsing, and calls LineUTF8 for the lines that pass.
+type UTF8Parser interface {
+	// LineUTF8 is Line for a line that is valid UTF-8; it returns the
+	// same events.
+	LineUTF8(line []byte) []agentcli.Event
+}
+
 // Exit is how the CLI process ended, as a parser sees it.
 type Exit struct {
 	// Code is the exit status; -1 if the process was killed by a signal.

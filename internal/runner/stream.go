@@ -156,7 +156,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
 		for _, line := range lines {
-			for _, ev := range f.line(line.Data, line.TooLong) {
+			for _, ev := range f.line(line.Data, line.TooLong, line.utf8) {
 				if runCtx.Err() != nil {
 					break // nothing is yielded after the run's context ended
 				}
@@ -215,22 +215,29 @@ type feed struct {
 	red    *Redactor
 	limit  int
 	parser Parser
+	utf8   UTF8Parser // parser, when it implements it
 	synth  evstream.Deltas
 	out    []agentcli.Event
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+	f.utf8, _ = f.parser.(UTF8Parser)
+	return f
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
-// bytes that was skipped). The slice is reused by the next call.
-func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
+// bytes that was skipped); validUTF8 reports that the line is known to be
+// valid UTF-8. The slice is reused by the next call.
+func (f *feed) line(data []byte, tooLong int, validUTF8 bool) []agentcli.Event {
 	var evs []agentcli.Event
-	if tooLong > 0 {
+	switch {
+	case tooLong > 0:
 		lerr := &agentcli.LineTooLongError{Limit: f.limit, Len: tooLong}
 		evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
-	} else {
+	case validUTF8 && f.utf8 != nil:
+		evs = f.utf8.LineUTF8(data)
+	default:
 		evs = f.parser.Line(data)
 	}
 	f.out = f.out[:0]
