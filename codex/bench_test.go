@@ -92,3 +92,9 @@ func BenchmarkLinear(b *testing.B) {
 		return []byte(`{"type":"item.completed","item":{"id":"i","type":"file_change","changes":[` + strings.Repeat(c, n/len(c)) + `null],"status":"completed"}}`)
 	}, []int{1 << 20, 2 << 20}, p)
 }
+
+// BenchmarkStream: a whole run through the public API, the CLI replaced by
+// cat playing 64 MiB of benchdata's synthetic stream.
+func BenchmarkStream(b *testing.B) {
+	backendtest.BenchStream(b, New, benchdata.Stream(benchdata.Codex, 64<<20))
+}

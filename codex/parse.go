@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/jsonscan"
@@ -543,11 +544,7 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 		p.toolEvents(base, it.ID, done, use, res)
 	case "file_change":
 		name := fileChangeTool(it.Changes)
-		input := map[string]any{"changes": it.Changes}
-		if len(it.Changes) == 1 {
-			input["file_path"] = it.Changes[0].Path
-		}
-		use := p.toolUse(it, name, marshal(input))
+		use := p.toolUse(it, name, changesInput(it.Changes))
 		var out []string
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
@@ -586,19 +583,7 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 		res := &agentcli.ToolResult{ID: it.ID}
 		p.toolEvents(base, it.ID, done, use, res)
 	case "todo_list":
-		type todo struct {
-			Content string `json:"content"`
-			Status  string `json:"status"`
-		}
-		todos := make([]todo, 0, len(it.Items))
-		for _, t := range it.Items {
-			st := "pending"
-			if t.Completed {
-				st = "completed"
-			}
-			todos = append(todos, todo{Content: t.Text, Status: st})
-		}
-		use := p.toolUse(it, "", marshal(map[string]any{"todos": todos}))
+		use := p.toolUse(it, "", todosInput(it.Items))
 		if !done {
 			// Every plan update is a new TodoWrite with the whole list,
 			// under the item's id.
@@ -826,18 +811,129 @@ func mcpRaw(content, structured []byte) string {
 	return ""
 }
 
-// commandInput is the tool input of a command: {"command": cmd}, as
-// json.Marshal writes it.
+// The tool inputs agentcli builds for codex's items are written byte for
+// byte as json.Marshal writes the equivalent Go values (maps sort their
+// keys), without its reflection.
+
+// commandInput is the tool input of a command: {"command": cmd}.
 func commandInput(cmd string) json.RawMessage {
-	q, err := json.Marshal(cmd)
-	if err != nil {
-		return json.RawMessage("{}")
-	}
-	b := make([]byte, 0, len(q)+12)
+	b := make([]byte, 0, len(cmd)+16)
 	b = append(b, `{"command":`...)
-	b = append(b, q...)
+	b = appendJSON(b, cmd)
 	return append(b, '}')
 }
+
+// changesInput is the tool input of a file change: {"changes": [{"path",
+// "kind"}...]}, plus "file_path" when it changes one file.
+func changesInput(cs []wireChange) json.RawMessage {
+	b := append(make([]byte, 0, 64), `{"changes":`...)
+	if cs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range cs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = appendJSON(b, c.Path)
+			b = append(b, `,"kind":`...)
+			b = appendJSON(b, c.Kind)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(cs) == 1 {
+		b = append(b, `,"file_path":`...)
+		b = appendJSON(b, cs[0].Path)
+	}
+	return append(b, '}')
+}
+
+// todosInput is the tool input of a plan update: {"todos": [{"content",
+// "status"}...]}, status "completed" or "pending".
+func todosInput(items []wireTodo) json.RawMessage {
+	b := append(make([]byte, 0, 64), `{"todos":[`...)
+	for i, t := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"content":`...)
+		b = appendJSON(b, t.Text)
+		if t.Completed {
+			b = append(b, `,"status":"completed"}`...)
+		} else {
+			b = append(b, `,"status":"pending"}`...)
+		}
+	}
+	return append(b, "]}"...)
+}
+
+// appendJSON appends s as a JSON string, escaped as json.Marshal escapes
+// it: the escapes \", \\, \b, \f, \n, \r and \t, \u00XX for the
+// other control characters and for <, > and &, \ufffd for each byte of
+// invalid UTF-8, and \u2028 and \u2029.
+func appendJSON(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	run := 0 // start of the bytes not yet copied
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsonSafe[c] {
+				i++
+				continue
+			}
+			b = append(b, s[run:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			run = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = append(b, s[run:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[run:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += n
+			continue
+		}
+		i += n
+		run = i
+	}
+	b = append(b, s[run:]...)
+	return append(b, '"')
+}
+
+// jsonSafe marks the ASCII bytes json.Marshal writes as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range "\"\\<>&" {
+		t[c] = false
+	}
+	return t
+}()
 
 func marshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -89,4 +90,34 @@ func TestInvalidTerminalLine(t *testing.T) {
 	if k := r.Events[0][0].Kind; k != agentcli.EventNotice {
 		t.Fatalf("got a %s event, want a notice", k)
 	}
+}
+
+// The tool inputs built without encoding/json are what json.Marshal writes.
+func FuzzInputs(f *testing.F) {
+	f.Add("go test ./... 2>&1 | tail -n 5 && echo \"<ok>\" \u2028", "add", true)
+	f.Add("\xff\x00\t\b\f\r\n\u2029é", "", false)
+	f.Fuzz(func(t *testing.T, s, kind string, done bool) {
+		eq := func(got json.RawMessage, v any) {
+			t.Helper()
+			want, err := json.Marshal(v)
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("built %s\njson.Marshal %s (%v)", got, want, err)
+			}
+		}
+		eq(commandInput(s), map[string]string{"command": s})
+		changes := []wireChange{{Path: s, Kind: kind}}
+		eq(changesInput(changes), map[string]any{"changes": changes, "file_path": s})
+		changes = append(changes, wireChange{Path: kind, Kind: s})
+		eq(changesInput(changes), map[string]any{"changes": changes})
+		eq(changesInput(nil), map[string]any{"changes": []wireChange(nil)})
+		eq(changesInput([]wireChange{}), map[string]any{"changes": []wireChange{}})
+		type todo struct {
+			Content string `json:"content"`
+			Status  string `json:"status"`
+		}
+		st := map[bool]string{true: "completed", false: "pending"}
+		eq(todosInput([]wireTodo{{Text: s, Completed: done}, {Text: kind}}),
+			map[string]any{"todos": []todo{{s, st[done]}, {kind, "pending"}}})
+		eq(todosInput(nil), map[string]any{"todos": []todo{}})
+	})
 }
