@@ -126,3 +126,9 @@ func BenchmarkStreamMemory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStream: a whole run through the public API, the CLI replaced by
+// cat playing 64 MiB of benchdata's synthetic stream.
+func BenchmarkStream(b *testing.B) {
+	backendtest.BenchStream(b, New, benchdata.Stream(benchdata.Claude, 64<<20))
+}

@@ -119,6 +119,9 @@ func FuzzOracle(f *testing.F) {
 		if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(), lines, exit)); d != "" {
 			t.Fatalf("LineUTF8 differs from Line: %s", d)
 		}
+		if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(), lines, exit)); d != "" {
+			t.Fatalf("Decode and Apply differ from Line: %s", d)
+		}
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {

@@ -25,10 +25,9 @@ import (
 // Strings share the line's memory when they hold no escapes (the line is
 // kept as Event.Raw anyway), so a text event costs no copy of its text.
 
-// wireLine is one output line. Discriminators (type, subtype, the message
-// model) are views into the line, compared and never kept.
+// wireLine is one output line.
 type wireLine struct {
-	Type, Subtype []byte
+	Type, Subtype string
 	SessionID     string
 	// ParentToolUseID is "" when absent or null.
 	ParentToolUseID string
@@ -68,12 +67,12 @@ type wireLine struct {
 }
 
 type wireMessage struct {
-	Model   []byte
+	Model   string
 	Content []wireBlock
 }
 
 type wireBlock struct {
-	Type      []byte
+	Type      string
 	Text      string
 	Thinking  string
 	ID        string
@@ -87,10 +86,10 @@ type wireBlock struct {
 }
 
 type wireStreamEvt struct {
-	Type     []byte
+	Type     string
 	HasDelta bool
 	Delta    struct {
-		Type     []byte
+		Type     string
 		Text     string
 		Thinking string
 	}
@@ -119,8 +118,8 @@ type wireResult struct {
 // parser turns Claude Code output — one json result object, a json array of
 // messages (--verbose), or stream-json lines — into events.
 type parser struct {
-	d         jsonscan.Decoder
-	w         wireLine
+	x         lineDecoder // decodes the lines given to Line
+	cur       decoded     // the line Line is parsing
 	evs       []agentcli.Event
 	sessionID string
 	model     string
@@ -129,6 +128,12 @@ type parser struct {
 	lastText  string
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+}
+
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d jsonscan.Decoder
 	// bad is set when the line holds JSON that an event would keep (a
 	// tool input, the result line) and that is not valid: the line is
 	// then a notice, as a line that is not JSON is.
@@ -138,7 +143,86 @@ type parser struct {
 	lastSession, lastParent string
 }
 
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireLine
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	// whole: the line is not decoded (empty, or an array of messages);
+	// Apply passes raw to Line.
+	whole bool
+}
+
 func newParser() *parser { return &parser{} }
+
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	t := bytes.TrimSpace(line)
+	if dl.whole = len(t) == 0 || t[0] == '['; dl.whole {
+		dl.raw = line
+		return dl
+	}
+	x.decode(t, validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	if dl.whole {
+		evs := p.Line(dl.raw)
+		dl.raw = nil
+		return evs
+	}
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
+// decode decodes the line t (trimmed, not empty) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err, dl.notObject = t, nil, t[0] != '{'
+	if dl.notObject {
+		return
+	}
+	x.reset(t, validUTF8)
+	x.decodeLine(&dl.w)
+	dl.err = cmp.Or(x.d.Finish(), x.invalid(&dl.w, t))
+	x.d.Reset(nil)
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line, keeping its
+// blocks' room.
+func (dl *decoded) release() {
+	blocks := dl.w.Message.Content
+	clear(blocks)
+	dl.w = wireLine{}
+	dl.w.Message.Content = blocks[:0]
+	dl.raw, dl.err = nil, nil
+}
 
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
@@ -148,41 +232,41 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	if len(line) == 0 {
 		return nil
 	}
-	d := &p.d
-	p.reset(line)
-	defer p.release()
-	switch line[0] {
-	case '{':
-		p.decodeLine()
-		if err := cmp.Or(d.Finish(), p.invalid(line)); err != nil {
-			return append(p.evs, runner.Notice(Name, line, err))
-		}
-		p.apply(line)
-	case '[': // `--output-format json --verbose`: an array of messages
-		for range d.Array() {
-			if d.Kind() != jsonscan.Object {
-				if raw := d.Raw(); raw != nil {
-					p.evs = append(p.evs, runner.NotObject(Name, raw))
-				}
-				continue
+	if line[0] != '[' {
+		p.x.decode(line, p.validUTF8, &p.cur)
+		p.applyDecoded(&p.cur)
+		p.cur.release()
+		return p.evs
+	}
+	// `--output-format json --verbose`: an array of messages.
+	x, w := &p.x, &p.cur.w
+	d := &x.d
+	x.reset(line, p.validUTF8)
+	defer func() {
+		d.Reset(nil)
+		p.cur.release()
+	}()
+	for range d.Array() {
+		if d.Kind() != jsonscan.Object {
+			if raw := d.Raw(); raw != nil {
+				p.evs = append(p.evs, runner.NotObject(Name, raw))
 			}
-			start := d.Offset()
-			p.decodeLine()
-			if d.Err() != nil {
-				break
-			}
-			raw := line[start:d.Offset()]
-			if err := p.invalid(raw); err != nil {
-				p.evs = append(p.evs, runner.Notice(Name, raw, err))
-				continue
-			}
-			p.apply(raw)
+			continue
 		}
-		if err := d.Finish(); err != nil {
-			p.evs = append(p.evs, runner.Notice(Name, line, err))
+		start := d.Offset()
+		x.decodeLine(w)
+		if d.Err() != nil {
+			break
 		}
-	default:
-		return append(p.evs, runner.NotObject(Name, line))
+		raw := line[start:d.Offset()]
+		if err := x.invalid(w, raw); err != nil {
+			p.evs = append(p.evs, runner.Notice(Name, raw, err))
+			continue
+		}
+		p.apply(w, raw)
+	}
+	if err := d.Finish(); err != nil {
+		p.evs = append(p.evs, runner.Notice(Name, line, err))
 	}
 	return p.evs
 }
@@ -197,29 +281,22 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 }
 
 // reset points the decoder at line.
-func (p *parser) reset(line []byte) {
-	if p.validUTF8 {
-		p.d.ResetUTF8(line)
+func (x *lineDecoder) reset(line []byte, validUTF8 bool) {
+	if validUTF8 {
+		x.d.ResetUTF8(line)
 	} else {
-		p.d.Reset(line)
+		x.d.Reset(line)
 	}
-}
-
-// release drops the references to the line just parsed, so that a large
-// line is not kept alive by the parser.
-func (p *parser) release() {
-	p.d.Reset(nil)
-	clear(p.w.Message.Content)
 }
 
 // errInvalid: a line whose parts an event keeps as JSON (a tool input, a
 // result line) is not valid JSON. Parts no event keeps are not validated.
 var errInvalid = errors.New("invalid JSON")
 
-// invalid reports errInvalid for a decoded line that an event would keep
-// as JSON, or whose tool input, kept as JSON, is not valid.
-func (p *parser) invalid(raw []byte) error {
-	if p.bad != nil || string(p.w.Type) == "result" && !json.Valid(raw) {
+// invalid reports errInvalid for a decoded line w that an event would
+// keep as JSON, or whose tool input, kept as JSON, is not valid.
+func (x *lineDecoder) invalid(w *wireLine, raw []byte) error {
+	if x.bad != nil || w.Type == "result" && !json.Valid(raw) {
 		return errInvalid
 	}
 	return nil
@@ -271,37 +348,36 @@ func rawString(d *jsonscan.Decoder) string {
 	return string(d.Raw())
 }
 
-// decodeLine reads the object at the decoder's position into p.w.
-func (p *parser) decodeLine() {
-	d := &p.d
-	blocks := p.w.Message.Content[:0]
-	p.w = wireLine{}
-	p.bad = nil
-	p.w.Message.Content = blocks
-	w := &p.w
+// decodeLine reads the object at the decoder's position into w.
+func (x *lineDecoder) decodeLine(w *wireLine) {
+	d := &x.d
+	blocks := w.Message.Content[:0]
+	*w = wireLine{}
+	x.bad = nil
+	w.Message.Content = blocks
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
-			w.Type = view(d)
+			w.Type = str(d)
 		case "subtype":
-			w.Subtype = view(d)
+			w.Subtype = str(d)
 		case "session_id":
-			w.SessionID = intern(d, &p.lastSession)
+			w.SessionID = intern(d, &x.lastSession)
 		case "parent_tool_use_id":
-			w.ParentToolUseID = intern(d, &p.lastParent)
+			w.ParentToolUseID = intern(d, &x.lastParent)
 		case "message":
 			w.HasMessage = d.Kind() == jsonscan.Object
-			w.Message.Model = nil
+			w.Message.Model = ""
 			w.Message.Content = w.Message.Content[:0]
 			for k := range d.Object() {
 				switch string(k) {
 				case "model":
-					w.Message.Model = view(d)
+					w.Message.Model = str(d)
 				case "content":
 					var bad bool
 					w.Message.Content = decodeContent(d, w.Message.Content[:0], &bad)
 					if bad {
-						p.bad = errInvalid
+						x.bad = errInvalid
 					}
 				}
 			}
@@ -311,13 +387,13 @@ func (p *parser) decodeLine() {
 			for k := range d.Object() {
 				switch string(k) {
 				case "type":
-					w.Event.Type = view(d)
+					w.Event.Type = str(d)
 				case "delta":
 					w.Event.HasDelta = d.Kind() == jsonscan.Object
 					for k := range d.Object() {
 						switch string(k) {
 						case "type":
-							w.Event.Delta.Type = view(d)
+							w.Event.Delta.Type = str(d)
 						case "text":
 							w.Event.Delta.Text = str(d)
 						case "thinking":
@@ -380,15 +456,13 @@ func (p *parser) decodeLine() {
 	}
 }
 
-var textType = []byte("text")
-
 // decodeContent reads a message's content, a string or an array of
 // blocks, appending its blocks to dst. An element that is null counts as
 // an empty block; one of another type is left out.
 func decodeContent(d *jsonscan.Decoder, dst []wireBlock, bad *bool) []wireBlock {
 	switch d.Kind() {
 	case jsonscan.String:
-		return append(dst, wireBlock{Type: textType, Text: str(d)})
+		return append(dst, wireBlock{Type: "text", Text: str(d)})
 	case jsonscan.Array:
 	default:
 		d.Skip()
@@ -408,7 +482,7 @@ func decodeContent(d *jsonscan.Decoder, dst []wireBlock, bad *bool) []wireBlock 
 		for k := range d.Object() {
 			switch string(k) {
 			case "type":
-				b.Type = view(d)
+				b.Type = str(d)
 			case "text":
 				b.Text = str(d)
 			case "thinking":
@@ -501,17 +575,16 @@ func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
 	return u
 }
 
-// apply turns the decoded line (whose bytes are raw) into events.
-func (p *parser) apply(raw []byte) {
-	w := &p.w
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireLine, raw []byte) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
 	sub := w.ParentToolUseID
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
-	switch string(w.Type) {
+	switch w.Type {
 	case "system":
-		switch string(w.Subtype) {
+		switch w.Subtype {
 		case "init":
 			p.model = w.Model
 			ev := base
@@ -537,7 +610,7 @@ func (p *parser) apply(raw []byte) {
 		if !w.HasMessage {
 			break
 		}
-		if w.IsAPIErrorMsg || string(w.Message.Model) == "<synthetic>" {
+		if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
 			// The CLI's own rendering of an API error; the result line
 			// carries the error. Surface the text as a notice, not as
 			// model output.
@@ -550,7 +623,7 @@ func (p *parser) apply(raw []byte) {
 		for i := range w.Message.Content {
 			b := &w.Message.Content[i]
 			ev := base
-			switch string(b.Type) {
+			switch b.Type {
 			case "text":
 				ev.Kind, ev.Text = agentcli.EventText, b.Text
 				if sub == "" {
@@ -574,7 +647,7 @@ func (p *parser) apply(raw []byte) {
 		n := len(p.evs)
 		for i := range w.Message.Content {
 			b := &w.Message.Content[i]
-			if string(b.Type) != "tool_result" {
+			if b.Type != "tool_result" {
 				continue
 			}
 			ev := base
@@ -587,11 +660,11 @@ func (p *parser) apply(raw []byte) {
 		}
 	case "stream_event":
 		e := &w.Event
-		if !w.HasEvent || string(e.Type) != "content_block_delta" || !e.HasDelta {
+		if !w.HasEvent || e.Type != "content_block_delta" || !e.HasDelta {
 			return // message_start, input_json_delta, …: nothing to normalize
 		}
 		ev := base
-		switch string(e.Delta.Type) {
+		switch e.Delta.Type {
 		case "text_delta":
 			ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
 		case "thinking_delta":
@@ -604,7 +677,7 @@ func (p *parser) apply(raw []byte) {
 	case "result":
 		p.result = &wireResult{
 			SessionID:       w.SessionID,
-			Subtype:         string(w.Subtype),
+			Subtype:         w.Subtype,
 			IsError:         w.IsError,
 			Result:          w.Result,
 			HasResult:       w.HasResult,
@@ -709,7 +782,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 func joinText(c []wireBlock) string {
 	var b strings.Builder
 	for _, blk := range c {
-		if string(blk.Type) == "text" {
+		if blk.Type == "text" {
 			b.WriteString(blk.Text)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 // memory when they hold no escapes (the line is kept as Event.Raw anyway).
 
 type wireEvent struct {
-	Type     []byte    // compared, never kept
+	Type     string
 	ThreadID string    // thread.started
 	Usage    wireUsage // turn.completed
 	HasUsage bool
@@ -112,10 +112,9 @@ type wireTodo struct {
 // parser turns `codex exec --json` output into events. One parser serves one
 // run.
 type parser struct {
-	d    jsonscan.Decoder
-	line []byte
-	w    wireEvent
-	evs  []agentcli.Event
+	x   lineDecoder // decodes the lines given to Line
+	cur decoded     // the line Line is parsing
+	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
 
@@ -170,33 +169,98 @@ func str(d *jsonscan.Decoder) string {
 	return s
 }
 
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d    jsonscan.Decoder
+	line []byte // the line being decoded
+}
+
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireEvent
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
+	return p.evs
+}
+
+// decode decodes the line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
 	}
-	if line[0] != '{' {
-		return append(p.evs, runner.NotObject(Name, line))
+	x.line = t
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
 	}
-	d := &p.d
-	p.reset(line)
-	p.line = line
-	defer p.release()
-	p.decode()
-	err := d.Finish()
-	if t := string(p.w.Type); err == nil && (t == "turn.completed" || t == "turn.failed") && !json.Valid(line) {
+	x.decodeEvent(&dl.w)
+	dl.err = x.d.Finish()
+	if w := &dl.w; dl.err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !json.Valid(t) {
 		// The line may become Result.Raw, which must be valid JSON;
 		// other lines are not validated where no event reads them.
-		err = errInvalid
+		dl.err = errInvalid
 	}
-	if err != nil {
-		return append(p.evs, runner.Notice(Name, line, err))
+	x.d.Reset(nil)
+	x.line = nil
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
 	}
-	p.apply(line)
-	return p.evs
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireEvent{}
+	dl.raw, dl.err = nil, nil
 }
 
 // LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
@@ -208,30 +272,13 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// reset points the decoder at line.
-func (p *parser) reset(line []byte) {
-	if p.validUTF8 {
-		p.d.ResetUTF8(line)
-	} else {
-		p.d.Reset(line)
-	}
-}
-
-// release drops the references to the line just parsed.
-func (p *parser) release() {
-	p.d.Reset(nil)
-	p.line = nil
-	p.w = wireEvent{}
-}
-
-func (p *parser) decode() {
-	d := &p.d
-	w := &p.w
+func (x *lineDecoder) decodeEvent(w *wireEvent) {
+	d := &x.d
 	*w = wireEvent{}
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
-			w.Type, _ = d.StrBytes()
+			w.Type = str(d)
 		case "thread_id":
 			w.ThreadID = str(d)
 		case "usage":
@@ -257,7 +304,7 @@ func (p *parser) decode() {
 			w.Message = str(d)
 		case "item":
 			w.HasItem = d.Kind() == jsonscan.Object
-			p.decodeItem(&w.Item)
+			x.decodeItem(&w.Item)
 		}
 	}
 }
@@ -274,8 +321,8 @@ func errorMessage(d *jsonscan.Decoder) (msg string, ok bool) {
 	return msg, ok
 }
 
-func (p *parser) decodeItem(it *wireItem) {
-	d := &p.d
+func (x *lineDecoder) decodeItem(it *wireItem) {
+	d := &x.d
 	*it = wireItem{}
 	ids := 0
 	for k := range d.Object() {
@@ -333,7 +380,7 @@ func (p *parser) decodeItem(it *wireItem) {
 			for k := range d.Object() {
 				switch string(k) {
 				case "content":
-					p.decodeMCPContent(&it.Result)
+					x.decodeMCPContent(&it.Result)
 				case "structured_content":
 					it.Result.StructuredContent = d.Raw()
 				}
@@ -376,8 +423,8 @@ func (p *parser) decodeItem(it *wireItem) {
 
 // decodeMCPContent reads an MCP result's content: its JSON text, and the
 // text of its "text" blocks.
-func (p *parser) decodeMCPContent(r *mcpResult) {
-	d := &p.d
+func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
+	d := &x.d
 	switch d.Kind() {
 	case jsonscan.Array:
 	default: // null, or not blocks: no text
@@ -422,17 +469,16 @@ func (p *parser) decodeMCPContent(r *mcpResult) {
 	if d.Err() != nil {
 		return
 	}
-	r.Content = p.line[start:d.Offset()]
+	r.Content = x.line[start:d.Offset()]
 	if ok && len(parts) > 0 {
 		r.Text, r.TextOK = strings.Join(parts, "\n"), true
 	}
 }
 
-// apply turns the decoded line (whose bytes are raw) into events.
-func (p *parser) apply(raw []byte) {
-	w := &p.w
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireEvent, raw []byte) {
 	base := agentcli.Event{Raw: raw}
-	switch string(w.Type) {
+	switch w.Type {
 	case "thread.started":
 		if w.ThreadID == "" {
 			break
@@ -491,7 +537,7 @@ func (p *parser) apply(raw []byte) {
 		p.evs = append(p.evs, ev)
 		return
 	case "item.started", "item.updated", "item.completed":
-		if w.HasItem && p.item(string(w.Type) == "item.completed", &w.Item, base) {
+		if w.HasItem && p.item(w.Type == "item.completed", &w.Item, base) {
 			return
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/benchdata"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -120,4 +121,10 @@ func FuzzInputs(f *testing.F) {
 			map[string]any{"todos": []todo{{s, st[done]}, {kind, "pending"}}})
 		eq(todosInput(nil), map[string]any{"todos": []todo{}})
 	})
+}
+
+// A stream of many batches, decoded on the runner's goroutines, yields
+// what replaying its wire log line by line yields.
+func TestLargeStreamReplay(t *testing.T) {
+	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Codex, 4<<20))
 }

@@ -101,6 +101,9 @@ func checkNew(t *testing.T, f format, lines [][]byte, exit runner.Exit) {
 	if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(f), lines, exit)); d != "" {
 		t.Fatalf("LineUTF8 differs from Line: %s", d)
 	}
+	if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(f), lines, exit)); d != "" {
+		t.Fatalf("Decode and Apply differ from Line: %s", d)
+	}
 }
 
 // FuzzOracle checks the stream-json parser against the oracle on streams

@@ -112,8 +112,9 @@ type parser struct {
 	// limit bounds the json document (Options.MaxLineBytes): it is one
 	// value, split into lines by the pretty-printer.
 	limit int
-	d     jsonscan.Decoder
-	w     wireEvent
+	d     jsonscan.Decoder // the json document's
+	x     lineDecoder      // decodes the stream-json lines given to Line
+	cur   decoded          // the line Line is parsing
 	evs   []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
 	// the json document is checked when decoded).
@@ -194,11 +195,101 @@ func decodeError(d *jsonscan.Decoder) *wireError {
 // validated.
 var errInvalid = errors.New("invalid JSON")
 
-// decodeEvent reads one stream-json line into p.w. It reports errInvalid
+// lineDecoder decodes stream-json lines; the parser has one for Line, and
+// the runner one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d jsonscan.Decoder
+}
+
+// decoded is one stream-json line decoded by a lineDecoder, ready for
+// applyEvent.
+type decoded struct {
+	w   wireEvent
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser. The json format's
+// lines are not decoded ahead: its document spans lines.
+func (p *parser) NewLineDecoder() runner.LineDecoder {
+	if p.format == formatJSON {
+		return noDecoder{}
+	}
+	return &lineDecoder{}
+}
+
+// noDecoder decodes nothing: every line goes to Line.
+type noDecoder struct{}
+
+func (noDecoder) Decode([]byte, bool, runner.Decoded) runner.Decoded { return nil }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
+// decode decodes the stream-json line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
+	}
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
+	}
+	bad := x.decodeEvent(&dl.w)
+	dl.err = x.d.Finish()
+	x.d.Reset(nil)
+	if dl.err == nil && (bad != nil || dl.w.Type == "result" && !json.Valid(t)) {
+		dl.err = errInvalid
+	}
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.applyEvent(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireEvent{}
+	dl.raw, dl.err = nil, nil
+}
+
+// decodeEvent reads one stream-json line into w. It reports errInvalid
 // for parameters that are not valid JSON.
-func (p *parser) decodeEvent() error {
-	d := &p.d
-	w := &p.w
+func (x *lineDecoder) decodeEvent(w *wireEvent) error {
+	d := &x.d
 	*w = wireEvent{}
 	var bad error
 	for k := range d.Object() {
@@ -283,37 +374,15 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// reset points the decoder at line.
-func (p *parser) reset(line []byte) {
-	if p.validUTF8 {
-		p.d.ResetUTF8(line)
-	} else {
-		p.d.Reset(line)
-	}
+func (p *parser) streamLine(line []byte) {
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
 }
 
-func (p *parser) streamLine(line []byte) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return
-	}
-	if line[0] != '{' {
-		p.evs = append(p.evs, runner.NotObject(Name, line))
-		return
-	}
-	d := &p.d
-	p.reset(line)
-	bad := p.decodeEvent()
-	err := d.Finish()
-	d.Reset(nil)
-	if err == nil && (bad != nil || p.w.Type == "result" && !json.Valid(line)) {
-		err = errInvalid
-	}
-	if err != nil {
-		p.evs = append(p.evs, runner.Notice(Name, line, err))
-		return
-	}
-	w := &p.w
+// applyEvent turns a decoded stream-json line w (whose bytes are line)
+// into events.
+func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	raw := json.RawMessage(line)
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/benchdata"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -172,4 +173,10 @@ func TestInvalidKeptJSON(t *testing.T) {
 			t.Fatalf("%s: got a %s event, want a notice", line, k)
 		}
 	}
+}
+
+// A stream of many batches, decoded on the runner's goroutines, yields
+// what replaying its wire log line by line yields.
+func TestLargeStreamReplay(t *testing.T) {
+	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Gemini, 4<<20))
 }

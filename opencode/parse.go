@@ -2,6 +2,7 @@ package opencode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
@@ -23,7 +24,7 @@ import (
 // escapes (the line is kept as Event.Raw anyway).
 
 type wireLine struct {
-	Type      []byte // compared, never kept
+	Type      string
 	SessionID string
 	Part      wirePart
 	HasPart   bool
@@ -80,11 +81,9 @@ type apiError struct {
 // succeeded when the CLI exited 0, reported no error and finished its last
 // step.
 type parser struct {
-	d    jsonscan.Decoder
-	line []byte
-	w    wireLine
-	evs  []agentcli.Event
-	bad  error // a tool input kept as JSON is not valid
+	x   lineDecoder // decodes the lines given to Line
+	cur decoded     // the line Line is parsing
+	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
 
@@ -141,44 +140,105 @@ var errInvalid = errors.New("invalid JSON")
 
 // keptWhole reports whether lines of this type may become Result.Raw,
 // which must be valid JSON.
-func keptWhole(typ []byte) bool {
-	switch string(typ) {
+func keptWhole(typ string) bool {
+	switch typ {
 	case "step_finish", "done", "error":
 		return true
 	}
 	return false
 }
 
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d    jsonscan.Decoder
+	line []byte // the line being decoded
+	bad  error  // a tool input kept as JSON is not valid
+}
+
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireLine
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
-	}
-	if line[0] != '{' {
-		return append(p.evs, runner.NotObject(Name, line))
-	}
-	d := &p.d
-	p.reset(line)
-	p.line = line
-	p.bad = nil
-	p.decode()
-	err := d.Finish()
-	d.Reset(nil)
-	p.line = nil
-	if err == nil {
-		err = p.bad
-	}
-	if err == nil && keptWhole(p.w.Type) && !json.Valid(line) {
-		err = errInvalid
-	}
-	if err != nil {
-		return append(p.evs, runner.Notice(Name, line, err))
-	}
-	p.apply(line)
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
 	return p.evs
+}
+
+// decode decodes the line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
+	}
+	x.line, x.bad = t, nil
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
+	}
+	x.decodeLine(&dl.w)
+	dl.err = cmp.Or(x.d.Finish(), x.bad)
+	if dl.err == nil && keptWhole(dl.w.Type) && !json.Valid(t) {
+		dl.err = errInvalid
+	}
+	x.d.Reset(nil)
+	x.line = nil
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireLine{}
+	dl.raw, dl.err = nil, nil
 }
 
 // LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
@@ -190,32 +250,22 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// reset points the decoder at line.
-func (p *parser) reset(line []byte) {
-	if p.validUTF8 {
-		p.d.ResetUTF8(line)
-	} else {
-		p.d.Reset(line)
-	}
-}
-
-func (p *parser) decode() {
-	d := &p.d
-	w := &p.w
+func (x *lineDecoder) decodeLine(w *wireLine) {
+	d := &x.d
 	*w = wireLine{}
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
-			w.Type, _ = d.StrBytes()
+			w.Type = str(d)
 		case "sessionID":
 			w.SessionID = str(d)
 		case "part":
 			w.HasPart = d.Kind() == jsonscan.Object
 			w.Part = wirePart{}
-			p.decodePart(&w.Part)
+			x.decodePart(&w.Part)
 		case "error":
 			w.HasError = true
-			w.Error = p.decodeError()
+			w.Error = x.decodeError()
 		case "reason":
 			w.Reason = str(d)
 		case "rejected":
@@ -227,8 +277,8 @@ func (p *parser) decode() {
 	}
 }
 
-func (p *parser) decodePart(part *wirePart) {
-	d := &p.d
+func (x *lineDecoder) decodePart(part *wirePart) {
+	d := &x.d
 	for k := range d.Object() {
 		switch string(k) {
 		case "id":
@@ -252,7 +302,7 @@ func (p *parser) decodePart(part *wirePart) {
 		case "state":
 			part.HasState = d.Kind() == jsonscan.Object
 			part.State = wireToolState{}
-			p.decodeState(&part.State)
+			x.decodeState(&part.State)
 		case "reason":
 			part.Reason = str(d)
 		case "cost":
@@ -265,8 +315,8 @@ func (p *parser) decodePart(part *wirePart) {
 	}
 }
 
-func (p *parser) decodeState(st *wireToolState) {
-	d := &p.d
+func (x *lineDecoder) decodeState(st *wireToolState) {
+	d := &x.d
 	for k := range d.Object() {
 		switch string(k) {
 		case "status":
@@ -274,7 +324,7 @@ func (p *parser) decodeState(st *wireToolState) {
 		case "input":
 			st.Input = d.Raw()
 			if st.Input != nil && !json.Valid(st.Input) {
-				p.bad = errInvalid
+				x.bad = errInvalid
 			}
 		case "output":
 			st.Output = rawString(d)
@@ -331,8 +381,8 @@ func decodeTokens(d *jsonscan.Decoder) agentcli.Usage {
 }
 
 // decodeError reads the `error` of an error line.
-func (p *parser) decodeError() apiError {
-	d := &p.d
+func (x *lineDecoder) decodeError() apiError {
+	d := &x.d
 	var e apiError
 	switch d.Kind() {
 	case jsonscan.Null, jsonscan.Invalid:
@@ -373,14 +423,13 @@ func (p *parser) decodeError() apiError {
 		e.message = dataMessage
 	}
 	if e.name == "" && e.message == "" && d.Err() == nil {
-		e.message = string(p.line[start:d.Offset()])
+		e.message = string(x.line[start:d.Offset()])
 	}
 	return e
 }
 
-// apply turns the decoded line (whose bytes are raw) into events.
-func (p *parser) apply(raw []byte) {
-	w := &p.w
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireLine, raw []byte) {
 	part := &w.Part
 	sid := w.SessionID
 	if sid == "" {
@@ -396,7 +445,7 @@ func (p *parser) apply(raw []byte) {
 		}
 	}
 	base := agentcli.Event{SessionID: sid, Raw: raw}
-	switch string(w.Type) {
+	switch w.Type {
 	case "step_start":
 		p.step(part.MessageID, true)
 		p.open = true

@@ -257,6 +257,41 @@ func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.E
 	return r
 }
 
+// ParseDecoded is Parse as the runner parses with decoders (p must
+// implement runner.DecodeParser): lines are decoded ahead, four at a time
+// alternately by two decoders (so each decodes a line before the one it
+// decoded last is applied) reusing the values of lines already applied,
+// then applied in order (lines not decoded go to Line). It must yield what
+// Parse yields.
+func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+	dp := p.(runner.DecodeParser)
+	decs := []runner.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
+	var spare [4]runner.Decoded
+	var r Run
+	for i := 0; i < len(lines); i += len(spare) {
+		chunk := lines[i:min(i+len(spare), len(lines))]
+		var valid [4]bool
+		for j, l := range chunk {
+			valid[j] = utf8.Valid(l)
+			spare[j] = decs[j%2].Decode(l, valid[j], spare[j])
+		}
+		for j, l := range chunk {
+			var evs []agentcli.Event
+			switch {
+			case spare[j] != nil:
+				evs = dp.Apply(spare[j])
+			case valid[j]:
+				evs = p.(runner.UTF8Parser).LineUTF8(l)
+			default:
+				evs = p.Line(l)
+			}
+			r.Events = append(r.Events, append([]agentcli.Event(nil), evs...))
+		}
+	}
+	r.Result, r.Err = spec.End(p, exit)
+	return r
+}
+
 // DiffRuns describes the first difference between two runs of the same
 // lines, or returns "". Notices are compared by their error's type (and a
 // ParseError's line), not its wording: encoding/json and jsonscan word

@@ -1,10 +1,17 @@
 package backendtest
 
 import (
+	"bytes"
+	"context"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -54,5 +61,74 @@ func BenchLinear(b *testing.B, name string, line func(n int) []byte, ns []int, n
 				b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(l)), "cpu-ns/byte")
 			}
 		})
+	}
+}
+
+// BenchStream measures a whole run through the public API: a CLI that
+// prints stream (written to a file and played by cat) read by b.Stream,
+// every event yielded. Besides MB/s and allocations it reports
+// cpu-ns/byte, the CPU time of this process (reading, parsing, the run
+// loop and the garbage collector; not the CLI's) per byte of output.
+func BenchStream(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	cli := catCLI(b, b.TempDir(), stream)
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	cpu := processCPU()
+	events := 0
+	for b.Loop() {
+		for ev, err := range be.Stream(context.Background(), &agentcli.Request{Prompt: "x"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = ev
+			events++
+		}
+	}
+	if cpu := processCPU() - cpu; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(stream)), "cpu-ns/byte")
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// catCLI writes stream to a file in dir and returns a CLI (a shell script)
+// that prints it, whatever its arguments and input.
+func catCLI(tb testing.TB, dir string, stream []byte) string {
+	out := filepath.Join(dir, "stream.jsonl")
+	cli := filepath.Join(dir, "cli")
+	if err := os.WriteFile(out, stream, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(cli, []byte("#!/bin/sh\nexec cat "+out+"\n"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	return cli
+}
+
+// LargeStreamReplay runs a CLI that prints stream (many batches of lines,
+// decoded on the runner's goroutines when the parser allows) with a wire
+// log, and checks that replaying the log (line by line on one goroutine)
+// yields the same events.
+func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
+	var log bytes.Buffer
+	live, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", WireLog: &log})
+	if err != nil || len(live) < 1000 {
+		t.Fatalf("%d events, err %v", len(live), err)
+	}
+	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	got := strings.Split(describeRun(replayed, rerr), "\n")
+	want := strings.Split(describeRun(live, err), "\n")
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			at := func(l []string) string {
+				if i < len(l) {
+					return l[i]
+				}
+				return "(none)"
+			}
+			t.Fatalf("replay differs from the live run at event %d of %d (replayed %d)\nlive:   %.300s\nreplay: %.300s",
+				i, len(want), len(got), at(want), at(got))
+		}
 	}
 }

@@ -3,9 +3,11 @@ package runner
 import (
 	"context"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/proc"
 )
 
@@ -30,7 +32,7 @@ func startSh(t *testing.T, script string) *proc.Process {
 func TestReaderBackpressure(t *testing.T) {
 	p := startSh(t, `yes 0123456789 | head -n 5000000`)
 	lg := &runLog{}
-	r := startReader(context.Background(), p, lg, nil)
+	r := startReader(context.Background(), p, lg, nil, nil, 0)
 	if b, ok := r.next(); !ok || len(b) == 0 {
 		t.Fatal("no first batch")
 	}
@@ -49,7 +51,7 @@ func TestReaderBackpressure(t *testing.T) {
 // ends by itself at EOF.
 func TestReaderOrder(t *testing.T) {
 	p := startSh(t, `i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done`)
-	r := startReader(context.Background(), p, &runLog{}, nil)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0)
 	n := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
@@ -78,4 +80,92 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// numParser is a DecodeParser whose decoders turn a line into its number.
+type numParser struct{ applied int }
+
+type numDecoder struct{}
+
+func (numParser) Line(line []byte) []agentcli.Event  { panic("Line called for a decoded line") }
+func (numParser) End(Exit) (*agentcli.Result, error) { return nil, nil }
+func (numParser) NewLineDecoder() LineDecoder        { return numDecoder{} }
+func (p *numParser) Apply(d Decoded) []agentcli.Event {
+	p.applied++
+	return []agentcli.Event{{Text: strconv.Itoa(*d.(*int))}}
+}
+
+func (numDecoder) Decode(line []byte, _ bool, into Decoded) Decoded {
+	if string(line) == "boom" {
+		panic("decoder panic")
+	}
+	n, _ := into.(*int)
+	if n == nil {
+		n = new(int)
+	}
+	*n, _ = strconv.Atoi(string(line))
+	return n
+}
+
+// With decoders, every line is decoded once and arrives in order (the
+// decoded values recycled with their batches).
+func TestReaderDecodersOrder(t *testing.T) {
+	p := startSh(t, `seq 0 19999`)
+	np := &numParser{}
+	r := startReader(context.Background(), p, &runLog{}, nil, np, 2)
+	n := 0
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		for _, l := range b {
+			if got := np.Apply(l.dec)[0].Text; got != strconv.Itoa(n) {
+				t.Fatalf("line %d: decoded %s", n, got)
+			}
+			n++
+		}
+		r.recycle(b)
+	}
+	if n != 20000 {
+		t.Fatalf("%d lines", n)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
+// With decoders too, a stalled consumer stops reading after a few
+// batches.
+func TestReaderDecodersBackpressure(t *testing.T) {
+	p := startSh(t, `yes 12345 | head -n 5000000`)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	if _, ok := r.next(); !ok {
+		t.Fatal("no first batch")
+	}
+	time.Sleep(300 * time.Millisecond)
+	// One batch taken, and per decoder one waiting, one being decoded,
+	// one handed in; one being filled.
+	if n := r.read.Load(); n > 8*batchLines+1 {
+		t.Fatalf("the reader read %d lines ahead of a stalled consumer", n)
+	}
+	r.stop()
+	if e := p.Wait(); !e.Stopped {
+		t.Fatalf("exit %+v: the CLI was not stopped", e)
+	}
+}
+
+// A decoder's panic is raised on the consumer's goroutine, and the
+// stages end.
+func TestReaderDecoderPanic(t *testing.T) {
+	p := startSh(t, `seq 1 3000; echo boom; yes 7 | head -n 1000000`)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	defer func() {
+		if v := recover(); v != "decoder panic" {
+			t.Fatalf("recovered %v, want the decoder's panic", v)
+		}
+		if e := p.Wait(); !e.Stopped {
+			t.Fatalf("exit %+v: the CLI was not stopped", e)
+		}
+	}()
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		r.recycle(b)
+	}
+	t.Fatal("the stages ended without the panic")
 }

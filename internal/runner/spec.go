@@ -171,6 +171,38 @@ type UTF8Parser interface {
 	LineUTF8(line []byte) []agentcli.Event
 }
 
+// DecodeParser is implemented by a Parser whose work on a line splits in
+// two: decoding the line, which depends on nothing but the line and can
+// run on any goroutine, and applying the decoded line, which updates the
+// run's state and must follow the order of the lines. The runner then
+// decodes lines on goroutines of their own, several at a time, and applies
+// them in order on the run's goroutine. For every line, Apply of a Decode
+// must return what Line returns.
+type DecodeParser interface {
+	Parser
+	// NewLineDecoder returns a decoder for one goroutine. Decoders share
+	// nothing with each other or with the parser.
+	NewLineDecoder() LineDecoder
+	// Apply returns the events of a line decoded by one of the parser's
+	// decoders; lines are applied in the order they were printed, each
+	// once. The returned slice may be reused by the next call, and
+	// Apply may reuse what d holds once it returns.
+	Apply(d Decoded) []agentcli.Event
+}
+
+// LineDecoder decodes lines for a DecodeParser.
+type LineDecoder interface {
+	// Decode decodes one stdout line; validUTF8 reports that the line is
+	// known to be valid UTF-8. into, if not nil, is an earlier result of
+	// this decoder's parser, which Decode may reuse. A nil result means
+	// the line is not decoded: the runner passes it to Line.
+	Decode(line []byte, validUTF8 bool, into Decoded) Decoded
+}
+
+// Decoded is a line decoded by a LineDecoder; only its parser looks
+// inside.
+type Decoded any
+
 // Exit is how the CLI process ended, as a parser sees it.
 type Exit struct {
 	// Code is the exit status; -1 if the process was killed by a signal.

@@ -149,14 +149,15 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		wl.In(job.Stdin)
 	}
 
-	// Reading goes on on its own goroutine (see lineReader); parsing and
-	// yielding stay on this one.
-	rd := startReader(runCtx, p, lg, wl)
+	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
+	// its own (see lineReader); applying lines and yielding stay on this
+	// one.
+	rd := startReader(runCtx, p, lg, wl, f.dp, decoders())
 	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
 		for _, line := range lines {
-			for _, ev := range f.line(line.Data, line.TooLong, line.utf8) {
+			for _, ev := range f.read(line) {
 				if runCtx.Err() != nil {
 					break // nothing is yielded after the run's context ended
 				}
@@ -215,7 +216,8 @@ type feed struct {
 	red    *Redactor
 	limit  int
 	parser Parser
-	utf8   UTF8Parser // parser, when it implements it
+	utf8   UTF8Parser   // parser, when it implements it
+	dp     DecodeParser // likewise
 	synth  evstream.Deltas
 	out    []agentcli.Event
 }
@@ -223,7 +225,17 @@ type feed struct {
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
 	f.utf8, _ = f.parser.(UTF8Parser)
+	f.dp, _ = f.parser.(DecodeParser)
 	return f
+}
+
+// read returns the events of a line handed over by the reader: decoded
+// already, or not.
+func (f *feed) read(l readLine) []agentcli.Event {
+	if l.dec == nil || l.TooLong > 0 {
+		return f.line(l.Data, l.TooLong, l.utf8)
+	}
+	return f.deltas(f.dp.Apply(l.dec))
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
@@ -240,6 +252,12 @@ func (f *feed) line(data []byte, tooLong int, validUTF8 bool) []agentcli.Event {
 	default:
 		evs = f.parser.Line(data)
 	}
+	return f.deltas(evs)
+}
+
+// deltas returns evs with text deltas synthesized where due. The slice is
+// reused by the next call.
+func (f *feed) deltas(evs []agentcli.Event) []agentcli.Event {
 	f.out = f.out[:0]
 	for _, ev := range evs {
 		f.out = f.synth.Apply(f.out, ev)
