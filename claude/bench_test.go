@@ -132,3 +132,9 @@ func BenchmarkStreamMemory(b *testing.B) {
 func BenchmarkStream(b *testing.B) {
 	backendtest.BenchStream(b, New, benchdata.Stream(benchdata.Claude, 64<<20))
 }
+
+// BenchmarkFirstEvent: the time to the first event of a run, against a
+// bare os/exec reading the first line of the same CLI.
+func BenchmarkFirstEvent(b *testing.B) {
+	backendtest.BenchFirstEvent(b, New, benchdata.Stream(benchdata.Claude, 4<<20))
+}

@@ -1,15 +1,18 @@
 package backendtest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
@@ -131,4 +134,40 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 				i, len(want), len(got), at(want), at(got))
 		}
 	}
+}
+
+// BenchFirstEvent measures the time from Stream to the first event of a
+// CLI that prints stream, against the time from starting the same CLI with
+// a bare os/exec to reading its first line (first-ns and bare-first-ns).
+func BenchFirstEvent(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	cli := catCLI(b, b.TempDir(), stream)
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	var first, bare time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for _, err := range be.Stream(context.Background(), &agentcli.Request{Prompt: "x"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			first += time.Since(start)
+			break
+		}
+		start = time.Now()
+		cmd := exec.Command(cli)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := bufio.NewReader(out).ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+		bare += time.Since(start)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "first-ns")
+	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-first-ns")
 }

@@ -31,15 +31,18 @@ import (
 // once the last channel is seen closed. A panic on a stage (a parser's
 // decoder, the wire log's writer) is raised again on the run's goroutine.
 type lineReader struct {
-	p     *proc.Process
-	outs  []chan []readLine // what the run's goroutine reads, in turn
-	turn  int
-	free  chan []readLine // batches the run's goroutine is done with
-	done  chan struct{}   // closed to make the stages give up
-	once  sync.Once       // closes done
-	wg    sync.WaitGroup
-	ended bool         // the stages have ended
-	read  atomic.Int64 // lines read (for tests)
+	p *proc.Process
+	// direct carries the first batches, small ones, straight to the run's
+	// goroutine (see run), when there are decoders; nil once closed.
+	direct chan []readLine
+	outs   []chan []readLine // what the run's goroutine reads, in turn
+	turn   int
+	free   chan []readLine // batches the run's goroutine is done with
+	done   chan struct{}   // closed to make the stages give up
+	once   sync.Once       // closes done
+	wg     sync.WaitGroup
+	ended  bool         // the stages have ended
+	read   atomic.Int64 // lines read (for tests)
 
 	mu    sync.Mutex
 	panic any // the first panic of a stage
@@ -92,6 +95,7 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 	if n == 0 {
 		r.outs = ins
 	} else {
+		r.direct = make(chan []readLine, 1)
 		r.outs = make([]chan []readLine, n)
 		for i := range r.outs {
 			r.outs[i] = make(chan []readLine, 1)
@@ -100,7 +104,7 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 		}
 	}
 	r.wg.Add(1)
-	go r.run(ctx, lg, wl, ins)
+	go r.run(ctx, lg, wl, r.direct, ins)
 	return r
 }
 
@@ -125,9 +129,12 @@ func (r *lineReader) send(ch chan []readLine, b []readLine) bool {
 	}
 }
 
-func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, ins []chan []readLine) {
+func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, direct chan []readLine, ins []chan []readLine) {
 	defer r.wg.Done()
 	defer func() {
+		if direct != nil {
+			close(direct)
+		}
 		for _, ch := range ins {
 			close(ch)
 		}
@@ -135,11 +142,29 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, in
 	defer r.catch()
 	var batch []readLine
 	size, k := 0, 0
+	// The first batches are small, so that the first lines reach the
+	// caller at once: their limit doubles from one line up to
+	// batchLines, and they skip the decoders (the run's goroutine parses
+	// them), which take over from the first full-size batch on.
+	limit := 1
 	send := func() bool {
-		if !r.send(ins[k%len(ins)], batch) {
+		ch := direct
+		if limit == batchLines && direct != nil {
+			close(direct)
+			direct = nil
+		}
+		if direct == nil {
+			ch = ins[k%len(ins)]
+			k++
+		} else {
+			for i := range batch {
+				batch[i].dec = nil // not decoded
+			}
+		}
+		if !r.send(ch, batch) {
 			return false
 		}
-		k++
+		limit = min(2*limit, batchLines)
 		select {
 		case batch = <-r.free:
 		default:
@@ -173,7 +198,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, in
 		e := &batch[len(batch)-1]
 		e.Line, e.utf8 = line, utf8.Valid(line.Data)
 		size += len(line.Data)
-		if (size >= batchBytes || len(batch) >= batchLines || r.p.Buffered() == 0) && !send() {
+		if (size >= batchBytes || len(batch) >= limit || r.p.Buffered() == 0) && !send() {
 			return
 		}
 	}
@@ -205,6 +230,12 @@ func (r *lineReader) decode(dec LineDecoder, in, out chan []readLine) {
 // stages have ended and every batch has been taken. It raises a stage's
 // panic.
 func (r *lineReader) next() ([]readLine, bool) {
+	if r.direct != nil {
+		if b, ok := <-r.direct; ok {
+			return b, true
+		}
+		r.direct = nil
+	}
 	b, ok := <-r.outs[r.turn]
 	if ok {
 		r.turn = (r.turn + 1) % len(r.outs)
