@@ -201,6 +201,12 @@ type Process struct {
 
 	waited bool
 	exit   Exit
+
+	// A process started by StartTerminal has no pipes (out, lines, errR
+	// and stdin are nil) and a terminal to give back.
+	term     *termState
+	contQuit chan struct{} // closed to stop continueStopped, if running
+	contDone chan struct{} // closed when it has returned
 }
 
 // Test hooks, nil outside tests: called with the group id for every group
@@ -348,6 +354,11 @@ func (p *Process) waitLoop() {
 	// and so its group id, cannot be reused yet.
 	zombie := waitExit(p.pid)
 	exitAt := time.Now()
+	if p.contQuit != nil {
+		// Nothing may wait on the pid once it can be reaped.
+		close(p.contQuit)
+		<-p.contDone
+	}
 	if zombie {
 		p.signalGroup(syscall.SIGKILL) // leftovers in the group
 	} else {
@@ -356,8 +367,10 @@ func (p *Process) waitLoop() {
 		p.waitErr = p.cmd.Wait()
 		p.setReaped()
 	}
-	p.out.markExited(exitAt)
-	p.errR.markExited(exitAt)
+	if p.out != nil {
+		p.out.markExited(exitAt)
+		p.errR.markExited(exitAt)
+	}
 	if p.stdin != nil {
 		p.stdin.processExited()
 	}
@@ -373,7 +386,21 @@ func (p *Process) waitLoop() {
 		}
 		p.waitErr = p.cmd.Wait()
 	}
+	if p.term != nil {
+		p.term.restore(p.isStopped() || signaled(p.waitErr))
+	}
 	close(p.done)
+}
+
+// signaled reports whether err is the wait status of a process killed by a
+// signal.
+func signaled(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		return ok && ws.Signaled()
+	}
+	return false
 }
 
 // signalGroup sends sig to the CLI's process group unless reaping has begun
@@ -413,8 +440,10 @@ func (p *Process) setReaped() {
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
 		close(p.stopped)
-		p.out.markStopped()
-		p.errR.markStopped()
+		if p.out != nil {
+			p.out.markStopped()
+			p.errR.markStopped()
+		}
 		if p.stdin != nil {
 			p.stdin.Close()
 		}
@@ -454,7 +483,7 @@ func (p *Process) Stdin() io.WriteCloser {
 // the moment the process is stopped: a line completed after Stop is never
 // returned.
 func (p *Process) ReadLine() (Line, error) {
-	if p.isStopped() {
+	if p.isStopped() || p.lines == nil {
 		return Line{}, io.EOF
 	}
 	var acc []byte
@@ -507,10 +536,12 @@ func (p *Process) Wait() Exit {
 		return p.exit
 	}
 	p.waited = true
-	p.out.startDraining()
-	p.lines.Discard(p.lines.Buffered())
-	io.Copy(io.Discard, p.out)
-	p.out.f.Close()
+	if p.out != nil {
+		p.out.startDraining()
+		p.lines.Discard(p.lines.Buffered())
+		io.Copy(io.Discard, p.out)
+		p.out.f.Close()
+	}
 	<-p.done
 	<-p.errDone
 	p.unwatch()
@@ -518,7 +549,7 @@ func (p *Process) Wait() Exit {
 	e := Exit{
 		Stderr:          p.errTail.String(),
 		StderrTruncated: p.errTail.truncated(),
-		HeldOpen:        p.out.heldOpen(),
+		HeldOpen:        p.out != nil && p.out.heldOpen(),
 		Stopped:         p.isStopped(),
 		Escaped:         p.escaped,
 	}
