@@ -106,10 +106,38 @@ func mapValues(m map[string]string) []string {
 	return out
 }
 
-// wireClaude needs no config file; everything is environment.
+// wireClaude points claude at s through the environment. The config files
+// matter only to the interactive UI (agentcli.Interactive), whose first-run
+// screens they answer.
 func (s *Server) wireClaude(w *Wiring, home string) error {
 	cfg := filepath.Join(home, ".claude")
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		return err
+	}
+	key := APIKey
+	if len(key) > 20 {
+		key = key[len(key)-20:] // claude records approved keys by their last 20 characters
+	}
+	state, err := json.Marshal(map[string]any{
+		// No onboarding: it starts with a connectivity check against
+		// api.anthropic.com, and exits when that fails.
+		"hasCompletedOnboarding": true,
+		// "Detected a custom API key in your environment. Do you want to
+		// use this API key?" is answered yes.
+		"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}},
+		// The workspace trust dialog is answered for home and every
+		// directory under it.
+		"projects": map[string]any{home: map[string]any{"hasTrustDialogAccepted": true}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, ".claude.json"), state, 0o600); err != nil {
+		return err
+	}
+	// The warning dialog of --dangerously-skip-permissions is accepted.
+	settings := []byte(`{"skipDangerousModePermissionPrompt":true}`)
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), settings, 0o600); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -177,6 +205,10 @@ func (s *Server) wireCodex(w *Wiring, home string) error {
 		"# Plugins sync a curated list from a remote API on every run.",
 		"[features]",
 		"plugins = false",
+		"",
+		"# The interactive UI asks whether to trust a git repository's folder.",
+		"[projects." + q(w.Dir) + "]",
+		"trust_level = \"trusted\"",
 		"",
 	}, "\n")
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {

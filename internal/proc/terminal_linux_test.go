@@ -106,9 +106,9 @@ func TestStartTerminalCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p, err := StartTerminal(ctx, TerminalSpec{
-		Path:      "/bin/sh",
-		Args:      []string{"-c", `trap '' TERM; stty raw -echo; printf '\033[?1049h'; sleep 60 & echo READY; wait`},
-		Stdin:     pty.Slave, Stdout: pty.Slave, Stderr: pty.Slave,
+		Path:  "/bin/sh",
+		Args:  []string{"-c", `trap '' TERM; stty raw -echo; printf '\033[?1049h'; sleep 60 & echo READY; wait`},
+		Stdin: pty.Slave, Stdout: pty.Slave, Stderr: pty.Slave,
 		KillGrace: 300 * time.Millisecond,
 	})
 	if err != nil {
@@ -223,8 +223,8 @@ func foregroundHelper() error {
 	// foreground group, goes raw, stops itself, and exits 5 once
 	// continued.
 	p, err := StartTerminal(context.Background(), TerminalSpec{
-		Path: "/bin/sh",
-		Args: []string{"-c", `set -- $(cut -d')' -f2 /proc/$$/stat); [ "$3" = "$$" ] && [ "$6" = "$$" ] || exit 3; stty raw -echo; kill -STOP $$; exit 5`},
+		Path:  "/bin/sh",
+		Args:  []string{"-c", `set -- $(cut -d')' -f2 /proc/$$/stat); [ "$3" = "$$" ] && [ "$6" = "$$" ] || exit 3; stty raw -echo; kill -STOP $$; exit 5`},
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 	})
 	if err != nil {

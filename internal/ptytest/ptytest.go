@@ -205,7 +205,7 @@ type vtParser struct {
 }
 
 const (
-	stGround = iota
+	stGround  = iota
 	stEsc     // after ESC
 	stEscInt  // ESC followed by intermediate bytes (charset selection ...)
 	stCSI     // ESC [
