@@ -20,9 +20,9 @@ const APIKey = "agentclitest-key"
 type Wiring struct {
 	// Env is the complete environment for the CLI process, as "K=V". It is
 	// meant to replace os.Environ(), not to extend it, so no credential or
-	// setting of the calling process leaks in; only PATH and a few locale
-	// and identity variables (USER, LOGNAME, LANG, LC_ALL, TZ) are copied
-	// from the current process. Callers may append to it; later entries
+	// setting of the calling process leaks in; only PATH and a few locale,
+	// identity and terminal variables (USER, LOGNAME, LANG, LC_ALL, TZ,
+	// TERM, COLORTERM) are copied from the current process. Callers may append to it; later entries
 	// win.
 	Env []string
 	// Args are extra flags the CLI needs, to be placed among the options
@@ -71,8 +71,8 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		}
 	}
 	// Identity and locale only; PATH so that the CLI's launcher can find
-	// node and its own helpers.
-	for _, k := range []string{"PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ"} {
+	// node and its own helpers; the terminal type for interactive UIs.
+	for _, k := range []string{"PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TERM", "COLORTERM"} {
 		if v, ok := os.LookupEnv(k); ok {
 			w.Env = append(w.Env, k+"="+v)
 		}

@@ -73,6 +73,7 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+	Interactive: interactive,
 }
 
 // prepare builds one run. Text deltas (partial messages) are asked for only

@@ -165,6 +165,7 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+	Interactive: interactive,
 }
 
 // prepare builds one run: the prompt goes on stdin, the working directory

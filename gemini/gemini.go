@@ -146,6 +146,8 @@ var spec = runner.Spec{
 	},
 	Classify: classify,
 	Hint:     hint,
+
+	Interactive: interactive,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.

@@ -173,6 +173,8 @@ var spec = runner.Spec{
 	},
 	Stderr:   stripANSI,
 	NewState: func() any { return &state{dirs: map[string]string{}, models: map[string][]string{}} },
+
+	Interactive: interactive,
 }
 
 // state is what one Backend remembers across runs.

@@ -1,0 +1,94 @@
+package opencode
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// interactive builds the command line of OpenCode's interactive UI (see
+// interactiveArgs): a plain model name is resolved to provider/model and
+// the system prompt goes through a private OPENCODE_CONFIG file, as in a
+// run. When OPENCODE_CONFIG is already set, the system prompt is
+// prepended to the first message instead (with a warning), and refused
+// with an *agentcli.UnsupportedError when there is no first message.
+func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
+	req := *r.Req
+	model, err := r.State.(*state).resolveModel(ctx, r, req.Model)
+	if err != nil {
+		return nil, err
+	}
+	req.Model = model
+	job := &runner.Job{}
+	if req.SystemPrompt != "" {
+		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+			if req.Prompt == "" {
+				return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "system prompt without a prompt",
+					Reason: "OPENCODE_CONFIG is already set, so the system prompt could only be prepended to the first message (Request.Prompt)"}
+			}
+			if strings.IndexByte(req.SystemPrompt, 0) >= 0 {
+				return nil, &agentcli.RequestError{Backend: Name, Field: "SystemPrompt", Reason: "contains a NUL byte"}
+			}
+			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the first message instead",
+				"backend", Name, "OPENCODE_CONFIG", v)
+			req.Prompt = req.SystemPrompt + "\n\n" + req.Prompt
+		} else {
+			tmp, err := r.TempDir()
+			if err != nil {
+				return nil, err
+			}
+			cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
+			if err != nil {
+				return nil, err
+			}
+			job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+		}
+	}
+	job.Args, err = interactiveArgs(&req)
+	if err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// interactiveArgs returns the arguments of OpenCode's interactive UI (the
+// TUI, opencode's default command) for req. It is pure. req.Model is
+// already provider/model (or empty).
+//
+//	opencode [--auto | --agent=plan] [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...] [--prompt=TEXT]
+//
+// --auto (approve every permission request the configuration does not
+// deny) is PermissionBypass (the zero value); PermissionAsk passes nothing,
+// so the configuration's own rules apply and the UI asks the person at the
+// terminal where they say "ask"; PermissionPlan selects opencode's
+// built-in read-only plan agent. There is no deny mode. The TUI runs in the
+// process's working directory (Request.Dir); unlike a run it takes no
+// --dir, so a session must be resumed from the directory it was created
+// in. Values are attached with "=" (yargs takes everything after it), so
+// the first message (--prompt, which the TUI submits at start-up, as typed)
+// is never read as an option.
+func interactiveArgs(req *agentcli.Request) ([]string, error) {
+	var args []string
+	switch req.Permission {
+	case "", agentcli.PermissionBypass:
+		args = append(args, "--auto")
+	case agentcli.PermissionAsk:
+	case agentcli.PermissionPlan:
+		args = append(args, "--agent=plan")
+	default:
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "permission mode " + string(req.Permission)}
+	}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.SessionID != "" {
+		args = append(args, "--session="+req.SessionID)
+	}
+	args = append(args, req.ExtraArgs...)
+	if req.Prompt != "" {
+		args = append(args, "--prompt="+req.Prompt)
+	}
+	return args, nil
+}
