@@ -26,13 +26,16 @@ type interactiveCase struct {
 	// system: Request.SystemPrompt reaches the model in the system
 	// prompt (rather than prepended to the first message, gemini).
 	system bool
+	// resumePrompt: the UI takes a first message when it resumes a
+	// session (opencode's ignores it: the backend refuses the request).
+	resumePrompt bool
 }
 
 var interactiveCLIs = []interactiveCase{
-	{name: "opencode", ready: "Ask anything", quit: "/exit", system: true},
-	{name: "gemini", ready: "Type your message", quit: "/quit"},
-	{name: "claude", ready: "bypass permissions on", quit: "/exit", system: true},
-	{name: "codex", ready: "Ask Codex to do anything", quit: "/quit", system: true},
+	{name: "opencode", ready: "ctrl+p commands", quit: "/exit", system: true},
+	{name: "gemini", ready: "Type your message", quit: "/quit", resumePrompt: true},
+	{name: "claude", ready: "bypass permissions on", quit: "/exit", system: true, resumePrompt: true},
+	{name: "codex", ready: "Ask Codex to do anything", quit: "/quit", system: true, resumePrompt: true},
 }
 
 // interactiveAnswer is the scripted answer: one word, so that a UI that
@@ -50,6 +53,10 @@ const interactiveSystem = "SYSTEM-MARKER-interactive-3b9a"
 //     scripted answer and exits 0 on its own quit command;
 //   - initial: the same with Request.Prompt as the first message, the
 //     model, the system prompt and PermissionAsk passed as for a run;
+//   - resume: the UI resumes the session of a run (Request.SessionID) and
+//     the model sees its history; the first message is a single word that
+//     names one of the CLI's subcommands ("doctor"), which must reach the
+//     model rather than run the subcommand;
 //   - cancel: cancelling the context while the UI runs returns within
 //     KillGrace plus a few seconds, with ErrCanceled, no process of the
 //     run left and the terminal's mode restored.
@@ -60,6 +67,7 @@ func TestInteractive(t *testing.T) {
 			b := openBackend(t, c.name, nil)
 			t.Run("typed", func(t *testing.T) { testInteractiveTyped(t, c, b) })
 			t.Run("initial", func(t *testing.T) { testInteractiveInitial(t, c, b) })
+			t.Run("resume", func(t *testing.T) { testInteractiveResume(t, c, b) })
 			t.Run("cancel", func(t *testing.T) { testInteractiveCancel(t, c, b) })
 		})
 	}
@@ -80,10 +88,11 @@ type session struct {
 // the background. The scripted server answers with interactiveAnswer
 // (three times: codex and gemini make an extra call, a title or a summary,
 // that the server cannot tell from a main one and that may come first).
-func startInteractive(t *testing.T, c interactiveCase, b agentcli.Backend, edit func(*env, *agentcli.Request)) (*session, *env) {
+// Turns in first come before those.
+func startInteractive(t *testing.T, c interactiveCase, b agentcli.Backend, edit func(*env, *agentcli.Request), first ...agentclitest.Turn) (*session, *env) {
 	t.Helper()
 	a := agentclitest.Turn{Text: interactiveAnswer}
-	e := newEnv(t, c.name, a, a, a)
+	e := newEnv(t, c.name, append(first, a, a, a)...)
 	req, tag := e.request("")
 	req.ReplaceEnv = true
 	req.Env = append(req.Env, "TERM=xterm-256color")
@@ -222,6 +231,51 @@ func testInteractiveInitial(t *testing.T, c interactiveCase, b agentcli.Backend)
 		t.Errorf("first message = %q; want the system prompt prepended", first.LastUserText())
 	case first.Model != cc.atServer:
 		t.Errorf("model at the server = %q, want %q", first.Model, cc.atServer)
+	}
+	s.quit(c)
+}
+
+func testInteractiveResume(t *testing.T, c interactiveCase, b agentcli.Backend) {
+	const (
+		prompt1 = "Remember the word apple."
+		answer1 = "I will remember apple."
+		prompt2 = "doctor"
+	)
+	s, e := startInteractive(t, c, b, func(e *env, req *agentcli.Request) {
+		r1, tag := e.request(prompt1)
+		res, _, err := run(t, b, r1, tag)
+		if err != nil {
+			t.Fatalf("first Run: %s", errSummary(err))
+		}
+		req.SessionID = res.SessionID
+		req.Prompt = prompt2
+		if !c.resumePrompt {
+			// Refused before anything starts; then typed.
+			pty := ptytest.New(t, 40, 120)
+			code, err := agentcli.Interactive(context.Background(), b, req, &agentcli.Terminal{Stdin: pty.Slave, Stdout: pty.Slave})
+			if code != -1 || !errors.Is(err, agentcli.ErrUnsupported) {
+				t.Errorf("Interactive with SessionID and Prompt = %d, %v; want -1 and ErrUnsupported", code, err)
+			}
+			req.Prompt = ""
+		}
+	}, agentclitest.Turn{Text: answer1})
+	at := 0
+	if !c.resumePrompt {
+		at = s.waitFor(0, c.ready, 2*time.Minute)
+		s.enter(prompt2)
+	}
+	s.waitFor(at, interactiveAnswer, 3*time.Minute)
+	var resumed agentclitest.ModelRequest
+	for _, r := range e.main() {
+		if strings.TrimSpace(r.LastUserText()) == prompt2 {
+			resumed = r
+		}
+	}
+	switch {
+	case resumed.Path == "":
+		t.Errorf("no model request carried the first message %q; requests: %s", prompt2, describe(e.srv.Requests()))
+	case !hasText(resumed.Messages, "user", prompt1) || !hasText(resumed.Messages, "assistant", answer1):
+		t.Errorf("the resumed session's request lacks the run's history: %+v", resumed.Messages)
 	}
 	s.quit(c)
 }

@@ -68,7 +68,9 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 // --dir, so a session must be resumed from the directory it was created
 // in. Values are attached with "=" (yargs takes everything after it), so
 // the first message (--prompt, which the TUI submits at start-up, as typed)
-// is never read as an option.
+// is never read as an option. opencode 1.18.33 ignores --prompt when it
+// resumes a session (--session): a request with both fails with an
+// *agentcli.UnsupportedError rather than silently dropping the message.
 func interactiveArgs(req *agentcli.Request) ([]string, error) {
 	var args []string
 	switch req.Permission {
@@ -84,6 +86,10 @@ func interactiveArgs(req *agentcli.Request) ([]string, error) {
 		args = append(args, "--model="+req.Model)
 	}
 	if req.SessionID != "" {
+		if req.Prompt != "" {
+			return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "a first message (Request.Prompt) when resuming a session",
+				Reason: "opencode's TUI ignores --prompt together with --session (1.18.33): type the message instead"}
+		}
 		args = append(args, "--session="+req.SessionID)
 	}
 	args = append(args, req.ExtraArgs...)
