@@ -1,13 +1,17 @@
 // Command agentrun runs one prompt on a coding-agent CLI through agentcli.
 //
 //	agentrun [flags] "prompt"        # or "-" to read the prompt from stdin
+//	agentrun -interactive [flags] ["first message"]
 //
 // By default it prints the answer as it streams. -json prints the final
 // Result as one JSON object; -stream prints every normalized event as one
 // JSON line as it arrives. -offline starts agentclitest's scripted model
 // server on 127.0.0.1 with a canned reply and points the real CLI at it, so
 // the whole flow (real CLI process, real parsing) runs with no credentials
-// and no network.
+// and no network. -interactive hands the terminal to the CLI's own
+// interactive UI instead (with the same model, system prompt, session and
+// -offline wiring; the prompt, if any, is its first message) and exits with
+// the CLI's exit status.
 //
 // Defaults come from the environment: AGENT_BACKEND, BACKEND_CLI_PATH,
 // BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS. When the CLI binary is
@@ -67,6 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	wireLog := fs.String("wire-log", "", "write the run's wire log (every CLI output line and stdin message) to this file")
 	replay := fs.String("replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
 	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
+	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
@@ -84,7 +89,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *asJSON && *stream:
 		fmt.Fprintln(stderr, "agentrun: -json and -stream cannot be combined: -stream already prints the result as its last line")
 		return 2
-	case fs.NArg() != 1:
+	case *interactive && (*asJSON || *stream || *wireLog != ""):
+		fmt.Fprintln(stderr, "agentrun: -interactive hands the terminal to the CLI: it cannot be combined with -json, -stream or -wire-log")
+		return 2
+	case *interactive && fs.Arg(0) == "-":
+		fmt.Fprintln(stderr, "agentrun: -interactive reads the terminal: the first message cannot come from stdin")
+		return 2
+	case fs.NArg() != 1 && !(*interactive && fs.NArg() == 0):
 		fs.Usage()
 		return 2
 	}
@@ -97,7 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		prompt = string(b)
 	}
-	if strings.TrimSpace(prompt) == "" {
+	if strings.TrimSpace(prompt) == "" && !*interactive {
 		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
 		return 2
 	}
@@ -139,6 +150,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		srv := agentclitest.NewServer()
 		defer srv.Close()
 		srv.Push(agentclitest.Turn{Text: *reply})
+		for i := 0; *interactive && i < 99; i++ {
+			srv.Push(agentclitest.Turn{Text: *reply}) // every message typed gets it
+		}
 		home, err := os.MkdirTemp("", "agentrun-offline-")
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun:", err)
@@ -155,10 +169,38 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *interactive {
+		timeoutSet := false
+		fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+		if !timeoutSet {
+			req.Timeout = 0 // a person is at the terminal
+		}
+		return runInteractive(ctx, b, req, stdin, stdout, stderr)
+	}
 	if !*stream && !*asJSON {
 		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
 	}
 	return printEvents(b.Stream(ctx, req), *asJSON, *stream, stdout, stderr)
+}
+
+// runInteractive hands the terminal (stdin, stdout and stderr, when they are
+// files) to the CLI's interactive UI and returns its exit status, or 1 when
+// it could not run.
+func runInteractive(ctx context.Context, b agentcli.Backend, req *agentcli.Request, stdin io.Reader, stdout, stderr io.Writer) int {
+	term := &agentcli.Terminal{}
+	term.Stdin, _ = stdin.(*os.File)
+	term.Stdout, _ = stdout.(*os.File)
+	term.Stderr, _ = stderr.(*os.File)
+	if term.Stdin == nil || term.Stdout == nil {
+		fmt.Fprintln(stderr, "agentrun: -interactive needs stdin and stdout to be a terminal")
+		return 1
+	}
+	code, err := agentcli.Interactive(ctx, b, req, term)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 1
+	}
+	return code
 }
 
 // runReplay prints the events of a wire log as a run would.

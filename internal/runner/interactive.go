@@ -42,11 +42,11 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	// The UI asks the person at the terminal: the permission callback
 	// is not needed, and which modes exist is the UI's business. The
 	// copy is validated without it; Spec.Interactive gets it back.
-	rq := *req
-	rq.Permission, rq.OnPermission = "", nil
-	if err := b.checkInteractive(&rq); err != nil {
+	if err := b.checkInteractive(req); err != nil {
 		return -1, err
 	}
+	rq := *req
+	rq.Permission, rq.OnPermission = "", nil
 	r, err := b.prepareRun(&rq, false, false)
 	if err != nil {
 		return -1, err
@@ -141,16 +141,24 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	case exit.Err != nil:
 		return -1, fmt.Errorf("%s: waiting for the CLI: %w", b.spec.Name, exit.Err)
 	case exit.Signal != 0:
-		return -1, &agentcli.ExitError{Backend: b.spec.Name, Code: -1, Hint: "killed by signal " + exit.Signal.String()}
+		return -1, &agentcli.ExitError{Backend: b.spec.Name, Code: -1,
+			Hint: fmt.Sprintf("the CLI was killed by signal %d (%v)", int(exit.Signal), exit.Signal)}
 	}
 	return exit.Code, nil
 }
 
-// checkInteractive applies the checks a run makes on fields that go to
-// the CLI's stdin, since an interactive CLI gets them in its arguments.
+// checkInteractive checks what the run's validation does not see: the
+// prompt, which reaches an interactive CLI in its arguments (where a run
+// writes it to stdin), and the permission mode, which Spec.Interactive
+// maps.
 func (b *Backend) checkInteractive(req *agentcli.Request) error {
 	if strings.IndexByte(req.Prompt, 0) >= 0 {
 		return &agentcli.RequestError{Backend: b.spec.Name, Field: "Prompt", Reason: "contains a NUL byte"}
+	}
+	switch m := req.Permission; m {
+	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+	default:
+		return &agentcli.RequestError{Backend: b.spec.Name, Field: "Permission", Reason: fmt.Sprintf("unknown mode %q", m)}
 	}
 	return nil
 }
