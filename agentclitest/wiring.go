@@ -46,6 +46,11 @@ type Wiring struct {
 // CLI needs, and returns the environment, flags and working directory to use.
 // It does no network I/O and starts no process.
 //
+// The files also answer the first-run screens of the CLIs' interactive UIs
+// (agentcli.Interactive): claude's onboarding, API-key confirmation,
+// folder trust (for home and below) and bypass-mode warning, and codex's
+// folder trust (for the working directory).
+//
 // Every setting points the CLI at s.URL(), turns off telemetry, update checks
 // and other outbound traffic, and bounds retries so that a scripted HTTP error
 // fails the run quickly (opencode still retries 5xx, 408, 409 and 429 for

@@ -11,6 +11,21 @@
 // `--append-system-prompt-file` and removed when the run ends. As root, Claude Code refuses
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
+//
+// agentcli.Interactive runs Claude Code's own UI on a terminal:
+//
+//	claude --dangerously-skip-permissions|--permission-mode=default|plan|dontAsk
+//	       [--append-system-prompt-file=F] [--resume=ID] [--allowedTools=R]... [--disallowedTools=R]...
+//	       [--model=M] [ExtraArgs...] [-- PROMPT]
+//
+// for PermissionBypass, Ask, Plan and Deny. The first message is the
+// positional prompt after "--"; it is submitted as typed (slash commands
+// and @-mentions apply), and a one-word prompt gets a trailing space,
+// because claude runs a subcommand named by its first operand ("update",
+// "mcp", ...) even after "--". The UI has no turn limit (MaxTurns is
+// ignored with a warning, or refused under Options.Strict). On first use the UI shows its onboarding, an
+// API-key confirmation, the folder-trust dialog and, in bypass mode, a
+// warning to accept; agentclitest.Server.Wire answers them.
 package claude
 
 import (

@@ -86,6 +86,21 @@
 // anything starts. Should codex still report another thread than the one
 // asked for, the backend reports an EventNotice, and Result.SessionID is
 // the thread codex ran.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs codex's own UI (the TUI) on a terminal:
+//
+//	codex [resume] --no-daemon --dangerously-bypass-approvals-and-sandbox|--ask-for-approval=on-request
+//	      [--cd=DIR] [--model=M] [--profile=NAME] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
+//
+// for PermissionBypass and PermissionAsk (codex has no plan or deny mode on
+// its command line). --no-daemon keeps the TUI from starting codex's shared
+// background server, which would outlive it. The system prompt goes
+// through a private profile, as in a run; the first message is positional,
+// after "--", and submitted as typed. In a git repository the TUI first
+// asks whether to trust the folder; agentclitest.Server.Wire trusts its
+// working directory.
 package codex
 
 import (

@@ -2,8 +2,8 @@
 // has no non-test code.
 //
 // The suite drives the pinned CLIs in tools/clis (installed by
-// scripts/install-clis.sh) through the public Backend API only — agentcli.Open,
-// Backend.Run and Backend.Stream — against an agentclitest.Server wired with
+// scripts/install-clis.sh) through the public API only — agentcli.Open,
+// Backend.Run, Backend.Stream and agentcli.Interactive — against an agentclitest.Server wired with
 // Server.Wire, so that no run needs credentials or the network. For every CLI
 // it checks the same scenarios (TestConformance/<cli>/<scenario>):
 //
@@ -25,6 +25,14 @@
 //     context.Canceled and leaves no process of the CLI alive;
 //   - unknown-session: resuming a session the CLI does not know fails with
 //     agentcli.ErrSessionNotFound, without a model call.
+//
+// TestInteractive/<cli>/<scenario> drives each CLI's own interactive UI on a
+// pseudo-terminal through agentcli.Interactive (Linux): typed (a prompt
+// typed at the terminal is answered on the screen, and the UI's quit
+// command ends it with status 0), initial (a first message, with the
+// model, the system prompt and PermissionAsk), resume (a run's session is
+// resumed with its history) and cancel (the UI is stopped within the kill
+// grace, and the terminal's mode is restored).
 //
 // After every run the suite also scans /proc for processes that still carry
 // the run's unique environment tag: a run must never leave a process behind.

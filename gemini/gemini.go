@@ -82,6 +82,20 @@
 // reported them on stderr): exit 41, no usable authentication, matches
 // ErrAuth; exit 42 with "Error resuming session" matches
 // ErrSessionNotFound; exit 42 "No input provided" means an empty prompt.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs Gemini CLI's own UI on a terminal:
+//
+//	gemini --approval-mode=yolo|default|plan [--resume=ID] [--model=M] [ExtraArgs...] [--prompt-interactive=TEXT]
+//
+// for PermissionBypass, Ask and Plan. TEXT, the first message, is what a
+// run writes to stdin: the system prompt, a blank line and the prompt,
+// escaped the same way. The UI has no other channel for a system prompt
+// (GEMINI_SYSTEM_MD replaces gemini's whole built-in one), so a system
+// prompt without a prompt fails with an *agentcli.UnsupportedError. Folder
+// trust is left to the UI, which asks in an untrusted folder unless folder
+// trust is off (as agentclitest.Server.Wire sets it).
 package gemini
 
 import (

@@ -91,6 +91,21 @@
 //
 // Request.MaxTurns and the tool filters are not supported (opencode has no
 // flags for them; they are configuration) and are ignored with a warning.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs OpenCode's own UI (the TUI) on a terminal, in
+// Request.Dir:
+//
+//	opencode [--auto | --agent=plan] [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...] [--prompt=TEXT]
+//
+// --auto for PermissionBypass, nothing for PermissionAsk (the
+// configuration's rules apply, and the UI asks where they say "ask"), the
+// read-only plan agent for PermissionPlan; there is no deny mode. The
+// system prompt goes through a private OPENCODE_CONFIG, as in a run. The
+// first message (--prompt) is submitted as typed; opencode 1.18.33 ignores
+// it when it resumes a session, so a request with both SessionID and
+// Prompt fails with an *agentcli.UnsupportedError.
 package opencode
 
 import (

@@ -175,6 +175,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if !timeoutSet {
 			req.Timeout = 0 // a person is at the terminal
 		}
+		req.MaxTurns = 0 // no interactive UI takes a turn limit (BACKEND_MAX_TURNS has a default)
 		return runInteractive(ctx, b, req, stdin, stdout, stderr)
 	}
 	if !*stream && !*asJSON {

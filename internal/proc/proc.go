@@ -72,6 +72,11 @@
 //   - Other unix systems: no tag scan; every descendant that left the group
 //     survives the run (within the bounds above).
 //   - Wait reaps the CLI itself before it returns.
+//
+// Terminals: StartTerminal runs a CLI's interactive UI on a terminal
+// instead of pipes, with the same stopping and reaping; it also hands the
+// terminal to the CLI's process group and takes it back (see
+// StartTerminal). Start is unchanged by it.
 package proc
 
 import (
