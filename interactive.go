@@ -54,7 +54,10 @@ type Interactor interface {
 // first message, which the CLI sends as soon as it has started, as if it
 // had been typed (the CLI's slash commands and file mentions apply to it,
 // except where the backend documents an escape); it is never read as an
-// option. Permission maps to the UI's own modes: PermissionBypass (the
+// option. Unlike a run's prompt, it is an argument of the CLI (the CLIs
+// take a first message no other way), so other local users can read it in
+// the process list, and it is limited to what one argument can hold
+// (128 KiB on Linux). Permission maps to the UI's own modes: PermissionBypass (the
 // zero value) to the CLI's skip-permissions (yolo) mode, PermissionAsk to
 // its mode that asks the person at the terminal (Request.OnPermission is
 // not used), PermissionPlan and PermissionDeny where the CLI has such a

@@ -38,8 +38,8 @@ var interactiveCLIs = []interactiveCase{
 	{name: "codex", ready: "Ask Codex to do anything", quit: "/quit", system: true, resumePrompt: true},
 }
 
-// interactiveAnswer is the scripted answer: one word, so that a UI that
-// redraws only the cells that changed still writes it in one piece.
+// interactiveAnswer is the scripted answer: one word, so that it stays on
+// one line of the screen.
 const interactiveAnswer = "INTERACTIVE-ANSWER-5e1f"
 
 // interactiveSystem marks the system prompt.
@@ -114,10 +114,9 @@ func startInteractive(t *testing.T, c interactiveCase, b agentcli.Backend, edit 
 	return s, e
 }
 
-// waitFor waits up to d for s to appear on the screen after offset from
-// and returns the offset past it; on failure the test ends, showing the
-// screen.
-func (s *session) waitFor(from int, text string, d time.Duration) int {
+// waitFor waits up to d for text to be on the screen; on failure the test
+// ends, showing the screen.
+func (s *session) waitFor(text string, d time.Duration) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -129,8 +128,7 @@ func (s *session) waitFor(from int, text string, d time.Duration) int {
 		ctx = ctx2
 	default:
 	}
-	n, err := s.pty.WaitFor(ctx, from, text)
-	if err != nil {
+	if err := s.pty.WaitScreen(ctx, text); err != nil {
 		select {
 		case <-s.done:
 			s.t.Fatalf("%v\n(Interactive returned %d, %v)", err, s.code, s.err)
@@ -138,7 +136,6 @@ func (s *session) waitFor(from int, text string, d time.Duration) int {
 		}
 		s.t.Fatal(err)
 	}
-	return n
 }
 
 // enter types text, then Enter a moment later (typed in one write, some
@@ -154,6 +151,14 @@ func (s *session) enter(text string) {
 	}
 }
 
+// settle waits (up to 30 s) until the UI has stopped drawing for a
+// moment, so that what is typed next reaches an idle UI.
+func (s *session) settle() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s.pty.WaitQuiet(ctx, 1500*time.Millisecond)
+}
+
 // wait waits for Interactive to return.
 func (s *session) wait(d time.Duration) (int, error) {
 	s.t.Helper()
@@ -161,22 +166,18 @@ func (s *session) wait(d time.Duration) (int, error) {
 	case <-s.done:
 		return s.code, s.err
 	case <-time.After(d):
-		s.t.Fatalf("Interactive did not return within %v; the screen showed:\n%s", d, tail(s.pty.Text()))
+		s.t.Fatalf("Interactive did not return within %v; the screen shows:\n%s", d, s.pty.Screen())
 		return 0, nil
 	}
-}
-
-func tail(s string) string {
-	if len(s) > 3000 {
-		return "…" + s[len(s)-3000:]
-	}
-	return s
 }
 
 // quit makes the UI exit with its quit command and checks that it exited
 // 0 and left nothing behind.
 func (s *session) quit(c interactiveCase) {
 	s.t.Helper()
+	// Typed while the UI is still busy with the answer, the command would
+	// be queued as the next message: wait until it has stopped drawing.
+	s.settle()
 	s.enter(c.quit)
 	code, err := s.wait(time.Minute)
 	if err != nil || code != 0 {
@@ -187,10 +188,11 @@ func (s *session) quit(c interactiveCase) {
 
 func testInteractiveTyped(t *testing.T, c interactiveCase, b agentcli.Backend) {
 	s, e := startInteractive(t, c, b, nil)
-	at := s.waitFor(0, c.ready, 2*time.Minute)
+	s.waitFor(c.ready, 2*time.Minute)
+	s.settle()
 	const prompt = "say the interactive answer"
 	s.enter(prompt)
-	s.waitFor(at, interactiveAnswer, 2*time.Minute)
+	s.waitFor(interactiveAnswer, 2*time.Minute)
 	s.quit(c)
 	if m := e.main(); len(m) == 0 || !hasUserText(m, prompt) {
 		t.Errorf("no model request carried the typed prompt %q; requests: %s", prompt, describe(e.srv.Requests()))
@@ -214,7 +216,7 @@ func testInteractiveInitial(t *testing.T, c interactiveCase, b agentcli.Backend)
 		}
 		req.Permission = agentcli.PermissionAsk
 	})
-	s.waitFor(0, interactiveAnswer, 3*time.Minute)
+	s.waitFor(interactiveAnswer, 3*time.Minute)
 	var first agentclitest.ModelRequest
 	for _, r := range e.main() {
 		if strings.Contains(r.LastUserText(), prompt) {
@@ -259,12 +261,12 @@ func testInteractiveResume(t *testing.T, c interactiveCase, b agentcli.Backend) 
 			req.Prompt = ""
 		}
 	}, agentclitest.Turn{Text: answer1})
-	at := 0
 	if !c.resumePrompt {
-		at = s.waitFor(0, c.ready, 2*time.Minute)
+		s.waitFor(c.ready, 2*time.Minute)
+		s.settle()
 		s.enter(prompt2)
 	}
-	s.waitFor(at, interactiveAnswer, 3*time.Minute)
+	s.waitFor(interactiveAnswer, 3*time.Minute)
 	var resumed agentclitest.ModelRequest
 	for _, r := range e.main() {
 		if strings.TrimSpace(r.LastUserText()) == prompt2 {
@@ -286,7 +288,7 @@ func testInteractiveCancel(t *testing.T, c interactiveCase, b agentcli.Backend) 
 	if tio, err := unix.IoctlGetTermios(int(s.pty.Slave.Fd()), unix.TCGETS); err == nil {
 		before = *tio
 	}
-	s.waitFor(0, c.ready, 2*time.Minute)
+	s.waitFor(c.ready, 2*time.Minute)
 	if tio, err := unix.IoctlGetTermios(int(s.pty.Slave.Fd()), unix.TCGETS); err != nil || *tio == before {
 		t.Errorf("the UI did not change the terminal's mode (%v): nothing to restore", err)
 	}

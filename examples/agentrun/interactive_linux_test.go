@@ -34,7 +34,7 @@ func TestInteractiveOffline(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := pty.WaitFor(ctx, 0, "OFFLINE-INTERACTIVE-OK"); err != nil {
+	if err := pty.WaitScreen(ctx, "OFFLINE-INTERACTIVE-OK"); err != nil {
 		pty.Type("\x03\x03")
 		<-done
 		t.Fatal(err)
@@ -45,9 +45,9 @@ func TestInteractiveOffline(t *testing.T) {
 	select {
 	case code := <-done:
 		if code != 0 {
-			t.Errorf("exit %d; the screen showed:\n%s", code, pty.Text())
+			t.Errorf("exit %d; the screen shows:\n%s", code, pty.Screen())
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("agentrun did not exit after /exit; the screen showed:\n%s", pty.Text())
+		t.Fatalf("agentrun did not exit after /exit; the screen shows:\n%s", pty.Screen())
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +31,7 @@ type PTY struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	raw     []byte
+	lastOut time.Time // when the program last wrote
 	text    strings.Builder
 	vt      vtParser
 	readErr error
@@ -72,6 +75,7 @@ func Open(rows, cols int) (*PTY, error) {
 		Slave:  os.NewFile(uintptr(sfd), name),
 		master: os.NewFile(uintptr(fd), "/dev/ptmx"),
 		done:   make(chan struct{}),
+		vt:     vtParser{scr: newScreen(rows, cols)},
 	}
 	p.changed = sync.NewCond(&p.mu)
 	go p.read()
@@ -109,6 +113,7 @@ func (p *PTY) read() {
 		if n > 0 {
 			p.mu.Lock()
 			p.raw = append(p.raw, buf[:n]...)
+			p.lastOut = time.Now()
 			replies := p.vt.feed(buf[:n], &p.text)
 			p.changed.Broadcast()
 			p.mu.Unlock()
@@ -153,6 +158,62 @@ func (p *PTY) Text() string {
 	return p.text.String()
 }
 
+// Screen returns what the terminal shows now: one line per row, trailing
+// blanks removed. Unlike Text, it is right for programs that redraw only
+// the cells that changed.
+func (p *PTY) Screen() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.vt.scr.String()
+}
+
+// WaitScreen waits until the screen shows s (within one line). It fails
+// when ctx ends first or the terminal was closed; the error shows the
+// screen.
+func (p *PTY) WaitScreen(ctx context.Context, s string) error {
+	stop := context.AfterFunc(ctx, func() {
+		p.mu.Lock()
+		p.changed.Broadcast()
+		p.mu.Unlock()
+	})
+	defer stop()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for {
+		scr := p.vt.scr.String()
+		if strings.Contains(scr, s) {
+			return nil
+		}
+		err := ctx.Err()
+		if err == nil && p.readErr != nil {
+			err = p.readErr
+		}
+		if err != nil {
+			return fmt.Errorf("ptytest: %q is not on the screen (%w); the screen shows:\n%s", s, err, scr)
+		}
+		p.changed.Wait()
+	}
+}
+
+// WaitQuiet waits until the program has written nothing for quiet (a UI
+// that has finished drawing, its spinners stopped), or ctx ends; it
+// reports whether the terminal went quiet.
+func (p *PTY) WaitQuiet(ctx context.Context, quiet time.Duration) bool {
+	for {
+		p.mu.Lock()
+		idle := time.Since(p.lastOut)
+		p.mu.Unlock()
+		if idle >= quiet {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(quiet - idle):
+		}
+	}
+}
+
 // Len returns the length of Text, for WaitFor's from.
 func (p *PTY) Len() int {
 	p.mu.Lock()
@@ -195,13 +256,15 @@ func (p *PTY) WaitFor(ctx context.Context, from int, s string) (int, error) {
 	}
 }
 
-// vtParser splits the program's output into text and escape sequences, and
-// produces the replies a terminal would send to the queries among them.
-// It keeps its state across writes, so a sequence split between two reads
-// is recognised.
+// vtParser splits the program's output into text and escape sequences,
+// keeps the screen they draw, and produces the replies a terminal would
+// send to the queries among them. It keeps its state across writes, so a
+// sequence split between two reads is recognised.
 type vtParser struct {
 	state  int
 	params []byte // of the CSI or OSC sequence being read
+	utf8   []byte // an incomplete UTF-8 sequence
+	scr    *screen
 }
 
 const (
@@ -216,21 +279,37 @@ const (
 	maxParams = 256
 )
 
-// feed parses b, appends its text to text, and returns the replies.
+// feed parses b, appends its text to text, draws it on the screen, and
+// returns the replies.
 func (v *vtParser) feed(b []byte, text *strings.Builder) []byte {
 	var replies []byte
 	for _, c := range b {
 		switch v.state {
 		case stGround:
+			if len(v.utf8) > 0 || c >= 0x80 {
+				v.utf8 = append(v.utf8, c)
+				if utf8.FullRune(v.utf8) || len(v.utf8) >= utf8.UTFMax {
+					r, _ := utf8.DecodeRune(v.utf8)
+					text.WriteRune(r)
+					v.scr.put(r)
+					v.utf8 = v.utf8[:0]
+				}
+				continue
+			}
 			switch {
 			case c == 0x1b:
 				v.state = stEsc
 			case c == '\n':
 				text.WriteByte('\n')
+				v.scr.control(c)
 			case c == '\t':
 				text.WriteByte(' ')
+				v.scr.control(c)
 			case c >= 0x20 && c != 0x7f:
-				text.WriteByte(c) // UTF-8 sequences pass byte by byte
+				text.WriteByte(c)
+				v.scr.put(rune(c))
+			default:
+				v.scr.control(c)
 			}
 		case stEsc:
 			v.params = v.params[:0]
@@ -244,6 +323,7 @@ func (v *vtParser) feed(b []byte, text *strings.Builder) []byte {
 			case c >= 0x20 && c <= 0x2f:
 				v.state = stEscInt
 			default:
+				v.scr.esc(c)
 				v.state = stGround
 			}
 		case stEscInt:
@@ -286,9 +366,10 @@ func (v *vtParser) feed(b []byte, text *strings.Builder) []byte {
 // csi handles the CSI sequence with final byte f.
 func (v *vtParser) csi(f byte, text *strings.Builder) []byte {
 	p := string(v.params)
+	v.scr.csi(f, p)
 	switch {
 	case f == 'n' && p == "6": // cursor position report
-		return []byte("\x1b[1;1R")
+		return fmt.Appendf(nil, "\x1b[%d;%dR", v.scr.row+1, v.scr.col+1)
 	case f == 'c' && (p == "" || p == "0"): // primary device attributes: a VT220
 		return []byte("\x1b[?62;22c")
 	case f == 'C': // cursor forward: what it skips reads as blank

@@ -164,3 +164,18 @@ func TestInteractiveKilled(t *testing.T) {
 		t.Fatalf("Interactive = %d, %v; want -1 and an *ExitError", code, err)
 	}
 }
+
+// The debug log shows the argv with the first message elided, as a run's
+// prompt is.
+func TestInteractiveLogElidesPrompt(t *testing.T) {
+	var logs bytes.Buffer
+	b := interactiveBackend(t, "exit 0", &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	pty := ptytest.New(t, 24, 80)
+	prompt := "start " + strings.Repeat("very long first message ", 20) + "END-OF-PROMPT"
+	if code, err := agentcli.Interactive(context.Background(), b, &agentcli.Request{Prompt: prompt}, &agentcli.Terminal{Stdin: pty.Slave, Stdout: pty.Slave}); code != 0 || err != nil {
+		t.Fatalf("Interactive = %d, %v", code, err)
+	}
+	if !strings.Contains(logs.String(), "starting CLI") || strings.Contains(logs.String(), "END-OF-PROMPT") {
+		t.Errorf("log:\n%s", logs.String())
+	}
+}
