@@ -196,10 +196,3 @@ func lookup(env []string, key string) string {
 	return ""
 }
 
-// absDir returns dir made absolute, or the current directory for "".
-func absDir(dir string) (string, error) {
-	if dir == "" {
-		dir = "."
-	}
-	return filepath.Abs(dir)
-}
