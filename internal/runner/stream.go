@@ -72,7 +72,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
-	red = NewRedactor(r.Env)
+	red = NewRedactor(redactEnv(r.Env, req))
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -95,7 +95,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
-	red = NewRedactor(append(r.Env[:len(r.Env):len(r.Env)], job.Env...))
+	red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
 	f := b.newFeed(r, red)
 	wl := b.wireLog(r, job.Args, red)
 	if runCtx.Err() != nil {
@@ -203,10 +203,13 @@ type feed struct {
 	parser Parser
 	synth  evstream.Deltas
 	out    []agentcli.Event
+	// schema: the run asked for structured output (Request.OutputSchema).
+	schema bool
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
+		schema: len(r.Req.OutputSchema) > 0}
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
@@ -230,6 +233,9 @@ func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
 // the error.
 func (f *feed) end(e Exit) (agentcli.Event, error) {
 	res, err := f.spec.end(f.parser, e, f.red)
+	if err == nil && f.schema {
+		err = f.spec.finishErr(structured(res), e, f.red)
+	}
 	if res != nil {
 		res.ExitCode = e.Code
 		if err != nil || res.IsError {

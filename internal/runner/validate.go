@@ -87,6 +87,9 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	default:
 		return bad("Permission", "unknown mode %q", m)
 	}
+	if err := checkSettings(b.spec.Name, req); err != nil {
+		return err
+	}
 	if b.spec.Validate != nil {
 		if err := b.spec.Validate(req); err != nil {
 			return err
@@ -119,6 +122,21 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	}
 	if req.SystemPrompt != "" && caps.SystemPrompt == agentcli.SystemPromptNone {
 		out = append(out, "system prompt")
+	}
+	if len(req.MCPServers) > 0 && !caps.MCP {
+		out = append(out, "MCP servers")
+	}
+	if len(req.OutputSchema) > 0 && !caps.StructuredOutput {
+		out = append(out, "structured output (output schema)")
+	}
+	if req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) {
+		out = append(out, "effort "+string(req.Effort))
+	}
+	if req.FallbackModel != "" && !caps.FallbackModel {
+		out = append(out, "fallback model")
+	}
+	if req.MaxBudgetUSD > 0 && !caps.MaxBudget {
+		out = append(out, "spending cap (max budget)")
 	}
 	return out
 }
