@@ -15,6 +15,7 @@ package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,12 @@ var spec = runner.Spec{
 		MaxTurns:     true,
 		ToolFilter:   true,
 		Cost:         true,
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		FallbackModel:    true,
+		MaxBudget:        true,
 	},
 	Tools: runner.Tools{
 		"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
@@ -94,8 +101,46 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 			return nil, err
 		}
 	}
-	return &runner.Job{
-		Args:  buildArgs(r.Req, f, sysFile),
-		Stdin: userMessage(r.Req.Prompt),
-	}, nil
+	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
+	mcpFile := ""
+	if len(r.Req.MCPServers) > 0 {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		content, dollar := mcpConfig(r.Req.MCPServers)
+		mcpFile = filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(mcpFile, content, 0o600); err != nil {
+			return nil, err
+		}
+		if dollar {
+			job.Env = append(job.Env, runner.DollarEnv)
+		}
+	}
+	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	if err := checkArgs(job.Args); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// maxArgLen is the longest single argument the Linux kernel passes to a new
+// program (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
+const maxArgLen = 32*4096 - 1
+
+// checkArgs reports an argument too long for the kernel to pass (the
+// output schema is one), which would otherwise surface as a baffling exec
+// failure (E2BIG).
+func checkArgs(args []string) error {
+	for _, a := range args {
+		if len(a) > maxArgLen {
+			name, _, _ := strings.Cut(a, "=")
+			reason := fmt.Sprintf("%s is %d bytes on the command line; the limit for one argument is %d bytes", name, len(a), maxArgLen)
+			if name == "--json-schema" {
+				return &agentcli.RequestError{Backend: Name, Field: "OutputSchema", Reason: reason}
+			}
+			return fmt.Errorf("claude: %s", reason)
+		}
+	}
+	return nil
 }

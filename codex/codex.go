@@ -90,6 +90,9 @@ package codex
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -118,6 +121,11 @@ var spec = runner.Spec{
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
 		CumulativeUsage: true,
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts: []agentcli.Effort{agentcli.EffortMinimal, agentcli.EffortLow, agentcli.EffortMedium,
+			agentcli.EffortHigh, agentcli.EffortXHigh},
 	},
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
@@ -175,24 +183,41 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	// The system prompt goes through a private profile file, not argv
-	// (readable by every local user), unless the caller picks a profile
-	// of their own: codex takes one.
-	profile := ""
-	if req.SystemPrompt != "" {
+	// The system prompt and the MCP servers go through a private profile
+	// file, not argv (readable by every local user), unless the caller
+	// picks a profile of their own: codex takes one. MCP servers with Env
+	// or Headers (credentials, as a rule) never go on the command line.
+	var files runFiles
+	if req.SystemPrompt != "" || len(req.MCPServers) > 0 {
 		if selectsProfile(req.ExtraArgs) {
-			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt goes on the command line",
+			for i, s := range req.MCPServers {
+				if len(s.Env) > 0 || len(s.Headers) > 0 {
+					return nil, &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
+						Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
+				}
+			}
+			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
 				"backend", Name)
 		} else {
-			name, remove, err := writeSystemProfile(r.Env, r.Dir, req.SystemPrompt)
+			name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
 			if err != nil {
 				return nil, err
 			}
 			r.Defer(remove)
-			profile = name
+			files.profile = name
 		}
 	}
-	args := buildArgsProfile(req, r.Dir, profile)
+	if len(req.OutputSchema) > 0 {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		files.schema = filepath.Join(dir, "output-schema.json")
+		if err := os.WriteFile(files.schema, req.OutputSchema, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	args := buildArgsFiles(req, r.Dir, files)
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}

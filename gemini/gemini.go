@@ -86,6 +86,9 @@ package gemini
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -114,6 +117,9 @@ var spec = runner.Spec{
 		TextDeltas:   true,
 		Resume:       true,
 		SystemPrompt: agentcli.SystemPromptPrepend,
+
+		MCP:     true,
+		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
 	},
 	Tools: runner.Tools{
 		"run_shell_command":   agentcli.ToolNameBash,
@@ -172,10 +178,49 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
-	return &runner.Job{
+	job := &runner.Job{
 		Args:  buildArgs(r.Req, f),
 		Stdin: []byte(in),
-	}, nil
+	}
+	if extra, dollar := runSettings(r.Req); extra != nil {
+		tmp, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		home, err := userHome(r)
+		if err != nil {
+			return nil, err
+		}
+		over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+		if err != nil {
+			return nil, err
+		}
+		job.Env = append(job.Env, "GEMINI_CLI_HOME="+over)
+		if dollar {
+			job.Env = append(job.Env, runner.DollarEnv)
+		}
+	}
+	return job, nil
+}
+
+// userHome returns the directory whose .gemini holds the user's settings,
+// as gemini finds it: $GEMINI_CLI_HOME (relative to the working
+// directory), else $HOME, else this process's home directory.
+func userHome(r *runner.Run) (string, error) {
+	h := r.Lookup("GEMINI_CLI_HOME")
+	if h == "" {
+		h = r.Lookup("HOME")
+	}
+	if h == "" {
+		var err error
+		if h, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("gemini: cannot locate the home directory: %w", err)
+		}
+	}
+	if !filepath.IsAbs(h) {
+		h = filepath.Join(r.Dir, h)
+	}
+	return h, nil
 }
 
 // hint explains well-known start-up failures.

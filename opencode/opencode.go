@@ -95,7 +95,6 @@ package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -132,6 +131,9 @@ var spec = runner.Spec{
 		Resume:       true,
 		SystemPrompt: agentcli.SystemPromptAppend,
 		Cost:         true,
+
+		MCP:     true,
+		Efforts: agentcli.Efforts(),
 	},
 	Tools: runner.Tools{
 		"bash":        agentcli.ToolNameBash,
@@ -228,24 +230,31 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		OnSession: func(id string) { st.remember(id, d) },
 	}
 	prompt := req.Prompt
-	if req.SystemPrompt != "" {
-		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+	system := req.SystemPrompt
+	if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+		if len(req.MCPServers) > 0 {
+			return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "MCP servers",
+				Reason: "OPENCODE_CONFIG is already set in the run's environment, and it names the one file through which agentcli would pass them"}
+		}
+		if system != "" {
 			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
-			prompt = req.SystemPrompt + "\n\n" + prompt
-		} else {
-			tmp, err := r.TempDir()
-			if err != nil {
-				return nil, err
-			}
-			cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
-			if err != nil {
-				return nil, err
-			}
-			// Not set anywhere in the environment (checked above), so it
-			// cannot override a caller's value.
-			job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+			prompt = system + "\n\n" + prompt
+			system = ""
 		}
+	}
+	if system != "" || len(req.MCPServers) > 0 {
+		tmp, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := writeConfig(tmp, system, req.MCPServers)
+		if err != nil {
+			return nil, err
+		}
+		// Not set anywhere in the environment (checked above), so it
+		// cannot override a caller's value.
+		job.Env = []string{"OPENCODE_CONFIG=" + cfg}
 	}
 	job.Stdin = []byte(prompt)
 	return job, nil
@@ -305,18 +314,24 @@ func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (
 		model, strings.Join(list, ", ")))
 }
 
+// writeConfig writes the run's opencode config (see configContent) into
+// dir (a private 0700 directory), with system.md holding the system
+// prompt when there is one, and returns the config's path.
+func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, error) {
+	sys := ""
+	if system != "" {
+		sys = filepath.Join(dir, "system.md")
+		if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(dir, "opencode.json")
+	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
+}
+
 // writeSystemPrompt writes system.md and an opencode config that lists it in
 // "instructions" into dir (a private 0700 directory) and returns the
 // config's path.
 func writeSystemPrompt(dir, system string) (string, error) {
-	sys := filepath.Join(dir, "system.md")
-	if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
-		return "", err
-	}
-	cfg, err := json.Marshal(map[string]any{"instructions": []string{sys}})
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "opencode.json")
-	return path, os.WriteFile(path, cfg, 0o600)
+	return writeConfig(dir, system, nil)
 }

@@ -63,7 +63,8 @@ func TestRegistered(t *testing.T) {
 			t.Fatalf("%q opened %T", name, b)
 		}
 	}
-	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true}
+	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true,
+		MCP: true, Efforts: agentcli.Efforts()}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}
