@@ -27,6 +27,14 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 		dollar = true
 		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{")
 	}
+	// Header values are expanded twice.
+	esc2 := func(s string) string {
+		if !strings.Contains(s, "${") {
+			return s
+		}
+		dollar = true
+		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{"+runner.DollarVar+"}{")
+	}
 	type server struct {
 		Type    string            `json:"type"`
 		Command string            `json:"command,omitempty"`
@@ -53,7 +61,7 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 		if len(s.Headers) > 0 {
 			sv.Headers = map[string]string{}
 			for k, v := range s.Headers {
-				sv.Headers[k] = esc(v)
+				sv.Headers[k] = esc2(v)
 			}
 		}
 		all[s.Name] = sv

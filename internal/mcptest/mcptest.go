@@ -19,12 +19,15 @@ package mcptest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -50,18 +53,26 @@ const (
 
 // Probe is what ToolProbe answers, as JSON.
 type Probe struct {
-	Args    []string          `json:"args"`
-	Env     map[string]string `json:"env"`
+	// Args are the server's arguments, Env its EnvPrefix variables.
+	Args []string          `json:"args"`
+	Env  map[string]string `json:"env"`
+	// Headers are the request's HeaderPrefix headers (HTTP).
 	Headers map[string]string `json:"headers,omitempty"`
+	// Ancestors are the command lines (arguments joined with spaces) of
+	// the stdio server's parent, its parent's parent and so on, up to
+	// four, on Linux: the CLI that started it, whose argv a test can
+	// check for leaked secrets.
+	Ancestors []string `json:"ancestors,omitempty"`
 }
 
 // Call is one logged request.
 type Call struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
-	// Headers holds the HTTP headers starting with HeaderPrefix (HTTP
-	// only).
+	// Headers holds the HTTP headers starting with HeaderPrefix, and
+	// Query the request URL's decoded query (HTTP only).
 	Headers map[string]string `json:"headers,omitempty"`
+	Query   string            `json:"query,omitempty"`
 }
 
 // MaybeServe runs the stdio server and exits when EnvServe is set; it
@@ -161,7 +172,7 @@ func serveStdio(r io.Reader, w io.Writer, log io.Writer, args []string) {
 			env[k] = v
 		}
 	}
-	probe := Probe{Args: append([]string{}, args...), Env: env}
+	probe := Probe{Args: append([]string{}, args...), Env: env, Ancestors: ancestors(4)}
 	for sc.Scan() {
 		var m rpcMessage
 		if json.Unmarshal(sc.Bytes(), &m) != nil {
@@ -172,6 +183,33 @@ func serveStdio(r io.Reader, w io.Writer, log io.Writer, args []string) {
 			enc.Encode(resp) //nolint:errcheck
 		}
 	}
+}
+
+// ancestors returns the command lines of up to n ancestor processes, read
+// from /proc (none where there is no /proc).
+func ancestors(n int) []string {
+	var out []string
+	pid := os.Getppid()
+	for i := 0; i < n && pid > 1; i++ {
+		cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil {
+			break
+		}
+		out = append(out, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " ")))
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			break
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			break
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil {
+			break
+		}
+	}
+	return out
 }
 
 var logMu sync.Mutex
@@ -302,7 +340,8 @@ func (h *HTTP) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mu.Lock()
-	h.calls = append(h.calls, Call{Method: m.Method, Params: m.Params, Headers: hdr})
+	q, _ := url.QueryUnescape(r.URL.RawQuery)
+	h.calls = append(h.calls, Call{Method: m.Method, Params: m.Params, Headers: hdr, Query: q})
 	h.mu.Unlock()
 	resp := handle(m, Probe{Args: []string{}, Env: map[string]string{}, Headers: hdr})
 	if resp == nil {
