@@ -79,9 +79,13 @@ func buildArgs(req *agentcli.Request, f format) []string {
 		// which gemini splits the value on.
 		var names []string
 		for _, s := range req.MCPServers {
-			names = append(names, s.Name)
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
 		}
-		args = append(args, "--allowed-mcp-server-names="+strings.Join(names, ","))
+		if len(names) > 0 {
+			args = append(args, "--allowed-mcp-server-names="+strings.Join(names, ","))
+		}
 	}
 	args = append(args, req.ExtraArgs...)
 	return args

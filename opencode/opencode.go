@@ -328,10 +328,3 @@ func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, erro
 	path := filepath.Join(dir, "opencode.json")
 	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
 }
-
-// writeSystemPrompt writes system.md and an opencode config that lists it in
-// "instructions" into dir (a private 0700 directory) and returns the
-// config's path.
-func writeSystemPrompt(dir, system string) (string, error) {
-	return writeConfig(dir, system, nil)
-}

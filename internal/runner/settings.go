@@ -223,8 +223,8 @@ func MCPNames(req *agentcli.Request) []string {
 // redactEnv returns env followed by entries that make a Redactor treat
 // req's MCP credentials as secrets: the servers' Env entries as they are,
 // and each header as a variable named after it (Authorization and
-// Proxy-Authorization count as tokens). None of it reaches the CLI's
-// environment.
+// Proxy-Authorization count as tokens, with and without their scheme).
+// None of it reaches the CLI's environment.
 func redactEnv(env []string, req *agentcli.Request) []string {
 	if len(req.MCPServers) == 0 {
 		return env
@@ -236,6 +236,11 @@ func redactEnv(env []string, req *agentcli.Request) []string {
 			name := strings.ToUpper(strings.ReplaceAll(k, "-", "_"))
 			if strings.HasSuffix(name, "AUTHORIZATION") {
 				name += "_TOKEN"
+				// "Bearer TOKEN", "Basic CREDENTIALS": the
+				// credential alone is a secret too.
+				if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+					out = append(out, name+"_CREDENTIAL="+strings.TrimSpace(cred))
+				}
 			}
 			out = append(out, name+"="+v)
 		}
