@@ -11,6 +11,32 @@
 // `--append-system-prompt-file` and removed when the run ends. As root, Claude Code refuses
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
+//
+// # Settings
+//
+// Every orchestration setting is supported. Request.MCPServers go to a
+// private (0600) file in the run's temporary directory, passed with
+// `--mcp-config=FILE` and `--strict-mcp-config`: the run uses these servers
+// and none of the user's or the project's. Their tools are
+// "mcp__NAME__TOOL"; claude 2.1.330 may defer them behind its ToolSearch
+// tool (the model then sees their names in a list and loads them on
+// demand). Claude Code expands ${NAME} references in MCP configuration
+// values (header values twice), so each "${" of the caller's text is
+// written escaped through the variable AGENTCLI_DOLLAR=$, which the run's
+// environment then holds: every value arrives as given.
+// Request.OutputSchema is `--json-schema=SCHEMA` (claude takes the schema
+// itself, compacted to one line; it must fit in one argument, 128 KiB):
+// claude offers the model a StructuredOutput tool with the schema as its
+// input schema, validates the call, and reports the value as the result's
+// structured_output, which is Result.StructuredOutput; when the model does
+// not comply, claude ends with subtype error_max_structured_output_retries
+// (a *agentcli.ResultError). Request.Effort is `--effort=LEVEL` (low,
+// medium, high, xhigh, max; the Messages request's output_config.effort).
+// Request.FallbackModel is `--fallback-model=MODEL`: claude switches to it
+// after the main model answered "overloaded" (529) three times in a row.
+// Request.MaxBudgetUSD is `--max-budget-usd=AMOUNT`: once the run's cost
+// reaches it, claude stops with subtype error_max_budget_usd and terminal
+// reason budget_exhausted, a *agentcli.ResultError.
 package claude
 
 import (

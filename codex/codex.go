@@ -7,7 +7,8 @@
 // Every run is
 //
 //	codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
-//	    [--cd=DIR] [--model=MODEL] [-c developer_instructions="..."] [ExtraArgs...] \
+//	    [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] \
+//	    [-c model_reasoning_effort="LEVEL"] [--output-schema=FILE] [ExtraArgs...] \
 //	    [resume -- SESSION_ID] -
 //
 // The prompt is written to stdin (the final "-"), which is then closed:
@@ -44,6 +45,30 @@
 // would mean writing into the user's project. When resuming, codex 0.169.0
 // keeps the developer message the thread started with and ignores a new
 // one.
+//
+// # Settings
+//
+// Request.MCPServers become [mcp_servers.NAME] tables (command, args and
+// env, or url and http_headers, every value a TOML string, which codex
+// expands nothing in) in the same private profile file as the system
+// prompt, so credentials in Env and Headers never reach argv. When
+// Request.ExtraArgs select a profile of their own, servers go on the
+// command line as -c mcp_servers.NAME.command/args/url overrides instead,
+// with a warning, and a server with Env or Headers is refused with an
+// *agentcli.RequestError. They are added to the servers of the user's
+// config.toml, which stay available. codex starts a stdio server with only
+// a few variables of its own environment (HOME, PATH, ...) besides Env,
+// offers the tools to the model as a namespace "mcp__NAME" ("-" in NAME
+// made "_"), and reports calls as mcp_tool_call items.
+//
+// Request.OutputSchema is written to a private file passed with
+// --output-schema: codex asks the Responses API for a strict json_schema
+// text format, and the final agent message is the JSON value, which is
+// Result.StructuredOutput (a final message that is not JSON fails the run
+// with a *agentcli.ResultError). Request.Effort is
+// -c model_reasoning_effort="LEVEL" (minimal, low, medium, high, xhigh;
+// the request's reasoning.effort; codex 0.169.0 passes any word on, the
+// API decides). codex has no fallback model and no spending cap.
 //
 // # Events
 //

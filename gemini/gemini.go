@@ -5,7 +5,8 @@
 //
 // Runs use
 //
-//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M]
+//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M] \
+//	    [--allowed-mcp-server-names=NAME,...]
 //
 // with stream-json for Stream (and for Run when Request.OnText is set) and
 // json otherwise. --skip-trust is required: folder trust is on by default,
@@ -47,6 +48,34 @@
 // replaces gemini's whole built-in system prompt, tool instructions
 // included, so it is not used; callers who want that can set it in
 // Request.Env themselves.
+//
+// # Settings
+//
+// Request.MCPServers and Request.Effort are gemini settings, and gemini
+// 0.61.0 reads user settings only from GEMINI_CLI_HOME/.gemini (the system
+// settings files it skips unless root owns them and every directory above
+// them). So a run with either gets a private GEMINI_CLI_HOME: a temporary
+// .gemini whose entries are links to the user's own (credentials,
+// sessions, history, extensions, ...) except settings.json, which is the
+// user's settings with the run's merged in. The user's files are not
+// changed, and sessions the run creates stay resumable by any later run.
+//
+// MCP servers are mcpServers entries ({command, args, env} or {url, type
+// "http", headers}) and --allowed-mcp-server-names=NAME,... limits the run
+// to them (no user, project or extension server). Their tools are
+// "mcp_NAME_TOOL". gemini expands $NAME and ${NAME} references in settings
+// values (env and header values twice), so each "$" of the caller's text is
+// written escaped through AGENTCLI_DOLLAR=$, set in the run's environment:
+// every value arrives as given. gemini passes a stdio server its own
+// environment without variables that look like credentials, plus Env.
+//
+// Request.Effort (low, medium, high) becomes the thinking setting of
+// gemini's built-in chat models through their model-config aliases:
+// thinkingLevel LOW, MEDIUM or HIGH for Gemini 3 models ("chat-base-3"),
+// thinkingBudget 1024, 8192 or 24576 tokens for Gemini 2.5 models
+// ("chat-base-2.5"). A model gemini has no alias for keeps its defaults.
+// gemini has no structured output for the final answer, no fallback model
+// setting and no spending cap.
 //
 // # Sessions
 //

@@ -6,7 +6,8 @@
 //
 // Every run (Run and Stream alike) uses
 //
-//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...]
+//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] \
+//	    [--variant=LEVEL] [ExtraArgs...]
 //
 // --auto approves every permission request that the configuration does not
 // explicitly deny; without it a headless run rejects anything configured as
@@ -43,6 +44,26 @@
 // definition (config agent.<name>.prompt with --agent) was not chosen: its
 // prompt replaces opencode's whole built-in system prompt, tool guidance
 // included.
+//
+// # Settings
+//
+// Request.MCPServers go in the same private config file as the system
+// prompt (named by OPENCODE_CONFIG) as "mcp" entries: {"type": "local",
+// "command": [COMMAND, ARGS...], "environment": ENV} or {"type":
+// "remote", "url": URL, "headers": HEADERS}. They are added to the servers
+// of the user's configuration, which stay available. Their tools are
+// "NAME_TOOL". opencode substitutes {env:NAME} and {file:PATH} in a config
+// file's text; the "{" of such text in the caller's values is written as
+// the JSON escape \u007b, so every value arrives as given. When the run's
+// environment already sets OPENCODE_CONFIG, MCP servers cannot be passed
+// and the run fails with an *agentcli.UnsupportedError.
+//
+// Request.Effort is --variant=LEVEL: the variant of that name of the
+// model, which is provider-specific (for an OpenAI-compatible model
+// declared with "reasoning": true, low, medium and high, sent as
+// reasoning_effort). opencode silently ignores a variant the model does
+// not have. opencode has no structured output for `opencode run`, no
+// fallback model and no spending cap.
 //
 // # Sessions
 //
