@@ -186,3 +186,28 @@ func TestRedactMCPSecrets(t *testing.T) {
 		t.Errorf("without MCP servers: %q", env)
 	}
 }
+
+// TestDropUnsupported: what a backend does not support does not reach its
+// Prepare (the caller's request is left alone); what it supports does.
+func TestDropUnsupported(t *testing.T) {
+	spec := testSpec()
+	spec.Caps.Efforts = []agentcli.Effort{agentcli.EffortLow}
+	spec.Caps.MaxBudget = true
+	b := New(spec, &agentcli.Options{Logger: slog.New(slog.DiscardHandler), Path: "/bin/sh"}).(*Backend)
+	req := &agentcli.Request{Prompt: "p", Effort: agentcli.EffortMax, FallbackModel: "m", MaxBudgetUSD: 2,
+		OutputSchema: json.RawMessage(`{}`), MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}}
+	r, err := b.prepareRun(req, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Req; g.Effort != "" || g.FallbackModel != "" || g.OutputSchema != nil || g.MCPServers != nil || g.MaxBudgetUSD != 2 || g.Prompt != "p" {
+		t.Fatalf("prepared request %+v", g)
+	}
+	if req.Effort != agentcli.EffortMax || req.FallbackModel != "m" || len(req.MCPServers) != 1 {
+		t.Fatalf("the caller's request changed: %+v", req)
+	}
+	req = &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow}
+	if r, err := b.prepareRun(req, false, true); err != nil || r.Req != req {
+		t.Fatalf("a supported request is not passed as it is: %v", err)
+	}
+}

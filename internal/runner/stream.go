@@ -32,7 +32,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
 	}
 	return &Run{
-		Req:     req,
+		Req:     b.dropUnsupported(req),
 		Deltas:  deltas,
 		Path:    path,
 		Dir:     dir,

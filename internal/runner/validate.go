@@ -141,6 +141,39 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	return out
 }
 
+// dropUnsupported returns req, or a copy of it without the settings
+// (MCP servers, output schema, effort, fallback model, budget) the
+// backend does not support, so that an ignored setting is ignored
+// whatever the backend's Prepare would make of it.
+func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
+	caps := b.spec.Caps
+	drop := len(req.MCPServers) > 0 && !caps.MCP ||
+		len(req.OutputSchema) > 0 && !caps.StructuredOutput ||
+		req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) ||
+		req.FallbackModel != "" && !caps.FallbackModel ||
+		req.MaxBudgetUSD > 0 && !caps.MaxBudget
+	if !drop {
+		return req
+	}
+	c := *req
+	if !caps.MCP {
+		c.MCPServers = nil
+	}
+	if !caps.StructuredOutput {
+		c.OutputSchema = nil
+	}
+	if !slices.Contains(caps.Efforts, c.Effort) {
+		c.Effort = ""
+	}
+	if !caps.FallbackModel {
+		c.FallbackModel = ""
+	}
+	if !caps.MaxBudget {
+		c.MaxBudgetUSD = 0
+	}
+	return &c
+}
+
 // warnUnsupported logs one warning per option in req the backend ignores,
 // or, under Options.Strict, fails on the first.
 func (b *Backend) warnUnsupported(req *agentcli.Request) error {
