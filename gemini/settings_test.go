@@ -209,6 +209,19 @@ func TestPrepareSettings(t *testing.T) {
 	if env := run(&agentcli.Request{Prompt: "p", Effort: agentcli.EffortHigh}); len(env) != 1 {
 		t.Fatalf("effort only: env %q", env)
 	}
+	// Removing the overlay removes the links, not what they point to.
+	os.WriteFile(filepath.Join(home, ".gemini", "oauth_creds.json"), []byte("{}"), 0o600)
+	r := &runner.Run{Req: &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow}, Dir: home,
+		Env: []string{"GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
+	if _, err := prepare(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	r.Cleanup()
+	for _, n := range []string{"oauth_creds.json", "tmp", "history"} {
+		if _, err := os.Stat(filepath.Join(home, ".gemini", n)); err != nil {
+			t.Errorf("the user's %s is gone after the run: %v", n, err)
+		}
+	}
 	if env := run(&agentcli.Request{Prompt: "p"}); len(env) != 0 {
 		t.Fatalf("no settings: env %q", env)
 	}
