@@ -57,7 +57,7 @@ func buildArgsMCP(req *agentcli.Request, f format, systemPromptFile, mcpConfigFi
 	if f == formatStream {
 		args = append(args, "--include-partial-messages")
 	}
-	args = append(args, "--dangerously-skip-permissions")
+	args = append(args, permissionArgs(req.Permission)...)
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}

@@ -66,13 +66,17 @@ var spec = runner.Spec{
 	Tested:      "2.1.330",
 	Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
 	Caps: agentcli.Capabilities{
-		TextDeltas:   true,
-		Thinking:     true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptAppend,
-		MaxTurns:     true,
-		ToolFilter:   true,
-		Cost:         true,
+		TextDeltas:      true,
+		Thinking:        true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptAppend,
+		MaxTurns:        true,
+		ToolFilter:      true,
+		Cost:            true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		EditInput:       true,
 
 		MCP:              true,
 		StructuredOutput: true,
@@ -80,16 +84,11 @@ var spec = runner.Spec{
 		FallbackModel:    true,
 		MaxBudget:        true,
 	},
-	Tools: runner.Tools{
-		"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
-		"notebookread":   agentcli.ToolNameRead,
-		"killbash":       agentcli.ToolNameKillShell,
-		"bash_output":    agentcli.ToolNameBashOutput,
-		"exit_plan_mode": agentcli.ToolNameExitPlanMode,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(*runner.Run) runner.Parser { return newParser() },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		switch {
 		case runner.Contains(msg, "no conversation found"):
@@ -108,6 +107,29 @@ var spec = runner.Spec{
 	},
 }
 
+// writeSystemPrompt writes the system prompt, if any, to a private file in
+// the run's temporary directory and returns its path ("" for none).
+func writeSystemPrompt(r *runner.Run) (string, error) {
+	if r.Req.SystemPrompt == "" {
+		return "", nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(dir, "system-prompt.md")
+	return f, os.WriteFile(f, []byte(r.Req.SystemPrompt), 0o600)
+}
+
+// tools maps claude's tool names to canonical ones.
+var tools = runner.Tools{
+	"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
+	"notebookread":   agentcli.ToolNameRead,
+	"killbash":       agentcli.ToolNameKillShell,
+	"bash_output":    agentcli.ToolNameBashOutput,
+	"exit_plan_mode": agentcli.ToolNameExitPlanMode,
+}
+
 // prepare builds one run. Text deltas (partial messages) are asked for only
 // when the caller streams. The system prompt goes to a private file in the
 // run's temporary directory.
@@ -116,16 +138,9 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if r.Deltas {
 		f = formatStream
 	}
-	sysFile := ""
-	if r.Req.SystemPrompt != "" {
-		dir, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		sysFile = filepath.Join(dir, "system-prompt.md")
-		if err := os.WriteFile(sysFile, []byte(r.Req.SystemPrompt), 0o600); err != nil {
-			return nil, err
-		}
+	sysFile, err := writeSystemPrompt(r)
+	if err != nil {
+		return nil, err
 	}
 	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
 	mcpFile := ""

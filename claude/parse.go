@@ -195,7 +195,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
 			case "tool_use", "server_tool_use":
 				ev.Kind = agentcli.EventToolUse
-				ev.Tool = spec.Tools.Use(b.ID, b.Name, b.Input)
+				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
 			}

@@ -146,6 +146,9 @@ var spec = runner.Spec{
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
 		CumulativeUsage: true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:              true,
 		StructuredOutput: true,
@@ -155,23 +158,11 @@ var spec = runner.Spec{
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
 	// them) here.
-	Tools: runner.Tools{
-		"command_execution":  agentcli.ToolNameBash,
-		"exec_command":       agentcli.ToolNameBash,
-		"shell":              agentcli.ToolNameBash,
-		"local_shell":        agentcli.ToolNameBash,
-		"file_change":        agentcli.ToolNameEdit,
-		"apply_patch":        agentcli.ToolNameEdit,
-		"web_search":         agentcli.ToolNameWebSearch,
-		"todo_list":          agentcli.ToolNameTodoWrite,
-		"update_plan":        agentcli.ToolNameTodoWrite,
-		"view_image":         agentcli.ToolNameRead,
-		"request_user_input": agentcli.ToolNameAskUserQuestion,
-		"collab_tool_call":   agentcli.ToolNameTask,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(r *runner.Run) runner.Parser { return newParser(r.Req) },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
 	Stderr: func(s string) string {
@@ -198,6 +189,22 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+}
+
+// tools maps codex's tool names to canonical ones.
+var tools = runner.Tools{
+	"command_execution":  agentcli.ToolNameBash,
+	"exec_command":       agentcli.ToolNameBash,
+	"shell":              agentcli.ToolNameBash,
+	"local_shell":        agentcli.ToolNameBash,
+	"file_change":        agentcli.ToolNameEdit,
+	"apply_patch":        agentcli.ToolNameEdit,
+	"web_search":         agentcli.ToolNameWebSearch,
+	"todo_list":          agentcli.ToolNameTodoWrite,
+	"update_plan":        agentcli.ToolNameTodoWrite,
+	"view_image":         agentcli.ToolNameRead,
+	"request_user_input": agentcli.ToolNameAskUserQuestion,
+	"collab_tool_call":   agentcli.ToolNameTask,
 }
 
 // prepare builds one run: the prompt goes on stdin, the working directory

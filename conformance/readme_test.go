@@ -58,6 +58,18 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			"cost":             yes(c.Cost),
 			"cumulative usage": yes(c.CumulativeUsage),
 		}
+		if c.Sessions {
+			// The live-session table, once the backend declares
+			// live sessions.
+			var modes []string
+			for _, m := range c.PermissionModes {
+				modes = append(modes, string(m))
+			}
+			want["sessions"] = yes(c.Sessions)
+			want["interrupt"] = yes(c.Interrupt)
+			want["permission modes"] = strings.Join(modes, " ")
+			want["edit input"] = yes(c.EditInput)
+		}
 		for row, w := range want {
 			cells, ok := rows[row]
 			if !ok {

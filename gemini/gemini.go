@@ -143,36 +143,20 @@ var spec = runner.Spec{
 	Tested:      "0.61.0",
 	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
 	Caps: agentcli.Capabilities{
-		TextDeltas:   true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptPrepend,
+		TextDeltas:      true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptPrepend,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:     true,
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
 	},
-	Tools: runner.Tools{
-		"run_shell_command":   agentcli.ToolNameBash,
-		"read_file":           agentcli.ToolNameRead,
-		"read_many_files":     agentcli.ToolNameRead,
-		"list_directory":      agentcli.ToolNameLS,
-		"write_file":          agentcli.ToolNameWrite,
-		"replace":             agentcli.ToolNameEdit,
-		"edit":                agentcli.ToolNameEdit,
-		"glob":                agentcli.ToolNameGlob,
-		"search_file_content": agentcli.ToolNameGrep,
-		"grep_search":         agentcli.ToolNameGrep,
-		"grep":                agentcli.ToolNameGrep,
-		"web_fetch":           agentcli.ToolNameWebFetch,
-		"google_web_search":   agentcli.ToolNameWebSearch,
-		"web_search":          agentcli.ToolNameWebSearch,
-		"save_memory":         agentcli.ToolNameMemory,
-		"write_todos":         agentcli.ToolNameTodoWrite,
-		"ask_user":            agentcli.ToolNameAskUserQuestion,
-		"activate_skill":      agentcli.ToolNameSkill,
-		"delegate_to_agent":   agentcli.ToolNameTask,
-	},
-	Validate: validate,
-	Prepare:  prepare,
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
 	NewParser: func(r *runner.Run) runner.Parser {
 		if r.Deltas {
 			return newParser(formatStream)
@@ -194,6 +178,29 @@ func classify(msg string) error {
 		return agentcli.ErrAuth
 	}
 	return nil
+}
+
+// tools maps gemini's tool names to canonical ones.
+var tools = runner.Tools{
+	"run_shell_command":   agentcli.ToolNameBash,
+	"read_file":           agentcli.ToolNameRead,
+	"read_many_files":     agentcli.ToolNameRead,
+	"list_directory":      agentcli.ToolNameLS,
+	"write_file":          agentcli.ToolNameWrite,
+	"replace":             agentcli.ToolNameEdit,
+	"edit":                agentcli.ToolNameEdit,
+	"glob":                agentcli.ToolNameGlob,
+	"search_file_content": agentcli.ToolNameGrep,
+	"grep_search":         agentcli.ToolNameGrep,
+	"grep":                agentcli.ToolNameGrep,
+	"web_fetch":           agentcli.ToolNameWebFetch,
+	"google_web_search":   agentcli.ToolNameWebSearch,
+	"web_search":          agentcli.ToolNameWebSearch,
+	"save_memory":         agentcli.ToolNameMemory,
+	"write_todos":         agentcli.ToolNameTodoWrite,
+	"ask_user":            agentcli.ToolNameAskUserQuestion,
+	"activate_skill":      agentcli.ToolNameSkill,
+	"delegate_to_agent":   agentcli.ToolNameTask,
 }
 
 // prepare builds one run: stream-json when the caller streams, json

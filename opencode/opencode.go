@@ -148,37 +148,22 @@ var spec = runner.Spec{
 	Tested:      "1.18.33",
 	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
 	Caps: agentcli.Capabilities{
-		Thinking:     true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptAppend,
-		Cost:         true,
+		Thinking:        true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptAppend,
+		Cost:            true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:     true,
 		Efforts: agentcli.Efforts(),
 	},
-	Tools: runner.Tools{
-		"bash":        agentcli.ToolNameBash,
-		"read":        agentcli.ToolNameRead,
-		"list":        agentcli.ToolNameLS,
-		"write":       agentcli.ToolNameWrite,
-		"edit":        agentcli.ToolNameEdit,
-		"multiedit":   agentcli.ToolNameMultiEdit,
-		"patch":       agentcli.ToolNameEdit,
-		"apply_patch": agentcli.ToolNameEdit,
-		"glob":        agentcli.ToolNameGlob,
-		"grep":        agentcli.ToolNameGrep,
-		"codesearch":  agentcli.ToolNameGrep,
-		"webfetch":    agentcli.ToolNameWebFetch,
-		"websearch":   agentcli.ToolNameWebSearch,
-		"todowrite":   agentcli.ToolNameTodoWrite,
-		"todoread":    agentcli.ToolNameTodoRead,
-		"task":        agentcli.ToolNameTask,
-		"question":    agentcli.ToolNameAskUserQuestion,
-		"skill":       agentcli.ToolNameSkill,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(*runner.Run) runner.Parser { return newParser() },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		if runner.Contains(msg, "providerautherror") {
 			return agentcli.ErrAuth
@@ -223,6 +208,28 @@ func (s *state) lookup(sid string) (string, bool) {
 	defer s.mu.Unlock()
 	d, ok := s.dirs[sid]
 	return d, ok
+}
+
+// tools maps opencode's tool names to canonical ones.
+var tools = runner.Tools{
+	"bash":        agentcli.ToolNameBash,
+	"read":        agentcli.ToolNameRead,
+	"list":        agentcli.ToolNameLS,
+	"write":       agentcli.ToolNameWrite,
+	"edit":        agentcli.ToolNameEdit,
+	"multiedit":   agentcli.ToolNameMultiEdit,
+	"patch":       agentcli.ToolNameEdit,
+	"apply_patch": agentcli.ToolNameEdit,
+	"glob":        agentcli.ToolNameGlob,
+	"grep":        agentcli.ToolNameGrep,
+	"codesearch":  agentcli.ToolNameGrep,
+	"webfetch":    agentcli.ToolNameWebFetch,
+	"websearch":   agentcli.ToolNameWebSearch,
+	"todowrite":   agentcli.ToolNameTodoWrite,
+	"todoread":    agentcli.ToolNameTodoRead,
+	"task":        agentcli.ToolNameTask,
+	"question":    agentcli.ToolNameAskUserQuestion,
+	"skill":       agentcli.ToolNameSkill,
 }
 
 // prepare builds one run: a resumed session runs in its own directory; the
@@ -348,4 +355,11 @@ func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, erro
 	}
 	path := filepath.Join(dir, "opencode.json")
 	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
+}
+
+// writeSystemPrompt writes system.md and an opencode config that lists it in
+// "instructions" into dir (a private 0700 directory) and returns the
+// config's path.
+func writeSystemPrompt(dir, system string) (string, error) {
+	return writeConfig(dir, system, nil)
 }

@@ -16,6 +16,7 @@ import (
 // The result implements agentcli.SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
+	specs.Store(spec.Name, spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
@@ -106,6 +107,9 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	}
 	r, err := b.prepareRun(req, true, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.warnLive(r.Req); err != nil {
 		return nil, err
 	}
 	s, err := b.spec.StartSession(ctx, r)

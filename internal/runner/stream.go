@@ -17,6 +17,9 @@ import (
 // ignores, resolves the binary and builds the Run. oneShot is false for a
 // live session, whose prompts come turn by turn.
 func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run, error) {
+	if err := platformErr(b.spec.Name, proc.ErrUnsupportedPlatform); err != nil {
+		return nil, err
+	}
 	if err := b.validate(req, oneShot); err != nil {
 		return nil, err
 	}
@@ -73,6 +76,28 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	}
 	defer r.Cleanup()
 	red = NewRedactor(redactEnv(r.Env, req))
+	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
+		// Permission modes other than bypass need the host in the loop:
+		// the run is one turn of a live session.
+		if req.WireLog != nil {
+			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
+				"backend", b.spec.Name, "permission", m)
+		}
+		if err := b.warnLive(r.Req); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
+			r.Req = sreq
+			return b.spec.StartSession(ctx, r)
+		}
+		for ev, err := range evstream.OneShot(ctx, start, req) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+		return
+	}
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
