@@ -11,10 +11,37 @@
 // `--append-system-prompt-file` and removed when the run ends. As root, Claude Code refuses
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
+//
+// # Settings
+//
+// Every orchestration setting is supported. Request.MCPServers go to a
+// private (0600) file in the run's temporary directory, passed with
+// `--mcp-config=FILE` and `--strict-mcp-config`: the run uses these servers
+// and none of the user's or the project's. Their tools are
+// "mcp__NAME__TOOL"; claude 2.1.330 may defer them behind its ToolSearch
+// tool (the model then sees their names in a list and loads them on
+// demand). Claude Code expands ${NAME} references in MCP configuration
+// values (header values twice), so each "${" of the caller's text is
+// written escaped through the variable AGENTCLI_DOLLAR=$, which the run's
+// environment then holds: every value arrives as given.
+// Request.OutputSchema is `--json-schema=SCHEMA` (claude takes the schema
+// itself, compacted to one line; it must fit in one argument, 128 KiB):
+// claude offers the model a StructuredOutput tool with the schema as its
+// input schema, validates the call, and reports the value as the result's
+// structured_output, which is Result.StructuredOutput; when the model does
+// not comply, claude ends with subtype error_max_structured_output_retries
+// (a *agentcli.ResultError). Request.Effort is `--effort=LEVEL` (low,
+// medium, high, xhigh, max; the Messages request's output_config.effort).
+// Request.FallbackModel is `--fallback-model=MODEL`: claude switches to it
+// after the main model answered "overloaded" (529) three times in a row.
+// Request.MaxBudgetUSD is `--max-budget-usd=AMOUNT`: once the run's cost
+// reaches it, claude stops with subtype error_max_budget_usd and terminal
+// reason budget_exhausted, a *agentcli.ResultError.
 package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +77,12 @@ var spec = runner.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		EditInput:       true,
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		FallbackModel:    true,
+		MaxBudget:        true,
 	},
 	Tools:        tools,
 	Validate:     validate,
@@ -109,8 +142,46 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{
-		Args:  buildArgs(r.Req, f, sysFile),
-		Stdin: userMessage(r.Req.Prompt),
-	}, nil
+	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
+	mcpFile := ""
+	if len(r.Req.MCPServers) > 0 {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		content, dollar := mcpConfig(r.Req.MCPServers)
+		mcpFile = filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(mcpFile, content, 0o600); err != nil {
+			return nil, err
+		}
+		if dollar {
+			job.Env = append(job.Env, runner.DollarEnv)
+		}
+	}
+	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	if err := checkArgs(job.Args); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// maxArgLen is the longest single argument the Linux kernel passes to a new
+// program (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
+const maxArgLen = 32*4096 - 1
+
+// checkArgs reports an argument too long for the kernel to pass (the
+// output schema is one), which would otherwise surface as a baffling exec
+// failure (E2BIG).
+func checkArgs(args []string) error {
+	for _, a := range args {
+		if len(a) > maxArgLen {
+			name, _, _ := strings.Cut(a, "=")
+			reason := fmt.Sprintf("%s is %d bytes on the command line; the limit for one argument is %d bytes", name, len(a), maxArgLen)
+			if name == "--json-schema" {
+				return &agentcli.RequestError{Backend: Name, Field: "OutputSchema", Reason: reason}
+			}
+			return fmt.Errorf("claude: %s", reason)
+		}
+	}
+	return nil
 }

@@ -44,6 +44,8 @@ type wireLine struct {
 	TerminalReason string                     `json:"terminal_reason"`
 	APIErrorStatus *int                       `json:"api_error_status"`
 	Errors         []string                   `json:"errors"`
+	// With --json-schema: the answer's value.
+	StructuredOutput json.RawMessage `json:"structured_output"`
 }
 
 type wireMessage struct {
@@ -276,6 +278,9 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	}
 	if w.StopReason != nil {
 		res.StopReason = *w.StopReason
+	}
+	if len(w.StructuredOutput) > 0 && string(w.StructuredOutput) != "null" {
+		res.StructuredOutput = w.StructuredOutput
 	}
 	if w.Usage != nil {
 		res.Usage = usageOf(w.Usage)
