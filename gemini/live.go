@@ -195,4 +195,3 @@ func lookup(env []string, key string) string {
 	}
 	return ""
 }
-
