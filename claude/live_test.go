@@ -64,20 +64,7 @@ func TestSessionRules(t *testing.T) {
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/claude")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned claude not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("claude", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "claude", srv, New)
 }
 
 // A one-shot Run with PermissionAsk goes through a live session: the

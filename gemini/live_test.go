@@ -99,20 +99,7 @@ func TestUntilLoadable(t *testing.T) {
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/gemini")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned gemini not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("gemini", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "gemini", srv, New)
 }
 
 // One-shot Runs with PermissionAsk, PermissionDeny and PermissionPlan go

@@ -58,20 +58,7 @@ func TestLiveGuardAndToolName(t *testing.T) {
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/opencode")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned opencode not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("opencode", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "opencode", srv, New)
 }
 
 // One-shot Runs with PermissionAsk, PermissionDeny and PermissionPlan go
