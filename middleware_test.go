@@ -539,7 +539,7 @@ func (f *fakeSession) Stream(ctx context.Context, prompt string) iter.Seq2[agent
 }
 
 func TestMiddlewareKeepsSessionStarter(t *testing.T) {
-	plain := agentclitest.NewBackend()
+	plain := &upperBackend{} // no live sessions
 	for _, b := range []agentcli.Backend{agentcli.WithRetry(plain, nil), agentcli.WithLimit(plain, 2),
 		agentcli.WithRetry(agentcli.WithLimit(plain, 1), nil)} {
 		if _, ok := b.(agentcli.SessionStarter); ok {

@@ -31,6 +31,13 @@ type Call struct {
 	// call with no events, which makes a stall). The wait honours
 	// the context and Request.Timeout like a real CLI run.
 	Delay time.Duration
+	// Ask lists the permission requests the call makes before its
+	// events, in order, as a CLI asks before it runs a tool. Each is
+	// decided as a real backend would under Request.Permission (the
+	// Request.OnPermission callback under PermissionAsk, with the request's
+	// deadline and the default refusal) and recorded; see
+	// Backend.Decisions. A request without Options offers all four kinds.
+	Ask []agentcli.PermissionRequest
 }
 
 // Reply returns a Call that streams text in a few deltas, then a complete
@@ -65,9 +72,10 @@ type Backend struct {
 	// CheckErr is what Check returns.
 	CheckErr error
 
-	mu       sync.Mutex
-	script   []Call
-	requests []agentcli.Request
+	mu        sync.Mutex
+	script    []Call
+	requests  []agentcli.Request
+	decisions []Decision
 }
 
 // ErrScriptExhausted is returned by a scripted Backend with no Call left.
@@ -160,6 +168,10 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
 			r := *call.Result
 			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
+		}
+		if err := b.askAll(ctx, runCtx, nil, req, call.Ask); err != nil {
+			yield(agentcli.Event{}, err)
+			return
 		}
 		var synth evstream.Deltas
 		var out []agentcli.Event

@@ -12,6 +12,34 @@
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
 //
+// # Settings
+//
+// Every orchestration setting is supported. Request.MCPServers go to a
+// private (0600) file in the run's temporary directory, passed with
+// `--mcp-config=FILE` and `--strict-mcp-config`: the run uses these servers
+// and none of the user's or the project's. Their tools are
+// "mcp__NAME__TOOL"; claude 2.1.330 may defer them behind its ToolSearch
+// tool (the model then sees their names in a list and loads them on
+// demand). Claude Code expands ${NAME} references in MCP configuration
+// values (header values twice), so each "${" of the caller's text is
+// written escaped through the variable AGENTCLI_DOLLAR=$, which the run's
+// environment then holds: every value arrives as given.
+// Request.OutputSchema is `--json-schema=SCHEMA` (claude takes the schema
+// itself, compacted to one line; it must fit in one argument, 128 KiB):
+// claude offers the model a StructuredOutput tool with the schema as its
+// input schema, validates the call, and reports the value as the result's
+// structured_output, which is Result.StructuredOutput; when the model does
+// not comply, claude ends with subtype error_max_structured_output_retries
+// (a *agentcli.ResultError). Request.Effort is `--effort=LEVEL` (low,
+// medium, high, xhigh, max; the Messages request's output_config.effort).
+// Request.FallbackModel is `--fallback-model=MODEL`: claude switches to it
+// after the main model answered "overloaded" (529) three times in a row.
+// Request.MaxBudgetUSD is `--max-budget-usd=AMOUNT`: once the run's cost
+// reaches it, claude stops with subtype error_max_budget_usd and terminal
+// reason budget_exhausted, a *agentcli.ResultError.
+//
+// # Interactive mode
+//
 // agentcli.Interactive runs Claude Code's own UI on a terminal:
 //
 //	claude --dangerously-skip-permissions|--permission-mode=default|plan|dontAsk
@@ -23,13 +51,15 @@
 // and @-mentions apply), and a one-word prompt gets a trailing space,
 // because claude runs a subcommand named by its first operand ("update",
 // "mcp", ...) even after "--". The UI has no turn limit (MaxTurns is
-// ignored with a warning, or refused under Options.Strict). On first use the UI shows its onboarding, an
-// API-key confirmation, the folder-trust dialog and, in bypass mode, a
-// warning to accept; agentclitest.Server.Wire answers them.
+// ignored with a warning, or refused under Options.Strict). On first
+// use the UI shows its onboarding, an API-key confirmation, the
+// folder-trust dialog and, in bypass mode, a warning to accept;
+// agentclitest.Server.Wire answers them.
 package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,24 +84,29 @@ var spec = runner.Spec{
 	Tested:      "2.1.330",
 	Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
 	Caps: agentcli.Capabilities{
-		TextDeltas:   true,
-		Thinking:     true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptAppend,
-		MaxTurns:     true,
-		ToolFilter:   true,
-		Cost:         true,
+		TextDeltas:      true,
+		Thinking:        true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptAppend,
+		MaxTurns:        true,
+		ToolFilter:      true,
+		Cost:            true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		EditInput:       true,
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		FallbackModel:    true,
+		MaxBudget:        true,
 	},
-	Tools: runner.Tools{
-		"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
-		"notebookread":   agentcli.ToolNameRead,
-		"killbash":       agentcli.ToolNameKillShell,
-		"bash_output":    agentcli.ToolNameBashOutput,
-		"exit_plan_mode": agentcli.ToolNameExitPlanMode,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(*runner.Run) runner.Parser { return newParser() },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		switch {
 		case runner.Contains(msg, "no conversation found"):
@@ -91,6 +126,29 @@ var spec = runner.Spec{
 	Interactive: interactive,
 }
 
+// writeSystemPrompt writes the system prompt, if any, to a private file in
+// the run's temporary directory and returns its path ("" for none).
+func writeSystemPrompt(r *runner.Run) (string, error) {
+	if r.Req.SystemPrompt == "" {
+		return "", nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(dir, "system-prompt.md")
+	return f, os.WriteFile(f, []byte(r.Req.SystemPrompt), 0o600)
+}
+
+// tools maps claude's tool names to canonical ones.
+var tools = runner.Tools{
+	"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
+	"notebookread":   agentcli.ToolNameRead,
+	"killbash":       agentcli.ToolNameKillShell,
+	"bash_output":    agentcli.ToolNameBashOutput,
+	"exit_plan_mode": agentcli.ToolNameExitPlanMode,
+}
+
 // prepare builds one run. Text deltas (partial messages) are asked for only
 // when the caller streams. The system prompt goes to a private file in the
 // run's temporary directory.
@@ -99,19 +157,50 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if r.Deltas {
 		f = formatStream
 	}
-	sysFile := ""
-	if r.Req.SystemPrompt != "" {
+	sysFile, err := writeSystemPrompt(r)
+	if err != nil {
+		return nil, err
+	}
+	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
+	mcpFile := ""
+	if len(r.Req.MCPServers) > 0 {
 		dir, err := r.TempDir()
 		if err != nil {
 			return nil, err
 		}
-		sysFile = filepath.Join(dir, "system-prompt.md")
-		if err := os.WriteFile(sysFile, []byte(r.Req.SystemPrompt), 0o600); err != nil {
+		content, dollar := mcpConfig(r.Req.MCPServers)
+		mcpFile = filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(mcpFile, content, 0o600); err != nil {
 			return nil, err
 		}
+		if dollar {
+			job.Env = append(job.Env, runner.DollarEnv)
+		}
 	}
-	return &runner.Job{
-		Args:  buildArgs(r.Req, f, sysFile),
-		Stdin: userMessage(r.Req.Prompt),
-	}, nil
+	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	if err := checkArgs(job.Args); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// maxArgLen is the longest single argument the Linux kernel passes to a new
+// program (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
+const maxArgLen = 32*4096 - 1
+
+// checkArgs reports an argument too long for the kernel to pass (the
+// output schema is one), which would otherwise surface as a baffling exec
+// failure (E2BIG).
+func checkArgs(args []string) error {
+	for _, a := range args {
+		if len(a) > maxArgLen {
+			name, _, _ := strings.Cut(a, "=")
+			reason := fmt.Sprintf("%s is %d bytes on the command line; the limit for one argument is %d bytes", name, len(a), maxArgLen)
+			if name == "--json-schema" {
+				return &agentcli.RequestError{Backend: Name, Field: "OutputSchema", Reason: reason}
+			}
+			return fmt.Errorf("claude: %s", reason)
+		}
+	}
+	return nil
 }

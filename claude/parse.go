@@ -44,6 +44,8 @@ type wireLine struct {
 	TerminalReason string                     `json:"terminal_reason"`
 	APIErrorStatus *int                       `json:"api_error_status"`
 	Errors         []string                   `json:"errors"`
+	// With --json-schema: the answer's value.
+	StructuredOutput json.RawMessage `json:"structured_output"`
 }
 
 type wireMessage struct {
@@ -193,7 +195,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
 			case "tool_use", "server_tool_use":
 				ev.Kind = agentcli.EventToolUse
-				ev.Tool = spec.Tools.Use(b.ID, b.Name, b.Input)
+				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
 			}
@@ -276,6 +278,9 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	}
 	if w.StopReason != nil {
 		res.StopReason = *w.StopReason
+	}
+	if len(w.StructuredOutput) > 0 && string(w.StructuredOutput) != "null" {
+		res.StructuredOutput = w.StructuredOutput
 	}
 	if w.Usage != nil {
 		res.Usage = usageOf(w.Usage)

@@ -7,7 +7,8 @@
 // Every run is
 //
 //	codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
-//	    [--cd=DIR] [--model=MODEL] [-c developer_instructions="..."] [ExtraArgs...] \
+//	    [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] \
+//	    [-c model_reasoning_effort="LEVEL"] [--output-schema=FILE] [ExtraArgs...] \
 //	    [resume -- SESSION_ID] -
 //
 // The prompt is written to stdin (the final "-"), which is then closed:
@@ -44,6 +45,30 @@
 // would mean writing into the user's project. When resuming, codex 0.169.0
 // keeps the developer message the thread started with and ignores a new
 // one.
+//
+// # Settings
+//
+// Request.MCPServers become [mcp_servers.NAME] tables (command, args and
+// env, or url and http_headers, every value a TOML string, which codex
+// expands nothing in) in the same private profile file as the system
+// prompt, so credentials in Env and Headers never reach argv. When
+// Request.ExtraArgs select a profile of their own, servers go on the
+// command line as -c mcp_servers.NAME.command/args/url overrides instead,
+// with a warning, and a server with Env or Headers is refused with an
+// *agentcli.RequestError. They are added to the servers of the user's
+// config.toml, which stay available. codex starts a stdio server with only
+// a few variables of its own environment (HOME, PATH, ...) besides Env,
+// offers the tools to the model as a namespace "mcp__NAME" ("-" in NAME
+// made "_"), and reports calls as mcp_tool_call items.
+//
+// Request.OutputSchema is written to a private file passed with
+// --output-schema: codex asks the Responses API for a strict json_schema
+// text format, and the final agent message is the JSON value, which is
+// Result.StructuredOutput (a final message that is not JSON fails the run
+// with a *agentcli.ResultError). Request.Effort is
+// -c model_reasoning_effort="LEVEL" (minimal, low, medium, high, xhigh;
+// the request's reasoning.effort; codex 0.169.0 passes any word on, the
+// API decides). codex has no fallback model and no spending cap.
 //
 // # Events
 //
@@ -105,6 +130,9 @@ package codex
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -133,27 +161,23 @@ var spec = runner.Spec{
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
 		CumulativeUsage: true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts: []agentcli.Effort{agentcli.EffortMinimal, agentcli.EffortLow, agentcli.EffortMedium,
+			agentcli.EffortHigh, agentcli.EffortXHigh},
 	},
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
 	// them) here.
-	Tools: runner.Tools{
-		"command_execution":  agentcli.ToolNameBash,
-		"exec_command":       agentcli.ToolNameBash,
-		"shell":              agentcli.ToolNameBash,
-		"local_shell":        agentcli.ToolNameBash,
-		"file_change":        agentcli.ToolNameEdit,
-		"apply_patch":        agentcli.ToolNameEdit,
-		"web_search":         agentcli.ToolNameWebSearch,
-		"todo_list":          agentcli.ToolNameTodoWrite,
-		"update_plan":        agentcli.ToolNameTodoWrite,
-		"view_image":         agentcli.ToolNameRead,
-		"request_user_input": agentcli.ToolNameAskUserQuestion,
-		"collab_tool_call":   agentcli.ToolNameTask,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(r *runner.Run) runner.Parser { return newParser(r.Req) },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
 	Stderr: func(s string) string {
@@ -183,6 +207,22 @@ var spec = runner.Spec{
 	Interactive: interactive,
 }
 
+// tools maps codex's tool names to canonical ones.
+var tools = runner.Tools{
+	"command_execution":  agentcli.ToolNameBash,
+	"exec_command":       agentcli.ToolNameBash,
+	"shell":              agentcli.ToolNameBash,
+	"local_shell":        agentcli.ToolNameBash,
+	"file_change":        agentcli.ToolNameEdit,
+	"apply_patch":        agentcli.ToolNameEdit,
+	"web_search":         agentcli.ToolNameWebSearch,
+	"todo_list":          agentcli.ToolNameTodoWrite,
+	"update_plan":        agentcli.ToolNameTodoWrite,
+	"view_image":         agentcli.ToolNameRead,
+	"request_user_input": agentcli.ToolNameAskUserQuestion,
+	"collab_tool_call":   agentcli.ToolNameTask,
+}
+
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
@@ -191,24 +231,41 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	// The system prompt goes through a private profile file, not argv
-	// (readable by every local user), unless the caller picks a profile
-	// of their own: codex takes one.
-	profile := ""
-	if req.SystemPrompt != "" {
+	// The system prompt and the MCP servers go through a private profile
+	// file, not argv (readable by every local user), unless the caller
+	// picks a profile of their own: codex takes one. MCP servers with Env
+	// or Headers (credentials, as a rule) never go on the command line.
+	var files runFiles
+	if req.SystemPrompt != "" || len(req.MCPServers) > 0 {
 		if selectsProfile(req.ExtraArgs) {
-			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt goes on the command line",
+			for i, s := range req.MCPServers {
+				if len(s.Env) > 0 || len(s.Headers) > 0 {
+					return nil, &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
+						Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
+				}
+			}
+			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
 				"backend", Name)
 		} else {
-			name, remove, err := writeSystemProfile(r.Env, r.Dir, req.SystemPrompt)
+			name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
 			if err != nil {
 				return nil, err
 			}
 			r.Defer(remove)
-			profile = name
+			files.profile = name
 		}
 	}
-	args := buildArgsProfile(req, r.Dir, profile)
+	if len(req.OutputSchema) > 0 {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		files.schema = filepath.Join(dir, "output-schema.json")
+		if err := os.WriteFile(files.schema, req.OutputSchema, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	args := buildArgsFiles(req, r.Dir, files)
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}

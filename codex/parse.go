@@ -277,7 +277,7 @@ func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (e
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		use := spec.Tools.Use(it.ID, rawName, args)
+		use := tools.Use(it.ID, rawName, args)
 		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
 		case it.Error != nil:
@@ -333,7 +333,7 @@ func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (e
 // toolUse builds the ToolUse of a tool item. name, if not "", overrides the
 // canonical name derived from the item type.
 func (p *parser) toolUse(it wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
-	use := spec.Tools.Use(it.ID, it.Type, input)
+	use := tools.Use(it.ID, it.Type, input)
 	if name != "" {
 		use.Name, use.Kind = name, runner.KindOf(name)
 	}

@@ -26,6 +26,16 @@
 //   - unknown-session: resuming a session the CLI does not know fails with
 //     agentcli.ErrSessionNotFound, without a model call.
 //
+// TestLive drives each CLI as a live session (agentcli.StartSession): three
+// turns in one process with the history intact (multiturn); prompts that
+// look like flags or commands (prompts); a refused `touch MARKER` that never
+// runs (deny); allow_always (allow-always); edited input (edit-input); an
+// interrupted stalled turn (interrupt); a permission callback that never
+// answers (permission-timeout); Close mid-turn (close); a CLI killed with
+// SIGKILL, then resumed by session id (crash-resume); permission modes a CLI
+// lacks (unsupported-mode); and one-shot runs under PermissionAsk and
+// PermissionDeny (oneshot).
+//
 // TestInteractive/<cli>/<scenario> drives each CLI's own interactive UI on a
 // pseudo-terminal through agentcli.Interactive (Linux): typed (a prompt
 // typed at the terminal is answered on the screen, and the UI's quit

@@ -49,14 +49,35 @@ func TestReadmeCapabilityTable(t *testing.T) {
 		}
 		c := be.Capabilities()
 		want := map[string]string{
-			"text deltas":      yes(c.TextDeltas),
-			"thinking":         yes(c.Thinking),
-			"resume":           yes(c.Resume),
-			"system prompt":    string(c.SystemPrompt),
-			"max turns":        yes(c.MaxTurns),
-			"tool filtering":   yes(c.ToolFilter),
-			"cost":             yes(c.Cost),
-			"cumulative usage": yes(c.CumulativeUsage),
+			"text deltas":       yes(c.TextDeltas),
+			"thinking":          yes(c.Thinking),
+			"resume":            yes(c.Resume),
+			"system prompt":     string(c.SystemPrompt),
+			"max turns":         yes(c.MaxTurns),
+			"tool filtering":    yes(c.ToolFilter),
+			"cost":              yes(c.Cost),
+			"cumulative usage":  yes(c.CumulativeUsage),
+			"mcp servers":       yes(c.MCP),
+			"structured output": yes(c.StructuredOutput),
+			"fallback model":    yes(c.FallbackModel),
+			"spending cap":      yes(c.MaxBudget),
+		}
+		var efforts []string
+		for _, e := range c.Efforts {
+			efforts = append(efforts, string(e))
+		}
+		want["efforts"] = strings.Join(efforts, " ")
+		if c.Sessions {
+			// The live-session table, once the backend declares
+			// live sessions.
+			var modes []string
+			for _, m := range c.PermissionModes {
+				modes = append(modes, string(m))
+			}
+			want["sessions"] = yes(c.Sessions)
+			want["interrupt"] = yes(c.Interrupt)
+			want["permission modes"] = strings.Join(modes, " ")
+			want["edit input"] = yes(c.EditInput)
 		}
 		for row, w := range want {
 			cells, ok := rows[row]

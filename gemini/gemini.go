@@ -5,7 +5,8 @@
 //
 // Runs use
 //
-//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M]
+//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M] \
+//	    [--allowed-mcp-server-names=NAME,...]
 //
 // with stream-json for Stream (and for Run when Request.OnText is set) and
 // json otherwise. --skip-trust is required: folder trust is on by default,
@@ -47,6 +48,34 @@
 // replaces gemini's whole built-in system prompt, tool instructions
 // included, so it is not used; callers who want that can set it in
 // Request.Env themselves.
+//
+// # Settings
+//
+// Request.MCPServers and Request.Effort are gemini settings, and gemini
+// 0.61.0 reads user settings only from GEMINI_CLI_HOME/.gemini (the system
+// settings files it skips unless root owns them and every directory above
+// them). So a run with either gets a private GEMINI_CLI_HOME: a temporary
+// .gemini whose entries are links to the user's own (credentials,
+// sessions, history, extensions, ...) except settings.json, which is the
+// user's settings with the run's merged in. The user's files are not
+// changed, and sessions the run creates stay resumable by any later run.
+//
+// MCP servers are mcpServers entries ({command, args, env} or {url, type
+// "http", headers}) and --allowed-mcp-server-names=NAME,... limits the run
+// to them (no user, project or extension server). Their tools are
+// "mcp_NAME_TOOL". gemini expands $NAME and ${NAME} references in settings
+// values (env and header values twice), so each "$" of the caller's text is
+// written escaped through AGENTCLI_DOLLAR=$, set in the run's environment:
+// every value arrives as given. gemini passes a stdio server its own
+// environment without variables that look like credentials, plus Env.
+//
+// Request.Effort (low, medium, high) becomes the thinking setting of
+// gemini's built-in chat models through their model-config aliases:
+// thinkingLevel LOW, MEDIUM or HIGH for Gemini 3 models ("chat-base-3"),
+// thinkingBudget 1024, 8192 or 24576 tokens for Gemini 2.5 models
+// ("chat-base-2.5"). A model gemini has no alias for keeps its defaults.
+// gemini has no structured output for the final answer, no fallback model
+// setting and no spending cap.
 //
 // # Sessions
 //
@@ -100,6 +129,9 @@ package gemini
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -125,33 +157,20 @@ var spec = runner.Spec{
 	Tested:      "0.61.0",
 	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
 	Caps: agentcli.Capabilities{
-		TextDeltas:   true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptPrepend,
+		TextDeltas:      true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptPrepend,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:     true,
+		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
 	},
-	Tools: runner.Tools{
-		"run_shell_command":   agentcli.ToolNameBash,
-		"read_file":           agentcli.ToolNameRead,
-		"read_many_files":     agentcli.ToolNameRead,
-		"list_directory":      agentcli.ToolNameLS,
-		"write_file":          agentcli.ToolNameWrite,
-		"replace":             agentcli.ToolNameEdit,
-		"edit":                agentcli.ToolNameEdit,
-		"glob":                agentcli.ToolNameGlob,
-		"search_file_content": agentcli.ToolNameGrep,
-		"grep_search":         agentcli.ToolNameGrep,
-		"grep":                agentcli.ToolNameGrep,
-		"web_fetch":           agentcli.ToolNameWebFetch,
-		"google_web_search":   agentcli.ToolNameWebSearch,
-		"web_search":          agentcli.ToolNameWebSearch,
-		"save_memory":         agentcli.ToolNameMemory,
-		"write_todos":         agentcli.ToolNameTodoWrite,
-		"ask_user":            agentcli.ToolNameAskUserQuestion,
-		"activate_skill":      agentcli.ToolNameSkill,
-		"delegate_to_agent":   agentcli.ToolNameTask,
-	},
-	Validate: validate,
-	Prepare:  prepare,
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
 	NewParser: func(r *runner.Run) runner.Parser {
 		if r.Deltas {
 			return newParser(formatStream)
@@ -177,6 +196,29 @@ func classify(msg string) error {
 	return nil
 }
 
+// tools maps gemini's tool names to canonical ones.
+var tools = runner.Tools{
+	"run_shell_command":   agentcli.ToolNameBash,
+	"read_file":           agentcli.ToolNameRead,
+	"read_many_files":     agentcli.ToolNameRead,
+	"list_directory":      agentcli.ToolNameLS,
+	"write_file":          agentcli.ToolNameWrite,
+	"replace":             agentcli.ToolNameEdit,
+	"edit":                agentcli.ToolNameEdit,
+	"glob":                agentcli.ToolNameGlob,
+	"search_file_content": agentcli.ToolNameGrep,
+	"grep_search":         agentcli.ToolNameGrep,
+	"grep":                agentcli.ToolNameGrep,
+	"web_fetch":           agentcli.ToolNameWebFetch,
+	"google_web_search":   agentcli.ToolNameWebSearch,
+	"web_search":          agentcli.ToolNameWebSearch,
+	"save_memory":         agentcli.ToolNameMemory,
+	"write_todos":         agentcli.ToolNameTodoWrite,
+	"ask_user":            agentcli.ToolNameAskUserQuestion,
+	"activate_skill":      agentcli.ToolNameSkill,
+	"delegate_to_agent":   agentcli.ToolNameTask,
+}
+
 // prepare builds one run: stream-json when the caller streams, json
 // otherwise; the prompt (made safe, see promptInput) goes on stdin.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
@@ -188,10 +230,49 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
-	return &runner.Job{
+	job := &runner.Job{
 		Args:  buildArgs(r.Req, f),
 		Stdin: []byte(in),
-	}, nil
+	}
+	if extra, dollar := runSettings(r.Req); extra != nil {
+		tmp, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		home, err := userHome(r)
+		if err != nil {
+			return nil, err
+		}
+		over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+		if err != nil {
+			return nil, err
+		}
+		job.Env = append(job.Env, "GEMINI_CLI_HOME="+over)
+		if dollar {
+			job.Env = append(job.Env, runner.DollarEnv)
+		}
+	}
+	return job, nil
+}
+
+// userHome returns the directory whose .gemini holds the user's settings,
+// as gemini finds it: $GEMINI_CLI_HOME (relative to the working
+// directory), else $HOME, else this process's home directory.
+func userHome(r *runner.Run) (string, error) {
+	h := r.Lookup("GEMINI_CLI_HOME")
+	if h == "" {
+		h = r.Lookup("HOME")
+	}
+	if h == "" {
+		var err error
+		if h, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("gemini: cannot locate the home directory: %w", err)
+		}
+	}
+	if !filepath.IsAbs(h) {
+		h = filepath.Join(r.Dir, h)
+	}
+	return h, nil
 }
 
 // hint explains well-known start-up failures.

@@ -178,7 +178,7 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 		p.turnText.Reset()
 		ev := base
 		ev.Kind = agentcli.EventToolUse
-		ev.Tool = spec.Tools.Use(w.ToolID, w.ToolName, w.Parameters)
+		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
 		return append(evs, ev)
 	case "tool_result":
 		evs := p.endBlock()

@@ -590,7 +590,7 @@ func TestTools(t *testing.T) {
 		{"google_web_search", "WebSearch", agentcli.ToolSearch},
 	}
 	for _, c := range cases {
-		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+		if name, kind := tools.Canonical(c.raw); name != c.name || kind != c.kind {
 			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
 		}
 	}

@@ -6,7 +6,8 @@
 //
 // Every run (Run and Stream alike) uses
 //
-//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...]
+//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] \
+//	    [--variant=LEVEL] [ExtraArgs...]
 //
 // --auto approves every permission request that the configuration does not
 // explicitly deny; without it a headless run rejects anything configured as
@@ -43,6 +44,26 @@
 // definition (config agent.<name>.prompt with --agent) was not chosen: its
 // prompt replaces opencode's whole built-in system prompt, tool guidance
 // included.
+//
+// # Settings
+//
+// Request.MCPServers go in the same private config file as the system
+// prompt (named by OPENCODE_CONFIG) as "mcp" entries: {"type": "local",
+// "command": [COMMAND, ARGS...], "environment": ENV} or {"type":
+// "remote", "url": URL, "headers": HEADERS}. They are added to the servers
+// of the user's configuration, which stay available. Their tools are
+// "NAME_TOOL". opencode substitutes {env:NAME} and {file:PATH} in a config
+// file's text; the "{" of such text in the caller's values is written as
+// the JSON escape \u007b, so every value arrives as given. When the run's
+// environment already sets OPENCODE_CONFIG, MCP servers cannot be passed
+// and the run fails with an *agentcli.UnsupportedError.
+//
+// Request.Effort is --variant=LEVEL: the variant of that name of the
+// model, which is provider-specific (for an OpenAI-compatible model
+// declared with "reasoning": true, low, medium and high, sent as
+// reasoning_effort). opencode silently ignores a variant the model does
+// not have. opencode has no structured output for `opencode run`, no
+// fallback model and no spending cap.
 //
 // # Sessions
 //
@@ -110,7 +131,6 @@ package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -143,34 +163,22 @@ var spec = runner.Spec{
 	Tested:      "1.18.33",
 	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
 	Caps: agentcli.Capabilities{
-		Thinking:     true,
-		Resume:       true,
-		SystemPrompt: agentcli.SystemPromptAppend,
-		Cost:         true,
+		Thinking:        true,
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptAppend,
+		Cost:            true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:     true,
+		Efforts: agentcli.Efforts(),
 	},
-	Tools: runner.Tools{
-		"bash":        agentcli.ToolNameBash,
-		"read":        agentcli.ToolNameRead,
-		"list":        agentcli.ToolNameLS,
-		"write":       agentcli.ToolNameWrite,
-		"edit":        agentcli.ToolNameEdit,
-		"multiedit":   agentcli.ToolNameMultiEdit,
-		"patch":       agentcli.ToolNameEdit,
-		"apply_patch": agentcli.ToolNameEdit,
-		"glob":        agentcli.ToolNameGlob,
-		"grep":        agentcli.ToolNameGrep,
-		"codesearch":  agentcli.ToolNameGrep,
-		"webfetch":    agentcli.ToolNameWebFetch,
-		"websearch":   agentcli.ToolNameWebSearch,
-		"todowrite":   agentcli.ToolNameTodoWrite,
-		"todoread":    agentcli.ToolNameTodoRead,
-		"task":        agentcli.ToolNameTask,
-		"question":    agentcli.ToolNameAskUserQuestion,
-		"skill":       agentcli.ToolNameSkill,
-	},
-	Validate:  validate,
-	Prepare:   prepare,
-	NewParser: func(*runner.Run) runner.Parser { return newParser() },
+	Tools:        tools,
+	Validate:     validate,
+	Prepare:      prepare,
+	StartSession: startSession,
+	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		if runner.Contains(msg, "providerautherror") {
 			return agentcli.ErrAuth
@@ -219,6 +227,28 @@ func (s *state) lookup(sid string) (string, bool) {
 	return d, ok
 }
 
+// tools maps opencode's tool names to canonical ones.
+var tools = runner.Tools{
+	"bash":        agentcli.ToolNameBash,
+	"read":        agentcli.ToolNameRead,
+	"list":        agentcli.ToolNameLS,
+	"write":       agentcli.ToolNameWrite,
+	"edit":        agentcli.ToolNameEdit,
+	"multiedit":   agentcli.ToolNameMultiEdit,
+	"patch":       agentcli.ToolNameEdit,
+	"apply_patch": agentcli.ToolNameEdit,
+	"glob":        agentcli.ToolNameGlob,
+	"grep":        agentcli.ToolNameGrep,
+	"codesearch":  agentcli.ToolNameGrep,
+	"webfetch":    agentcli.ToolNameWebFetch,
+	"websearch":   agentcli.ToolNameWebSearch,
+	"todowrite":   agentcli.ToolNameTodoWrite,
+	"todoread":    agentcli.ToolNameTodoRead,
+	"task":        agentcli.ToolNameTask,
+	"question":    agentcli.ToolNameAskUserQuestion,
+	"skill":       agentcli.ToolNameSkill,
+}
+
 // prepare builds one run: a resumed session runs in its own directory; the
 // system prompt goes through a private config file named by
 // OPENCODE_CONFIG.
@@ -245,24 +275,31 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		OnSession: func(id string) { st.remember(id, d) },
 	}
 	prompt := req.Prompt
-	if req.SystemPrompt != "" {
-		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+	system := req.SystemPrompt
+	if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+		if len(req.MCPServers) > 0 {
+			return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "MCP servers",
+				Reason: "OPENCODE_CONFIG is already set in the run's environment, and it names the one file through which agentcli would pass them"}
+		}
+		if system != "" {
 			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
-			prompt = req.SystemPrompt + "\n\n" + prompt
-		} else {
-			tmp, err := r.TempDir()
-			if err != nil {
-				return nil, err
-			}
-			cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
-			if err != nil {
-				return nil, err
-			}
-			// Not set anywhere in the environment (checked above), so it
-			// cannot override a caller's value.
-			job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+			prompt = system + "\n\n" + prompt
+			system = ""
 		}
+	}
+	if system != "" || len(req.MCPServers) > 0 {
+		tmp, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := writeConfig(tmp, system, req.MCPServers)
+		if err != nil {
+			return nil, err
+		}
+		// Not set anywhere in the environment (checked above), so it
+		// cannot override a caller's value.
+		job.Env = []string{"OPENCODE_CONFIG=" + cfg}
 	}
 	job.Stdin = []byte(prompt)
 	return job, nil
@@ -322,18 +359,24 @@ func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (
 		model, strings.Join(list, ", ")))
 }
 
+// writeConfig writes the run's opencode config (see configContent) into
+// dir (a private 0700 directory), with system.md holding the system
+// prompt when there is one, and returns the config's path.
+func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, error) {
+	sys := ""
+	if system != "" {
+		sys = filepath.Join(dir, "system.md")
+		if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(dir, "opencode.json")
+	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
+}
+
 // writeSystemPrompt writes system.md and an opencode config that lists it in
 // "instructions" into dir (a private 0700 directory) and returns the
 // config's path.
 func writeSystemPrompt(dir, system string) (string, error) {
-	sys := filepath.Join(dir, "system.md")
-	if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
-		return "", err
-	}
-	cfg, err := json.Marshal(map[string]any{"instructions": []string{sys}})
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "opencode.json")
-	return path, os.WriteFile(path, cfg, 0o600)
+	return writeConfig(dir, system, nil)
 }

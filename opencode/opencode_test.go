@@ -63,7 +63,10 @@ func TestRegistered(t *testing.T) {
 			t.Fatalf("%q opened %T", name, b)
 		}
 	}
-	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true}
+	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true,
+		MCP: true, Efforts: agentcli.Efforts(),
+		Sessions: true, Interrupt: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
+			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}

@@ -175,7 +175,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		}
 		use := base
 		use.Kind = agentcli.EventToolUse
-		use.Tool = spec.Tools.Use(id, part.Tool, nil)
+		use.Tool = tools.Use(id, part.Tool, nil)
 		evs = append(evs, use)
 		st := part.State
 		if st == nil {

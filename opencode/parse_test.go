@@ -628,7 +628,7 @@ func TestTools(t *testing.T) {
 		{"some_plugin_tool", "some_plugin_tool", agentcli.ToolOther},
 	}
 	for _, c := range cases {
-		if name, kind := spec.Tools.Canonical(c.raw); name != c.name || kind != c.kind {
+		if name, kind := tools.Canonical(c.raw); name != c.name || kind != c.kind {
 			t.Errorf("Canonical(%q) = %q, %q; want %q, %q", c.raw, name, kind, c.name, c.kind)
 		}
 	}

@@ -22,9 +22,18 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+echo "== go mod tidy"
+go mod tidy -diff
+(cd "$GATEWAY" && go mod tidy -diff)
+
 echo "== go vet"
 go vet ./...
 (cd "$GATEWAY" && go vet ./...)
+# Every package builds and vets on the platforms users build for.
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do
+  GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
+  (cd "$GATEWAY" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
+done
 
 echo "== staticcheck"
 go run "$STATICCHECK" ./...
@@ -34,7 +43,7 @@ echo "== go test -race"
 # Everything the tests need is fetched and built before the network goes.
 go mod download all
 go test -race -count=1 -run '^$' ./... >/dev/null
-(cd "$GATEWAY" && go mod download all && go test -race -count=1 -run '^$' ./... >/dev/null)
+(cd "$GATEWAY" && go test -race -count=1 -run '^$' ./... >/dev/null)
 TESTS="go test -race -count=1 -timeout 40m ./... && cd $GATEWAY && go test -race -count=1 -timeout 20m ./..."
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
   echo "(in a private network namespace: loopback only)"

@@ -1,17 +1,28 @@
 // Command agentrun runs one prompt on a coding-agent CLI through agentcli.
 //
 //	agentrun [flags] "prompt"        # or "-" to read the prompt from stdin
+//	agentrun -chat [flags]           # a live session: each stdin line is a turn
 //	agentrun -interactive [flags] ["first message"]
 //
 // By default it prints the answer as it streams. -json prints the final
-// Result as one JSON object; -stream prints every normalized event as one
-// JSON line as it arrives. -offline starts agentclitest's scripted model
-// server on 127.0.0.1 with a canned reply and points the real CLI at it, so
-// the whole flow (real CLI process, real parsing) runs with no credentials
-// and no network. -interactive hands the terminal to the CLI's own
-// interactive UI instead (with the same model, system prompt, session and
-// -offline wiring; the prompt, if any, is its first message) and exits with
-// the CLI's exit status.
+// Result as one JSON object (with -chat, one per turn and line); -stream
+// prints every normalized event as one JSON line as it arrives. -offline
+// starts agentclitest's scripted model server on 127.0.0.1 with a canned
+// reply and points the real CLI at it, so the whole flow (real CLI process,
+// real parsing) runs with no credentials and no network; a prompt that asks
+// to run something ("run", "execute") makes the offline model call the
+// CLI's shell tool once, so that -permission ask shows an approval prompt.
+//
+// -permission bypass|ask|deny|plan chooses Request.Permission. Under ask,
+// every tool call the CLI asks about is shown on stderr with a question
+// answered by the next stdin line: y (allow once), a (allow always) or
+// anything else (refuse); a request nobody answers is refused. A one-shot
+// run in a mode other than bypass is run as a one-turn live session.
+//
+// -interactive hands the terminal to the CLI's own interactive UI instead
+// (with the same model, system prompt, session, -permission and -offline
+// wiring; the prompt, if any, is its first message; the UI itself asks for
+// permissions under ask) and exits with the CLI's exit status.
 //
 // Defaults come from the environment: AGENT_BACKEND, BACKEND_CLI_PATH,
 // BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS. When the CLI binary is
@@ -22,6 +33,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,9 +83,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	wireLog := fs.String("wire-log", "", "write the run's wire log (every CLI output line and stdin message) to this file")
 	replay := fs.String("replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
 	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
+	chat := fs.Bool("chat", false, "live session: each stdin line is one turn")
+	permission := fs.String("permission", "bypass", "permission mode: bypass, ask, deny or plan")
 	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n\nbackends: %v\n\n", agentcli.Backends())
+		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -82,33 +96,54 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if *doctor {
 		return runDoctor(*cliPath, *asJSON, stdout)
 	}
+	out := output{stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), json: *asJSON, stream: *stream}
 	if *replay != "" {
-		return runReplay(*backend, *replay, *asJSON, *stream, stdout, stderr)
+		return runReplay(*backend, *replay, out)
+	}
+	wantArgs := 1
+	if *chat || *interactive && fs.NArg() == 0 {
+		wantArgs = 0
+	}
+	mode := agentcli.PermissionMode(*permission)
+	switch mode {
+	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+	default:
+		fmt.Fprintf(stderr, "agentrun: unknown permission mode %q (bypass, ask, deny or plan)\n", *permission)
+		return 2
 	}
 	switch {
 	case *asJSON && *stream:
 		fmt.Fprintln(stderr, "agentrun: -json and -stream cannot be combined: -stream already prints the result as its last line")
 		return 2
-	case *interactive && (*asJSON || *stream || *wireLog != ""):
-		fmt.Fprintln(stderr, "agentrun: -interactive hands the terminal to the CLI: it cannot be combined with -json, -stream or -wire-log")
+	case *interactive && (*chat || *asJSON || *stream || *wireLog != ""):
+		fmt.Fprintln(stderr, "agentrun: -interactive hands the terminal to the CLI: it cannot be combined with -chat, -json, -stream or -wire-log")
 		return 2
 	case *interactive && fs.Arg(0) == "-":
 		fmt.Fprintln(stderr, "agentrun: -interactive reads the terminal: the first message cannot come from stdin")
 		return 2
-	case fs.NArg() != 1 && !(*interactive && fs.NArg() == 0):
+	case fs.NArg() != wantArgs:
 		fs.Usage()
 		return 2
 	}
-	prompt := fs.Arg(0)
-	if prompt == "-" {
+	prompt := ""
+	if !*chat {
+		prompt = fs.Arg(0)
+	}
+	var in *lines
+	if *interactive {
+		in = newLines(nil) // the terminal is the CLI's: reading it here would stop us (SIGTTIN)
+	} else if prompt == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun: reading stdin:", err)
 			return 1
 		}
 		prompt = string(b)
+		in = newLines(nil) // stdin is used up: nothing answers permission requests
+	} else {
+		in = newLines(stdin)
 	}
-	if strings.TrimSpace(prompt) == "" && !*interactive {
+	if !*chat && !*interactive && strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
 		return 2
 	}
@@ -135,6 +170,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Timeout:      *timeout,
 	}
 	cfg.Apply(req, b.Capabilities())
+	req.Permission = mode
+	if mode == agentcli.PermissionAsk && !*interactive {
+		req.OnPermission = askOn(in, stderr)
+	}
 
 	if *wireLog != "" {
 		f, err := os.Create(*wireLog)
@@ -146,11 +185,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		req.WireLog = f
 	}
 
+	// script prepares the offline model's answer to a prompt.
+	script := func(string) {}
 	if *offline {
 		srv := agentclitest.NewServer()
 		defer srv.Close()
-		srv.Push(agentclitest.Turn{Text: *reply})
-		for i := 0; *interactive && i < 99; i++ {
+		script = func(p string) {
+			if srv.Remaining() > 0 {
+				return // an earlier turn ended before using its answer
+			}
+			if asksToRun(p) {
+				srv.Push(agentclitest.Turn{Shell: "touch made-by-the-offline-model.txt"})
+			}
+			srv.Push(agentclitest.Turn{Text: *reply})
+		}
+		for i := 0; *interactive && i < 100; i++ {
 			srv.Push(agentclitest.Turn{Text: *reply}) // every message typed gets it
 		}
 		home, err := os.MkdirTemp("", "agentrun-offline-")
@@ -181,7 +230,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if !*stream && !*asJSON {
 		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
 	}
-	return printEvents(b.Stream(ctx, req), *asJSON, *stream, stdout, stderr)
+	if *chat {
+		return chatLoop(ctx, b, req, in, script, out)
+	}
+	script(req.Prompt)
+	if !out.turn(b.Stream(ctx, req)) {
+		return 1
+	}
+	return 0
 }
 
 // runInteractive hands the terminal (stdin, stdout and stderr, when they are
@@ -204,31 +260,31 @@ func runInteractive(ctx context.Context, b agentcli.Backend, req *agentcli.Reque
 	return code
 }
 
-// runReplay prints the events of a wire log as a run would.
-func runReplay(backend, path string, asJSON, stream bool, stdout, stderr io.Writer) int {
+// runReplay prints the events of a wire log as the run printed them.
+func runReplay(backend, path string, out output) int {
 	name, err := agentcli.Resolve(backend)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentrun:", err)
+		fmt.Fprintln(out.stderr, "agentrun:", err)
 		return 2
 	}
 	b, err := agentcli.Open(name, nil)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentrun:", err)
+		fmt.Fprintln(out.stderr, "agentrun:", err)
 		return 2
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "agentrun:", err)
+		fmt.Fprintln(out.stderr, "agentrun:", err)
 		return 1
 	}
 	defer f.Close()
 	seq := agentcli.Replay(b, f)
-	if !stream && !asJSON {
+	if !out.stream && !out.json {
 		replayed := seq
 		seq = func(yield func(agentcli.Event, error) bool) {
 			for ev, err := range replayed {
 				if err == nil && ev.Kind == agentcli.EventTextDelta && ev.Subagent == "" {
-					fmt.Fprint(stdout, ev.Text)
+					fmt.Fprint(out.stdout, ev.Text)
 				}
 				if !yield(ev, err) {
 					return
@@ -236,28 +292,38 @@ func runReplay(backend, path string, asJSON, stream bool, stdout, stderr io.Writ
 			}
 		}
 	}
-	return printEvents(seq, asJSON, stream, stdout, stderr)
+	if !out.turn(seq) {
+		return 1
+	}
+	return 0
 }
 
-// printEvents consumes a run's events: with stream, each as a JSON line;
-// with asJSON, the final result as one JSON object; otherwise the text was
-// printed as it came and a newline ends it. It returns the exit status.
-func printEvents(seq iter.Seq2[agentcli.Event, error], asJSON, stream bool, stdout, stderr io.Writer) int {
-	enc := json.NewEncoder(stdout)
+// output prints turns the way the flags say.
+type output struct {
+	stdout, stderr io.Writer
+	enc            *json.Encoder
+	json, stream   bool
+}
+
+// turn prints one run's or turn's events and reports whether it succeeded.
+func (o output) turn(events iter.Seq2[agentcli.Event, error]) bool {
 	var res *agentcli.Result
-	for ev, err := range seq {
+	for ev, err := range events {
 		if err != nil {
-			fmt.Fprintln(stderr, "agentrun:", err)
-			var re *agentcli.ResultError
-			if asJSON && errors.As(err, &re) && re.Result != nil {
-				enc.Encode(re.Result)
+			if !o.json && !o.stream {
+				fmt.Fprintln(o.stdout)
 			}
-			return 1
+			fmt.Fprintln(o.stderr, "agentrun:", err)
+			var re *agentcli.ResultError
+			if o.json && errors.As(err, &re) && re.Result != nil {
+				o.enc.Encode(re.Result)
+			}
+			return false
 		}
-		if stream {
-			if err := enc.Encode(ev); err != nil {
-				fmt.Fprintln(stderr, "agentrun:", err)
-				return 1
+		if o.stream {
+			if err := o.enc.Encode(ev); err != nil {
+				fmt.Fprintln(o.stderr, "agentrun:", err)
+				return false
 			}
 		}
 		if ev.Kind == agentcli.EventResult {
@@ -265,12 +331,107 @@ func printEvents(seq iter.Seq2[agentcli.Event, error], asJSON, stream bool, stdo
 		}
 	}
 	switch {
-	case asJSON:
-		enc.Encode(res)
-	case !stream:
-		fmt.Fprintln(stdout)
+	case o.json:
+		o.enc.Encode(res)
+	case !o.stream:
+		fmt.Fprintln(o.stdout)
 	}
-	return 0
+	return true
+}
+
+// chatLoop runs a live session: each stdin line is one turn. A failed turn
+// is reported and the session goes on, unless the CLI died. It returns the
+// exit status: 1 when any turn failed.
+func chatLoop(ctx context.Context, b agentcli.Backend, req *agentcli.Request, in *lines, script func(string), out output) int {
+	s, err := agentcli.StartSession(ctx, b, req)
+	if err != nil {
+		fmt.Fprintln(out.stderr, "agentrun:", err)
+		return 1
+	}
+	defer s.Close()
+	status := 0
+	for {
+		p, ok := in.next(ctx)
+		if !ok {
+			return status
+		}
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		script(p)
+		if !out.turn(s.Stream(ctx, p)) {
+			status = 1
+			if s.Err() != nil || ctx.Err() != nil {
+				return 1
+			}
+		}
+	}
+}
+
+// lines hands out stdin lines: prompts in -chat mode, and answers to
+// permission requests (which come while a turn runs, never while the next
+// prompt is read). One goroutine reads stdin ahead.
+type lines struct {
+	ch <-chan string // closed at the end of input
+}
+
+// newLines starts reading r; a nil r gives no lines.
+func newLines(r io.Reader) *lines {
+	ch := make(chan string, 16)
+	if r == nil {
+		close(ch)
+		return &lines{ch: ch}
+	}
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return &lines{ch: ch}
+}
+
+// next returns the next line, or false at the end of input or of ctx.
+func (l *lines) next(ctx context.Context) (string, bool) {
+	select {
+	case s, ok := <-l.ch:
+		return s, ok
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// askOn returns a permission callback that asks on w and reads the answer
+// from in: y allows once, a allows always, anything else refuses. With no
+// answer (end of input, or the request's deadline) the call is refused.
+func askOn(in *lines, w io.Writer) agentcli.PermissionFunc {
+	return func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		what := r.Title
+		if what == "" {
+			what = string(r.Tool.Input)
+		}
+		fmt.Fprintf(w, "agentrun: allow %s (%s)? [y]es, [a]lways, [n]o: ", r.Tool.Name, what)
+		a, ok := in.next(ctx)
+		if !ok {
+			fmt.Fprintln(w)
+		}
+		switch strings.ToLower(strings.TrimSpace(a)) {
+		case "y", "yes":
+			return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+		case "a", "always":
+			return agentcli.PermissionDecision{Kind: agentcli.AllowAlways}
+		}
+		return agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: "The user said no."}
+	}
+}
+
+// asksToRun reports whether a prompt asks to run something, which the
+// offline model answers with a shell tool call.
+func asksToRun(p string) bool {
+	p = strings.ToLower(p)
+	return strings.Contains(p, "run") || strings.Contains(p, "execute")
 }
 
 // runDoctor prints agentcli.Doctor's report as a table, or as JSON. Each

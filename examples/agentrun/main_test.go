@@ -207,3 +207,68 @@ func TestOfflineRealCLI(t *testing.T) {
 		t.Fatalf("stdout %q (%v)", out, err)
 	}
 }
+
+// claudeCLI returns the pinned claude, or skips (fails under CI).
+func claudeCLI(t *testing.T) string {
+	t.Helper()
+	cli := filepath.Join("..", "..", "tools", "clis", "node_modules", ".bin", "claude")
+	if _, err := exec.LookPath(cli); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("claude not installed (%v); run scripts/install-clis.sh", err)
+		}
+		t.Skip("claude not installed; run scripts/install-clis.sh")
+	}
+	return cli
+}
+
+// -chat: one live session, each stdin line a turn, one Result per line with
+// -json; under -permission ask the offline model's shell call is asked
+// about on stderr and answered by the next stdin line.
+func TestChatOffline(t *testing.T) {
+	cli := claudeCLI(t)
+	stdin := "hello\nplease run the tests\ny\nand run them again\nn\n"
+	code, out, errOut := runArgs(t, stdin, "-cli", cli, "-offline", "-offline-reply", "done", "-chat", "-json", "-permission", "ask")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var results []agentcli.Result
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var r agentcli.Result
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		results = append(results, r)
+	}
+	if len(results) != 3 {
+		t.Fatalf("%d results for 3 turns:\n%s\nstderr %s", len(results), out, errOut)
+	}
+	for i, r := range results {
+		if r.Text != "done" || r.SessionID == "" || r.SessionID != results[0].SessionID {
+			t.Errorf("turn %d: %+v", i+1, r)
+		}
+	}
+	if n := strings.Count(errOut, "agentrun: allow Bash"); n != 2 {
+		t.Errorf("%d approval questions, want 2; stderr %q", n, errOut)
+	}
+}
+
+func TestPermissionFlag(t *testing.T) {
+	if code, _, errOut := runArgs(t, "", "-permission", "sometimes", "hi"); code != 2 || !strings.Contains(errOut, "sometimes") {
+		t.Fatalf("bad mode: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, _ := runArgs(t, "", "-chat", "hi"); code != 2 {
+		t.Fatalf("-chat with a prompt argument: exit %d", code)
+	}
+	cli := claudeCLI(t)
+	// A one-shot run under ask: the question is answered from stdin.
+	code, out, errOut := runArgs(t, "n\n", "-cli", cli, "-offline", "-offline-reply", "ok", "-permission", "ask", "run the tests")
+	if code != 0 || out != "ok\n" || !strings.Contains(errOut, "agentrun: allow Bash") {
+		t.Fatalf("ask: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// Under deny nothing is asked.
+	code, out, errOut = runArgs(t, "", "-cli", cli, "-offline", "-offline-reply", "ok", "-permission", "deny", "run the tests")
+	if code != 0 || out != "ok\n" || strings.Contains(errOut, "allow") {
+		t.Fatalf("deny: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

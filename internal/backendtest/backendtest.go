@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -733,7 +732,9 @@ func runErr(b agentcli.Backend) error {
 }
 
 func killPid(pid int) {
-	syscall.Kill(pid, syscall.SIGKILL)
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
 	for i := 0; i < 100 && fakecli.Alive(pid); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}

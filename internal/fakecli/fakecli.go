@@ -133,7 +133,7 @@ func ReadPids(dir string) []int {
 func Alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return syscall.Kill(pid, 0) == nil
+		return signalZero(pid)
 	}
 	// state is the field after the ")" that ends the command name
 	s := string(b)
@@ -191,7 +191,7 @@ func child(spec string) {
 		c := exec.Command("/proc/self/exe")
 		c.Env = append(os.Environ(), envChild+"=write "+strings.Join(f[1:], " "))
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		c.SysProcAttr = newSession()
 		if err := c.Start(); err != nil {
 			os.Exit(98)
 		}
@@ -308,7 +308,7 @@ func play(path string) int {
 		c.Env = childEnv(clean, append(env, EnvFlavor+"=")...)
 		c.Stdout, c.Stderr = os.Stdout, os.Stderr
 		if setsid {
-			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			c.SysProcAttr = newSession()
 		}
 		if err := c.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "fakecli:", err)

@@ -1,4 +1,4 @@
-//go:build unix && !linux && !darwin && !dragonfly && !freebsd && !netbsd && !openbsd
+//go:build !linux && !darwin && !dragonfly && !freebsd && !netbsd && !openbsd
 
 package proc
 

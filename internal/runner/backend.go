@@ -16,6 +16,7 @@ import (
 // The result implements agentcli.SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
+	specs.Store(spec.Name, spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
@@ -64,6 +65,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
 	c.PermissionModes = slices.Clone(c.PermissionModes)
+	c.Efforts = slices.Clone(c.Efforts)
 	return c
 }
 
@@ -107,10 +109,13 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	if err != nil {
 		return nil, err
 	}
+	if err := b.warnLive(r.Req); err != nil {
+		return nil, err
+	}
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()
-		return nil, b.spec.finishErr(err, Exit{}, NewRedactor(r.Env))
+		return nil, b.spec.finishErr(err, Exit{}, NewRedactor(redactEnv(r.Env, req)))
 	}
 	return s, nil
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/agentcli/agentcli"
 )
@@ -62,4 +63,30 @@ func Contains(msg string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// specs holds every Spec a Backend was made from, by name, for Classify
+// and ExitError.
+var specs sync.Map // string → *Spec
+
+// Classify returns the kind of an error message of the named backend: its
+// Spec's own wording first, then generic wording.
+func Classify(backend, msg string) error {
+	if s, ok := specs.Load(backend); ok {
+		return s.(*Spec).classify(msg)
+	}
+	return classifyGeneric(msg)
+}
+
+// ExitError returns the error of a CLI of the named backend that exited
+// with no outcome of its own (a live session's CLI that died): an
+// *agentcli.ExitError with its kind, hint and the redacted tail of stderr.
+func ExitError(backend string, e Exit) *agentcli.ExitError {
+	err := &agentcli.ExitError{Backend: backend, Code: e.Code}
+	s, ok := specs.Load(backend)
+	if !ok {
+		s = &Spec{Name: backend}
+	}
+	s.(*Spec).finishErr(err, e, ProcessRedactor())
+	return err
 }

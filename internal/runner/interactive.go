@@ -51,7 +51,9 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	if err != nil {
 		return -1, err
 	}
-	rq.Permission = req.Permission
+	vr := *r.Req // validated (and without the settings the backend lacks)
+	vr.Permission = req.Permission
+	r.Req = &vr
 	r.backend = b.spec.Name
 	defer r.Cleanup()
 	*red = NewRedactor(r.Env)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -197,5 +198,18 @@ func TestDiagnose(t *testing.T) {
 	}
 	if d := New(spec, &agentcli.Options{Path: filepath.Join(dir, "missing")}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "not found") {
 		t.Fatalf("missing binary: %+v", d)
+	}
+}
+
+// On a platform the process layer does not support (everything but unix
+// systems) a run fails before anything starts with an *UnsupportedError.
+func TestPlatformErr(t *testing.T) {
+	if platformErr("b", nil) != nil {
+		t.Fatal("an error on a supported platform")
+	}
+	err := platformErr("b", errors.New("running CLIs is not supported on this platform"))
+	var ue *agentcli.UnsupportedError
+	if !errors.As(err, &ue) || ue.Backend != "b" || !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(err.Error(), runtime.GOOS) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -76,7 +76,9 @@ type Spec struct {
 
 // Run is what a Spec's Prepare sees of one run.
 type Run struct {
-	// Req is the validated request; never nil. Prepare must not modify it.
+	// Req is the validated request, without the settings the backend
+	// does not support (they were warned about); never nil. Prepare must
+	// not modify it.
 	Req *agentcli.Request
 	// Deltas reports that the caller consumes text as it streams (Stream,
 	// or Run with OnText): a CLI that only reports text deltas on request

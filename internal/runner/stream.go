@@ -17,6 +17,9 @@ import (
 // ignores, resolves the binary and builds the Run. oneShot is false for a
 // live session, whose prompts come turn by turn.
 func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run, error) {
+	if err := platformErr(b.spec.Name, proc.ErrUnsupportedPlatform); err != nil {
+		return nil, err
+	}
 	if err := b.validate(req, oneShot); err != nil {
 		return nil, err
 	}
@@ -32,7 +35,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
 	}
 	return &Run{
-		Req:     req,
+		Req:     b.dropUnsupported(req),
 		Deltas:  deltas,
 		Path:    path,
 		Dir:     dir,
@@ -72,7 +75,29 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
-	red = NewRedactor(r.Env)
+	red = NewRedactor(redactEnv(r.Env, req))
+	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
+		// Permission modes other than bypass need the host in the loop:
+		// the run is one turn of a live session.
+		if req.WireLog != nil {
+			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
+				"backend", b.spec.Name, "permission", m)
+		}
+		if err := b.warnLive(r.Req); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
+			r.Req = sreq
+			return b.spec.StartSession(ctx, r)
+		}
+		for ev, err := range evstream.OneShot(ctx, start, req) {
+			if !yield(ev, err) || err != nil {
+				return
+			}
+		}
+		return
+	}
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -95,7 +120,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
-	red = NewRedactor(append(r.Env[:len(r.Env):len(r.Env)], job.Env...))
+	red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
 	f := b.newFeed(r, red)
 	wl := b.wireLog(r, job.Args, red)
 	if runCtx.Err() != nil {
@@ -203,10 +228,13 @@ type feed struct {
 	parser Parser
 	synth  evstream.Deltas
 	out    []agentcli.Event
+	// schema: the run asked for structured output (Request.OutputSchema).
+	schema bool
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
+		schema: len(r.Req.OutputSchema) > 0}
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
@@ -230,6 +258,9 @@ func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
 // the error.
 func (f *feed) end(e Exit) (agentcli.Event, error) {
 	res, err := f.spec.end(f.parser, e, f.red)
+	if err == nil && f.schema {
+		err = f.spec.finishErr(structured(res), e, f.red)
+	}
 	if res != nil {
 		res.ExitCode = e.Code
 		if err != nil || res.IsError {

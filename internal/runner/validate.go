@@ -87,6 +87,9 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	default:
 		return bad("Permission", "unknown mode %q", m)
 	}
+	if err := checkSettings(b.spec.Name, req); err != nil {
+		return err
+	}
 	if b.spec.Validate != nil {
 		if err := b.spec.Validate(req); err != nil {
 			return err
@@ -120,7 +123,55 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	if req.SystemPrompt != "" && caps.SystemPrompt == agentcli.SystemPromptNone {
 		out = append(out, "system prompt")
 	}
+	if len(req.MCPServers) > 0 && !caps.MCP {
+		out = append(out, "MCP servers")
+	}
+	if len(req.OutputSchema) > 0 && !caps.StructuredOutput {
+		out = append(out, "structured output (output schema)")
+	}
+	if req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) {
+		out = append(out, "effort "+string(req.Effort))
+	}
+	if req.FallbackModel != "" && !caps.FallbackModel {
+		out = append(out, "fallback model")
+	}
+	if req.MaxBudgetUSD > 0 && !caps.MaxBudget {
+		out = append(out, "spending cap (max budget)")
+	}
 	return out
+}
+
+// dropUnsupported returns req, or a copy of it without the settings
+// (MCP servers, output schema, effort, fallback model, budget) the
+// backend does not support, so that an ignored setting is ignored
+// whatever the backend's Prepare would make of it.
+func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
+	caps := b.spec.Caps
+	drop := len(req.MCPServers) > 0 && !caps.MCP ||
+		len(req.OutputSchema) > 0 && !caps.StructuredOutput ||
+		req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) ||
+		req.FallbackModel != "" && !caps.FallbackModel ||
+		req.MaxBudgetUSD > 0 && !caps.MaxBudget
+	if !drop {
+		return req
+	}
+	c := *req
+	if !caps.MCP {
+		c.MCPServers = nil
+	}
+	if !caps.StructuredOutput {
+		c.OutputSchema = nil
+	}
+	if !slices.Contains(caps.Efforts, c.Effort) {
+		c.Effort = ""
+	}
+	if !caps.FallbackModel {
+		c.FallbackModel = ""
+	}
+	if !caps.MaxBudget {
+		c.MaxBudgetUSD = 0
+	}
+	return &c
 }
 
 // warnUnsupported logs one warning per option in req the backend ignores,
@@ -131,6 +182,27 @@ func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o}
 		}
 		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o),
+			"backend", b.spec.Name, "option", o)
+	}
+	return nil
+}
+
+// liveSettings lists the settings in req that a live session does not
+// carry: live sessions start their CLI through a mechanism of their own
+// (Spec.StartSession), which the settings are not wired into.
+func liveSettings(req *agentcli.Request) []string {
+	return unsupported(agentcli.Capabilities{SystemPrompt: agentcli.SystemPromptAppend, ToolFilter: true, MaxTurns: true, Resume: true}, req)
+}
+
+// warnLive logs one warning per setting in req a live session ignores, or,
+// under Options.Strict, fails on the first.
+func (b *Backend) warnLive(req *agentcli.Request) error {
+	for _, o := range liveSettings(req) {
+		if b.opts.Strict {
+			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o + " in a live session",
+				Reason: "live sessions (and runs with a permission mode other than bypass) do not carry it yet"}
+		}
+		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s live sessions do not carry %s; ignored", b.spec.Name, o),
 			"backend", b.spec.Name, "option", o)
 	}
 	return nil

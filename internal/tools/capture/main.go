@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command capture runs the real, pinned coding-agent CLIs against an
 // agentclitest.Server and records what they print, as golden transcripts for
 // the parsers: <out>/<cli>/testdata/real/<scenario>.{stdout,stderr,exit}, plus

@@ -1,0 +1,388 @@
+package agentclitest
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/evstream"
+	"github.com/agentcli/agentcli/internal/permit"
+	"github.com/agentcli/agentcli/internal/toolname"
+)
+
+// Decision is a permission request a scripted call made (Call.Ask) and how
+// it was answered.
+type Decision struct {
+	// Request is the request as the callback saw it.
+	Request agentcli.PermissionRequest
+	// Decision is the answer, normalized the way a real backend answers:
+	// its Kind is one of the request's options.
+	Decision agentcli.PermissionDecision
+	// Default reports that the default decision (refuse) applied because
+	// the callback did not answer before the request's deadline, the turn
+	// was interrupted or cancelled first, or Request.Permission is
+	// PermissionAsk without a callback.
+	Default bool
+}
+
+// Decisions returns every permission request scripted calls made so far,
+// with its answer, in order.
+func (b *Backend) Decisions() []Decision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.decisions)
+}
+
+// allOptions are offered by a scripted request that lists none.
+var allOptions = []agentcli.PermissionOption{
+	{ID: "allow_once", Kind: agentcli.AllowOnce, Name: "Allow"},
+	{ID: "allow_always", Kind: agentcli.AllowAlways, Name: "Always allow"},
+	{ID: "reject_once", Kind: agentcli.RejectOnce, Name: "Reject"},
+	{ID: "reject_always", Kind: agentcli.RejectAlways, Name: "Always reject"},
+}
+
+// askAll decides the scripted permission requests of a call, in order.
+// ctx is the caller's context, runCtx the turn's (which may end earlier:
+// timeout, interrupt); turnErr, when set, gives the error of a runCtx
+// that ended for a reason of its own. It fails only when runCtx ends.
+func (b *Backend) askAll(ctx, runCtx context.Context, turnErr func() error, req *agentcli.Request, asks []agentcli.PermissionRequest) error {
+	for _, a := range asks {
+		pr := a
+		pr.Options = slices.Clone(pr.Options)
+		if len(pr.Options) == 0 {
+			pr.Options = slices.Clone(allOptions)
+		}
+		if pr.Tool.Name != "" && pr.Tool.Kind == "" {
+			pr.Tool.Kind = toolname.KindOf(pr.Tool.Name)
+		}
+		d, dflt := b.decide(runCtx, req, &pr)
+		b.mu.Lock()
+		b.decisions = append(b.decisions, Decision{Request: pr, Decision: d, Default: dflt})
+		b.mu.Unlock()
+		if runCtx.Err() != nil {
+			if turnErr != nil {
+				if err := turnErr(); err != nil {
+					return err
+				}
+			}
+			if ctx.Err() != nil {
+				return &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
+			}
+			return &agentcli.TimeoutError{Backend: b.Name(), Timeout: req.Timeout}
+		}
+	}
+	return nil
+}
+
+// decide answers one request as a real backend does under req.Permission.
+func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcli.PermissionRequest) (agentcli.PermissionDecision, bool) {
+	refuse := agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
+	norm := func(d agentcli.PermissionDecision) agentcli.PermissionDecision {
+		return permit.Normalize(pr.Options, d, b.Caps.EditInput)
+	}
+	switch req.Permission {
+	case "", agentcli.PermissionBypass:
+		return norm(agentcli.PermissionDecision{Kind: agentcli.AllowOnce}), false
+	case agentcli.PermissionAsk:
+		if req.OnPermission == nil {
+			return norm(refuse), true
+		}
+	default:
+		return norm(refuse), false
+	}
+	timeout := req.PermissionTimeout
+	if timeout <= 0 {
+		timeout = agentcli.DefaultPermissionTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ch := make(chan agentcli.PermissionDecision, 1)
+	cp := *pr
+	cp.Options = slices.Clone(pr.Options)
+	go func() {
+		defer func() {
+			if recover() != nil {
+				ch <- refuse
+			}
+		}()
+		ch <- req.OnPermission(ctx, &cp)
+	}()
+	select {
+	case d := <-ch:
+		if ctx.Err() != nil {
+			return norm(refuse), true
+		}
+		return norm(d), false
+	case <-ctx.Done():
+		return norm(refuse), true
+	}
+}
+
+// StartSession implements agentcli.SessionStarter: a scripted live
+// session. Each turn consumes the next scripted Call, like Run, and is
+// recorded in Requests as req with the turn's prompt. A turn can be
+// interrupted (it ends with an error matching agentcli.ErrInterrupted, and
+// its pending permission requests get the default decision); a Call whose
+// Err is an *agentcli.ExitError ends the session as a crashed CLI would
+// (Err reports it, later turns fail with agentcli.ErrSessionClosed).
+// StartSession fails with an *agentcli.UnsupportedError when Caps lists
+// permission modes and req.Permission is not among them.
+func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
+	if req == nil {
+		req = &agentcli.Request{}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
+	}
+	var supported []agentcli.PermissionMode
+	if len(b.Caps.PermissionModes) > 0 {
+		supported = b.Caps.PermissionModes
+	}
+	if err := permit.CheckMode(b.Name(), req.Permission, supported); err != nil {
+		return nil, err
+	}
+	s := &scriptedSession{b: b, req: *req, id: req.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	return s, nil
+}
+
+// scriptedSession is the agentcli.Session of a scripted Backend.
+type scriptedSession struct {
+	b    *Backend
+	req  agentcli.Request
+	slot chan struct{}
+
+	mu        sync.Mutex
+	id        string
+	err       error
+	turn      *scriptedTurn
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+type scriptedTurn struct {
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	reason error // why the turn was ended early
+}
+
+func (t *scriptedTurn) stop(reason error) {
+	t.mu.Lock()
+	if t.reason == nil {
+		t.reason = reason
+	}
+	t.mu.Unlock()
+	t.cancel()
+}
+
+func (t *scriptedTurn) why() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reason
+}
+
+// errInterrupted is the error of an interrupted scripted turn.
+type errInterrupted struct{ backend string }
+
+func (e *errInterrupted) Error() string { return e.backend + ": turn interrupted" }
+func (e *errInterrupted) Unwrap() error { return agentcli.ErrInterrupted }
+
+// errClosed is the error of a turn on a session that has ended.
+type errClosed struct{ reason error }
+
+func (e *errClosed) Error() string   { return "session closed: " + e.reason.Error() }
+func (e *errClosed) Unwrap() []error { return []error{agentcli.ErrSessionClosed, e.reason} }
+
+func (s *scriptedSession) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+func (s *scriptedSession) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+func (s *scriptedSession) closedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil || errors.Is(s.err, agentcli.ErrSessionClosed) {
+		return agentcli.ErrSessionClosed
+	}
+	return &errClosed{reason: s.err}
+}
+
+func (s *scriptedSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
+	return evstream.Collect(s.b.Name(), s.Stream(ctx, prompt))
+}
+
+func (s *scriptedSession) Interrupt(ctx context.Context) error {
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	// The scripted CLI acknowledges at once; the turn's Stream ends
+	// with the interrupted error as soon as its consumer reads on.
+	t.stop(&errInterrupted{backend: s.b.Name()})
+	return nil
+}
+
+func (s *scriptedSession) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = agentcli.ErrSessionClosed
+		}
+		t := s.turn
+		s.mu.Unlock()
+		close(s.closed)
+		if t != nil {
+			t.stop(agentcli.ErrSessionClosed)
+		}
+	})
+	return nil
+}
+
+// take consumes the next scripted call.
+func (b *Backend) take(req agentcli.Request) (Call, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.requests = append(b.requests, req)
+	switch {
+	case len(b.script) > 0:
+		c := b.script[0]
+		b.script = b.script[1:]
+		return c, nil
+	case b.Default != nil:
+		return *b.Default, nil
+	}
+	return Call{}, ErrScriptExhausted
+}
+
+func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		name := s.b.Name()
+		select {
+		case s.slot <- struct{}{}:
+		case <-ctx.Done():
+			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)})
+			return
+		case <-s.closed:
+			yield(agentcli.Event{}, s.closedErr())
+			return
+		}
+		defer func() { <-s.slot }()
+		if s.Err() != nil {
+			yield(agentcli.Event{}, s.closedErr())
+			return
+		}
+		start := time.Now()
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		t := &scriptedTurn{cancel: cancel}
+		s.mu.Lock()
+		s.turn = t // before the request is recorded: a test may interrupt on seeing it
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.turn = nil
+			s.mu.Unlock()
+		}()
+		req := s.req
+		req.Prompt = prompt
+		req.SessionID = s.ID()
+		call, err := s.b.take(req)
+		if err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		if s.req.Timeout > 0 {
+			tm := time.AfterFunc(s.req.Timeout, func() {
+				t.stop(&agentcli.TimeoutError{Backend: name, Timeout: s.req.Timeout})
+			})
+			defer tm.Stop()
+		}
+		// ended returns the error of a turn ended early, or nil.
+		ended := func() error {
+			if r := t.why(); r != nil {
+				return r
+			}
+			if ctx.Err() != nil {
+				return &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)}
+			}
+			return nil
+		}
+		wait := func() error {
+			if call.Delay > 0 {
+				tm := time.NewTimer(call.Delay)
+				defer tm.Stop()
+				select {
+				case <-tm.C:
+				case <-runCtx.Done():
+				}
+			}
+			return ended()
+		}
+		if err := s.b.askAll(ctx, runCtx, ended, &req, call.Ask); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		evs := slices.Clone(call.Events)
+		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
+			r := *call.Result
+			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
+		}
+		var synth evstream.Deltas
+		var out []agentcli.Event
+		for _, ev := range evs {
+			if err := wait(); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+			if ev.Kind == agentcli.EventResult && ev.Result != nil {
+				r := *ev.Result
+				if r.Duration == 0 {
+					r.Duration = time.Since(start)
+				}
+				ev.Result = &r
+			}
+			if ev.SessionID != "" {
+				s.mu.Lock()
+				s.id = ev.SessionID
+				s.mu.Unlock()
+			}
+			out = synth.Apply(out[:0], ev)
+			for _, ev := range out {
+				evstream.Relay(s.req.OnText, ev)
+				if !yield(ev, nil) {
+					return // breaking out ends the turn, as an interrupt does
+				}
+			}
+		}
+		if len(evs) == 0 || call.Err != nil {
+			if err := wait(); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+		}
+		if call.Err != nil {
+			var ee *agentcli.ExitError
+			if errors.As(call.Err, &ee) {
+				s.mu.Lock()
+				if s.err == nil {
+					s.err = call.Err
+				}
+				s.mu.Unlock()
+			}
+			yield(agentcli.Event{}, call.Err)
+		}
+	}
+}

@@ -1,0 +1,350 @@
+package claude
+
+// Live sessions: one `claude -p` process kept open on stream-json input.
+//
+// Argv (liveArgs):
+//
+//	claude -p --input-format stream-json --output-format stream-json --verbose --include-partial-messages
+//	       MODE [--append-system-prompt-file=F] [--resume=ID] [--allowedTools=RULE...] [--disallowedTools=RULE...]
+//	       [--max-turns=N] [--model=M] [ExtraArgs...]
+//
+// where MODE is, per Request.Permission:
+//
+//	bypass  --dangerously-skip-permissions
+//	ask     --permission-mode=default --permission-prompt-tool=stdio
+//	deny    --permission-mode=dontAsk
+//	plan    --permission-mode=plan
+//
+// Without --permission-prompt-tool stdio claude never asks the host: a call
+// that needs approval is refused silently. dontAsk refuses every call that
+// is not pre-approved, with claude's own message to the model; plan mode
+// (2.1.330) lets the model read and plan but refuses Bash and edits. The
+// same flags work for a one-shot `claude -p` run.
+//
+// The control protocol shares stdin and stdout with the messages: the host
+// sends {"type":"control_request","request_id":ID,"request":{"subtype":...}}
+// and claude answers {"type":"control_response","response":{"subtype":
+// "success"|"error","request_id":ID,...}}, and the other way round for
+// can_use_tool. The session sends initialize once (its answer proves the
+// CLI is up), each prompt as one not-typed user message (userMessage), and
+// interrupt. can_use_tool requests become permission requests with the
+// options allow_once, allow_always and reject_once: allow answers
+// {"behavior":"allow","updatedInput":...} (the edited input, or the
+// original one: claude requires the field), allow_always adds claude's own
+// "addRules" suggestions (or a rule for the whole tool) with destination
+// "session", so they last for this process only and nothing is written to
+// settings files; a refusal answers {"behavior":"deny","message":...}.
+// claude has no "reject always" (a deny with rules is not remembered), so
+// that decision falls back to reject_once. Each turn is parsed by the
+// one-shot parser and ends at its result line; an interrupted turn ends
+// with terminal_reason "aborted_streaming" or "aborted_tools".
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/live"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// permissionArgs returns the flags of a permission mode.
+func permissionArgs(m agentcli.PermissionMode) []string {
+	switch m {
+	case agentcli.PermissionAsk:
+		return []string{"--permission-mode=default", "--permission-prompt-tool=stdio"}
+	case agentcli.PermissionDeny:
+		return []string{"--permission-mode=dontAsk"}
+	case agentcli.PermissionPlan:
+		return []string{"--permission-mode=plan"}
+	}
+	return []string{"--dangerously-skip-permissions"}
+}
+
+// liveArgs returns the arguments of a live session: those of a streaming
+// one-shot run (buildArgs), whose permission flags follow req.Permission.
+// It is pure.
+func liveArgs(req *agentcli.Request, systemPromptFile string) []string {
+	return buildArgs(req, formatStream, systemPromptFile)
+}
+
+// startSession starts a claude live session for the prepared run r.
+func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+	sysFile, err := writeSystemPrompt(r)
+	if err != nil {
+		return nil, err
+	}
+	return live.Start(ctx, live.Config{
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      liveArgs(r.Req, sysFile),
+		Env:       r.Env,
+		Dir:       r.Dir,
+		Request:   r.Req,
+		Proto:     func(h *live.Host) live.Proto { return &liveProto{h: h, waits: map[string]chan controlResponse{}} },
+		EditInput: true,
+		Cleanup:   r.Cleanup,
+	})
+}
+
+// liveProto is claude's stream-json control protocol.
+type liveProto struct {
+	h *live.Host
+
+	mu     sync.Mutex
+	parser *parser // the running turn's parser; nil between turns
+	next   int
+	waits  map[string]chan controlResponse
+}
+
+// controlLine is the part of a control message the session reads.
+type controlLine struct {
+	Type      string          `json:"type"`
+	RequestID string          `json:"request_id"`
+	Request   json.RawMessage `json:"request"`
+	Response  *struct {
+		Subtype   string          `json:"subtype"`
+		RequestID string          `json:"request_id"`
+		Response  json.RawMessage `json:"response"`
+		Error     string          `json:"error"`
+	} `json:"response"`
+}
+
+type controlResponse struct {
+	ok  bool
+	msg string
+}
+
+// canUseTool is a can_use_tool request.
+type canUseTool struct {
+	Subtype     string            `json:"subtype"`
+	ToolName    string            `json:"tool_name"`
+	DisplayName string            `json:"display_name"`
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	Input       json.RawMessage   `json:"input"`
+	ToolUseID   string            `json:"tool_use_id"`
+	Suggestions []json.RawMessage `json:"permission_suggestions"`
+}
+
+// Start sends initialize and waits for its answer.
+func (p *liveProto) Start(ctx context.Context) error {
+	_, err := p.control(ctx, map[string]any{"subtype": "initialize", "hooks": nil}, true)
+	return err
+}
+
+// control sends a control request; with wait it waits for the answer.
+func (p *liveProto) control(ctx context.Context, request any, wait bool) (controlResponse, error) {
+	p.mu.Lock()
+	p.next++
+	id := "agentcli_" + strconv.Itoa(p.next)
+	ch := make(chan controlResponse, 1)
+	if wait {
+		p.waits[id] = ch
+	}
+	p.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": request})
+	if err != nil {
+		return controlResponse{}, err
+	}
+	if err := p.h.Send(b); err != nil {
+		return controlResponse{}, err
+	}
+	if !wait {
+		return controlResponse{ok: true}, nil
+	}
+	defer func() {
+		p.mu.Lock()
+		delete(p.waits, id)
+		p.mu.Unlock()
+	}()
+	select {
+	case r := <-ch:
+		if !r.ok {
+			return r, fmt.Errorf("%s: control request failed: %s", Name, runner.Tail(r.msg, 500))
+		}
+		return r, nil
+	case <-ctx.Done():
+		return controlResponse{}, ctx.Err()
+	case <-p.h.Done():
+		return controlResponse{}, fmt.Errorf("%s: the CLI exited during the handshake", Name)
+	}
+}
+
+// Prompt sends prompt as a not-typed user message.
+func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
+	p.mu.Lock()
+	p.parser = newParser()
+	p.mu.Unlock()
+	return p.h.Send(userMessage(prompt))
+}
+
+// Interrupt sends an interrupt control request; the turn's result line
+// (terminal_reason aborted_*) is the acknowledgment.
+func (p *liveProto) Interrupt(ctx context.Context) error {
+	_, err := p.control(ctx, map[string]any{"subtype": "interrupt"}, false)
+	return err
+}
+
+// Exit maps a CLI that ended by itself to an error, like a one-shot run
+// that ended without a result.
+func (p *liveProto) Exit(e runner.Exit) error {
+	_, err := spec.End(newParser(), e)
+	return err
+}
+
+var controlMarker = []byte(`"control_`)
+
+// Line handles one stdout line.
+func (p *liveProto) Line(line []byte) {
+	// Control messages are told apart before the message parser sees the
+	// line, without depending on key order; other lines (nearly all) are
+	// decoded once, by the parser.
+	if bytes.Contains(line, controlMarker) {
+		var c controlLine
+		if json.Unmarshal(line, &c) == nil {
+			switch c.Type {
+			case "control_response":
+				p.controlResponse(c)
+				return
+			case "control_request":
+				p.controlRequest(c)
+				return
+			case "control_cancel_request":
+				return // the answer we give later is ignored by claude
+			}
+		}
+	}
+	p.mu.Lock()
+	ps := p.parser
+	p.mu.Unlock()
+	if ps == nil {
+		return // between turns
+	}
+	evs := ps.Line(line)
+	if ps.sessionID != "" {
+		p.h.SetSessionID(ps.sessionID)
+	}
+	for _, ev := range evs {
+		p.h.Emit(ev)
+	}
+	if ps.result != nil {
+		p.mu.Lock()
+		if p.parser == ps {
+			p.parser = nil
+		}
+		p.mu.Unlock()
+		res, err := spec.End(ps, runner.Exit{})
+		tr := ps.result.TerminalReason
+		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: strings.HasPrefix(tr, "aborted")})
+	}
+}
+
+func (p *liveProto) controlResponse(c controlLine) {
+	if c.Response == nil {
+		return
+	}
+	p.mu.Lock()
+	ch := p.waits[c.Response.RequestID]
+	delete(p.waits, c.Response.RequestID)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- controlResponse{ok: c.Response.Subtype == "success", msg: c.Response.Error}
+	}
+}
+
+// controlRequest answers a request from claude: can_use_tool goes to the
+// session's permission handling; anything else is refused as unsupported.
+func (p *liveProto) controlRequest(c controlLine) {
+	var r canUseTool
+	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
+	if r.Subtype != "can_use_tool" {
+		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
+		return
+	}
+	input := r.Input
+	if len(input) == 0 || input[0] != '{' {
+		input = json.RawMessage("{}")
+	}
+	name, kind := tools.Canonical(r.ToolName)
+	pr := &agentcli.PermissionRequest{
+		Tool:  agentcli.ToolUse{ID: r.ToolUseID, Name: name, RawName: r.ToolName, Kind: kind, Input: input},
+		Title: firstNonEmpty(r.Title, r.Description, r.DisplayName, r.ToolName),
+		Options: []agentcli.PermissionOption{
+			{ID: "allow_once", Kind: agentcli.AllowOnce, Name: "Allow"},
+			{ID: "allow_always", Kind: agentcli.AllowAlways, Name: "Allow for this session"},
+			{ID: "reject_once", Kind: agentcli.RejectOnce, Name: "Deny"},
+		},
+	}
+	id := c.RequestID
+	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
+		if !d.Allowed() {
+			p.reply(id, map[string]any{"behavior": "deny", "message": d.Message}, "")
+			return
+		}
+		ans := map[string]any{"behavior": "allow", "updatedInput": input}
+		if d.Input != nil && json.Valid(d.Input) && bytes.HasPrefix(bytes.TrimSpace(d.Input), []byte("{")) {
+			ans["updatedInput"] = d.Input
+		}
+		if d.Kind == agentcli.AllowAlways {
+			ans["updatedPermissions"] = sessionRules(r.ToolName, r.Suggestions)
+		}
+		p.reply(id, ans, "")
+	})
+}
+
+// sessionRules returns the permission updates of an "allow always": the
+// addRules suggestions claude made for the call (for Bash, the command),
+// kept for this session only; or, without any, a rule for the whole tool.
+func sessionRules(tool string, suggestions []json.RawMessage) []map[string]any {
+	var out []map[string]any
+	for _, raw := range suggestions {
+		var s map[string]any
+		if json.Unmarshal(raw, &s) != nil || s["type"] != "addRules" || s["behavior"] != "allow" {
+			continue
+		}
+		s["destination"] = "session"
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		out = append(out, map[string]any{
+			"type":        "addRules",
+			"rules":       []map[string]any{{"toolName": tool}},
+			"behavior":    "allow",
+			"destination": "session",
+		})
+	}
+	return out
+}
+
+// reply answers a control request from claude with a success response, or
+// an error when errMsg is set.
+func (p *liveProto) reply(id string, response any, errMsg string) {
+	resp := map[string]any{"subtype": "success", "request_id": id, "response": response}
+	if errMsg != "" {
+		resp = map[string]any{"subtype": "error", "request_id": id, "error": errMsg}
+	}
+	b, err := json.Marshal(map[string]any{"type": "control_response", "response": resp})
+	if err != nil {
+		return
+	}
+	if err := p.h.Send(b); err != nil {
+		p.h.Logger().Debug("agentcli: answering a control request failed", "backend", Name, "err", err)
+	}
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,621 @@
+package codex
+
+// Live sessions: `codex app-server`, JSON-RPC over stdio (without the
+// "jsonrpc" member), checked against 0.169.0 and its
+// `codex app-server generate-json-schema` output.
+//
+// Argv: codex app-server [ExtraArgs...]. Everything else travels in the
+// protocol: initialize ({clientInfo}), the initialized notification, then
+// thread/start ({cwd, approvalPolicy, sandbox, model,
+// developerInstructions}) or thread/resume ({threadId, ...the same}); the
+// thread id is the session id. Each prompt is turn/start ({threadId,
+// input:[{type:"text",text}]}), whose answer carries the turn id;
+// turn/interrupt ({threadId, turnId}) interrupts it; the notification
+// turn/completed ends it, with status completed, interrupted or failed.
+//
+// Permission modes map to approvalPolicy and sandbox:
+//
+//	bypass  never     + danger-full-access  (what `codex exec --dangerously-bypass-approvals-and-sandbox` does)
+//	ask     untrusted + danger-full-access  (every command codex does not consider safe is asked for)
+//	deny    untrusted + danger-full-access  (and every request is declined by the session)
+//	plan    never     + read-only           (codex's read-only sandbox: commands run, writes fail)
+//
+// codex asks for approval only under "untrusted" (or a granular policy):
+// with "on-request" and a sandbox, commands run in the sandbox without
+// asking. Requests are item/commandExecution/requestApproval and
+// item/fileChange/requestApproval (options accept → allow_once,
+// acceptForSession → allow_always, decline → reject_once; the answer is
+// {"decision":...}; "decline" lets the turn go on, the model is told the
+// command was rejected) and item/permissions/requestApproval (extra
+// sandbox permissions). codex cannot run a command other than the one it
+// asked about, so edited input is refused, and it passes no message from
+// the host to the model. The read-only sandbox needs bubblewrap (codex
+// ships one); where the kernel does not let it build a sandbox, every
+// command fails in plan mode.
+//
+// Events: item/agentMessage/delta is EventTextDelta and a completed
+// agentMessage EventText; reasoning deltas and blocks EventThinking;
+// commandExecution, fileChange, mcpToolCall and webSearch items become
+// EventToolUse when they start and EventToolResult when they complete;
+// thread/tokenUsage/updated gives EventUsage and the turn's usage (the
+// difference of the thread's totals; for the first turn of a resumed
+// thread the total, marked Cumulative); warnings are EventNotice, error
+// notifications EventNotice or EventRetry; other notifications are
+// dropped.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/live"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// liveArgs returns the arguments of a live session. It is pure.
+func liveArgs(req *agentcli.Request) []string {
+	return append([]string{"app-server"}, req.ExtraArgs...)
+}
+
+// approval returns codex's approvalPolicy and sandbox for a permission mode.
+func approval(m agentcli.PermissionMode) (policy, sandbox string) {
+	switch m {
+	case agentcli.PermissionAsk, agentcli.PermissionDeny:
+		return "untrusted", "danger-full-access"
+	case agentcli.PermissionPlan:
+		return "never", "read-only"
+	}
+	return "never", "danger-full-access"
+}
+
+// startSession starts a codex live session for the prepared run r.
+func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+	req, dir := r.Req, r.Dir
+	s, err := live.Start(ctx, live.Config{
+		Backend: Name,
+		Path:    r.Path,
+		Options: *r.Options,
+		Logger:  r.Logger,
+		Args:    liveArgs(req),
+		Env:     r.Env,
+		Dir:     r.Dir,
+		Request: req,
+		Cleanup: r.Cleanup,
+		Proto: func(h *live.Host) live.Proto {
+			p := &appServer{h: h, req: req, dir: dir, items: map[string]*agentcli.ToolUse{}}
+			p.rpc = &live.RPC{Host: h, Bare: true, OnNotify: p.notify, OnRequest: p.request, OnInvalid: p.invalid}
+			return p
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// appServer is codex's app-server protocol.
+type appServer struct {
+	h   *live.Host
+	rpc *live.RPC
+	req *agentcli.Request
+	dir string
+
+	mu       sync.Mutex
+	thread   string
+	turn     string // the running turn's id
+	model    string
+	lastText string
+	lastErr  string
+	items    map[string]*agentcli.ToolUse // tool items that started
+	// total is the thread's last reported token total; known reports
+	// whether it covers everything (false for a resumed thread until its
+	// first report).
+	total, turnStart *wireTokenUsage
+	known            bool
+}
+
+type wireTokenUsage struct {
+	CachedInputTokens     int64 `json:"cachedInputTokens"`
+	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
+	InputTokens           int64 `json:"inputTokens"`
+	OutputTokens          int64 `json:"outputTokens"`
+	ReasoningOutputTokens int64 `json:"reasoningOutputTokens"`
+}
+
+func (u *wireTokenUsage) sub(v *wireTokenUsage) *wireTokenUsage {
+	if v == nil {
+		return u
+	}
+	return &wireTokenUsage{
+		CachedInputTokens:     u.CachedInputTokens - v.CachedInputTokens,
+		CacheWriteInputTokens: u.CacheWriteInputTokens - v.CacheWriteInputTokens,
+		InputTokens:           u.InputTokens - v.InputTokens,
+		OutputTokens:          u.OutputTokens - v.OutputTokens,
+		ReasoningOutputTokens: u.ReasoningOutputTokens - v.ReasoningOutputTokens,
+	}
+}
+
+// usage converts codex usage: its inputTokens include the cached and
+// cache-write tokens, which agentcli counts apart.
+func (u *wireTokenUsage) usage(cumulative bool) agentcli.Usage {
+	return agentcli.Usage{
+		InputTokens:      max(0, u.InputTokens-u.CachedInputTokens-u.CacheWriteInputTokens),
+		OutputTokens:     u.OutputTokens,
+		CacheReadTokens:  u.CachedInputTokens,
+		CacheWriteTokens: u.CacheWriteInputTokens,
+		ReasoningTokens:  u.ReasoningOutputTokens,
+		Cumulative:       cumulative,
+	}
+}
+
+// Start runs initialize, initialized and thread/start or thread/resume.
+func (p *appServer) Start(ctx context.Context) error {
+	if _, err := p.rpc.Call(ctx, "initialize", map[string]any{
+		"clientInfo": map[string]string{"name": "agentcli", "title": "agentcli", "version": "0"},
+	}); err != nil {
+		return p.callError("initialize", err)
+	}
+	if err := p.rpc.Notify("initialized", nil); err != nil {
+		return err
+	}
+	policy, sandbox := approval(p.req.Permission)
+	params := map[string]any{"approvalPolicy": policy, "sandbox": sandbox}
+	if p.dir != "" {
+		params["cwd"] = p.dir
+	}
+	if p.req.Model != "" {
+		params["model"] = p.req.Model
+	}
+	if p.req.SystemPrompt != "" {
+		params["developerInstructions"] = strings.ToValidUTF8(p.req.SystemPrompt, "\uFFFD")
+	}
+	method := "thread/start"
+	if p.req.SessionID != "" {
+		method = "thread/resume"
+		params["threadId"] = p.req.SessionID
+	}
+	raw, err := p.rpc.Call(ctx, method, params)
+	if err != nil {
+		return p.callError(method, err)
+	}
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+		Model string `json:"model"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || res.Thread.ID == "" {
+		return &live.ProtocolError{Backend: Name, Method: method, Message: "no thread id in the answer"}
+	}
+	p.mu.Lock()
+	p.thread = res.Thread.ID
+	p.model = res.Model
+	p.known = p.req.SessionID == ""
+	p.mu.Unlock()
+	p.h.SetSessionID(res.Thread.ID)
+	return nil
+}
+
+// callError turns a JSON-RPC error answer into a *live.ProtocolError.
+func (p *appServer) callError(method string, err error) error {
+	var re *live.RPCError
+	if !errors.As(err, &re) {
+		return err
+	}
+	pe := live.NewProtocolError(Name, method, re.Code, re.Message)
+	if method == "thread/resume" && pe.Kind == nil && strings.Contains(re.Message, "invalid session id") {
+		// codex reads the id as a UUID only: anything else names no thread.
+		pe.Kind = agentcli.ErrSessionNotFound
+	}
+	return pe
+}
+
+// Prompt starts a turn.
+func (p *appServer) Prompt(ctx context.Context, prompt string) error {
+	p.mu.Lock()
+	thread := p.thread
+	p.turn, p.lastText, p.lastErr = "", "", ""
+	p.turnStart = p.total
+	clear(p.items)
+	p.mu.Unlock()
+	raw, err := p.rpc.Call(ctx, "turn/start", map[string]any{
+		"threadId": thread,
+		"input":    []map[string]any{{"type": "text", "text": strings.ToValidUTF8(prompt, "\uFFFD")}},
+	})
+	if err != nil {
+		var re *live.RPCError
+		if errors.As(err, &re) {
+			// codex refused the turn; the session goes on.
+			p.h.EndTurn(live.TurnEnd{Err: p.callError("turn/start", err)})
+			return nil
+		}
+		return err
+	}
+	var res struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	json.Unmarshal(raw, &res) //nolint:errcheck // without an id, interrupts cannot name the turn
+	p.mu.Lock()
+	if p.turn == "" {
+		p.turn = res.Turn.ID
+	}
+	p.mu.Unlock()
+	return nil
+}
+
+// Interrupt sends turn/interrupt for the running turn.
+func (p *appServer) Interrupt(ctx context.Context) error {
+	p.mu.Lock()
+	thread, turn := p.thread, p.turn
+	p.mu.Unlock()
+	if turn == "" {
+		return errors.New("codex: no turn id to interrupt")
+	}
+	_, err := p.rpc.Call(ctx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turn})
+	return err
+}
+
+// Exit maps a CLI that ended by itself with a non-zero status to an
+// *agentcli.ExitError.
+func (p *appServer) Exit(e runner.Exit) error {
+	if e.Code == 0 {
+		return nil // the session reports a CLI that ended without a result
+	}
+	return runner.ExitError(Name, e)
+}
+
+func (p *appServer) Line(line []byte) { p.rpc.Line(line) }
+
+func (p *appServer) invalid(line []byte, err error) {
+	p.h.Emit(runner.Notice(Name, line, err))
+}
+
+// notification params the session reads.
+type wireNotify struct {
+	ThreadID string          `json:"threadId"`
+	TurnID   string          `json:"turnId"`
+	ItemID   string          `json:"itemId"`
+	Delta    string          `json:"delta"`
+	Item     json.RawMessage `json:"item"`
+	Message  string          `json:"message"`
+	Summary  string          `json:"summary"`
+	Turn     *struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"turn"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	WillRetry  bool `json:"willRetry"`
+	TokenUsage *struct {
+		Total *wireTokenUsage `json:"total"`
+	} `json:"tokenUsage"`
+}
+
+// appItem is a v2 ThreadItem, as far as the session reads it.
+type appItem struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id"`
+	Text             string          `json:"text"`
+	Summary          []string        `json:"summary"`
+	Command          string          `json:"command"`
+	Cwd              string          `json:"cwd"`
+	AggregatedOutput *string         `json:"aggregatedOutput"`
+	ExitCode         *int            `json:"exitCode"`
+	Status           string          `json:"status"`
+	Changes          []appChange     `json:"changes"`
+	Server           string          `json:"server"`
+	Tool             string          `json:"tool"`
+	Arguments        json.RawMessage `json:"arguments"`
+	Result           json.RawMessage `json:"result"`
+	Error            *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+	Query string `json:"query"`
+}
+
+type appChange struct {
+	Path string `json:"path"`
+	Kind struct {
+		Type string `json:"type"`
+	} `json:"kind"`
+}
+
+func (p *appServer) notify(method string, params json.RawMessage, line []byte) {
+	var n wireNotify
+	if len(params) > 0 {
+		_ = json.Unmarshal(params, &n) // fields of an unexpected type are left zero
+	}
+	raw := json.RawMessage(line)
+	base := agentcli.Event{SessionID: n.ThreadID, Raw: raw}
+	switch method {
+	case "item/agentMessage/delta":
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventTextDelta, n.Delta
+		p.h.Emit(ev)
+	case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
+		ev := base
+		ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, n.Delta, true
+		p.h.Emit(ev)
+	case "item/started", "item/completed":
+		p.item(method == "item/completed", n.Item, base)
+	case "thread/tokenUsage/updated":
+		if n.TokenUsage == nil || n.TokenUsage.Total == nil {
+			return
+		}
+		p.mu.Lock()
+		p.total = n.TokenUsage.Total
+		u := p.total.sub(p.turnStart).usage(!p.known)
+		p.mu.Unlock()
+		ev := base
+		ev.Kind, ev.Usage = agentcli.EventUsage, &u
+		p.h.Emit(ev)
+	case "error":
+		msg := ""
+		if n.Error != nil {
+			msg = n.Error.Message
+		}
+		ev := base
+		if n.WillRetry {
+			ev.Kind = agentcli.EventRetry
+			ev.Retry = &agentcli.Retry{Message: msg, Status: apiStatusOf(msg)}
+		} else {
+			p.mu.Lock()
+			p.lastErr = msg
+			p.mu.Unlock()
+			ev.Kind, ev.Text = agentcli.EventNotice, msg
+		}
+		p.h.Emit(ev)
+	case "warning", "configWarning", "deprecationNotice", "guardianWarning":
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventNotice, firstNonEmpty(n.Message, n.Summary)
+		p.h.Emit(ev)
+	case "model/rerouted":
+		ev := base
+		ev.Kind = agentcli.EventNotice
+		ev.Text = "codex: model rerouted"
+		p.h.Emit(ev)
+	case "turn/completed":
+		p.completed(n, raw)
+	}
+}
+
+// item normalizes one item notification.
+func (p *appServer) item(done bool, raw json.RawMessage, base agentcli.Event) {
+	var it appItem
+	if len(raw) == 0 || decode(raw, &it) != nil {
+		return
+	}
+	switch it.Type {
+	case "userMessage", "hookPrompt", "contextCompaction":
+		return
+	case "agentMessage":
+		if done {
+			p.mu.Lock()
+			p.lastText = it.Text
+			p.mu.Unlock()
+			ev := base
+			ev.Kind, ev.Text = agentcli.EventText, it.Text
+			p.h.Emit(ev)
+		}
+		return
+	case "reasoning":
+		if done && len(it.Summary) > 0 {
+			ev := base
+			ev.Kind, ev.Text = agentcli.EventThinking, strings.Join(it.Summary, "\n")
+			p.h.Emit(ev)
+		}
+		return
+	}
+	use, res := toolItem(it)
+	if use == nil {
+		if done {
+			ev := base
+			ev.Kind = agentcli.EventUnknown
+			p.h.Emit(ev)
+		}
+		return
+	}
+	p.mu.Lock()
+	_, started := p.items[it.ID]
+	if !started {
+		p.items[it.ID] = use
+	}
+	p.mu.Unlock()
+	if !started {
+		ev := base
+		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		p.h.Emit(ev)
+	}
+	if done {
+		ev := base
+		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
+		p.h.Emit(ev)
+	}
+}
+
+// toolItem returns the tool use and result of a tool item, or nil.
+func toolItem(it appItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
+	failed := it.Status == "failed" || it.Status == "declined"
+	res := &agentcli.ToolResult{ID: it.ID, IsError: failed}
+	mk := func(name, raw string, input any) *agentcli.ToolUse {
+		return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: raw, Kind: runner.KindOf(name), Input: marshal(input)}
+	}
+	switch it.Type {
+	case "commandExecution":
+		if it.AggregatedOutput != nil {
+			res.Output = *it.AggregatedOutput
+		}
+		res.ExitCode = it.ExitCode
+		res.IsError = failed || (it.ExitCode != nil && *it.ExitCode != 0)
+		return mk(agentcli.ToolNameBash, it.Type, map[string]string{"command": it.Command}), res
+	case "fileChange":
+		cs := make([]wireChange, 0, len(it.Changes))
+		var out []string
+		for _, c := range it.Changes {
+			cs = append(cs, wireChange{Path: c.Path, Kind: c.Kind.Type})
+			out = append(out, c.Kind.Type+" "+c.Path)
+		}
+		input := map[string]any{"changes": cs}
+		if len(cs) == 1 {
+			input["file_path"] = cs[0].Path
+		}
+		res.Output = strings.Join(out, "\n")
+		return mk(fileChangeTool(cs), it.Type, input), res
+	case "mcpToolCall":
+		rawName := "mcp__" + it.Server + "__" + it.Tool
+		name, kind := tools.Canonical(rawName)
+		args := it.Arguments
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage("{}")
+		}
+		switch {
+		case it.Error != nil:
+			res.Output, res.IsError = it.Error.Message, true
+		case len(it.Result) > 0 && string(it.Result) != "null":
+			var r wireMCPResult
+			if json.Unmarshal(it.Result, &r) == nil {
+				res.Output = mcpText(&r)
+			}
+		}
+		return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: rawName, Kind: kind, Input: args}, res
+	case "webSearch":
+		return mk(agentcli.ToolNameWebSearch, it.Type, map[string]string{"query": it.Query}), res
+	}
+	return nil, nil
+}
+
+// completed ends the turn.
+func (p *appServer) completed(n wireNotify, raw json.RawMessage) {
+	if n.Turn == nil {
+		return
+	}
+	p.mu.Lock()
+	if p.turn != "" && n.Turn.ID != "" && n.Turn.ID != p.turn {
+		p.mu.Unlock()
+		return // a turn of an earlier prompt
+	}
+	res := &agentcli.Result{
+		Text:      p.lastText,
+		SessionID: p.thread,
+		Model:     firstNonEmpty(p.req.Model, p.model),
+		Raw:       raw,
+	}
+	if p.total != nil {
+		res.Usage = p.total.sub(p.turnStart).usage(!p.known)
+		p.known = true
+	}
+	lastErr := p.lastErr
+	p.turn = ""
+	p.mu.Unlock()
+	switch n.Turn.Status {
+	case "completed":
+		p.h.EndTurn(live.TurnEnd{Result: res})
+	case "interrupted":
+		p.h.EndTurn(live.TurnEnd{Result: res, Interrupted: true})
+	default:
+		msg := lastErr
+		if n.Turn.Error != nil && n.Turn.Error.Message != "" {
+			msg = n.Turn.Error.Message
+		}
+		res.Text = ""
+		err := live.ErrorResult(Name, res, n.Turn.Status, firstNonEmpty(msg, "turn "+n.Turn.Status))
+		var re *agentcli.ResultError
+		if errors.As(err, &re) {
+			re.APIStatus = apiStatusOf(msg)
+			if k := runner.ClassifyStatus(re.APIStatus); k != nil {
+				re.Kind = k
+			}
+		}
+		p.h.EndTurn(live.TurnEnd{Result: res, Err: err})
+	}
+}
+
+// request answers codex's requests: approvals go to the session's
+// permission handling; anything else is refused.
+func (p *appServer) request(id json.RawMessage, method string, params json.RawMessage, line []byte) {
+	var a struct {
+		ItemID      string          `json:"itemId"`
+		Command     string          `json:"command"`
+		Cwd         string          `json:"cwd"`
+		Reason      string          `json:"reason"`
+		GrantRoot   string          `json:"grantRoot"`
+		Permissions json.RawMessage `json:"permissions"`
+	}
+	_ = json.Unmarshal(params, &a) // fields of an unexpected type are left zero
+	decisions := []agentcli.PermissionOption{
+		{ID: "accept", Kind: agentcli.AllowOnce, Name: "Accept"},
+		{ID: "acceptForSession", Kind: agentcli.AllowAlways, Name: "Accept for this session"},
+		{ID: "decline", Kind: agentcli.RejectOnce, Name: "Decline"},
+	}
+	pr := &agentcli.PermissionRequest{Options: decisions}
+	p.mu.Lock()
+	pr.SessionID = p.thread
+	known := p.items[a.ItemID]
+	p.mu.Unlock()
+	switch method {
+	case "item/commandExecution/requestApproval":
+		input := map[string]string{"command": a.Command}
+		if a.Cwd != "" {
+			input["cwd"] = a.Cwd
+		}
+		pr.Tool = agentcli.ToolUse{ID: a.ItemID, Name: agentcli.ToolNameBash, RawName: "commandExecution", Kind: agentcli.ToolExecute, Input: marshal(input)}
+		pr.Title = a.Command
+	case "item/fileChange/requestApproval":
+		if known != nil {
+			pr.Tool = *known
+		} else {
+			pr.Tool = agentcli.ToolUse{ID: a.ItemID, Name: agentcli.ToolNameEdit, RawName: "fileChange", Kind: agentcli.ToolEdit, Input: json.RawMessage("{}")}
+		}
+		pr.Title = firstNonEmpty(a.Reason, "apply a patch")
+	case "item/permissions/requestApproval":
+		perms := a.Permissions
+		if len(perms) == 0 || !json.Valid(perms) {
+			perms = json.RawMessage("{}")
+		}
+		pr.Tool = agentcli.ToolUse{ID: a.ItemID, Name: "RequestPermissions", RawName: "permissions", Kind: agentcli.ToolOther, Input: perms}
+		pr.Title = firstNonEmpty(a.Reason, "grant extra sandbox permissions")
+		p.h.Ask(pr, func(d agentcli.PermissionDecision) {
+			if !d.Allowed() {
+				p.rpc.Reply(id, map[string]any{"permissions": map[string]any{}})
+				return
+			}
+			scope := "turn"
+			if d.Kind == agentcli.AllowAlways {
+				scope = "session"
+			}
+			p.rpc.Reply(id, map[string]any{"permissions": perms, "scope": scope})
+		})
+		return
+	default:
+		p.rpc.ReplyError(id, -32601, "agentcli does not support "+method)
+		return
+	}
+	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
+		decision := "decline"
+		switch d.Kind {
+		case agentcli.AllowOnce:
+			decision = "accept"
+		case agentcli.AllowAlways:
+			decision = "acceptForSession"
+		}
+		p.rpc.Reply(id, map[string]string{"decision": decision})
+	})
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,197 @@
+package gemini
+
+// Live sessions: `gemini --acp`, the Agent Client Protocol (internal/acp),
+// checked against gemini 0.61.0.
+//
+// Argv: gemini --acp --skip-trust [--model=M] [ExtraArgs...]. The session
+// is created with session/new (or loaded with session/load for
+// Request.SessionID) in Request.Dir, then its approval mode is chosen with
+// session/set_mode:
+//
+//	bypass  yolo     (every tool runs without asking, as `--approval-mode yolo`)
+//	ask     default  (gemini asks for shell commands, edits and web fetches; the callback decides)
+//	deny    default  (and the session refuses every request)
+//	plan    plan     (gemini's read-only mode)
+//
+// Permission requests offer proceed_always (allow_always), proceed_once
+// (allow_once) and cancel (reject_once); a refusal goes back to the model
+// as "Tool ... was canceled by the user" and the turn goes on. ACP cannot
+// carry edited input or a message for the model. The tool's name comes
+// from its call id ("run_shell_command__..."), its input from rawInput
+// when gemini sends one (for shell commands the title is the command).
+//
+// Resuming: gemini 0.61.0's session/load starts a new chat recording
+// before it reads the session, in a file named after the current UTC
+// minute and the session id ("session-2026-11-22T20-00-0440eb0b.jsonl"). In
+// the minute the session's own file was created that is the same file, and
+// the load wipes the history (and every later load fails with "No previous
+// sessions found for this project"). So when that file carries the current
+// minute, StartSession waits for the next minute (bounded by its ctx)
+// before it loads the session.
+//
+// Prompts: in ACP mode gemini passes "@path" through verbatim, but runs a
+// prompt whose text starts with "/" or "$" as one of its commands when one
+// has that name (/help, /init, /memory ...). Such a prompt gets a zero-width
+// space (U+200B) in front, which gemini does not trim; the model receives
+// "\u200b/help". Request.SystemPrompt is prepended to the first prompt of
+// a new session, followed by a blank line (SystemPromptPrepend, as in a
+// one-shot run). Usage comes from the _meta.quota.token_count of
+// session/prompt's answer.
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/acp"
+	"github.com/agentcli/agentcli/internal/live"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// liveArgs returns the arguments of a live session. It is pure.
+func liveArgs(req *agentcli.Request) []string {
+	args := []string{"--acp", "--skip-trust"}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	return append(args, req.ExtraArgs...)
+}
+
+// sessionMode returns gemini's approval mode for a permission mode.
+func sessionMode(m agentcli.PermissionMode) string {
+	switch m {
+	case agentcli.PermissionAsk, agentcli.PermissionDeny:
+		return "default"
+	case agentcli.PermissionPlan:
+		return "plan"
+	}
+	return "yolo"
+}
+
+// guardPrompt keeps a prompt from being run as one of gemini's commands.
+func guardPrompt(p string) string {
+	t := strings.TrimSpace(p)
+	if strings.HasPrefix(t, "/") || strings.HasPrefix(t, "$") {
+		return "\u200b" + p
+	}
+	return p
+}
+
+// toolName returns the tool name gemini puts in front of a call id
+// ("run_shell_command__run_shell_command_1795377215448_0").
+func toolName(id, _ string) string {
+	if name, _, ok := strings.Cut(id, "__"); ok {
+		return name
+	}
+	return ""
+}
+
+// quotaUsage reads _meta.quota.token_count of a session/prompt answer.
+func quotaUsage(raw json.RawMessage) (agentcli.Usage, bool) {
+	var r struct {
+		Meta struct {
+			Quota struct {
+				TokenCount *struct {
+					InputTokens  int64 `json:"input_tokens"`
+					OutputTokens int64 `json:"output_tokens"`
+				} `json:"token_count"`
+			} `json:"quota"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Meta.Quota.TokenCount == nil {
+		return agentcli.Usage{}, false
+	}
+	tc := r.Meta.Quota.TokenCount
+	return agentcli.Usage{InputTokens: tc.InputTokens, OutputTokens: tc.OutputTokens}, true
+}
+
+// startSession starts a gemini live session for the prepared run r.
+func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+	req := r.Req
+	ac := acp.Config{
+		Dir:       r.Dir,
+		SessionID: req.SessionID,
+		Mode:      sessionMode(req.Permission),
+		Guard:     guardPrompt,
+		RawName:   toolName,
+		Usage:     quotaUsage,
+		Tools:     tools,
+	}
+	if req.SystemPrompt != "" && req.SessionID == "" {
+		ac.FirstPrefix = req.SystemPrompt + "\n\n"
+	}
+	if req.SessionID != "" {
+		if err := waitLoadable(ctx, r.Env, req.SessionID, time.Now); err != nil {
+			return nil, &agentcli.CanceledError{Backend: Name, Err: err}
+		}
+	}
+	return live.Start(ctx, live.Config{
+		Backend: Name,
+		Path:    r.Path,
+		Options: *r.Options,
+		Logger:  r.Logger,
+		Args:    liveArgs(req),
+		Env:     r.Env,
+		Dir:     r.Dir,
+		Request: req,
+		Cleanup: r.Cleanup,
+		Proto:   func(h *live.Host) live.Proto { return acp.New(h, ac) },
+	})
+}
+
+// waitLoadable waits, when gemini's chat file of session id is stamped with
+// the current UTC minute, until the next minute begins (see Resuming).
+func waitLoadable(ctx context.Context, env []string, id string, now func() time.Time) error {
+	for {
+		d := untilLoadable(env, id, now())
+		if d <= 0 {
+			return nil
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+// untilLoadable returns how long to wait before session id can be loaded
+// safely at time t, or 0.
+func untilLoadable(env []string, id string, t time.Time) time.Duration {
+	short := id
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	if short == "" || strings.ContainsAny(short, `/\*?[]`) {
+		return 0
+	}
+	home := lookup(env, "GEMINI_CLI_HOME")
+	if home == "" {
+		home = lookup(env, "HOME")
+	}
+	if home == "" {
+		return 0
+	}
+	minute := t.UTC().Format("2006-01-02T15-04")
+	matches, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-"+minute+"-"+short+".jsonl"))
+	if len(matches) == 0 {
+		return 0
+	}
+	next := t.UTC().Truncate(time.Minute).Add(time.Minute)
+	return next.Sub(t.UTC()) + 100*time.Millisecond
+}
+
+// lookup returns the value of key in env; the last entry wins.
+func lookup(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}

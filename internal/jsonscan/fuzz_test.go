@@ -1,0 +1,169 @@
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// Run a fuzzer for real with, e.g.:
+//
+//	go test -run '^$' -fuzz '^FuzzDecode$' -fuzztime 5m ./internal/jsonscan/
+//
+// Under plain `go test` the targets replay their seeds: the inline ones,
+// testdata/fuzz/<target>/, and every line of the real CLI transcripts.
+
+func addSeeds(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `""`, `0`, `-0.5e+10`, `true`, `false`, `null`, ` {"a" : [ 1 , "x" ] } `,
+		`{"a":"\u00e9\ud83d\ude00\ud800x\\\"","a":2}`, "\"\xff\xed\xa0\x80\"", `[[[[{"a":[{}]}]]]]`,
+		`{"a":1,}`, `[1 2]`, `{"a":tru}`, `"\u12"`, `01`, `1e400`, `-9223372036854775809`, `{"a":[}`,
+		`{"type":"item.completed","item":{"id":"item_6","type":"web_search","id":"ws_123","action":{"type":"search"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	// Every line of the real transcripts.
+	files, _ := filepath.Glob("../../*/testdata/real/*.stdout")
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			if len(line) > 0 {
+				f.Add(line)
+			}
+		}
+	}
+}
+
+// FuzzDecode checks that reading every value of a document accepts exactly
+// what encoding/json accepts and decodes to the same values; that skipping
+// it accepts every valid document; and that no input makes the Decoder
+// panic or run past its input.
+func FuzzDecode(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := decodeAll(data)
+		valid := json.Valid(data)
+		if valid != (err == nil) {
+			t.Fatalf("json.Valid %v, decode error %v", valid, err)
+		}
+		var d Decoder
+		d.Reset(data)
+		d.Skip()
+		serr := d.Finish()
+		if valid && serr != nil {
+			t.Fatalf("skip of a valid document: %v", serr)
+		}
+		if d.Offset() > len(data) {
+			t.Fatalf("offset %d past the end (%d)", d.Offset(), len(data))
+		}
+		if !valid {
+			return
+		}
+		var want any
+		if json.Unmarshal(data, &want) != nil {
+			return // an out-of-range number: encoding/json fails, jsonscan clamps
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %#v\nencoding/json %#v", got, want)
+		}
+	})
+}
+
+// FuzzMembers checks, member by member, that raw spans and every scalar
+// reader agree with encoding/json on valid input (last duplicate key wins),
+// and that the readers never panic on any input.
+func FuzzMembers(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d Decoder
+		d.Reset(data)
+		got := map[string]json.RawMessage{}
+		isObj := d.Kind() == Object
+		for k := range d.Object() {
+			got[string(k)] = d.Raw()
+		}
+		err := d.Finish()
+		// Every reader on the whole input, valid or not: no panic.
+		for _, read := range readers {
+			d.Reset(data)
+			read(&d)
+			d.Finish()
+		}
+		if !isObj || !json.Valid(data) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("valid object: %v", err)
+		}
+		var want map[string]json.RawMessage
+		if json.Unmarshal(data, &want) != nil {
+			t.Fatal("encoding/json rejects a valid object")
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("raw members %q\nencoding/json %q", got, want)
+		}
+		for k, raw := range want {
+			checkScalars(t, k, raw)
+		}
+	})
+}
+
+var readers = []func(*Decoder){
+	func(d *Decoder) { d.Str() }, func(d *Decoder) { d.StrBytes() }, func(d *Decoder) { d.Int() },
+	func(d *Decoder) { d.Float() }, func(d *Decoder) { d.Bool() }, func(d *Decoder) { d.LooseBool() },
+	func(d *Decoder) { d.Null() }, func(d *Decoder) { d.Raw() }, func(d *Decoder) { d.Skip() },
+	func(d *Decoder) { d.StrOrRaw() }, func(d *Decoder) { d.UnsafeStr() },
+	func(d *Decoder) {
+		for range d.Array() {
+			d.Str()
+		}
+	},
+}
+
+// checkScalars compares each reader with encoding/json on one valid value.
+func checkScalars(t *testing.T, key string, raw []byte) {
+	var d Decoder
+	read := func() *Decoder { d.Reset(raw); return &d }
+
+	var s string
+	jerr := json.Unmarshal(raw, &s)
+	gs, ok := read().StrOK()
+	if d.Finish() != nil || ok != (jerr == nil && raw[0] == '"') || (ok && gs != s) {
+		t.Fatalf("%q: Str %q %v (err %v); encoding/json %q %v", key, gs, ok, d.Finish(), s, jerr)
+	}
+
+	var i int64
+	jerr = json.Unmarshal(raw, &i)
+	gi, ok := read().IntOK()
+	if d.Finish() != nil || ok != (raw[0] == '-' || isDigit(raw[0])) || (jerr == nil && gi != i) {
+		t.Fatalf("%q: Int %d %v (err %v); encoding/json %d %v", key, gi, ok, d.Finish(), i, jerr)
+	}
+
+	var fl float64
+	jerr = json.Unmarshal(raw, &fl)
+	gf, ok := read().FloatOK()
+	if d.Finish() != nil || math.IsInf(gf, 0) || math.IsNaN(gf) || (jerr == nil && gf != fl) {
+		t.Fatalf("%q: Float %v %v (err %v); encoding/json %v %v", key, gf, ok, d.Finish(), fl, jerr)
+	}
+
+	var b bool
+	jerr = json.Unmarshal(raw, &b)
+	gb, ok := read().BoolOK()
+	if d.Finish() != nil || ok != (jerr == nil && (raw[0] == 't' || raw[0] == 'f')) || gb != b && ok {
+		t.Fatalf("%q: Bool %v %v; encoding/json %v %v", key, gb, ok, b, jerr)
+	}
+
+	var any1 any
+	if json.Unmarshal(raw, &any1) == nil {
+		if got, err := decodeAll(raw); err != nil || !reflect.DeepEqual(got, any1) {
+			t.Fatalf("%q: decoded %#v (%v); encoding/json %#v", key, got, err, any1)
+		}
+	}
+}

@@ -1,0 +1,485 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// decodeAny reads the next value the way encoding/json decodes into an
+// interface{}: objects as map[string]any (last duplicate wins), arrays as
+// []any, numbers as float64.
+func decodeAny(d *Decoder) any {
+	switch d.Kind() {
+	case Object:
+		m := map[string]any{}
+		for k := range d.Object() {
+			m[string(k)] = decodeAny(d)
+		}
+		return m
+	case Array:
+		a := []any{}
+		for range d.Array() {
+			a = append(a, decodeAny(d))
+		}
+		return a
+	case String:
+		return d.Str()
+	case Number:
+		return d.Float()
+	case Bool:
+		return d.Bool()
+	case Null:
+		d.Null()
+		return nil
+	}
+	d.Skip() // records the error
+	return nil
+}
+
+// decodeAll decodes a whole document, reading every value.
+func decodeAll(data []byte) (any, error) {
+	var d Decoder
+	d.Reset(data)
+	v := decodeAny(&d)
+	return v, d.Finish()
+}
+
+func TestMatchesEncodingJSON(t *testing.T) {
+	docs := []string{
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"hi\n\"there\""}],"n":1.5e3},"ok":true,"x":null}`,
+		`  [1, -0, 0.25, 1e-7, -12345678901234567890, "a\u00e9\ud83d\ude00b", false, {}, []]  `,
+		`"\ud800"`, `"\udc00\ud800"`, `"\ud800\u0041"`, `"\ud83d\ude00\ud83d"`, `"\/\b\f\r\t"`,
+		"\"\xff\xfe ok \xed\xa0\x80 \xe2\x82\"",
+		`{"a":1,"a":{"b":2},"a":"last"}`,
+		`{"é\u00e9":1, "\"k\"":2}`,
+		`1e400`, `-1e400`, `0`, `[[[[[]]]]]`,
+	}
+	for _, doc := range docs {
+		var want any
+		jerr := json.Unmarshal([]byte(doc), &want)
+		got, err := decodeAll([]byte(doc))
+		if jerr != nil {
+			// Only out-of-range numbers, which jsonscan clamps.
+			if err != nil {
+				t.Errorf("%s: got error %v; encoding/json: %v", doc, err, jerr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", doc, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %#v\nwant %#v", doc, got, want)
+		}
+	}
+}
+
+func TestRejectsWhatItReads(t *testing.T) {
+	bad := []struct {
+		doc  string
+		kind error
+	}{
+		{``, ErrUnexpectedEnd},
+		{`{`, ErrUnexpectedEnd},
+		{`{"a"`, ErrUnexpectedEnd},
+		{`{"a":`, ErrUnexpectedEnd},
+		{`{"a":1`, ErrUnexpectedEnd},
+		{`{"a":1,}`, ErrSyntax},
+		{`{,}`, ErrSyntax},
+		{`{"a" 1}`, ErrSyntax},
+		{`{"a":1 "b":2}`, ErrSyntax},
+		{`{a:1}`, ErrSyntax},
+		{`[1,]`, ErrSyntax},
+		{`[1 2]`, ErrSyntax},
+		{`[1}`, ErrSyntax},
+		{`{"a":1]`, ErrSyntax},
+		{`tru`, ErrUnexpectedEnd},
+		{`trux`, ErrSyntax},
+		{`nul`, ErrUnexpectedEnd},
+		{`01`, ErrSyntax},
+		{`1.`, ErrUnexpectedEnd},
+		{`1.e5`, ErrSyntax},
+		{`-`, ErrUnexpectedEnd},
+		{`+1`, ErrSyntax},
+		{`.5`, ErrSyntax},
+		{`1e`, ErrUnexpectedEnd},
+		{`"abc`, ErrUnexpectedEnd},
+		{`"a\"`, ErrUnexpectedEnd},
+		{`"\x"`, ErrSyntax},
+		{`"\u12G4"`, ErrSyntax},
+		{`"\u12"`, ErrSyntax},
+		{"\"a\tb\"", ErrSyntax},
+		{"\"a\x00b\"", ErrSyntax},
+		{"\"a\\nb\tc\"", ErrSyntax},
+		{"\"" + strings.Repeat("a\\n", onePassMax) + "\tc\"", ErrSyntax},
+		{"\"a\\nbc", ErrUnexpectedEnd},
+		{"\"a\\nb\\", ErrSyntax},
+		{`{"a":1} x`, ErrSyntax},
+		{`1 2`, ErrSyntax},
+		{`@`, ErrSyntax},
+	}
+	for _, c := range bad {
+		if json.Valid([]byte(c.doc)) {
+			t.Fatalf("%q is valid JSON; fix the test", c.doc)
+		}
+		_, err := decodeAll([]byte(c.doc))
+		if !errors.Is(err, c.kind) {
+			t.Errorf("%q: got %v, want %v", c.doc, err, c.kind)
+		}
+		var e *Error
+		if err != nil && (!errors.As(err, &e) || e.Offset < 0 || e.Offset > len(c.doc)) {
+			t.Errorf("%q: error %#v has no sane offset", c.doc, err)
+		}
+	}
+}
+
+func TestStringDecoding(t *testing.T) {
+	cases := []string{
+		`"plain ascii that is longer than sixteen bytes"`,
+		`"esc \"quoted\" \\ back \/ slash"`,
+		`"\\\\\\\"x"`,
+		`"ends with backslash pair \\"`,
+		`"\u0000\u001f\u007f\u0080\u07ff\u0800\uffff"`,
+		`"\uD834\uDD1E"`, `"\ud834"`, `"\udd1e"`, `"\ud834\ud834\udd1e"`, `"\ud834\\"`,
+		"\"日本語 ünïcödé 🎉\"",
+		"\"\x80\xbf\xc0\xaf\xf8\x88\x80\x80\x80\xef\xbf\xbd\"",
+		"\"\x89\\b\"", "\"ok\xffmore than eight bytes\\n and \xe2\x82\"", "\"0\x8f000000\"", "\"é\\té\"",
+		"\"" + strings.Repeat(`a\"`, 100) + strings.Repeat("x", 100) + "\"",
+		// Longer than onePassMax: found first, decoded into an exact buffer.
+		"\"" + strings.Repeat(`line \"é\"\t\u00e9\ud83d\ude00`+"\xff"+`\n`, 10000) + "\"",
+		"\"" + strings.Repeat("x", onePassMax) + `\n` + "\"",
+	}
+	for _, c := range cases {
+		var want string
+		if err := json.Unmarshal([]byte(c), &want); err != nil {
+			t.Fatalf("%s: encoding/json: %v", c, err)
+		}
+		var d Decoder
+		d.Reset([]byte(c))
+		got, ok := d.StrOK()
+		if err := d.Finish(); err != nil || !ok {
+			t.Errorf("%s: ok=%v err=%v", c, ok, err)
+		}
+		if got != want {
+			t.Errorf("%s: got %q, want %q", c, got, want)
+		}
+	}
+}
+
+func TestNumbers(t *testing.T) {
+	ints := []struct {
+		doc  string
+		want int64
+	}{
+		{`0`, 0}, {`-0`, 0}, {`42`, 42}, {`-42`, -42},
+		{`9223372036854775807`, math.MaxInt64},
+		{`9223372036854775808`, math.MaxInt64},
+		{`123456789012345678901234567890`, math.MaxInt64},
+		{`-9223372036854775808`, math.MinInt64},
+		{`-9223372036854775809`, math.MinInt64},
+		{`-99999999999999999999999999`, math.MinInt64},
+		{`2.9`, 2}, {`-2.9`, -2}, {`1e3`, 1000}, {`1E+2`, 100}, {`15e-1`, 1},
+		{`1e300`, math.MaxInt64}, {`-1e300`, math.MinInt64}, {`1e400`, math.MaxInt64},
+		{`9.3e18`, math.MaxInt64},
+	}
+	for _, c := range ints {
+		var d Decoder
+		d.Reset([]byte(c.doc))
+		got, ok := d.IntOK()
+		if !ok || d.Finish() != nil || got != c.want {
+			t.Errorf("Int(%s) = %d, %v, %v; want %d", c.doc, got, ok, d.Finish(), c.want)
+		}
+	}
+	floats := []struct {
+		doc  string
+		want float64
+	}{
+		{`0.1`, 0.1}, {`-2.5e-3`, -2.5e-3}, {`1e400`, math.MaxFloat64}, {`-1e400`, -math.MaxFloat64},
+		{`1e-400`, 0}, {`123456789012345678901234567890`, 123456789012345678901234567890},
+	}
+	for _, c := range floats {
+		var d Decoder
+		d.Reset([]byte(c.doc))
+		got, ok := d.FloatOK()
+		if !ok || d.Finish() != nil || got != c.want || math.IsInf(got, 0) {
+			t.Errorf("Float(%s) = %v, %v; want %v", c.doc, got, ok, c.want)
+		}
+	}
+}
+
+func TestTolerantTypes(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`{"s":1,"i":"x","f":[1],"b":"true","lb":"true","lb2":true,"lb3":"yes","n":{"x":1},"after":"ok"}`))
+	got := map[string]any{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "s":
+			s, ok := d.StrOK()
+			got["s"] = [2]any{s, ok}
+		case "i":
+			i, ok := d.IntOK()
+			got["i"] = [2]any{i, ok}
+		case "f":
+			f, ok := d.FloatOK()
+			got["f"] = [2]any{f, ok}
+		case "b":
+			b, ok := d.BoolOK()
+			got["b"] = [2]any{b, ok}
+		case "lb", "lb2", "lb3":
+			got[string(k)] = d.LooseBool()
+		case "n":
+			got["n"] = d.Null()
+		case "after":
+			got["after"] = d.Str()
+		}
+	}
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"s": [2]any{"", false}, "i": [2]any{int64(0), false}, "f": [2]any{0.0, false},
+		"b": [2]any{false, false}, "lb": true, "lb2": true, "lb3": false, "n": false, "after": "ok",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+// TestDuplicateKeys pins the rule: every member is yielded in document
+// order, so assigning on each key keeps the last value (as encoding/json
+// does) and the first is there for whoever wants it.
+func TestDuplicateKeys(t *testing.T) {
+	doc := []byte(`{"id":"item_6","type":"web_search","id":"ws_123","o":{"a":1},"o":{"b":2}}`)
+	var d Decoder
+	d.Reset(doc)
+	var ids []string
+	last, first := "", ""
+	var o []byte
+	for k := range d.Object() {
+		switch string(k) {
+		case "id":
+			s := d.Str()
+			ids = append(ids, s)
+			last = s
+			if first == "" {
+				first = s
+			}
+		case "o":
+			o = d.Raw()
+		}
+	}
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ids, []string{"item_6", "ws_123"}) || first != "item_6" {
+		t.Errorf("ids %v, first %q", ids, first)
+	}
+	var std struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(doc, &std); err != nil || std.ID != last {
+		t.Errorf("last %q, encoding/json %q (%v)", last, std.ID, err)
+	}
+	if string(o) != `{"b":2}` {
+		t.Errorf("last object %s, want it whole, not merged", o)
+	}
+}
+
+func TestRawAndSkip(t *testing.T) {
+	doc := []byte(` { "a" : [1, {"x":"}]\"{"}, "s\"]"] , "b" : "v" , "c":{"d":[[],{}]} , "n": -1.5e+2 } `)
+	var want map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &want); err != nil {
+		t.Fatal(err)
+	}
+	var d Decoder
+	d.Reset(doc)
+	got := map[string]json.RawMessage{}
+	for k := range d.Object() {
+		got[string(k)] = d.Raw()
+	}
+	if err := d.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	d.Reset(doc)
+	d.Skip()
+	if err := d.Finish(); err != nil {
+		t.Errorf("skip: %v", err)
+	}
+}
+
+func TestBreakSkipsRest(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`{"a":{"x":[1,2,{"deep":[3]}],"y":2},"b":[1,[2,3],4],"c":"ok"}`))
+	var c string
+	for k := range d.Object() {
+		switch string(k) {
+		case "a":
+			for range d.Object() {
+				for range d.Array() {
+					break // leaves "x" mid-array
+				}
+				break // leaves "a" mid-object
+			}
+		case "b":
+			for i := range d.Array() {
+				if i == 1 {
+					for range d.Array() {
+						break
+					}
+					break
+				}
+			}
+		case "c":
+			c = d.Str()
+		}
+	}
+	if err := d.Finish(); err != nil || c != "ok" {
+		t.Errorf("c=%q err=%v", c, err)
+	}
+}
+
+func TestDepthLimit(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	for _, n := range []int{MaxDepth, MaxDepth + 1, 10 * MaxDepth} {
+		doc := nest(n)
+		jsonOK := json.Valid(doc)
+		// Reading every level.
+		_, err := decodeAll(doc)
+		if (err == nil) != jsonOK {
+			t.Errorf("depth %d: decode err %v, json.Valid %v", n, err, jsonOK)
+		}
+		if n > MaxDepth && !errors.Is(err, ErrTooDeep) {
+			t.Errorf("depth %d: decode err %v, want ErrTooDeep", n, err)
+		}
+		// Skipping.
+		var d Decoder
+		d.Reset(doc)
+		d.Skip()
+		if err := d.Finish(); (err == nil) != jsonOK || (n > MaxDepth && !errors.Is(err, ErrTooDeep)) {
+			t.Errorf("depth %d: skip err %v", n, err)
+		}
+		// Skipping inside an object that is being read.
+		d.Reset(append(append([]byte(`{"a":`), doc...), '}'))
+		for range d.Object() {
+		}
+		if err := d.Finish(); n >= MaxDepth && !errors.Is(err, ErrTooDeep) {
+			t.Errorf("depth %d+1: object skip err %v", n, err)
+		}
+	}
+}
+
+func TestStickyError(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`{"a":"\q","b":"x"}`))
+	var b string
+	n := 0
+	for k := range d.Object() {
+		n++
+		switch string(k) {
+		case "a":
+			d.Str()
+		case "b":
+			b = d.Str()
+		}
+	}
+	if n != 1 || b != "" || !errors.Is(d.Err(), ErrSyntax) {
+		t.Errorf("n=%d b=%q err=%v", n, b, d.Err())
+	}
+	if d.Str() != "" || d.Int() != 0 || d.Raw() != nil || d.Kind() != Invalid {
+		t.Error("readers after an error must return zero values")
+	}
+	d.Reset([]byte(`"fine"`))
+	if d.Str() != "fine" || d.Finish() != nil {
+		t.Error("Reset must clear the error")
+	}
+}
+
+func TestKindNames(t *testing.T) {
+	var d Decoder
+	for doc, want := range map[string]Kind{`{}`: Object, `[]`: Array, `"s"`: String, `-1`: Number, `true`: Bool, `null`: Null, ``: Invalid, `x`: Invalid} {
+		d.Reset([]byte(doc))
+		if k := d.Kind(); k != want {
+			t.Errorf("Kind(%q) = %v, want %v", doc, k, want)
+		}
+	}
+	if Object.String() != "object" || Kind(99).String() != "Kind(99)" {
+		t.Error("Kind.String")
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	_, err := decodeAll([]byte(`{"a":tx}`))
+	if err == nil || err.Error() != "jsonscan: syntax error at offset 5: invalid literal" {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	line := []byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello \"world\""}},"session_id":"5652e735","parent_tool_use_id":null,"uuid":"108b773c"}`)
+	var d Decoder
+	var text []byte
+	allocs := testing.AllocsPerRun(100, func() {
+		d.Reset(line)
+		for k := range d.Object() {
+			switch string(k) {
+			case "event":
+				for k := range d.Object() {
+					if string(k) == "delta" {
+						for k := range d.Object() {
+							if string(k) == "text" {
+								text, _ = d.StrBytes()
+							}
+						}
+					}
+				}
+			case "type", "session_id":
+				d.StrBytes()
+			}
+		}
+	})
+	if allocs != 0 || string(text) != `Hello "world"` {
+		t.Errorf("%v allocs, text %q", allocs, text)
+	}
+}
+
+func TestUnsafeStr(t *testing.T) {
+	in := []byte(`["plain","esc\n","\u00e9",5]`)
+	var d Decoder
+	d.Reset(in)
+	var got []string
+	var oks []bool
+	for range d.Array() {
+		s, ok := d.UnsafeStr()
+		got, oks = append(got, s), append(oks, ok)
+	}
+	if d.Finish() != nil || !reflect.DeepEqual(got, []string{"plain", "esc\n", "é", ""}) || !reflect.DeepEqual(oks, []bool{true, true, true, false}) {
+		t.Fatalf("%q %v %v", got, oks, d.Finish())
+	}
+	in[2] = 'P' // shares the input: documented
+	if got[0] != "Plain" || got[1] != "esc\n" {
+		t.Errorf("%q", got)
+	}
+}
+
+func TestStrOrRaw(t *testing.T) {
+	var d Decoder
+	d.Reset([]byte(`["a\"b", null, {"x": [1, 2]}, 3.5, true]`))
+	var got []string
+	for range d.Array() {
+		got = append(got, d.StrOrRaw())
+	}
+	want := []string{`a"b`, "", `{"x": [1, 2]}`, "3.5", "true"}
+	if d.Finish() != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("%q, %v", got, d.Finish())
+	}
+}

@@ -1,0 +1,99 @@
+// Package permit holds the permission rules every agentcli backend follows,
+// live or scripted: which modes exist, and how a caller's decision becomes
+// an answer the CLI offers. It is pure (no processes), so the test kit can
+// use it on every platform.
+package permit
+
+import "github.com/agentcli/agentcli"
+
+// DeniedMessage is the refusal message sent with a default or
+// mode-imposed decision, where the CLI passes a message on to the model.
+const DeniedMessage = "The user denied permission to use this tool."
+
+// CheckMode fails with an *agentcli.UnsupportedError when mode is not
+// among supported (nil means every known mode) or is unknown.
+func CheckMode(backend string, mode agentcli.PermissionMode, supported []agentcli.PermissionMode) error {
+	switch mode {
+	case "", agentcli.PermissionBypass:
+		return nil
+	case agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+	default:
+		return &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(mode), Reason: "unknown mode"}
+	}
+	if supported == nil {
+		return nil
+	}
+	for _, m := range supported {
+		if m == mode {
+			return nil
+		}
+	}
+	return &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(mode)}
+}
+
+// Normalize makes d answerable: an empty Kind is RejectOnce; an allow with
+// Input is refused when editOK is false; and when options are given, the
+// kind becomes one of them (allow_always falls back to allow_once,
+// reject_always to reject_once and back; an allow the CLI does not offer at
+// all becomes a refusal).
+func Normalize(options []agentcli.PermissionOption, d agentcli.PermissionDecision, editOK bool) agentcli.PermissionDecision {
+	switch d.Kind {
+	case agentcli.AllowOnce, agentcli.AllowAlways, agentcli.RejectOnce, agentcli.RejectAlways:
+	default:
+		d.Kind = agentcli.RejectOnce
+	}
+	if d.Allowed() && d.Input != nil && !editOK {
+		return Normalize(options, agentcli.PermissionDecision{
+			Kind:    agentcli.RejectOnce,
+			Message: "The tool call was refused: it was approved with edited input, which this CLI cannot apply.",
+		}, editOK)
+	}
+	if !d.Allowed() {
+		d.Input = nil
+		if d.Message == "" {
+			d.Message = DeniedMessage
+		}
+	}
+	if len(options) == 0 {
+		return d
+	}
+	offered := func(k agentcli.PermissionOptionKind) bool {
+		for _, o := range options {
+			if o.Kind == k {
+				return true
+			}
+		}
+		return false
+	}
+	var chain []agentcli.PermissionOptionKind
+	switch d.Kind {
+	case agentcli.AllowAlways:
+		chain = []agentcli.PermissionOptionKind{agentcli.AllowAlways, agentcli.AllowOnce}
+	case agentcli.AllowOnce:
+		chain = []agentcli.PermissionOptionKind{agentcli.AllowOnce}
+	case agentcli.RejectAlways:
+		chain = []agentcli.PermissionOptionKind{agentcli.RejectAlways, agentcli.RejectOnce}
+	default:
+		chain = []agentcli.PermissionOptionKind{agentcli.RejectOnce, agentcli.RejectAlways}
+	}
+	for _, k := range chain {
+		if offered(k) {
+			d.Kind = k
+			return d
+		}
+	}
+	if d.Allowed() {
+		return Normalize(options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: d.Message}, editOK)
+	}
+	return d // no refusal offered: the protocol answers "cancelled"
+}
+
+// Option returns the option of kind k, or false.
+func Option(options []agentcli.PermissionOption, k agentcli.PermissionOptionKind) (agentcli.PermissionOption, bool) {
+	for _, o := range options {
+		if o.Kind == k {
+			return o, true
+		}
+	}
+	return agentcli.PermissionOption{}, false
+}

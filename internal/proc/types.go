@@ -1,0 +1,86 @@
+package proc
+
+import (
+	"syscall"
+	"time"
+)
+
+// Defaults for zero Spec fields.
+const (
+	// DefaultKillGrace is the default time between SIGTERM and SIGKILL.
+	DefaultKillGrace = 3 * time.Second
+	// DefaultMaxLine is the default maximum length of a stdout line.
+	DefaultMaxLine = 64 << 20
+	// DefaultStderrTail is the default size of the kept end of stderr.
+	DefaultStderrTail = 8 << 10
+)
+
+// EnvRunID is the environment variable Start sets, to a value unique to the
+// run, in the environment of the process it starts; descendants that
+// inherit it are found by it (see the package comment).
+const EnvRunID = "AGENTCLI_RUN_ID"
+
+// Spec describes a process to start.
+type Spec struct {
+	// Path is the resolved path of the binary.
+	Path string
+	// Args are the arguments, without argv[0].
+	Args []string
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Env is the complete environment; nil means the caller's. Start
+	// replaces any EnvRunID entry with the run's own.
+	Env []string
+	// Stdin is written to the process's stdin, which is then closed. Nil
+	// means /dev/null (unless KeepStdin).
+	Stdin []byte
+	// KeepStdin leaves stdin open as a pipe the caller writes with
+	// Process.Stdin; Spec.Stdin must be nil then.
+	KeepStdin bool
+	// KillGrace is the time between SIGTERM and SIGKILL, and how long
+	// output beyond what was in the pipes is still read after the process
+	// has exited. Zero means DefaultKillGrace.
+	KillGrace time.Duration
+	// MaxLine is the longest stdout line returned; longer ones are
+	// skipped. Zero means DefaultMaxLine.
+	MaxLine int
+	// StderrTail is how many bytes of the end of stderr are kept. Zero
+	// means DefaultStderrTail.
+	StderrTail int
+}
+
+// Line is one line of stdout.
+type Line struct {
+	// Data is the line without its newline (and without a trailing \r).
+	// The slice is owned by the caller.
+	Data []byte
+	// TooLong, when non-zero, is the length of a line that exceeded the
+	// maximum and was skipped; Data is nil then.
+	TooLong int
+}
+
+// Exit describes how a process ended.
+type Exit struct {
+	// Code is the exit status, or -1 if the process died from a signal.
+	Code int
+	// Signal is the signal that killed the process, if any.
+	Signal syscall.Signal
+	// Stopped reports that the process was stopped by Stop, Close or its
+	// context (cancellation, timeout) before Wait returned.
+	Stopped bool
+	// Stderr is the tail of what the process wrote to stderr.
+	Stderr string
+	// StderrTruncated reports that Stderr lacks the start of what was
+	// written (more than the tail holds was written).
+	StderrTruncated bool
+	// HeldOpen reports that stdout was still held open (or still being
+	// written) by some process KillGrace after the CLI had exited and its
+	// group was killed: a descendant that left the group. Reading stopped
+	// there.
+	HeldOpen bool
+	// Escaped is how many processes outside the CLI's group were found by
+	// the run's tag and killed (Linux only).
+	Escaped int
+	// Err is a wait error that is not an exit status, if any.
+	Err error
+}

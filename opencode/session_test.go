@@ -1,0 +1,99 @@
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/internal/backendtest"
+)
+
+func TestLiveArgsAndPermissions(t *testing.T) {
+	if got := liveArgs(&agentcli.Request{ExtraArgs: []string{"--print-logs"}, Prompt: "-x"}); !slices.Equal(got, []string{"acp", "--print-logs"}) {
+		t.Errorf("liveArgs = %q", got)
+	}
+	if permissionOverlay(agentcli.PermissionBypass) != nil || permissionOverlay("") != nil {
+		t.Error("bypass changes the permission config")
+	}
+	cases := []struct {
+		prev string
+		mode agentcli.PermissionMode
+		want string
+	}{
+		{"", agentcli.PermissionAsk, `{"bash":"ask","codesearch":"ask","edit":"ask","external_directory":"ask","webfetch":"ask","websearch":"ask"}`},
+		{`"allow"`, agentcli.PermissionDeny, `{"*":"allow","bash":"deny","codesearch":"deny","edit":"deny","external_directory":"deny","webfetch":"deny","websearch":"deny"}`},
+		{`{"read":"ask","bash":"allow"}`, agentcli.PermissionPlan, `{"bash":"deny","edit":"deny","read":"ask"}`},
+		{`not json`, agentcli.PermissionPlan, `{"bash":"deny","edit":"deny"}`},
+	}
+	for _, c := range cases {
+		got := mergePermission(c.prev, permissionOverlay(c.mode))
+		if got != c.want {
+			t.Errorf("mergePermission(%s, %s) = %s, want %s", c.prev, c.mode, got, c.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("invalid JSON %s", got)
+		}
+	}
+}
+
+func TestLiveGuardAndToolName(t *testing.T) {
+	for in, want := range map[string]string{"/init": "\u200b/init", " /help": "\u200b /help", "@a.go": "@a.go", "x /y": "x /y"} {
+		if got := guardPrompt(in); got != want {
+			t.Errorf("guardPrompt(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for title, want := range map[string]string{"bash": "bash", "apply_patch": "apply_patch", "touch x": "", "Read": "", "": ""} {
+		if got := toolName("call_1", title); got != want {
+			t.Errorf("toolName(%q) = %q, want %q", title, got, want)
+		}
+	}
+}
+
+// realBackend returns the pinned opencode and a request wired to srv. The
+// calling test must have called backendtest.RunIsolated.
+func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
+	t.Helper()
+	return backendtest.RealBackend(t, "opencode", srv, New)
+}
+
+// One-shot Runs with PermissionAsk, PermissionDeny and PermissionPlan go
+// through a live session: the command never runs. Under ask opencode ends the turn at the refusal (no second model
+// call); under deny and plan it takes the tool away and the turn goes on.
+func TestLiveOneShotReal(t *testing.T) {
+	for _, m := range []agentcli.PermissionMode{agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan} {
+		t.Run(string(m), func(t *testing.T) {
+			if backendtest.RunIsolated(t) {
+				return
+			}
+			srv := agentclitest.NewServer(agentclitest.Turn{Shell: "touch NOPE"}, agentclitest.Turn{Text: "fine"})
+			defer srv.Close()
+			b, req, dir := realBackend(t, srv)
+			req.Prompt = "Touch NOPE."
+			req.Permission = m
+			asked := 0
+			req.OnPermission = func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+				asked++
+				return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
+			}
+			res, err := b.Run(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "NOPE")); err == nil {
+				t.Error("NOPE exists: the refused command ran")
+			}
+			wantText, wantAsked := "fine", 0
+			if m == agentcli.PermissionAsk {
+				wantText, wantAsked = "", 1
+			}
+			if res.Text != wantText || asked != wantAsked {
+				t.Errorf("Result.Text = %q after %d permission requests; want %q after %d", res.Text, asked, wantText, wantAsked)
+			}
+		})
+	}
+}
