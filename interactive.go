@@ -49,8 +49,11 @@ type Interactor interface {
 // channel, as Capabilities().SystemPrompt describes; see the backend's
 // documentation for the exceptions), SessionID (resume), Dir, Env,
 // ReplaceEnv, ExtraArgs and, where the CLI's UI takes them, the tool
-// filters are validated and passed the same way, and private files are
-// removed when the CLI exits. Prompt is optional: when set, it is the
+// filters, MCPServers, Effort and FallbackModel are validated and passed
+// the same way, and private files are removed when the CLI exits. What a
+// CLI's UI cannot take (MaxTurns, OutputSchema and MaxBudgetUSD, as a
+// rule) is ignored with a warning, or refused under Options.Strict, like
+// any option a backend does not support. Prompt is optional: when set, it is the
 // first message, which the CLI sends as soon as it has started, as if it
 // had been typed (the CLI's slash commands and file mentions apply to it,
 // except where the backend documents an escape); it is never read as an

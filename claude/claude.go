@@ -44,14 +44,19 @@
 //
 //	claude --dangerously-skip-permissions|--permission-mode=default|plan|dontAsk
 //	       [--append-system-prompt-file=F] [--resume=ID] [--allowedTools=R]... [--disallowedTools=R]...
-//	       [--model=M] [ExtraArgs...] [-- PROMPT]
+//	       [--model=M] [--fallback-model=M] [--effort=LEVEL] [--mcp-config=F --strict-mcp-config]
+//	       [ExtraArgs...] [-- PROMPT]
 //
-// for PermissionBypass, Ask, Plan and Deny. The first message is the
+// for PermissionBypass, Ask, Plan and Deny. The UI connects MCP servers in
+// the background: a first message given as Request.Prompt may reach the
+// model before their tools do (a message typed later finds them). The
+// first message is the
 // positional prompt after "--"; it is submitted as typed (slash commands
 // and @-mentions apply), and a one-word prompt gets a trailing space,
 // because claude runs a subcommand named by its first operand ("update",
-// "mcp", ...) even after "--". The UI has no turn limit (MaxTurns is
-// ignored with a warning, or refused under Options.Strict). On first
+// "mcp", ...) even after "--". The UI takes no turn limit, spending cap or
+// output schema (MaxTurns, MaxBudgetUSD and OutputSchema are ignored with
+// a warning, or refused under Options.Strict). On first
 // use the UI shows its onboarding, an API-key confirmation, the
 // folder-trust dialog and, in bypass mode, a warning to accept;
 // agentclitest.Server.Wire answers them.
@@ -126,6 +131,28 @@ var spec = runner.Spec{
 	Interactive: interactive,
 }
 
+// writeMCPConfig writes the request's MCP servers, if any, to a private
+// file in the run's temporary directory (see mcpConfig) and returns its
+// path ("" for none) and the environment the file's escapes need.
+func writeMCPConfig(r *runner.Run) (string, []string, error) {
+	if len(r.Req.MCPServers) == 0 {
+		return "", nil, nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", nil, err
+	}
+	content, dollar := mcpConfig(r.Req.MCPServers)
+	f := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(f, content, 0o600); err != nil {
+		return "", nil, err
+	}
+	if dollar {
+		return f, []string{runner.DollarEnv}, nil
+	}
+	return f, nil, nil
+}
+
 // writeSystemPrompt writes the system prompt, if any, to a private file in
 // the run's temporary directory and returns its path ("" for none).
 func writeSystemPrompt(r *runner.Run) (string, error) {
@@ -162,21 +189,11 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		return nil, err
 	}
 	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
-	mcpFile := ""
-	if len(r.Req.MCPServers) > 0 {
-		dir, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		content, dollar := mcpConfig(r.Req.MCPServers)
-		mcpFile = filepath.Join(dir, "mcp.json")
-		if err := os.WriteFile(mcpFile, content, 0o600); err != nil {
-			return nil, err
-		}
-		if dollar {
-			job.Env = append(job.Env, runner.DollarEnv)
-		}
+	mcpFile, env, err := writeMCPConfig(r)
+	if err != nil {
+		return nil, err
 	}
+	job.Env = env
 	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
 	if err := checkArgs(job.Args); err != nil {
 		return nil, err

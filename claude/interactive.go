@@ -2,8 +2,6 @@ package claude
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"unicode"
 
@@ -12,52 +10,66 @@ import (
 )
 
 // interactive builds the command line of Claude Code's interactive UI (see
-// interactiveArgs); the system prompt goes to a private file, as in a run.
-// Claude Code's UI takes no max-turns limit.
+// interactiveArgs); the system prompt and the MCP servers go to private
+// files, as in a run. The UI takes no turn limit, spending cap or output
+// schema (claude's flags for them work with --print only): those are
+// ignored with a warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
-	if r.Req.MaxTurns > 0 {
-		if err := r.Unsupported("max turns"); err != nil {
-			return nil, err
+	req := *r.Req
+	for _, u := range []struct {
+		set     bool
+		feature string
+		clear   func()
+	}{
+		{req.MaxTurns > 0, "max turns", func() { req.MaxTurns = 0 }},
+		{req.MaxBudgetUSD > 0, "spending cap (max budget)", func() { req.MaxBudgetUSD = 0 }},
+		{len(req.OutputSchema) > 0, "structured output (output schema)", func() { req.OutputSchema = nil }},
+	} {
+		if u.set {
+			if err := r.Unsupported(u.feature); err != nil {
+				return nil, err
+			}
+			u.clear()
 		}
 	}
-	sysFile := ""
-	if r.Req.SystemPrompt != "" {
-		dir, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		sysFile = filepath.Join(dir, "system-prompt.md")
-		if err := os.WriteFile(sysFile, []byte(r.Req.SystemPrompt), 0o600); err != nil {
-			return nil, err
-		}
-	}
-	args, err := interactiveArgs(r.Req, sysFile)
+	sysFile, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{Args: args}, nil
+	mcpFile, env, err := writeMCPConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	args, err := interactiveArgs(&req, sysFile, mcpFile)
+	if err != nil {
+		return nil, err
+	}
+	return &runner.Job{Args: args, Env: env}, nil
 }
 
 // interactiveArgs returns the arguments of Claude Code's interactive UI for
 // req. It is pure.
 //
 //	claude PERMISSION [--append-system-prompt-file=FILE] [--resume=ID]
-//	       [--allowedTools=RULE]... [--disallowedTools=RULE]... [--model=M] [ExtraArgs...] [-- PROMPT]
+//	       [--allowedTools=RULE]... [--disallowedTools=RULE]... [--model=M]
+//	       [--fallback-model=M] [--effort=LEVEL] [--mcp-config=FILE --strict-mcp-config]
+//	       [ExtraArgs...] [-- PROMPT]
 //
 // PERMISSION is --dangerously-skip-permissions for PermissionBypass (the
 // zero value; as root it needs IS_SANDBOX=1, and the UI shows its own
-// warning dialog the first time unless the settings' skipDangerousModePermissionPrompt
-// is set), and --permission-mode=default (asking, "manual" in the UI),
-// =plan or =dontAsk (refuse what is not allowed) for PermissionAsk,
-// PermissionPlan and PermissionDeny. Values are attached with "=" as in a
-// run (see buildArgs). The first message is the positional prompt after
-// "--", so it is never an option; it is submitted as typed, so "/cmd" runs
-// a slash command and "@path" mentions a file. Commander, claude's option
-// parser, still dispatches a first operand that names a subcommand ("mcp",
-// "update", "doctor", ...) to it even after "--": a prompt that is a single
-// word (no white space) therefore gets one trailing space, which never
-// names a command.
-func interactiveArgs(req *agentcli.Request, systemPromptFile string) ([]string, error) {
+// warning dialog the first time unless the settings'
+// skipDangerousModePermissionPrompt is set), and --permission-mode=default
+// (asking, "manual" in the UI), =plan or =dontAsk (refuse what is not
+// allowed) for PermissionAsk, PermissionPlan and PermissionDeny. Values
+// are attached with "=" as in a run (see buildArgs); systemPromptFile and
+// mcpConfigFile are "" for none. The first message is the positional
+// prompt after "--", so it is never an option; it is submitted as typed,
+// so "/cmd" runs a slash command and "@path" mentions a file. Commander,
+// claude's option parser, still dispatches a first operand that names a
+// subcommand ("mcp", "update", "doctor", ...) to it even after "--": a
+// prompt that is a single word (no white space) therefore gets one
+// trailing space, which never names a command.
+func interactiveArgs(req *agentcli.Request, systemPromptFile, mcpConfigFile string) ([]string, error) {
 	var args []string
 	switch req.Permission {
 	case "", agentcli.PermissionBypass:
@@ -85,6 +97,15 @@ func interactiveArgs(req *agentcli.Request, systemPromptFile string) ([]string, 
 	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
+	}
+	if req.FallbackModel != "" {
+		args = append(args, "--fallback-model="+req.FallbackModel)
+	}
+	if req.Effort != "" {
+		args = append(args, "--effort="+string(req.Effort))
+	}
+	if mcpConfigFile != "" {
+		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
 	}
 	args = append(args, req.ExtraArgs...)
 	if req.Prompt != "" {

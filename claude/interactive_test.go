@@ -35,12 +35,18 @@ func TestInteractiveArgs(t *testing.T) {
 		{"flag word", agentcli.Request{Prompt: "--version"}, "", []string{"--dangerously-skip-permissions", "--", "--version "}},
 	}
 	for _, c := range cases {
-		got, err := interactiveArgs(&c.req, c.sys)
+		got, err := interactiveArgs(&c.req, c.sys, "")
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: interactiveArgs = %q, %v; want %q", c.name, got, err, c.want)
 		}
 	}
-	if _, err := interactiveArgs(&agentcli.Request{Permission: "sometimes"}, ""); !errors.Is(err, agentcli.ErrUnsupported) {
+	settings := agentcli.Request{FallbackModel: "-f", Effort: agentcli.EffortHigh}
+	got, err := interactiveArgs(&settings, "", "/tmp/mcp.json")
+	want := []string{"--dangerously-skip-permissions", "--fallback-model=-f", "--effort=high", "--mcp-config=/tmp/mcp.json", "--strict-mcp-config"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("settings: interactiveArgs = %q, %v; want %q", got, err, want)
+	}
+	if _, err := interactiveArgs(&agentcli.Request{Permission: "sometimes"}, "", ""); !errors.Is(err, agentcli.ErrUnsupported) {
 		t.Errorf("unknown mode: err = %v", err)
 	}
 }

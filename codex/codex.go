@@ -117,13 +117,15 @@
 // agentcli.Interactive runs codex's own UI (the TUI) on a terminal:
 //
 //	codex [resume] --no-daemon --dangerously-bypass-approvals-and-sandbox|--ask-for-approval=on-request
-//	      [--cd=DIR] [--model=M] [--profile=NAME] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
+//	      [--cd=DIR] [--model=M] [--profile=NAME] [-c model_reasoning_effort="LEVEL"]
+//	      [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
 //
 // for PermissionBypass and PermissionAsk (codex has no plan or deny mode on
 // its command line). --no-daemon keeps the TUI from starting codex's shared
-// background server, which would outlive it. The system prompt goes
-// through a private profile, as in a run; the first message is positional,
-// after "--", and submitted as typed. In a git repository the TUI first
+// background server, which would outlive it. The system prompt and the MCP
+// servers go through a private profile, as in a run; the TUI takes no
+// output schema (ignored with a warning, or refused under Options.Strict).
+// The first message is positional, after "--", and submitted as typed. In a git repository the TUI first
 // asks whether to trust the folder; agentclitest.Server.Wire trusts its
 // working directory.
 package codex
@@ -223,6 +225,37 @@ var tools = runner.Tools{
 	"collab_tool_call":   agentcli.ToolNameTask,
 }
 
+// writeRunProfile writes the private profile that carries the request's
+// system prompt and MCP servers, if it has any, and returns its name ("":
+// none, or they go on the command line as -c overrides). The profile keeps
+// them out of argv (readable by every local user), unless the caller picks
+// a profile of their own: codex takes one. MCP servers with Env or Headers
+// (credentials, as a rule) never go on the command line. The profile is
+// removed when the run ends.
+func writeRunProfile(r *runner.Run) (string, error) {
+	req := r.Req
+	if req.SystemPrompt == "" && len(req.MCPServers) == 0 {
+		return "", nil
+	}
+	if selectsProfile(req.ExtraArgs) {
+		for i, s := range req.MCPServers {
+			if len(s.Env) > 0 || len(s.Headers) > 0 {
+				return "", &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
+					Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
+			}
+		}
+		r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
+			"backend", Name)
+		return "", nil
+	}
+	name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
+	if err != nil {
+		return "", err
+	}
+	r.Defer(remove)
+	return name, nil
+}
+
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
@@ -231,29 +264,10 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	// The system prompt and the MCP servers go through a private profile
-	// file, not argv (readable by every local user), unless the caller
-	// picks a profile of their own: codex takes one. MCP servers with Env
-	// or Headers (credentials, as a rule) never go on the command line.
 	var files runFiles
-	if req.SystemPrompt != "" || len(req.MCPServers) > 0 {
-		if selectsProfile(req.ExtraArgs) {
-			for i, s := range req.MCPServers {
-				if len(s.Env) > 0 || len(s.Headers) > 0 {
-					return nil, &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
-						Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
-				}
-			}
-			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
-				"backend", Name)
-		} else {
-			name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
-			if err != nil {
-				return nil, err
-			}
-			r.Defer(remove)
-			files.profile = name
-		}
+	var err error
+	if files.profile, err = writeRunProfile(r); err != nil {
+		return nil, err
 	}
 	if len(req.OutputSchema) > 0 {
 		dir, err := r.TempDir()

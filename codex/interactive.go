@@ -9,25 +9,23 @@ import (
 )
 
 // interactive builds the command line of codex's interactive UI (see
-// interactiveArgs). The system prompt goes through a private profile file,
-// as in a run (see writeSystemProfile).
+// interactiveArgs). The system prompt and the MCP servers go through a
+// private profile file, as in a run (see writeRunProfile). The TUI takes
+// no output schema (--output-schema is codex exec's): it is ignored with a
+// warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
-	req := r.Req
-	profile := ""
-	if req.SystemPrompt != "" {
-		if selectsProfile(req.ExtraArgs) {
-			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt goes on the command line",
-				"backend", Name)
-		} else {
-			name, remove, err := writeSystemProfile(r.Env, r.Dir, req.SystemPrompt)
-			if err != nil {
-				return nil, err
-			}
-			r.Defer(remove)
-			profile = name
+	req := *r.Req
+	if len(req.OutputSchema) > 0 {
+		if err := r.Unsupported("structured output (output schema)"); err != nil {
+			return nil, err
 		}
+		req.OutputSchema = nil
 	}
-	args, err := interactiveArgs(req, r.Dir, profile)
+	profile, err := writeRunProfile(r)
+	if err != nil {
+		return nil, err
+	}
+	args, err := interactiveArgs(&req, r.Dir, profile)
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +36,14 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 }
 
 // interactiveArgs returns the arguments of codex's interactive UI (the
-// TUI) for req. It is pure. dir and profile are as for buildArgsProfile.
+// TUI) for req. It is pure. dir is the absolute working directory to pass
+// with --cd, or "" for none; profile is the name of the profile
+// writeRunProfile wrote, or "" to pass the system prompt and the MCP
+// servers as -c overrides.
 //
 //	codex [resume] --no-daemon PERMISSION [--cd=DIR] [--model=M]
-//	      [--profile=NAME | -c developer_instructions="..."] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
+//	      [--profile=NAME | -c developer_instructions="..." -c mcp_servers...]
+//	      [-c model_reasoning_effort="LEVEL"] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
 //
 // A session is resumed with the resume subcommand, which takes every
 // option of the TUI, so all options follow it. --no-daemon keeps the TUI
@@ -76,12 +78,18 @@ func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, erro
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
-	if req.SystemPrompt != "" {
-		if profile != "" {
-			args = append(args, "--profile="+profile)
-		} else {
+	if profile != "" {
+		args = append(args, "--profile="+profile)
+	} else {
+		if req.SystemPrompt != "" {
 			args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
 		}
+		for _, o := range mcpOverrides(req.MCPServers) {
+			args = append(args, "-c", o)
+		}
+	}
+	if req.Effort != "" {
+		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
 	}
 	args = append(args, req.ExtraArgs...)
 	if req.SessionID != "" || req.Prompt != "" {

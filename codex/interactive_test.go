@@ -28,6 +28,12 @@ func TestInteractiveArgs(t *testing.T) {
 			[]string{"resume", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--search", "--", id, "--help"}},
 		{"resume without prompt", agentcli.Request{SessionID: id}, "", "",
 			[]string{"resume", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--", id}},
+		{"settings on the command line", agentcli.Request{Effort: agentcli.EffortLow,
+			MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "mcp-fs"}}}, "", "",
+			[]string{"--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "-c", `mcp_servers.fs.command="mcp-fs"`, "-c", `model_reasoning_effort="low"`}},
+		{"settings in the profile", agentcli.Request{Effort: agentcli.EffortLow,
+			MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "mcp-fs"}}}, "", "p1",
+			[]string{"--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--profile=p1", "-c", `model_reasoning_effort="low"`}},
 	}
 	for _, c := range cases {
 		got, err := interactiveArgs(&c.req, c.dir, c.profile)

@@ -5,12 +5,14 @@ package conformance
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/internal/mcptest"
 	"github.com/agentcli/agentcli/internal/ptytest"
 	"golang.org/x/sys/unix"
 )
@@ -49,8 +51,9 @@ const interactiveSystem = "SYSTEM-MARKER-interactive-3b9a"
 // pseudo-terminal through agentcli.Interactive, against the scripted
 // model server:
 //
-//   - typed: the UI starts, takes a prompt typed at the terminal, shows the
-//     scripted answer and exits 0 on its own quit command;
+//   - typed: the UI starts with an MCP server (Request.MCPServers), takes a
+//     prompt typed at the terminal (the model is offered the server's
+//     tool), shows the scripted answer and exits 0 on its own quit command;
 //   - initial: the same with Request.Prompt as the first message, the
 //     model, the system prompt and PermissionAsk passed as for a run;
 //   - resume: the UI resumes the session of a run (Request.SessionID) and
@@ -187,15 +190,27 @@ func (s *session) quit(c interactiveCase) {
 }
 
 func testInteractiveTyped(t *testing.T, c interactiveCase, b agentcli.Backend) {
-	s, e := startInteractive(t, c, b, nil)
+	const server = "probe-srv"
+	tool := mcpToolName(c.name, server, mcptest.ToolProbe)
+	s, e := startInteractive(t, c, b, func(e *env, req *agentcli.Request) {
+		cmd, env, err := mcptest.StdioCommand(filepath.Join(t.TempDir(), "mcp.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.MCPServers = []agentcli.MCPServer{{Name: server, Command: cmd, Env: env}}
+	})
 	s.waitFor(c.ready, 2*time.Minute)
 	s.settle()
 	const prompt = "say the interactive answer"
 	s.enter(prompt)
 	s.waitFor(interactiveAnswer, 2*time.Minute)
 	s.quit(c)
-	if m := e.main(); len(m) == 0 || !hasUserText(m, prompt) {
+	typed := userRequest(e.main(), prompt)
+	switch {
+	case typed.Path == "":
 		t.Errorf("no model request carried the typed prompt %q; requests: %s", prompt, describe(e.srv.Requests()))
+	case !offered(typed, tool):
+		t.Errorf("the MCP server's tool %s was not offered to the model; tools %v", tool, typed.Tools)
 	}
 }
 
@@ -217,13 +232,7 @@ func testInteractiveInitial(t *testing.T, c interactiveCase, b agentcli.Backend)
 		req.Permission = agentcli.PermissionAsk
 	})
 	s.waitFor(interactiveAnswer, 3*time.Minute)
-	var first agentclitest.ModelRequest
-	for _, r := range e.main() {
-		if strings.Contains(r.LastUserText(), prompt) {
-			first = r
-			break
-		}
-	}
+	first := userRequest(e.main(), prompt)
 	switch {
 	case first.Path == "":
 		t.Errorf("no model request carried the first message %q; requests: %s", prompt, describe(e.srv.Requests()))
@@ -307,15 +316,16 @@ func testInteractiveCancel(t *testing.T, c interactiveCase, b agentcli.Backend) 
 	}
 }
 
-// hasUserText reports whether a request's last user message contains
-// text.
-func hasUserText(reqs []agentclitest.ModelRequest, text string) bool {
+// userRequest returns the model request whose last user message is text
+// (or ends with a blank line and text: a system prompt prepended), not a
+// title or summary request that quotes it; the zero value if none is.
+func userRequest(reqs []agentclitest.ModelRequest, text string) agentclitest.ModelRequest {
 	for _, r := range reqs {
-		if strings.Contains(r.LastUserText(), text) {
-			return true
+		if u := strings.TrimSpace(r.LastUserText()); u == text || strings.HasSuffix(u, "\n\n"+text) {
+			return r
 		}
 	}
-	return false
+	return agentclitest.ModelRequest{}
 }
 
 // hasText reports whether msgs has a part with role that contains text.

@@ -122,9 +122,11 @@
 // run writes to stdin: the system prompt, a blank line and the prompt,
 // escaped the same way. The UI has no other channel for a system prompt
 // (GEMINI_SYSTEM_MD replaces gemini's whole built-in one), so a system
-// prompt without a prompt fails with an *agentcli.UnsupportedError. Folder
-// trust is left to the UI, which asks in an untrusted folder unless folder
-// trust is off (as agentclitest.Server.Wire sets it).
+// prompt without a prompt fails with an *agentcli.UnsupportedError. MCP
+// servers and the effort go through the same private overlay of the gemini
+// home as in a run, so settings changed in the UI during such a session are
+// not kept. Folder trust is left to the UI, which asks in an untrusted
+// folder unless folder trust is off (as agentclitest.Server.Wire sets it).
 package gemini
 
 import (
@@ -230,29 +232,43 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
-	job := &runner.Job{
+	env, err := settingsEnv(r)
+	if err != nil {
+		return nil, err
+	}
+	return &runner.Job{
 		Args:  buildArgs(r.Req, f),
 		Stdin: []byte(in),
+		Env:   env,
+	}, nil
+}
+
+// settingsEnv returns the environment that carries the request's settings
+// (MCP servers, effort; see runSettings), or nil when it has none: a
+// private overlay of the user's gemini home with those settings merged
+// into settings.json, named by GEMINI_CLI_HOME.
+func settingsEnv(r *runner.Run) ([]string, error) {
+	extra, dollar := runSettings(r.Req)
+	if extra == nil {
+		return nil, nil
 	}
-	if extra, dollar := runSettings(r.Req); extra != nil {
-		tmp, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		home, err := userHome(r)
-		if err != nil {
-			return nil, err
-		}
-		over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
-		if err != nil {
-			return nil, err
-		}
-		job.Env = append(job.Env, "GEMINI_CLI_HOME="+over)
-		if dollar {
-			job.Env = append(job.Env, runner.DollarEnv)
-		}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return nil, err
 	}
-	return job, nil
+	home, err := userHome(r)
+	if err != nil {
+		return nil, err
+	}
+	over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"GEMINI_CLI_HOME=" + over}
+	if dollar {
+		env = append(env, runner.DollarEnv)
+	}
+	return env, nil
 }
 
 // userHome returns the directory whose .gemini holds the user's settings,

@@ -9,13 +9,18 @@ import (
 )
 
 // interactive builds the command line of Gemini CLI's interactive UI (see
-// interactiveArgs).
+// interactiveArgs); the settings (MCP servers, effort) go through a private
+// overlay of the gemini home, as in a run (see settingsEnv).
 func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	args, err := interactiveArgs(r.Req)
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{Args: args}, nil
+	env, err := settingsEnv(r)
+	if err != nil {
+		return nil, err
+	}
+	return &runner.Job{Args: args, Env: env}, nil
 }
 
 // interactiveArgs returns the arguments of Gemini CLI's interactive UI for

@@ -18,6 +18,7 @@ func TestInteractiveArgs(t *testing.T) {
 	}{
 		{"zero", agentcli.Request{}, []string{"--auto"}},
 		{"ask", agentcli.Request{Permission: agentcli.PermissionAsk}, nil},
+		{"deny", agentcli.Request{Permission: agentcli.PermissionDeny}, nil},
 		{"plan", agentcli.Request{Permission: agentcli.PermissionPlan}, []string{"--agent=plan"}},
 		{"prompt", agentcli.Request{Prompt: "--help", Model: "p/-m", ExtraArgs: []string{"--mini"}},
 			[]string{"--auto", "--model=p/-m", "--mini", "--prompt=--help"}},
@@ -30,7 +31,6 @@ func TestInteractiveArgs(t *testing.T) {
 		}
 	}
 	for _, req := range []agentcli.Request{
-		{Permission: agentcli.PermissionDeny},
 		{SessionID: "ses_abc", Prompt: "ignored by the TUI"},
 	} {
 		if _, err := interactiveArgs(&req); !errors.Is(err, agentcli.ErrUnsupported) {

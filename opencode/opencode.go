@@ -120,10 +120,12 @@
 //
 //	opencode [--auto | --agent=plan] [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...] [--prompt=TEXT]
 //
-// --auto for PermissionBypass, nothing for PermissionAsk (the
-// configuration's rules apply, and the UI asks where they say "ask"), the
-// read-only plan agent for PermissionPlan; there is no deny mode. The
-// system prompt goes through a private OPENCODE_CONFIG, as in a run. The
+// --auto for PermissionBypass; for PermissionAsk and PermissionDeny, the
+// tools that change things or reach out are set to "ask" (the UI asks) or
+// "deny" in OPENCODE_PERMISSION, as in a live session; the read-only plan
+// agent for PermissionPlan. The system prompt and the MCP servers go
+// through a private OPENCODE_CONFIG, as in a run; the TUI takes no effort
+// (ignored with a warning, or refused under Options.Strict). The
 // first message (--prompt) is submitted as typed; opencode 1.18.33 ignores
 // it when it resumes a session, so a request with both SessionID and
 // Prompt fails with an *agentcli.UnsupportedError.
