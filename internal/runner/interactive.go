@@ -39,12 +39,12 @@ func (b *Backend) Interactive(ctx context.Context, req *agentcli.Request, term *
 }
 
 func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *agentcli.Terminal, lg *runLog, red **Redactor) (int, error) {
-	// The UI asks the person at the terminal: the permission callback
-	// is not needed, and which modes exist is the UI's business. The
-	// copy is validated without it; Spec.Interactive gets it back.
 	if err := b.checkInteractive(req); err != nil {
 		return -1, err
 	}
+	// The UI asks the person at the terminal: the permission callback
+	// is not needed, and which modes exist is the UI's business. A copy
+	// is validated without them; Spec.Interactive gets the mode back.
 	rq := *req
 	rq.Permission, rq.OnPermission = "", nil
 	r, err := b.prepareRun(&rq, false, false)
@@ -56,7 +56,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	r.Req = &vr
 	r.backend = b.spec.Name
 	defer r.Cleanup()
-	*red = NewRedactor(r.Env)
+	*red = NewRedactor(redactEnv(r.Env, req))
 
 	in, out, errOut := os.Stdin, os.Stdout, os.Stderr
 	if term != nil {
@@ -107,7 +107,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 		return -1, err
 	}
 	env := append(r.Env[:len(r.Env):len(r.Env)], job.Env...)
-	*red = NewRedactor(env)
+	*red = NewRedactor(redactEnv(env, req))
 	if runCtx.Err() != nil {
 		return -1, ended()
 	}
