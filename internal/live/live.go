@@ -808,6 +808,18 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 	if e.Result.SessionID == "" {
 		e.Result.SessionID = s.ID()
 	}
+	if len(s.req.OutputSchema) > 0 {
+		// The turn's answer must be the JSON value the schema asks for,
+		// as a one-shot run's must.
+		if err := runner.Structured(e.Result); err != nil {
+			var re *agentcli.ResultError
+			if errors.As(err, &re) {
+				re.Backend = s.backend
+				e.Result.IsError = true
+			}
+			return e.Result, err
+		}
+	}
 	return e.Result, nil
 }
 
