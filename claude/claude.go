@@ -37,6 +37,14 @@
 // Request.MaxBudgetUSD is `--max-budget-usd=AMOUNT`: once the run's cost
 // reaches it, claude stops with subtype error_max_budget_usd and terminal
 // reason budget_exhausted, a *agentcli.ResultError.
+//
+// Live sessions (StartSession, and runs with a permission mode other than
+// bypass, which are one turn of one) carry every setting the same way:
+// their argv and files are a streaming run's. The settings hold for every
+// turn; the spending cap covers the whole session (claude adds up its
+// turns' cost), so the turn that reaches it and every later one fail with
+// error_max_budget_usd. Under PermissionAsk claude asks about MCP tool
+// calls like any other (raw name "mcp__NAME__TOOL").
 package claude
 
 import (

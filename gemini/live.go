@@ -3,10 +3,13 @@ package gemini
 // Live sessions: `gemini --acp`, the Agent Client Protocol (internal/acp),
 // checked against gemini 0.61.0.
 //
-// Argv: gemini --acp --skip-trust [--model=M] [ExtraArgs...]. The session
-// is created with session/new (or loaded with session/load for
-// Request.SessionID) in Request.Dir, then its approval mode is chosen with
-// session/set_mode:
+// Argv: gemini --acp --skip-trust [--model=M] [--allowed-mcp-server-names=NAME,...]
+// [ExtraArgs...], and GEMINI_CLI_HOME set to a one-shot run's private
+// overlay when Request.Effort needs settings (liveEnv). The session is
+// created with session/new (or loaded with session/load for
+// Request.SessionID) in Request.Dir, with Request.MCPServers as its
+// mcpServers (gemini advertises mcpCapabilities http and sse; stdio is
+// always there), then its approval mode is chosen with session/set_mode:
 //
 //	bypass  yolo     (every tool runs without asking, as `--approval-mode yolo`)
 //	ask     default  (gemini asks for shell commands, edits and web fetches; the callback decides)
@@ -67,9 +70,10 @@ func liveArgs(req *agentcli.Request) []string {
 }
 
 // mcpValue escapes an MCP server's env or header value for ACP: gemini
-// expands $NAME and ${NAME} in them (dotenv-expand) when it starts the
-// server, and leaves "\$" as "$". Command, args and URL are taken as they
-// are.
+// 0.61.0 expands $NAME and ${NAME} in them (dotenv-expand) when it starts
+// the server, and turns "\$" into a plain "$". Command, args and URL are
+// taken as they are (verified with hostile values by conformance
+// TestLiveMCPServers).
 func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 
 // liveEnv returns the environment entries a live session adds to r.Env:

@@ -5,8 +5,15 @@ package opencode
 //
 // Argv: opencode acp [ExtraArgs...]. The session is created with
 // session/new (or loaded with session/load for Request.SessionID) in
-// Request.Dir; Request.Model is set with session/set_config_option
-// "model" (provider/model).
+// Request.Dir, with Request.MCPServers as its mcpServers (opencode
+// advertises mcpCapabilities http and sse, and adds each server to its
+// configuration as given: local {command, environment} or remote {url,
+// headers}); Request.Model is set with session/set_config_option "model"
+// (provider/model), then Request.Effort with "effort", which opencode
+// offers only for a model with variants, and then with those variants as
+// values (the model's variants plus "default"): the session sets it only
+// when the latest configOptions offer the level, and warns otherwise, as
+// `opencode run --variant` silently ignores a variant the model lacks.
 //
 // opencode asks the host only for what its permission config says "ask"
 // (with "allow" or no permission key it never asks). Its config layers

@@ -13,10 +13,12 @@
 // guarantees of internal/proc.
 //
 // The flow: initialize (no file system or terminal capabilities offered, so
-// the agent does its own I/O), session/new or session/load (the agent
-// replays the history as session/update notifications, which arrive between
-// turns and are dropped), then per CLI a session mode or config options,
-// then per turn session/prompt, whose answer ends the turn;
+// the agent does its own I/O), session/new or session/load with the
+// request's MCP servers (the agent replays the history as session/update
+// notifications, which arrive between turns and are dropped), then per CLI
+// a session mode or config options (some only when the agent's latest
+// configOptions offer them), then per turn session/prompt, whose answer
+// ends the turn;
 // session/cancel interrupts it (the answer then has stopReason
 // "cancelled"). session/request_permission requests go to the session's
 // permission handling; the decision selects the offered option of its kind

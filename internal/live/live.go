@@ -6,8 +6,9 @@
 // internal/proc: its own process group, the kill ladder, the stderr tail,
 // lines without a 64 KiB limit), the turn state machine (one turn at a
 // time, interrupt, timeout and cancellation), permission requests (mode,
-// callback, deadline, default decision), Close (which never hangs) and a CLI
-// that dies (a typed error, and a dead session). A backend contributes a
+// callback, deadline, default decision), Close (which never hangs), a CLI
+// that dies (a typed error, and a dead session) and, for a request with an
+// output schema, each turn's Result.StructuredOutput. A backend contributes a
 // Proto: the CLI's wire protocol, which turns stdout lines into events and
 // turn ends, and prompts and interrupts into stdin lines.
 package live
