@@ -60,6 +60,14 @@
 // use the UI shows its onboarding, an API-key confirmation, the
 // folder-trust dialog and, in bypass mode, a warning to accept;
 // agentclitest.Server.Wire answers them.
+//
+// Live sessions (StartSession, and runs with a permission mode other than
+// bypass, which are one turn of one) carry every setting the same way:
+// their argv and files are a streaming run's. The settings hold for every
+// turn; the spending cap covers the whole session (claude adds up its
+// turns' cost), so the turn that reaches it and every later one fail with
+// error_max_budget_usd. Under PermissionAsk claude asks about MCP tool
+// calls like any other (raw name "mcp__NAME__TOOL").
 package claude
 
 import (
@@ -177,18 +185,31 @@ var tools = runner.Tools{
 }
 
 // prepare builds one run. Text deltas (partial messages) are asked for only
-// when the caller streams. The system prompt goes to a private file in the
-// run's temporary directory.
+// when the caller streams. The prompt goes on stdin.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream
 	}
+	job, err := prepareArgs(r, f)
+	if err != nil {
+		return nil, err
+	}
+	job.Stdin = userMessage(r.Req.Prompt)
+	return job, nil
+}
+
+// prepareArgs builds the argv and the extra environment of a one-shot run
+// in format f and of a live session (which uses formatStream) alike: the
+// system prompt and the MCP configuration go to private files in the run's
+// temporary directory (see buildArgsMCP), and AGENTCLI_DOLLAR joins the
+// environment when the MCP configuration needs it.
+func prepareArgs(r *runner.Run, f format) (*runner.Job, error) {
 	sysFile, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err
 	}
-	job := &runner.Job{Stdin: userMessage(r.Req.Prompt)}
+	job := &runner.Job{}
 	mcpFile, env, err := writeMCPConfig(r)
 	if err != nil {
 		return nil, err

@@ -70,6 +70,17 @@
 // the request's reasoning.effort; codex 0.169.0 passes any word on, the
 // API decides). codex has no fallback model and no spending cap.
 //
+// Live sessions (`codex app-server`; StartSession, and runs with a
+// permission mode other than bypass) carry the same settings through the
+// protocol instead: the MCP servers as thread/start's (or
+// thread/resume's) config overrides, on stdin, so a profile chosen in
+// ExtraArgs does not matter; the effort and the output schema with every
+// turn, each turn's final agent message being its
+// Result.StructuredOutput. Under PermissionAsk codex asks before an MCP
+// tool runs (an MCP elicitation), which becomes a permission request for
+// "mcp__NAME__TOOL"; under PermissionDeny the call is refused. See
+// live.go.
+//
 // # Events
 //
 // codex exec reports whole items, never text deltas. thread.started gives

@@ -44,6 +44,19 @@
 // resumed with its history) and cancel (the UI is stopped within the kill
 // grace, and the terminal's mode is restored).
 //
+// The orchestrator settings are checked in one-shot runs (TestMCPServers,
+// TestMCPHTTPServer, TestStructuredOutput, TestEffort, TestFallbackModel,
+// TestMaxBudget, TestUnsupportedSettings) and in live sessions
+// (livesettings_test.go): stdio and HTTP MCP servers called in later turns
+// of one session, credentials byte for byte and never on a command line
+// (TestLiveMCPServers); MCP tools under PermissionAsk and PermissionDeny
+// (TestLiveMCPPermissions); a one-shot run with PermissionAsk and an MCP
+// server (TestOneShotAskMCPServers); effort in every turn
+// (TestLiveEffort); structured output per turn (TestLiveStructuredOutput);
+// claude's spending cap over a session (TestLiveMaxBudget); and settings a
+// backend lacks, a warning or, under Options.Strict, an error before the
+// CLI starts (TestLiveUnsupportedSettings).
+//
 // After every run the suite also scans /proc for processes that still carry
 // the run's unique environment tag: a run must never leave a process behind.
 //

@@ -77,6 +77,16 @@
 // gemini has no structured output for the final answer, no fallback model
 // setting and no spending cap.
 //
+// Live sessions (`gemini --acp`; StartSession, and runs with a permission
+// mode other than bypass) pass the MCP servers in the protocol instead
+// (session/new and session/load), where gemini expands $NAME and ${NAME}
+// in env and header values only, so each "$" there is written "\$"; the
+// effort goes through the same overlay as a run's. Only in bypass is
+// --allowed-mcp-server-names passed: gemini also lets every tool of the
+// servers it names run without asking, so under ask, deny and plan the
+// user's own servers stay available and the request's servers' tools are
+// asked about like any other (raw name "mcp_NAME_TOOL").
+//
 // # Sessions
 //
 // Result.SessionID is gemini's session UUID; Request.SessionID passes it to

@@ -20,6 +20,20 @@ func TestLiveArgsAndModes(t *testing.T) {
 	if !slices.Equal(got, []string{"--acp", "--skip-trust", "--model=-m", "--debug"}) {
 		t.Errorf("liveArgs = %q", got)
 	}
+	// The request's servers are the only ones only where nothing asks:
+	// gemini would also allow every tool of the servers it is told to
+	// allow (verified against 0.61.0 by conformance TestLiveMCPPermissions).
+	servers := []agentcli.MCPServer{{Name: "a", Command: "x"}, {Name: "b-2", URL: "http://127.0.0.1:1/"}}
+	for m, want := range map[agentcli.PermissionMode]bool{"": true, agentcli.PermissionBypass: true,
+		agentcli.PermissionAsk: false, agentcli.PermissionDeny: false, agentcli.PermissionPlan: false} {
+		got := liveArgs(&agentcli.Request{MCPServers: servers, Permission: m})
+		if slices.Contains(got, "--allowed-mcp-server-names=a,b-2") != want {
+			t.Errorf("mode %q: liveArgs = %q", m, got)
+		}
+	}
+	if got := mcpValue(`a $HOME ${X} \$y`); got != `a \$HOME \${X} \\$y` {
+		t.Errorf("mcpValue = %q", got)
+	}
 	for m, want := range map[agentcli.PermissionMode]string{
 		"": "yolo", agentcli.PermissionBypass: "yolo", agentcli.PermissionAsk: "default",
 		agentcli.PermissionDeny: "default", agentcli.PermissionPlan: "plan",

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -231,7 +232,40 @@ func TestPrepareSettings(t *testing.T) {
 	}
 }
 
-// TestMCPSecretsOffArgv: see backendtest.CheckSecretsOffArgv.
+// TestMCPSecretsOffArgv: see backendtest.CheckSecretsOffArgv; for a live
+// session too, whose servers travel in the protocol.
 func TestMCPSecretsOffArgv(t *testing.T) {
 	backendtest.CheckSecretsOffArgv(t, prepare, nil, nil)
+	backendtest.CheckSecretsOffArgv(t, func(_ context.Context, r *runner.Run) (*runner.Job, error) {
+		env, err := liveEnv(r)
+		return &runner.Job{Args: liveArgs(r.Req), Env: env}, err
+	}, nil, nil)
+}
+
+// TestLiveEnv: a live session's effort goes through the overlay a one-shot
+// run uses (its settings.json holds the thinking settings, no MCP
+// servers: they travel in the protocol); without effort there is none.
+func TestLiveEnv(t *testing.T) {
+	home := t.TempDir()
+	r := &runner.Run{Req: &agentcli.Request{Effort: agentcli.EffortMedium, MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}},
+		Dir: home, Env: []string{"GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
+	t.Cleanup(r.Cleanup)
+	env, err := liveEnv(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env) != 1 || !strings.HasPrefix(env[0], "GEMINI_CLI_HOME=") {
+		t.Fatalf("env %q", env)
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimPrefix(env[0], "GEMINI_CLI_HOME="), ".gemini", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"thinkingLevel": "MEDIUM"`) || strings.Contains(string(b), "mcpServers") {
+		t.Errorf("settings.json:\n%s", b)
+	}
+	r2 := &runner.Run{Req: &agentcli.Request{MCPServers: r.Req.MCPServers}, Dir: home, Env: r.Env, Options: &agentcli.Options{}}
+	if env, err := liveEnv(r2); err != nil || env != nil {
+		t.Errorf("without effort: %q, %v", env, err)
+	}
 }

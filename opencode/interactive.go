@@ -66,7 +66,7 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		job.Env = append(job.Env, "OPENCODE_CONFIG="+cfg)
 	}
 	if m := req.Permission; m == agentcli.PermissionAsk || m == agentcli.PermissionDeny {
-		job.Env = append(job.Env, "OPENCODE_PERMISSION="+mergePermission(r.Lookup("OPENCODE_PERMISSION"), permissionOverlay(m)))
+		job.Env = append(job.Env, "OPENCODE_PERMISSION="+mergePermission(r.Lookup("OPENCODE_PERMISSION"), permissionOverlay(m, req.MCPServers)))
 	}
 	job.Args, err = interactiveArgs(&req)
 	if err != nil {

@@ -65,6 +65,17 @@
 // not have. opencode has no structured output for `opencode run`, no
 // fallback model and no spending cap.
 //
+// Live sessions (`opencode acp`; StartSession, and runs with a permission
+// mode other than bypass) pass the MCP servers in the protocol instead
+// (session/new and session/load; opencode adds them as they are, nothing
+// substituted), so OPENCODE_CONFIG set by the caller does not matter
+// there. Under PermissionAsk and PermissionDeny the servers' tools
+// ("NAME_*") are asked about or refused like opencode's own changing
+// tools. Request.Effort is the session's "effort" config option (the
+// model's variant of that name), which opencode offers only for a model
+// with variants: for any other, or a level the model lacks, it is not set
+// and a warning is logged. See live.go.
+//
 // # Sessions
 //
 // Result.SessionID is opencode's session id (ses_…, the sessionID field of

@@ -211,26 +211,3 @@ func TestDropUnsupported(t *testing.T) {
 		t.Fatalf("a supported request is not passed as it is: %v", err)
 	}
 }
-
-// TestWarnLive: live sessions do not carry the settings yet: a warning by
-// default, an UnsupportedError under Strict; other options are not its
-// business.
-func TestWarnLive(t *testing.T) {
-	var logs bytes.Buffer
-	b := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
-	req := &agentcli.Request{Prompt: "p", MaxTurns: 2, Effort: agentcli.EffortHigh, MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}}
-	if err := b.warnLive(req); err != nil {
-		t.Fatal(err)
-	}
-	if out := logs.String(); strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "MCP servers") || !strings.Contains(out, "effort high") {
-		t.Fatalf("warnings %q", out)
-	}
-	strict := New(testSpec(), &agentcli.Options{Strict: true}).(*Backend)
-	var ue *agentcli.UnsupportedError
-	if err := strict.warnLive(req); !errors.As(err, &ue) || !strings.Contains(ue.Feature, "live session") {
-		t.Fatalf("strict: %v", err)
-	}
-	if err := strict.warnLive(&agentcli.Request{Prompt: "p", MaxTurns: 2}); err != nil {
-		t.Fatalf("no settings: %v", err)
-	}
-}

@@ -83,15 +83,11 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
 				"backend", b.spec.Name, "permission", m)
 		}
-		if err := b.warnLive(r.Req); err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
 			r.Req = sreq
 			return b.spec.StartSession(ctx, r)
 		}
-		for ev, err := range evstream.OneShot(ctx, start, req) {
+		for ev, err := range evstream.OneShot(ctx, start, r.Req) {
 			if !yield(ev, err) || err != nil {
 				return
 			}

@@ -186,24 +186,3 @@ func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 	}
 	return nil
 }
-
-// liveSettings lists the settings in req that a live session does not
-// carry: live sessions start their CLI through a mechanism of their own
-// (Spec.StartSession), which the settings are not wired into.
-func liveSettings(req *agentcli.Request) []string {
-	return unsupported(agentcli.Capabilities{SystemPrompt: agentcli.SystemPromptAppend, ToolFilter: true, MaxTurns: true, Resume: true}, req)
-}
-
-// warnLive logs one warning per setting in req a live session ignores, or,
-// under Options.Strict, fails on the first.
-func (b *Backend) warnLive(req *agentcli.Request) error {
-	for _, o := range liveSettings(req) {
-		if b.opts.Strict {
-			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o + " in a live session",
-				Reason: "live sessions (and runs with a permission mode other than bypass) do not carry it yet"}
-		}
-		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s live sessions do not carry %s; ignored", b.spec.Name, o),
-			"backend", b.spec.Name, "option", o)
-	}
-	return nil
-}
