@@ -166,6 +166,42 @@ type Request struct {
 	// PermissionTimeout bounds each permission request; when it expires
 	// the request is refused. Zero means DefaultPermissionTimeout.
 	PermissionTimeout time.Duration
+
+	// The settings below are carried by each CLI's own mechanism (see the
+	// backend's package documentation). A backend that cannot honour one
+	// ignores it with a warning, or fails the run with an
+	// *UnsupportedError under Options.Strict; Capabilities tells which it
+	// honours.
+
+	// MCPServers are Model Context Protocol servers the run's agent may
+	// use, on top of the CLI's built-in tools (Capabilities.MCP). They
+	// reach the CLI through a private (0600) configuration file, never
+	// through its arguments, so that Env and Headers, which often hold
+	// credentials, are not visible to other local users. Whether the
+	// servers the user configured for the CLI stay available too differs
+	// by CLI; see the backend's documentation.
+	MCPServers []MCPServer
+
+	// OutputSchema, if set, is a JSON Schema (a JSON object) that the
+	// final answer must follow (Capabilities.StructuredOutput). The
+	// answer's JSON value is then Result.StructuredOutput, and a run whose
+	// final answer is not a JSON value fails with a *ResultError.
+	OutputSchema json.RawMessage
+
+	// Effort sets how much the model reasons before it answers; the zero
+	// value is the CLI's default. Capabilities.Efforts lists the levels a
+	// backend supports.
+	Effort Effort
+
+	// FallbackModel is a model to switch to when Model is overloaded or
+	// unavailable, in the backend's own naming (Capabilities.FallbackModel).
+	FallbackModel string
+
+	// MaxBudgetUSD, if positive, is the most the run may spend on API
+	// calls, in US dollars, as the CLI computes its cost
+	// (Capabilities.MaxBudget). A run that reaches it fails with a
+	// *ResultError whose TerminalReason is "budget_exhausted".
+	MaxBudgetUSD float64
 }
 
 // Options configure a Backend. A nil *Options means defaults everywhere.
@@ -234,6 +270,19 @@ type Capabilities struct {
 	// EditInput reports that a permission decision may replace a tool
 	// call's input.
 	EditInput bool `json:"edit_input"`
+
+	// MCP reports that Request.MCPServers is supported.
+	MCP bool `json:"mcp"`
+	// StructuredOutput reports that Request.OutputSchema is supported and
+	// Result.StructuredOutput is set.
+	StructuredOutput bool `json:"structured_output"`
+	// Efforts lists the Request.Effort levels the backend supports; empty
+	// means none.
+	Efforts []Effort `json:"efforts"`
+	// FallbackModel reports that Request.FallbackModel is supported.
+	FallbackModel bool `json:"fallback_model"`
+	// MaxBudget reports that Request.MaxBudgetUSD is enforced by the CLI.
+	MaxBudget bool `json:"max_budget"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -90,4 +91,38 @@ func ExampleRequestError() {
 func ExampleUnknownBackendError() {
 	fmt.Println(&agentcli.UnknownBackendError{Name: "codex", Valid: []string{"claude"}})
 	// Output: unknown backend "codex" (forgotten import? _ "github.com/agentcli/agentcli/codex") (valid: claude)
+}
+
+// A wire log (Request.WireLog) holds everything needed to rebuild a run's
+// events: here one written by hand for a claude run, replayed without any
+// CLI.
+func ExampleReplay() {
+	log := `{"t":"start","v":1,"backend":"claude","deltas":true}
+{"t":"out","line":{"type":"system","subtype":"init","session_id":"s-1","model":"claude-test"}}
+{"t":"out","line":{"type":"assistant","message":{"model":"claude-test","content":[{"type":"text","text":"Hello!"}]},"session_id":"s-1"}}
+{"t":"out","line":{"type":"result","subtype":"success","is_error":false,"result":"Hello!","session_id":"s-1"}}
+{"t":"exit","code":0}
+`
+	b, _ := agentcli.Open("claude", nil) // nothing runs: replay needs no binary
+	for ev, err := range agentcli.Replay(b, strings.NewReader(log)) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(strings.TrimSpace(string(ev.Kind) + " " + ev.Text))
+	}
+	// Output:
+	// init
+	// text_delta Hello!
+	// text Hello!
+	// result
+}
+
+// Doctor reports every registered backend without making a model call:
+// the CLI it would run, its version against the one agentcli was tested
+// with, and which credential variables are set (by name only).
+func ExampleDoctor() {
+	for _, d := range agentcli.Doctor(context.Background(), nil) {
+		fmt.Printf("%-8s %-7s %s (tested %s) %v %s\n", d.Backend, d.Status, d.Version, d.Tested, d.Credentials, d.Hint)
+	}
 }

@@ -37,6 +37,9 @@ type Result struct {
 	ExitCode int `json:"exit_code"`
 	// Stderr is the tail of the CLI's stderr; kept only when the run failed.
 	Stderr string `json:"stderr,omitempty"`
+	// StructuredOutput is the JSON value of the final answer of a run
+	// with a Request.OutputSchema; nil otherwise.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	// Raw is the CLI's terminal event, when it printed one.
 	Raw json.RawMessage `json:"raw,omitempty"`
 }

@@ -15,8 +15,11 @@ type SessionStarter interface {
 	// StartSession starts the CLI and returns the live session. It reads
 	// every field of req except Prompt: Timeout bounds each turn, OnText
 	// receives each turn's text, and SessionID resumes an earlier session
-	// (of a Run, a Stream or another live session). ctx bounds the start
-	// only; the session lives until Close.
+	// (of a Run, a Stream or another live session). The settings
+	// (MCPServers, OutputSchema, Effort, FallbackModel, MaxBudgetUSD) hold
+	// for every turn, as the backend's Capabilities say; MaxBudgetUSD caps
+	// the whole session. ctx bounds the start only; the session lives
+	// until Close.
 	StartSession(ctx context.Context, req *Request) (Session, error)
 }
 

@@ -18,7 +18,14 @@ type responsesReq struct {
 		Function *struct {
 			Name string `json:"name"`
 		} `json:"function"`
+		// Tools are the functions of a "namespace" tool (codex offers
+		// each MCP server's tools as one).
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	} `json:"tools"`
+	// namespaced maps "<namespace>__<function>" to the namespace.
+	namespaced map[string]string
 }
 
 // responsesItem is one element of a Responses "input" list.
@@ -40,6 +47,18 @@ func parseResponses(rec *ModelRequest, body []byte) (responsesReq, error) {
 	rec.System = in.Instructions
 	for _, t := range in.Tools {
 		switch {
+		case t.Type == "namespace":
+			// Offered as "<namespace>__<function>", the name a
+			// ToolCall uses: codex's namespace for MCP server s is
+			// "mcp__s", so its tool t is "mcp__s__t" as with claude.
+			for _, f := range t.Tools {
+				full := t.Name + "__" + f.Name
+				rec.Tools = append(rec.Tools, full)
+				if in.namespaced == nil {
+					in.namespaced = map[string]string{}
+				}
+				in.namespaced[full] = t.Name
+			}
 		case t.Name != "":
 			rec.Tools = append(rec.Tools, t.Name)
 		case t.Function != nil:
@@ -151,6 +170,9 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 			"id": fmt.Sprintf("fc_agentclitest_%d", seq), "type": "function_call", "status": "completed",
 			"call_id": call.ID, "name": call.Name, "arguments": argsJSON(call.Args),
 		}
+		if ns, ok := in.namespaced[call.Name]; ok {
+			callItem["namespace"], callItem["name"] = ns, call.Name[len(ns)+2:]
+		}
 		output = append(output, callItem)
 	}
 	if output == nil {
@@ -207,9 +229,13 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	if callItem != nil {
 		id := callItem["id"]
-		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{
-			"id": id, "type": "function_call", "status": "in_progress", "call_id": call.ID, "name": call.Name, "arguments": "",
-		}})
+		added := map[string]any{
+			"id": id, "type": "function_call", "status": "in_progress", "call_id": call.ID, "name": callItem["name"], "arguments": "",
+		}
+		if ns, ok := callItem["namespace"]; ok {
+			added["namespace"] = ns
+		}
+		send("response.output_item.added", map[string]any{"output_index": oi, "item": added})
 		args := argsJSON(call.Args)
 		for _, c := range chunks(args) {
 			send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": oi, "delta": c})

@@ -100,7 +100,8 @@ type Turn struct {
 type ToolCall struct {
 	// ID is the call id; empty means a generated one.
 	ID string
-	// Name is the tool's name as the CLI offered it.
+	// Name is the tool's name as the CLI offered it (as ModelRequest.Tools
+	// lists it).
 	Name string
 	// Args are the call's arguments; nil means none.
 	Args map[string]any
@@ -165,7 +166,11 @@ type ModelRequest struct {
 	Messages []Message
 	// ToolResults holds the tool results in the conversation, in order.
 	ToolResults []ModelToolResult
-	// Tools lists the names of the tools the request offered.
+	// Tools lists the names of the tools the request offered. The
+	// functions of a Responses "namespace" tool (codex offers each MCP
+	// server's tools as one) are listed as "<namespace>__<function>",
+	// e.g. "mcp__docs__search"; a ToolCall by that name is sent as a call
+	// of the function in its namespace.
 	Tools []string
 	// Utility marks calls that the server answered on its own without
 	// consuming a scripted turn: Gemini router/JSON-schema calls and

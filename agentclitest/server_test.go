@@ -754,3 +754,42 @@ func TestChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestResponsesNamespace: the functions of a namespace tool (codex's MCP
+// servers) are offered as "<namespace>__<function>", and a call by that
+// name goes out as the function in its namespace, in the added and the
+// done item alike.
+func TestResponsesNamespace(t *testing.T) {
+	s := NewServer(Turn{Tool: &ToolCall{Name: "mcp__docs__search", Args: map[string]any{"q": "x"}}})
+	defer s.Close()
+	resp := post(t, s.URL()+"/v1/responses", map[string]any{
+		"model":  "gpt-x",
+		"stream": true,
+		"tools": []any{
+			map[string]any{"type": "function", "name": "exec_command"},
+			map[string]any{"type": "namespace", "name": "mcp__docs", "tools": []any{
+				map[string]any{"type": "function", "name": "search"}, map[string]any{"type": "function", "name": "fetch"},
+			}},
+		},
+		"input": "find x",
+	})
+	defer resp.Body.Close()
+	var items []map[string]any
+	for _, e := range readSSE(t, resp.Body) {
+		m := decode(t, e.data)
+		if e.name == "response.output_item.added" || e.name == "response.output_item.done" {
+			items = append(items, m["item"].(map[string]any))
+		}
+	}
+	if len(items) != 2 {
+		t.Fatalf("items %v", items)
+	}
+	for _, it := range items {
+		if it["type"] != "function_call" || it["namespace"] != "mcp__docs" || it["name"] != "search" {
+			t.Errorf("item %v; want the function search in namespace mcp__docs", it)
+		}
+	}
+	if got := strings.Join(s.Requests()[0].Tools, ","); got != "exec_command,mcp__docs__search,mcp__docs__fetch" {
+		t.Errorf("tools %s", got)
+	}
+}

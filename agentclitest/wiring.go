@@ -20,9 +20,9 @@ const APIKey = "agentclitest-key"
 type Wiring struct {
 	// Env is the complete environment for the CLI process, as "K=V". It is
 	// meant to replace os.Environ(), not to extend it, so no credential or
-	// setting of the calling process leaks in; only PATH and a few locale
-	// and identity variables (USER, LOGNAME, LANG, LC_ALL, TZ) are copied
-	// from the current process. Callers may append to it; later entries
+	// setting of the calling process leaks in; only PATH and a few locale,
+	// identity and terminal variables (USER, LOGNAME, LANG, LC_ALL, TZ,
+	// TERM, COLORTERM) are copied from the current process. Callers may append to it; later entries
 	// win.
 	Env []string
 	// Args are extra flags the CLI needs, to be placed among the options
@@ -45,6 +45,11 @@ type Wiring struct {
 // XDG and per-CLI config directories under home, writes the config files the
 // CLI needs, and returns the environment, flags and working directory to use.
 // It does no network I/O and starts no process.
+//
+// The files also answer the first-run screens of the CLIs' interactive UIs
+// (agentcli.Interactive): claude's onboarding, API-key confirmation,
+// folder trust (for home and below) and bypass-mode warning, and codex's
+// folder trust (for the working directory).
 //
 // Every setting points the CLI at s.URL(), turns off telemetry, update checks
 // and other outbound traffic, and bounds retries so that a scripted HTTP error
@@ -71,8 +76,8 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		}
 	}
 	// Identity and locale only; PATH so that the CLI's launcher can find
-	// node and its own helpers.
-	for _, k := range []string{"PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ"} {
+	// node and its own helpers; the terminal type for interactive UIs.
+	for _, k := range []string{"PATH", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "TERM", "COLORTERM"} {
 		if v, ok := os.LookupEnv(k); ok {
 			w.Env = append(w.Env, k+"="+v)
 		}
@@ -106,10 +111,38 @@ func mapValues(m map[string]string) []string {
 	return out
 }
 
-// wireClaude needs no config file; everything is environment.
+// wireClaude points claude at s through the environment. The config files
+// matter only to the interactive UI (agentcli.Interactive), whose first-run
+// screens they answer.
 func (s *Server) wireClaude(w *Wiring, home string) error {
 	cfg := filepath.Join(home, ".claude")
 	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		return err
+	}
+	key := APIKey
+	if len(key) > 20 {
+		key = key[len(key)-20:] // claude records approved keys by their last 20 characters
+	}
+	state, err := json.Marshal(map[string]any{
+		// No onboarding: it starts with a connectivity check against
+		// api.anthropic.com, and exits when that fails.
+		"hasCompletedOnboarding": true,
+		// "Detected a custom API key in your environment. Do you want to
+		// use this API key?" is answered yes.
+		"customApiKeyResponses": map[string]any{"approved": []string{key}, "rejected": []string{}},
+		// The workspace trust dialog is answered for home and every
+		// directory under it.
+		"projects": map[string]any{home: map[string]any{"hasTrustDialogAccepted": true}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, ".claude.json"), state, 0o600); err != nil {
+		return err
+	}
+	// The warning dialog of --dangerously-skip-permissions is accepted.
+	settings := []byte(`{"skipDangerousModePermissionPrompt":true}`)
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), settings, 0o600); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -177,6 +210,10 @@ func (s *Server) wireCodex(w *Wiring, home string) error {
 		"# Plugins sync a curated list from a remote API on every run.",
 		"[features]",
 		"plugins = false",
+		"",
+		"# The interactive UI asks whether to trust a git repository's folder.",
+		"[projects." + q(w.Dir) + "]",
+		"trust_level = \"trusted\"",
 		"",
 	}, "\n")
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg), 0o600); err != nil {

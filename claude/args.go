@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -39,6 +40,19 @@ const (
 // Claude Code's syntax as well, so the protection does not rest on one
 // mechanism.
 func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []string {
+	return buildArgsMCP(req, f, systemPromptFile, "")
+}
+
+// buildArgsMCP is buildArgs with mcpConfigFile, the path of the file that
+// holds req.MCPServers (see mcpConfig), or "" for none. It is pure.
+//
+// The settings of a run go after --model: --fallback-model=M,
+// --effort=LEVEL, --max-budget-usd=AMOUNT (shortest decimal), and
+// --json-schema=SCHEMA with the schema compacted to one line (claude takes
+// the schema itself, not a file); then --mcp-config=FILE and
+// --strict-mcp-config, so that the run uses the request's MCP servers and
+// no other (none from the user's or the project's configuration).
+func buildArgsMCP(req *agentcli.Request, f format, systemPromptFile, mcpConfigFile string) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
 	if f == formatStream {
 		args = append(args, "--include-partial-messages")
@@ -62,8 +76,33 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
+	if req.FallbackModel != "" {
+		args = append(args, "--fallback-model="+req.FallbackModel)
+	}
+	if req.Effort != "" {
+		args = append(args, "--effort="+string(req.Effort))
+	}
+	if req.MaxBudgetUSD > 0 {
+		args = append(args, "--max-budget-usd="+strconv.FormatFloat(req.MaxBudgetUSD, 'f', -1, 64))
+	}
+	if len(req.OutputSchema) > 0 {
+		args = append(args, "--json-schema="+compactJSON(req.OutputSchema))
+	}
+	if mcpConfigFile != "" {
+		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
+	}
 	args = append(args, req.ExtraArgs...)
 	return args
+}
+
+// compactJSON returns raw on one line, insignificant space removed (raw is
+// valid JSON: the runner checked it).
+func compactJSON(raw []byte) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
 }
 
 // maxTitleLen bounds a session title accepted as Request.SessionID.

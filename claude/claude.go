@@ -11,10 +11,68 @@
 // `--append-system-prompt-file` and removed when the run ends. As root, Claude Code refuses
 // `--dangerously-skip-permissions` unless IS_SANDBOX=1 is in its
 // environment; the resulting error says so.
+//
+// # Settings
+//
+// Every orchestration setting is supported. Request.MCPServers go to a
+// private (0600) file in the run's temporary directory, passed with
+// `--mcp-config=FILE` and `--strict-mcp-config`: the run uses these servers
+// and none of the user's or the project's. Their tools are
+// "mcp__NAME__TOOL"; claude 2.1.330 may defer them behind its ToolSearch
+// tool (the model then sees their names in a list and loads them on
+// demand). Claude Code expands ${NAME} references in MCP configuration
+// values (header values twice), so each "${" of the caller's text is
+// written escaped through the variable AGENTCLI_DOLLAR=$, which the run's
+// environment then holds: every value arrives as given.
+// Request.OutputSchema is `--json-schema=SCHEMA` (claude takes the schema
+// itself, compacted to one line; it must fit in one argument, 128 KiB):
+// claude offers the model a StructuredOutput tool with the schema as its
+// input schema, validates the call, and reports the value as the result's
+// structured_output, which is Result.StructuredOutput; when the model does
+// not comply, claude ends with subtype error_max_structured_output_retries
+// (a *agentcli.ResultError). Request.Effort is `--effort=LEVEL` (low,
+// medium, high, xhigh, max; the Messages request's output_config.effort).
+// Request.FallbackModel is `--fallback-model=MODEL`: claude switches to it
+// after the main model answered "overloaded" (529) three times in a row.
+// Request.MaxBudgetUSD is `--max-budget-usd=AMOUNT`: once the run's cost
+// reaches it, claude stops with subtype error_max_budget_usd and terminal
+// reason budget_exhausted, a *agentcli.ResultError.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs Claude Code's own UI on a terminal:
+//
+//	claude --dangerously-skip-permissions|--permission-mode=default|plan|dontAsk
+//	       [--append-system-prompt-file=F] [--resume=ID] [--allowedTools=R]... [--disallowedTools=R]...
+//	       [--model=M] [--fallback-model=M] [--effort=LEVEL] [--mcp-config=F --strict-mcp-config]
+//	       [ExtraArgs...] [-- PROMPT]
+//
+// for PermissionBypass, Ask, Plan and Deny. The UI connects MCP servers in
+// the background: a first message given as Request.Prompt may reach the
+// model before their tools do (a message typed later finds them). The
+// first message is the
+// positional prompt after "--"; it is submitted as typed (slash commands
+// and @-mentions apply), and a one-word prompt gets a trailing space,
+// because claude runs a subcommand named by its first operand ("update",
+// "mcp", ...) even after "--". The UI takes no turn limit, spending cap or
+// output schema (MaxTurns, MaxBudgetUSD and OutputSchema are ignored with
+// a warning, or refused under Options.Strict). On first
+// use the UI shows its onboarding, an API-key confirmation, the
+// folder-trust dialog and, in bypass mode, a warning to accept;
+// agentclitest.Server.Wire answers them.
+//
+// Live sessions (StartSession, and runs with a permission mode other than
+// bypass, which are one turn of one) carry every setting the same way:
+// their argv and files are a streaming run's. The settings hold for every
+// turn; the spending cap covers the whole session (claude adds up its
+// turns' cost), so the turn that reaches it and every later one fail with
+// error_max_budget_usd. Under PermissionAsk claude asks about MCP tool
+// calls like any other (raw name "mcp__NAME__TOOL").
 package claude
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,6 +108,12 @@ var spec = runner.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		EditInput:       true,
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		FallbackModel:    true,
+		MaxBudget:        true,
 	},
 	Tools:        tools,
 	Validate:     validate,
@@ -72,6 +136,29 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+	Interactive: interactive,
+}
+
+// writeMCPConfig writes the request's MCP servers, if any, to a private
+// file in the run's temporary directory (see mcpConfig) and returns its
+// path ("" for none) and the environment the file's escapes need.
+func writeMCPConfig(r *runner.Run) (string, []string, error) {
+	if len(r.Req.MCPServers) == 0 {
+		return "", nil, nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", nil, err
+	}
+	content, dollar := mcpConfig(r.Req.MCPServers)
+	f := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(f, content, 0o600); err != nil {
+		return "", nil, err
+	}
+	if dollar {
+		return f, []string{runner.DollarEnv}, nil
+	}
+	return f, nil, nil
 }
 
 // writeSystemPrompt writes the system prompt, if any, to a private file in
@@ -98,19 +185,60 @@ var tools = runner.Tools{
 }
 
 // prepare builds one run. Text deltas (partial messages) are asked for only
-// when the caller streams. The system prompt goes to a private file in the
-// run's temporary directory.
+// when the caller streams. The prompt goes on stdin.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream
 	}
+	job, err := prepareArgs(r, f)
+	if err != nil {
+		return nil, err
+	}
+	job.Stdin = userMessage(r.Req.Prompt)
+	return job, nil
+}
+
+// prepareArgs builds the argv and the extra environment of a one-shot run
+// in format f and of a live session (which uses formatStream) alike: the
+// system prompt and the MCP configuration go to private files in the run's
+// temporary directory (see buildArgsMCP), and AGENTCLI_DOLLAR joins the
+// environment when the MCP configuration needs it.
+func prepareArgs(r *runner.Run, f format) (*runner.Job, error) {
 	sysFile, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{
-		Args:  buildArgs(r.Req, f, sysFile),
-		Stdin: userMessage(r.Req.Prompt),
-	}, nil
+	job := &runner.Job{}
+	mcpFile, env, err := writeMCPConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	job.Env = env
+	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	if err := checkArgs(job.Args); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// maxArgLen is the longest single argument the Linux kernel passes to a new
+// program (MAX_ARG_STRLEN, 32 pages of 4 KiB, including the terminating NUL).
+const maxArgLen = 32*4096 - 1
+
+// checkArgs reports an argument too long for the kernel to pass (the
+// output schema is one), which would otherwise surface as a baffling exec
+// failure (E2BIG).
+func checkArgs(args []string) error {
+	for _, a := range args {
+		if len(a) > maxArgLen {
+			name, _, _ := strings.Cut(a, "=")
+			reason := fmt.Sprintf("%s is %d bytes on the command line; the limit for one argument is %d bytes", name, len(a), maxArgLen)
+			if name == "--json-schema" {
+				return &agentcli.RequestError{Backend: Name, Field: "OutputSchema", Reason: reason}
+			}
+			return fmt.Errorf("claude: %s", reason)
+		}
+	}
+	return nil
 }

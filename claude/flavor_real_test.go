@@ -77,5 +77,14 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		Positional: []string{"--model", "x"},
 		Absent:     []string{"--model"},
 		Exit:       0, Prompt: "--model\nhi", Stdin: "hi",
+	}, {
+		// The settings of a run, as buildArgsMCP writes them.
+		Name: "settings as --opt=value",
+		Args: args("--model=m-2", "--fallback-model=--mcp-config=x.json", "--effort=high", "--max-budget-usd=5",
+			`--json-schema={"type":"object"}`, `--mcp-config={"mcpServers":{}}`, "--strict-mcp-config"),
+		Values: map[string][]string{"--fallback-model": {"--mcp-config=x.json"}, "--effort": {"high"},
+			"--max-budget-usd": {"5"}, "--json-schema": {`{"type":"object"}`}, "--mcp-config": {`{"mcpServers":{}}`},
+			"--strict-mcp-config": {""}},
+		Exit: 0, Model: "m-2", Stdin: "hi",
 	}})
 }

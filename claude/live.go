@@ -2,11 +2,22 @@ package claude
 
 // Live sessions: one `claude -p` process kept open on stream-json input.
 //
-// Argv (liveArgs):
+// Argv: that of a streaming one-shot run (prepareArgs, buildArgsMCP), so
+// every setting a run carries, a session carries the same way:
 //
 //	claude -p --input-format stream-json --output-format stream-json --verbose --include-partial-messages
 //	       MODE [--append-system-prompt-file=F] [--resume=ID] [--allowedTools=RULE...] [--disallowedTools=RULE...]
-//	       [--max-turns=N] [--model=M] [ExtraArgs...]
+//	       [--max-turns=N] [--model=M] [--fallback-model=M] [--effort=LEVEL] [--max-budget-usd=AMOUNT]
+//	       [--json-schema=SCHEMA] [--mcp-config=FILE --strict-mcp-config] [ExtraArgs...]
+//
+// with the MCP configuration in a private file (and AGENTCLI_DOLLAR=$ in
+// the environment when it needs it), removed when the session closes. The
+// settings hold for the whole session: every turn may use the MCP servers;
+// with an output schema every turn's answer is a StructuredOutput call,
+// reported in that turn's result line as structured_output
+// (Result.StructuredOutput); --max-budget-usd caps what the whole session
+// spends (claude adds up the cost of its turns), so once a turn reached
+// it, that turn and every later one fail with error_max_budget_usd.
 //
 // where MODE is, per Request.Permission:
 //
@@ -66,16 +77,11 @@ func permissionArgs(m agentcli.PermissionMode) []string {
 	return []string{"--dangerously-skip-permissions"}
 }
 
-// liveArgs returns the arguments of a live session: those of a streaming
-// one-shot run (buildArgs), whose permission flags follow req.Permission.
-// It is pure.
-func liveArgs(req *agentcli.Request, systemPromptFile string) []string {
-	return buildArgs(req, formatStream, systemPromptFile)
-}
-
-// startSession starts a claude live session for the prepared run r.
+// startSession starts a claude live session for the prepared run r: the
+// argv and files of a streaming one-shot run (prepareArgs), every setting
+// included.
 func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
-	sysFile, err := writeSystemPrompt(r)
+	job, err := prepareArgs(r, formatStream)
 	if err != nil {
 		return nil, err
 	}
@@ -84,8 +90,8 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 		Path:      r.Path,
 		Options:   *r.Options,
 		Logger:    r.Logger,
-		Args:      liveArgs(r.Req, sysFile),
-		Env:       r.Env,
+		Args:      job.Args,
+		Env:       append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
 		Dir:       r.Dir,
 		Request:   r.Req,
 		Proto:     func(h *live.Host) live.Proto { return &liveProto{h: h, waits: map[string]chan controlResponse{}} },

@@ -14,26 +14,34 @@ import (
 )
 
 // The live goldens hold the flags verified against claude 2.1.330 (see the
-// comment at the top of live.go); the conformance suite runs them for real.
+// comment at the top of live.go): a live session's argv is a streaming
+// one-shot run's (prepareArgs with formatStream). The conformance suite
+// runs them for real.
 func TestLiveArgsGolden(t *testing.T) {
 	cases := []struct {
 		name string
 		req  agentcli.Request
 		sys  string
+		mcp  string
 	}{
-		{"live-bypass", agentcli.Request{}, ""},
-		{"live-ask", agentcli.Request{Permission: agentcli.PermissionAsk}, ""},
-		{"live-deny", agentcli.Request{Permission: agentcli.PermissionDeny}, ""},
-		{"live-plan", agentcli.Request{Permission: agentcli.PermissionPlan}, ""},
+		{"live-bypass", agentcli.Request{}, "", ""},
+		{"live-ask", agentcli.Request{Permission: agentcli.PermissionAsk}, "", ""},
+		{"live-deny", agentcli.Request{Permission: agentcli.PermissionDeny}, "", ""},
+		{"live-plan", agentcli.Request{Permission: agentcli.PermissionPlan}, "", ""},
 		{"live-full", agentcli.Request{
 			SessionID: "387144c4-c3b7-4733-aa27-be4c71200f23", Model: "claude-sonnet-4-5", MaxTurns: 7,
 			AllowedTools: []string{"Read"}, DisallowedTools: []string{"WebFetch"}, ExtraArgs: []string{"--effort", "low"},
 			Permission: agentcli.PermissionAsk,
-		}, "/tmp/agentcli-claude-system-1.md"},
+		}, "/tmp/agentcli-claude-system-1.md", ""},
+		{"live-settings", agentcli.Request{
+			Permission: agentcli.PermissionAsk, Effort: agentcli.EffortHigh, FallbackModel: "claude-haiku-4-5",
+			MaxBudgetUSD: 0.25, OutputSchema: json.RawMessage(`{"type": "object"}`),
+			MCPServers: []agentcli.MCPServer{{Name: "probe", Command: "probe-server"}},
+		}, "", "/tmp/agentcli-run-1/mcp.json"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			backendtest.GoldenArgs(t, c.name, liveArgs(&c.req, c.sys))
+			backendtest.GoldenArgs(t, c.name, buildArgsMCP(&c.req, formatStream, c.sys, c.mcp))
 		})
 	}
 }
@@ -64,20 +72,7 @@ func TestSessionRules(t *testing.T) {
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/claude")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned claude not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("claude", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "claude", srv, New)
 }
 
 // A one-shot Run with PermissionAsk goes through a live session: the

@@ -64,6 +64,8 @@ type wireLine struct {
 	APIErrorStatus    int
 	HasAPIErrorStatus bool
 	Errors            []string
+	// With --json-schema: the answer's value (valid JSON), or nil.
+	StructuredOutput json.RawMessage
 }
 
 type wireMessage struct {
@@ -113,6 +115,9 @@ type wireResult struct {
 	TerminalReason  string
 	APIErrorStatus  int
 	Errors          []string
+	// StructuredOutput is the answer's value under --json-schema (a view
+	// into the result line, which Result.Raw keeps anyway), or nil.
+	StructuredOutput json.RawMessage
 }
 
 // parser turns Claude Code output — one json result object, a json array of
@@ -447,6 +452,11 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 			w.TerminalReason = str(d)
 		case "api_error_status":
 			w.APIErrorStatus, w.HasAPIErrorStatus = optInt(d)
+		case "structured_output":
+			w.StructuredOutput = nil
+			if raw := d.Raw(); raw != nil && string(raw) != "null" && json.Valid(raw) {
+				w.StructuredOutput = raw
+			}
 		case "errors":
 			w.Errors = nil
 			for range d.Array() {
@@ -676,20 +686,21 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 		return
 	case "result":
 		p.result = &wireResult{
-			SessionID:       w.SessionID,
-			Subtype:         w.Subtype,
-			IsError:         w.IsError,
-			Result:          w.Result,
-			HasResult:       w.HasResult,
-			NumTurns:        w.NumTurns,
-			TotalCostUSD:    w.TotalCostUSD,
-			HasTotalCostUSD: w.HasTotalCostUSD,
-			Usage:           w.Usage,
-			HasUsage:        w.HasUsage,
-			StopReason:      w.StopReason,
-			TerminalReason:  w.TerminalReason,
-			APIErrorStatus:  w.APIErrorStatus,
-			Errors:          w.Errors,
+			SessionID:        w.SessionID,
+			Subtype:          w.Subtype,
+			IsError:          w.IsError,
+			Result:           w.Result,
+			HasResult:        w.HasResult,
+			NumTurns:         w.NumTurns,
+			TotalCostUSD:     w.TotalCostUSD,
+			HasTotalCostUSD:  w.HasTotalCostUSD,
+			Usage:            w.Usage,
+			HasUsage:         w.HasUsage,
+			StopReason:       w.StopReason,
+			TerminalReason:   w.TerminalReason,
+			APIErrorStatus:   w.APIErrorStatus,
+			Errors:           w.Errors,
+			StructuredOutput: w.StructuredOutput,
 		}
 		if w.ModelUsageCount == 1 {
 			p.result.Model, p.result.HasModel = w.ModelUsage, true
@@ -753,6 +764,9 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	}
 	if w.HasModel {
 		res.Model = w.Model
+	}
+	if w.StructuredOutput != nil {
+		res.StructuredOutput = w.StructuredOutput
 	}
 	if !w.IsError && exit.Code == 0 {
 		return res, nil

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/argcheck"
+	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // maxArgLen is the longest single argument the Linux kernel passes to a new
@@ -52,6 +55,29 @@ func buildArgs(req *agentcli.Request, dir string) []string {
 // not a UUID). The final "-" tells codex to read the prompt from stdin, so
 // the prompt never appears in argv.
 func buildArgsProfile(req *agentcli.Request, dir, profile string) []string {
+	return buildArgsFiles(req, dir, runFiles{profile: profile})
+}
+
+// runFiles names the files prepare wrote for one run.
+type runFiles struct {
+	// profile is the name of a profile written by writeProfile, carrying
+	// the system prompt and the MCP servers, or "" to pass them as -c
+	// overrides instead.
+	profile string
+	// schema is the path of the file holding Request.OutputSchema, or ""
+	// for none.
+	schema string
+}
+
+// buildArgsFiles is buildArgsProfile with the files of f. It is pure.
+//
+// After the system prompt come the settings: the MCP servers as -c
+// mcp_servers.NAME.KEY=VALUE overrides when there is no profile (prepare
+// allows that only for servers without Env and Headers, which would be
+// secrets on the command line), -c model_reasoning_effort="LEVEL", and
+// --output-schema=FILE. Each -c value is a TOML value that agentcli
+// encodes, never the caller's text as it is.
+func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 	args := []string{"exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"}
 	if dir != "" {
 		args = append(args, "--cd="+dir)
@@ -59,12 +85,21 @@ func buildArgsProfile(req *agentcli.Request, dir, profile string) []string {
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
-	if req.SystemPrompt != "" {
-		if profile != "" {
-			args = append(args, "--profile="+profile)
-		} else {
+	if f.profile != "" {
+		args = append(args, "--profile="+f.profile)
+	} else {
+		if req.SystemPrompt != "" {
 			args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
 		}
+		for _, o := range mcpOverrides(req.MCPServers) {
+			args = append(args, "-c", o)
+		}
+	}
+	if req.Effort != "" {
+		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
+	}
+	if f.schema != "" {
+		args = append(args, "--output-schema="+f.schema)
 	}
 	args = append(args, req.ExtraArgs...)
 	if req.SessionID != "" {
@@ -156,8 +191,83 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// profilePrefix starts the name of every profile writeSystemProfile
-// creates.
+// reasoningEffortKey is the codex config key for the reasoning effort
+// (sent as the Responses request's reasoning.effort).
+const reasoningEffortKey = "model_reasoning_effort"
+
+// mcpOverrides returns servers as -c overrides of codex's mcp_servers
+// table: mcp_servers.NAME.command, .args and .url, each a TOML value. Env
+// and Headers are left out: they go only in a profile file.
+func mcpOverrides(servers []agentcli.MCPServer) []string {
+	var out []string
+	for _, s := range servers {
+		key := "mcp_servers." + s.Name + "."
+		if s.URL != "" {
+			out = append(out, key+"url="+tomlString(s.URL))
+			continue
+		}
+		out = append(out, key+"command="+tomlString(s.Command))
+		if len(s.Args) > 0 {
+			out = append(out, key+"args="+tomlArray(s.Args))
+		}
+	}
+	return out
+}
+
+// tomlArray encodes ss as a TOML array of basic strings.
+func tomlArray(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = tomlString(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// tomlTable encodes m as a TOML inline table with quoted keys, in key
+// order.
+func tomlTable(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = tomlString(k) + " = " + tomlString(m[k])
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+// profileContent returns the TOML of the profile that carries req's system
+// prompt (developer_instructions) and MCP servers (one [mcp_servers.NAME]
+// table each: command, args and env, or url and http_headers). It is pure.
+// Server names are bare keys (runner.IsMCPName allows only letters,
+// digits, "_" and "-"); every value is a TOML basic string, so any text
+// arrives intact: codex 0.169.0 expands nothing in these values (checked
+// by conformance TestMCPServers).
+func profileContent(req *agentcli.Request) string {
+	var b strings.Builder
+	b.WriteString("# Written by agentcli for one run; removed when the run ends.\n")
+	if req.SystemPrompt != "" {
+		b.WriteString(developerInstructionsKey + " = " + tomlString(req.SystemPrompt) + "\n")
+	}
+	for _, s := range req.MCPServers {
+		b.WriteString("\n[mcp_servers." + s.Name + "]\n")
+		if s.URL != "" {
+			b.WriteString("url = " + tomlString(s.URL) + "\n")
+			if len(s.Headers) > 0 {
+				b.WriteString("http_headers = " + tomlTable(s.Headers) + "\n")
+			}
+			continue
+		}
+		b.WriteString("command = " + tomlString(s.Command) + "\n")
+		if len(s.Args) > 0 {
+			b.WriteString("args = " + tomlArray(s.Args) + "\n")
+		}
+		if env := runner.MCPEnv(s); len(env) > 0 {
+			b.WriteString("env = " + tomlTable(env) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// profilePrefix starts the name of every profile writeProfile creates.
 const profilePrefix = "agentcli-system-"
 
 // writeSystemProfile writes a codex profile that holds the system prompt,
@@ -182,15 +292,20 @@ const profilePrefix = "agentcli-system-"
 // run ends. A process killed before remove runs leaves the file behind;
 // such files are safe to delete.
 func writeSystemProfile(env []string, dir, system string) (name string, remove func(), err error) {
+	return writeProfile(env, dir, profileContent(&agentcli.Request{SystemPrompt: system}))
+}
+
+// writeProfile writes content (see profileContent) as a private profile
+// in CODEX_HOME, the way writeSystemProfile describes, and returns its name
+// and a function that removes it.
+func writeProfile(env []string, dir, content string) (name string, remove func(), err error) {
 	home, err := codexHome(env, dir)
 	if err != nil {
 		return "", nil, err
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
-		return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", err)
+		return "", nil, fmt.Errorf("codex: writing the run's profile: %w", err)
 	}
-	content := "# Written by agentcli for one run; removed when the run ends.\n" +
-		developerInstructionsKey + " = " + tomlString(system) + "\n"
 	for attempt := 0; ; attempt++ {
 		var rnd [8]byte
 		if _, err := rand.Read(rnd[:]); err != nil {
@@ -203,7 +318,7 @@ func writeSystemProfile(env []string, dir, system string) (name string, remove f
 			continue
 		}
 		if err != nil {
-			return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", err)
+			return "", nil, fmt.Errorf("codex: writing the run's profile: %w", err)
 		}
 		remove = func() { os.Remove(path) }
 		_, werr := f.WriteString(content)
@@ -212,7 +327,7 @@ func writeSystemProfile(env []string, dir, system string) (name string, remove f
 		}
 		if werr != nil {
 			remove()
-			return "", nil, fmt.Errorf("codex: writing the system prompt profile: %w", werr)
+			return "", nil, fmt.Errorf("codex: writing the run's profile: %w", werr)
 		}
 		return name, remove, nil
 	}

@@ -7,7 +7,8 @@
 // Every run is
 //
 //	codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
-//	    [--cd=DIR] [--model=MODEL] [-c developer_instructions="..."] [ExtraArgs...] \
+//	    [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] \
+//	    [-c model_reasoning_effort="LEVEL"] [--output-schema=FILE] [ExtraArgs...] \
 //	    [resume -- SESSION_ID] -
 //
 // The prompt is written to stdin (the final "-"), which is then closed:
@@ -44,6 +45,41 @@
 // would mean writing into the user's project. When resuming, codex 0.169.0
 // keeps the developer message the thread started with and ignores a new
 // one.
+//
+// # Settings
+//
+// Request.MCPServers become [mcp_servers.NAME] tables (command, args and
+// env, or url and http_headers, every value a TOML string, which codex
+// expands nothing in) in the same private profile file as the system
+// prompt, so credentials in Env and Headers never reach argv. When
+// Request.ExtraArgs select a profile of their own, servers go on the
+// command line as -c mcp_servers.NAME.command/args/url overrides instead,
+// with a warning, and a server with Env or Headers is refused with an
+// *agentcli.RequestError. They are added to the servers of the user's
+// config.toml, which stay available. codex starts a stdio server with only
+// a few variables of its own environment (HOME, PATH, ...) besides Env,
+// offers the tools to the model as a namespace "mcp__NAME" ("-" in NAME
+// made "_"), and reports calls as mcp_tool_call items.
+//
+// Request.OutputSchema is written to a private file passed with
+// --output-schema: codex asks the Responses API for a strict json_schema
+// text format, and the final agent message is the JSON value, which is
+// Result.StructuredOutput (a final message that is not JSON fails the run
+// with a *agentcli.ResultError). Request.Effort is
+// -c model_reasoning_effort="LEVEL" (minimal, low, medium, high, xhigh;
+// the request's reasoning.effort; codex 0.169.0 passes any word on, the
+// API decides). codex has no fallback model and no spending cap.
+//
+// Live sessions (`codex app-server`; StartSession, and runs with a
+// permission mode other than bypass) carry the same settings through the
+// protocol instead: the MCP servers as thread/start's (or
+// thread/resume's) config overrides, on stdin, so a profile chosen in
+// ExtraArgs does not matter; the effort and the output schema with every
+// turn, each turn's final agent message being its
+// Result.StructuredOutput. Under PermissionAsk codex asks before an MCP
+// tool runs (an MCP elicitation), which becomes a permission request for
+// "mcp__NAME__TOOL"; under PermissionDeny the call is refused. See
+// live.go.
 //
 // # Events
 //
@@ -86,10 +122,30 @@
 // anything starts. Should codex still report another thread than the one
 // asked for, the backend reports an EventNotice, and Result.SessionID is
 // the thread codex ran.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs codex's own UI (the TUI) on a terminal:
+//
+//	codex [resume] --no-daemon --dangerously-bypass-approvals-and-sandbox|--ask-for-approval=on-request
+//	      [--cd=DIR] [--model=M] [--profile=NAME] [-c model_reasoning_effort="LEVEL"]
+//	      [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
+//
+// for PermissionBypass and PermissionAsk (codex has no plan or deny mode on
+// its command line). --no-daemon keeps the TUI from starting codex's shared
+// background server, which would outlive it. The system prompt and the MCP
+// servers go through a private profile, as in a run; the TUI takes no
+// output schema (ignored with a warning, or refused under Options.Strict).
+// The first message is positional, after "--", and submitted as typed. In a git repository the TUI first
+// asks whether to trust the folder; agentclitest.Server.Wire trusts its
+// working directory.
 package codex
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -121,6 +177,11 @@ var spec = runner.Spec{
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:              true,
+		StructuredOutput: true,
+		Efforts: []agentcli.Effort{agentcli.EffortMinimal, agentcli.EffortLow, agentcli.EffortMedium,
+			agentcli.EffortHigh, agentcli.EffortXHigh},
 	},
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
@@ -156,6 +217,7 @@ var spec = runner.Spec{
 		}
 		return ""
 	},
+	Interactive: interactive,
 }
 
 // tools maps codex's tool names to canonical ones.
@@ -174,6 +236,37 @@ var tools = runner.Tools{
 	"collab_tool_call":   agentcli.ToolNameTask,
 }
 
+// writeRunProfile writes the private profile that carries the request's
+// system prompt and MCP servers, if it has any, and returns its name ("":
+// none, or they go on the command line as -c overrides). The profile keeps
+// them out of argv (readable by every local user), unless the caller picks
+// a profile of their own: codex takes one. MCP servers with Env or Headers
+// (credentials, as a rule) never go on the command line. The profile is
+// removed when the run ends.
+func writeRunProfile(r *runner.Run) (string, error) {
+	req := r.Req
+	if req.SystemPrompt == "" && len(req.MCPServers) == 0 {
+		return "", nil
+	}
+	if selectsProfile(req.ExtraArgs) {
+		for i, s := range req.MCPServers {
+			if len(s.Env) > 0 || len(s.Headers) > 0 {
+				return "", &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
+					Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
+			}
+		}
+		r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
+			"backend", Name)
+		return "", nil
+	}
+	name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
+	if err != nil {
+		return "", err
+	}
+	r.Defer(remove)
+	return name, nil
+}
+
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
@@ -182,24 +275,22 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	// The system prompt goes through a private profile file, not argv
-	// (readable by every local user), unless the caller picks a profile
-	// of their own: codex takes one.
-	profile := ""
-	if req.SystemPrompt != "" {
-		if selectsProfile(req.ExtraArgs) {
-			r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt goes on the command line",
-				"backend", Name)
-		} else {
-			name, remove, err := writeSystemProfile(r.Env, r.Dir, req.SystemPrompt)
-			if err != nil {
-				return nil, err
-			}
-			r.Defer(remove)
-			profile = name
+	var files runFiles
+	var err error
+	if files.profile, err = writeRunProfile(r); err != nil {
+		return nil, err
+	}
+	if len(req.OutputSchema) > 0 {
+		dir, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		files.schema = filepath.Join(dir, "output-schema.json")
+		if err := os.WriteFile(files.schema, req.OutputSchema, 0o600); err != nil {
+			return nil, err
 		}
 	}
-	args := buildArgsProfile(req, r.Dir, profile)
+	args := buildArgsFiles(req, r.Dir, files)
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}

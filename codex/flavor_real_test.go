@@ -66,5 +66,12 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		Args:    args("resume", "--cd=/tmp", "01a20096-0000-7000-8000-000000000000", "-"),
 		FakeErr: true,
 		Exit:    2, NoRequest: true,
+	}, {
+		// The settings of a run without a profile of its own, as
+		// buildArgsFiles writes them.
+		Name:   "settings as -c overrides",
+		Args:   args("-c", `mcp_servers.s-1.url="http://127.0.0.1:9/mcp"`, "-c", `model_reasoning_effort="--x"`, "-"),
+		Values: map[string][]string{"--config": {`mcp_servers.s-1.url="http://127.0.0.1:9/mcp"`, `model_reasoning_effort="--x"`}},
+		Exit:   0, Prompt: "hi", Stdin: "hi",
 	}})
 }

@@ -7,11 +7,21 @@ package codex
 // Argv: codex app-server [ExtraArgs...]. Everything else travels in the
 // protocol: initialize ({clientInfo}), the initialized notification, then
 // thread/start ({cwd, approvalPolicy, sandbox, model,
-// developerInstructions}) or thread/resume ({threadId, ...the same}); the
-// thread id is the session id. Each prompt is turn/start ({threadId,
-// input:[{type:"text",text}]}), whose answer carries the turn id;
-// turn/interrupt ({threadId, turnId}) interrupts it; the notification
-// turn/completed ends it, with status completed, interrupted or failed.
+// developerInstructions, config}) or thread/resume ({threadId, ...the
+// same}); the thread id is the session id. Each prompt is turn/start
+// ({threadId, input:[{type:"text",text}], effort, outputSchema}), whose
+// answer carries the turn id; turn/interrupt ({threadId, turnId})
+// interrupts it; the notification turn/completed ends it, with status
+// completed, interrupted or failed.
+//
+// Settings: Request.MCPServers are thread/start's (and thread/resume's)
+// config overrides, one "mcp_servers.NAME" table each (liveConfig), so
+// that Env and Headers travel on stdin, never in argv or a file.
+// Request.Effort and Request.OutputSchema go with every turn/start
+// (turnParams): reasoning.effort, and a strict json_schema text format
+// whose answer, the turn's final agent message, is
+// Result.StructuredOutput (a turn whose answer is not JSON fails with a
+// *agentcli.ResultError, the session goes on).
 //
 // Permission modes map to approvalPolicy and sandbox:
 //
@@ -44,6 +54,7 @@ package codex
 // dropped.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +69,57 @@ import (
 // liveArgs returns the arguments of a live session. It is pure.
 func liveArgs(req *agentcli.Request) []string {
 	return append([]string{"app-server"}, req.ExtraArgs...)
+}
+
+// liveConfig returns the config overrides of thread/start and
+// thread/resume for req, or nil for none: one "mcp_servers.NAME" key per
+// MCP server, whose value is the server's table, {command, args, env} or
+// {url, http_headers} (the keys of a profile's [mcp_servers.NAME] table;
+// see profileContent). codex applies each key as a -c override would
+// (added to the servers of the user's config.toml), turning the JSON
+// values into TOML as they are: nothing is expanded. It is pure.
+func liveConfig(req *agentcli.Request) map[string]any {
+	if len(req.MCPServers) == 0 {
+		return nil
+	}
+	cfg := map[string]any{}
+	for _, s := range req.MCPServers {
+		sv := map[string]any{}
+		if s.URL != "" {
+			sv["url"] = s.URL
+			if len(s.Headers) > 0 {
+				sv["http_headers"] = s.Headers
+			}
+		} else {
+			sv["command"] = s.Command
+			if len(s.Args) > 0 {
+				sv["args"] = s.Args
+			}
+			if env := runner.MCPEnv(s); len(env) > 0 {
+				sv["env"] = env
+			}
+		}
+		cfg["mcp_servers."+s.Name] = sv
+	}
+	return cfg
+}
+
+// turnParams returns the params of turn/start: the prompt, and on every
+// turn the session's effort (the Responses request's reasoning.effort)
+// and output schema (a strict json_schema text format; the turn's final
+// agent message is then the JSON value). It is pure.
+func turnParams(req *agentcli.Request, thread, prompt string) map[string]any {
+	params := map[string]any{
+		"threadId": thread,
+		"input":    []map[string]any{{"type": "text", "text": strings.ToValidUTF8(prompt, "\uFFFD")}},
+	}
+	if req.Effort != "" {
+		params["effort"] = string(req.Effort)
+	}
+	if len(req.OutputSchema) > 0 {
+		params["outputSchema"] = req.OutputSchema
+	}
+	return params
 }
 
 // approval returns codex's approvalPolicy and sandbox for a permission mode.
@@ -172,6 +234,9 @@ func (p *appServer) Start(ctx context.Context) error {
 	if p.req.SystemPrompt != "" {
 		params["developerInstructions"] = strings.ToValidUTF8(p.req.SystemPrompt, "\uFFFD")
 	}
+	if cfg := liveConfig(p.req); cfg != nil {
+		params["config"] = cfg
+	}
 	method := "thread/start"
 	if p.req.SessionID != "" {
 		method = "thread/resume"
@@ -221,10 +286,7 @@ func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.turnStart = p.total
 	clear(p.items)
 	p.mu.Unlock()
-	raw, err := p.rpc.Call(ctx, "turn/start", map[string]any{
-		"threadId": thread,
-		"input":    []map[string]any{{"type": "text", "text": strings.ToValidUTF8(prompt, "\uFFFD")}},
-	})
+	raw, err := p.rpc.Call(ctx, "turn/start", turnParams(p.req, thread, prompt))
 	if err != nil {
 		var re *live.RPCError
 		if errors.As(err, &re) {
@@ -595,6 +657,9 @@ func (p *appServer) request(id json.RawMessage, method string, params json.RawMe
 			p.rpc.Reply(id, map[string]any{"permissions": perms, "scope": scope})
 		})
 		return
+	case "mcpServer/elicitation/request":
+		p.elicitation(id, params)
+		return
 	default:
 		p.rpc.ReplyError(id, -32601, "agentcli does not support "+method)
 		return
@@ -609,6 +674,79 @@ func (p *appServer) request(id json.RawMessage, method string, params json.RawMe
 		}
 		p.rpc.Reply(id, map[string]string{"decision": decision})
 	})
+}
+
+// elicitation answers an MCP elicitation. codex asks through one before
+// it runs an MCP tool under an approval policy that asks
+// (_meta.codex_approval_kind "mcp_tool_call", with the tool's name and
+// parameters): that becomes a permission request for
+// "mcp__SERVER__TOOL" with the options accept (allow_once),
+// acceptForSession (allow_always, when codex offers to remember the
+// approval for the session) and decline (reject_once). Allowing answers
+// {"action":"accept"} (with _meta.persist "session" for allow_always),
+// refusing {"action":"decline"}; codex then tells the model the user
+// rejected the call. Any other elicitation (an MCP server asking the user
+// to fill in a form) is declined: the session has no user to ask.
+func (p *appServer) elicitation(id, params json.RawMessage) {
+	var e struct {
+		ServerName string `json:"serverName"`
+		Message    string `json:"message"`
+		Meta       struct {
+			Kind       string          `json:"codex_approval_kind"`
+			Persist    json.RawMessage `json:"persist"`
+			ToolName   string          `json:"tool_name"`
+			ToolParams json.RawMessage `json:"tool_params"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(params, &e) // fields of an unexpected type are left zero
+	if e.Meta.Kind != "mcp_tool_call" || e.Meta.ToolName == "" {
+		p.rpc.Reply(id, map[string]any{"action": "decline"})
+		return
+	}
+	rawName := "mcp__" + e.ServerName + "__" + e.Meta.ToolName
+	name, kind := tools.Canonical(rawName)
+	input := e.Meta.ToolParams
+	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	options := []agentcli.PermissionOption{{ID: "accept", Kind: agentcli.AllowOnce, Name: "Accept"}}
+	if bytes.Contains(e.Meta.Persist, []byte(`"session"`)) {
+		options = append(options, agentcli.PermissionOption{ID: "acceptForSession", Kind: agentcli.AllowAlways, Name: "Accept for this session"})
+	}
+	options = append(options, agentcli.PermissionOption{ID: "decline", Kind: agentcli.RejectOnce, Name: "Decline"})
+	p.mu.Lock()
+	pr := &agentcli.PermissionRequest{
+		SessionID: p.thread,
+		Tool:      agentcli.ToolUse{ID: p.startedCall(rawName), Name: name, RawName: rawName, Kind: kind, Input: input},
+		Title:     e.Message,
+		Options:   options,
+	}
+	p.mu.Unlock()
+	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
+		switch d.Kind {
+		case agentcli.AllowOnce:
+			p.rpc.Reply(id, map[string]any{"action": "accept", "content": map[string]any{}})
+		case agentcli.AllowAlways:
+			p.rpc.Reply(id, map[string]any{"action": "accept", "content": map[string]any{}, "_meta": map[string]string{"persist": "session"}})
+		default:
+			p.rpc.Reply(id, map[string]any{"action": "decline"})
+		}
+	})
+}
+
+// startedCall returns the id of the one started tool item whose raw name
+// is rawName, or "" when there is none or more than one. p.mu is held.
+func (p *appServer) startedCall(rawName string) string {
+	id := ""
+	for k, u := range p.items {
+		if u.RawName == rawName {
+			if id != "" {
+				return ""
+			}
+			id = k
+		}
+	}
+	return id
 }
 
 func firstNonEmpty(ss ...string) string {

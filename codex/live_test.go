@@ -126,3 +126,36 @@ func TestLivePlanReal(t *testing.T) {
 		t.Errorf("tool results %+v, want the read-only failure", tr)
 	}
 }
+
+// The settings of a live session travel in the protocol (checked against
+// codex 0.169.0 by the conformance suite): MCP servers as thread/start's
+// config overrides, effort and output schema with every turn/start.
+func TestLiveSettingsParams(t *testing.T) {
+	req := &agentcli.Request{
+		MCPServers: []agentcli.MCPServer{
+			{Name: "local-srv", Command: "/bin/srv", Args: []string{"$HOME", "--flag"}, Env: []string{"K=${V}", "K=last"}},
+			{Name: "bare", Command: "srv"},
+			{Name: "web", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"Authorization": "Bearer t"}},
+		},
+		Effort:       agentcli.EffortHigh,
+		OutputSchema: json.RawMessage(`{"type":"object"}`),
+	}
+	got, _ := json.Marshal(liveConfig(req))
+	want := `{"mcp_servers.bare":{"command":"srv"},"mcp_servers.local-srv":{"args":["$HOME","--flag"],"command":"/bin/srv","env":{"K":"last"}},` +
+		`"mcp_servers.web":{"http_headers":{"Authorization":"Bearer t"},"url":"http://127.0.0.1:1/mcp"}}`
+	if string(got) != want {
+		t.Errorf("liveConfig:\n%s\nwant\n%s", got, want)
+	}
+	if liveConfig(&agentcli.Request{}) != nil {
+		t.Error("liveConfig without servers is not nil")
+	}
+	got, _ = json.Marshal(turnParams(req, "thr", "hi\xff"))
+	want = `{"effort":"high","input":[{"text":"hi` + "\uFFFD" + `","type":"text"}],"outputSchema":{"type":"object"},"threadId":"thr"}`
+	if string(got) != want {
+		t.Errorf("turnParams:\n%s\nwant\n%s", got, want)
+	}
+	got, _ = json.Marshal(turnParams(&agentcli.Request{}, "thr", "hi"))
+	if want := `{"input":[{"text":"hi","type":"text"}],"threadId":"thr"}`; string(got) != want {
+		t.Errorf("turnParams without settings: %s", got)
+	}
+}

@@ -2,8 +2,8 @@
 // has no non-test code.
 //
 // The suite drives the pinned CLIs in tools/clis (installed by
-// scripts/install-clis.sh) through the public Backend API only — agentcli.Open,
-// Backend.Run and Backend.Stream — against an agentclitest.Server wired with
+// scripts/install-clis.sh) through the public API only — agentcli.Open,
+// Backend.Run, Backend.Stream and agentcli.Interactive — against an agentclitest.Server wired with
 // Server.Wire, so that no run needs credentials or the network. For every CLI
 // it checks the same scenarios (TestConformance/<cli>/<scenario>):
 //
@@ -35,6 +35,27 @@
 // SIGKILL, then resumed by session id (crash-resume); permission modes a CLI
 // lacks (unsupported-mode); and one-shot runs under PermissionAsk and
 // PermissionDeny (oneshot).
+//
+// TestInteractive/<cli>/<scenario> drives each CLI's own interactive UI on a
+// pseudo-terminal through agentcli.Interactive (Linux): typed (a prompt
+// typed at the terminal is answered on the screen, and the UI's quit
+// command ends it with status 0), initial (a first message, with the
+// model, the system prompt and PermissionAsk), resume (a run's session is
+// resumed with its history) and cancel (the UI is stopped within the kill
+// grace, and the terminal's mode is restored).
+//
+// The orchestrator settings are checked in one-shot runs (TestMCPServers,
+// TestMCPHTTPServer, TestStructuredOutput, TestEffort, TestFallbackModel,
+// TestMaxBudget, TestUnsupportedSettings) and in live sessions
+// (livesettings_test.go): stdio and HTTP MCP servers called in later turns
+// of one session, credentials byte for byte and never on a command line
+// (TestLiveMCPServers); MCP tools under PermissionAsk and PermissionDeny
+// (TestLiveMCPPermissions); a one-shot run with PermissionAsk and an MCP
+// server (TestOneShotAskMCPServers); effort in every turn
+// (TestLiveEffort); structured output per turn (TestLiveStructuredOutput);
+// claude's spending cap over a session (TestLiveMaxBudget); and settings a
+// backend lacks, a warning or, under Options.Strict, an error before the
+// CLI starts (TestLiveUnsupportedSettings).
 //
 // After every run the suite also scans /proc for processes that still carry
 // the run's unique environment tag: a run must never leave a process behind.

@@ -49,15 +49,24 @@ func TestReadmeCapabilityTable(t *testing.T) {
 		}
 		c := be.Capabilities()
 		want := map[string]string{
-			"text deltas":      yes(c.TextDeltas),
-			"thinking":         yes(c.Thinking),
-			"resume":           yes(c.Resume),
-			"system prompt":    string(c.SystemPrompt),
-			"max turns":        yes(c.MaxTurns),
-			"tool filtering":   yes(c.ToolFilter),
-			"cost":             yes(c.Cost),
-			"cumulative usage": yes(c.CumulativeUsage),
+			"text deltas":       yes(c.TextDeltas),
+			"thinking":          yes(c.Thinking),
+			"resume":            yes(c.Resume),
+			"system prompt":     string(c.SystemPrompt),
+			"max turns":         yes(c.MaxTurns),
+			"tool filtering":    yes(c.ToolFilter),
+			"cost":              yes(c.Cost),
+			"cumulative usage":  yes(c.CumulativeUsage),
+			"mcp servers":       yes(c.MCP),
+			"structured output": yes(c.StructuredOutput),
+			"fallback model":    yes(c.FallbackModel),
+			"spending cap":      yes(c.MaxBudget),
 		}
+		var efforts []string
+		for _, e := range c.Efforts {
+			efforts = append(efforts, string(e))
+		}
+		want["efforts"] = strings.Join(efforts, " ")
 		if c.Sessions {
 			// The live-session table, once the backend declares
 			// live sessions.

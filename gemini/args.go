@@ -72,6 +72,21 @@ func buildArgs(req *agentcli.Request, f format) []string {
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
+	if len(req.MCPServers) > 0 {
+		// Only the request's servers: gemini skips every other one
+		// (the user's, the project's, the extensions'), and ignores
+		// its mcp.excluded list. Names hold no comma (runner.IsMCPName),
+		// which gemini splits the value on.
+		var names []string
+		for _, s := range req.MCPServers {
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
+		}
+		if len(names) > 0 {
+			args = append(args, "--allowed-mcp-server-names="+strings.Join(names, ","))
+		}
+	}
 	args = append(args, req.ExtraArgs...)
 	return args
 }

@@ -60,5 +60,10 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		Args:    args("-mfoo"),
 		FakeErr: true,
 		Exit:    1, Stderr: "Not enough arguments following: o", NoRequest: true,
+	}, {
+		Name:   "allowed MCP server names as one value",
+		Args:   args("--allowed-mcp-server-names=a,b-2"),
+		Values: map[string][]string{"--allowed-mcp-server-names": {"a,b-2"}},
+		Exit:   0, Prompt: "hi", Stdin: "hi",
 	}})
 }

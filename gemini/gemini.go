@@ -5,7 +5,8 @@
 //
 // Runs use
 //
-//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M]
+//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M] \
+//	    [--allowed-mcp-server-names=NAME,...]
 //
 // with stream-json for Stream (and for Run when Request.OnText is set) and
 // json otherwise. --skip-trust is required: folder trust is on by default,
@@ -48,6 +49,44 @@
 // included, so it is not used; callers who want that can set it in
 // Request.Env themselves.
 //
+// # Settings
+//
+// Request.MCPServers and Request.Effort are gemini settings, and gemini
+// 0.61.0 reads user settings only from GEMINI_CLI_HOME/.gemini (the system
+// settings files it skips unless root owns them and every directory above
+// them). So a run with either gets a private GEMINI_CLI_HOME: a temporary
+// .gemini whose entries are links to the user's own (credentials,
+// sessions, history, extensions, ...) except settings.json, which is the
+// user's settings with the run's merged in. The user's files are not
+// changed, and sessions the run creates stay resumable by any later run.
+//
+// MCP servers are mcpServers entries ({command, args, env} or {url, type
+// "http", headers}) and --allowed-mcp-server-names=NAME,... limits the run
+// to them (no user, project or extension server). Their tools are
+// "mcp_NAME_TOOL". gemini expands $NAME and ${NAME} references in settings
+// values (env and header values twice), so each "$" of the caller's text is
+// written escaped through AGENTCLI_DOLLAR=$, set in the run's environment:
+// every value arrives as given. gemini passes a stdio server its own
+// environment without variables that look like credentials, plus Env.
+//
+// Request.Effort (low, medium, high) becomes the thinking setting of
+// gemini's built-in chat models through their model-config aliases:
+// thinkingLevel LOW, MEDIUM or HIGH for Gemini 3 models ("chat-base-3"),
+// thinkingBudget 1024, 8192 or 24576 tokens for Gemini 2.5 models
+// ("chat-base-2.5"). A model gemini has no alias for keeps its defaults.
+// gemini has no structured output for the final answer, no fallback model
+// setting and no spending cap.
+//
+// Live sessions (`gemini --acp`; StartSession, and runs with a permission
+// mode other than bypass) pass the MCP servers in the protocol instead
+// (session/new and session/load), where gemini expands $NAME and ${NAME}
+// in env and header values only, so each "$" there is written "\$"; the
+// effort goes through the same overlay as a run's. Only in bypass is
+// --allowed-mcp-server-names passed: gemini also lets every tool of the
+// servers it names run without asking, so under ask, deny and plan the
+// user's own servers stay available and the request's servers' tools are
+// asked about like any other (raw name "mcp_NAME_TOOL").
+//
 // # Sessions
 //
 // Result.SessionID is gemini's session UUID; Request.SessionID passes it to
@@ -82,10 +121,29 @@
 // reported them on stderr): exit 41, no usable authentication, matches
 // ErrAuth; exit 42 with "Error resuming session" matches
 // ErrSessionNotFound; exit 42 "No input provided" means an empty prompt.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs Gemini CLI's own UI on a terminal:
+//
+//	gemini --approval-mode=yolo|default|plan [--resume=ID] [--model=M] [ExtraArgs...] [--prompt-interactive=TEXT]
+//
+// for PermissionBypass, Ask and Plan. TEXT, the first message, is what a
+// run writes to stdin: the system prompt, a blank line and the prompt,
+// escaped the same way. The UI has no other channel for a system prompt
+// (GEMINI_SYSTEM_MD replaces gemini's whole built-in one), so a system
+// prompt without a prompt fails with an *agentcli.UnsupportedError. MCP
+// servers and the effort go through the same private overlay of the gemini
+// home as in a run, so settings changed in the UI during such a session are
+// not kept. Folder trust is left to the UI, which asks in an untrusted
+// folder unless folder trust is off (as agentclitest.Server.Wire sets it).
 package gemini
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -117,6 +175,9 @@ var spec = runner.Spec{
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:     true,
+		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
 	},
 	Tools:        tools,
 	Validate:     validate,
@@ -135,6 +196,8 @@ var spec = runner.Spec{
 	},
 	Classify: classify,
 	Hint:     hint,
+
+	Interactive: interactive,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.
@@ -184,10 +247,63 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
+	env, err := settingsEnv(r)
+	if err != nil {
+		return nil, err
+	}
 	return &runner.Job{
 		Args:  buildArgs(r.Req, f),
 		Stdin: []byte(in),
+		Env:   env,
 	}, nil
+}
+
+// settingsEnv returns the environment that carries the request's settings
+// (MCP servers, effort; see runSettings), or nil when it has none: a
+// private overlay of the user's gemini home with those settings merged
+// into settings.json, named by GEMINI_CLI_HOME.
+func settingsEnv(r *runner.Run) ([]string, error) {
+	extra, dollar := runSettings(r.Req)
+	if extra == nil {
+		return nil, nil
+	}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	home, err := userHome(r)
+	if err != nil {
+		return nil, err
+	}
+	over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+	if err != nil {
+		return nil, err
+	}
+	env := []string{"GEMINI_CLI_HOME=" + over}
+	if dollar {
+		env = append(env, runner.DollarEnv)
+	}
+	return env, nil
+}
+
+// userHome returns the directory whose .gemini holds the user's settings,
+// as gemini finds it: $GEMINI_CLI_HOME (relative to the working
+// directory), else $HOME, else this process's home directory.
+func userHome(r *runner.Run) (string, error) {
+	h := r.Lookup("GEMINI_CLI_HOME")
+	if h == "" {
+		h = r.Lookup("HOME")
+	}
+	if h == "" {
+		var err error
+		if h, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("gemini: cannot locate the home directory: %w", err)
+		}
+	}
+	if !filepath.IsAbs(h) {
+		h = filepath.Join(r.Dir, h)
+	}
+	return h, nil
 }
 
 // hint explains well-known start-up failures.

@@ -3,10 +3,13 @@ package gemini
 // Live sessions: `gemini --acp`, the Agent Client Protocol (internal/acp),
 // checked against gemini 0.61.0.
 //
-// Argv: gemini --acp --skip-trust [--model=M] [ExtraArgs...]. The session
-// is created with session/new (or loaded with session/load for
-// Request.SessionID) in Request.Dir, then its approval mode is chosen with
-// session/set_mode:
+// Argv: gemini --acp --skip-trust [--model=M] [--allowed-mcp-server-names=NAME,...]
+// [ExtraArgs...], and GEMINI_CLI_HOME set to a one-shot run's private
+// overlay when Request.Effort needs settings (liveEnv). The session is
+// created with session/new (or loaded with session/load for
+// Request.SessionID) in Request.Dir, with Request.MCPServers as its
+// mcpServers (gemini advertises mcpCapabilities http and sse; stdio is
+// always there), then its approval mode is chosen with session/set_mode:
 //
 //	bypass  yolo     (every tool runs without asking, as `--approval-mode yolo`)
 //	ask     default  (gemini asks for shell commands, edits and web fetches; the callback decides)
@@ -57,7 +60,44 @@ func liveArgs(req *agentcli.Request) []string {
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
+	if names := runner.MCPNames(req); len(names) > 0 && sessionMode(req.Permission) == "yolo" {
+		// As in a one-shot run: the request's servers and no other. Only
+		// where nothing asks: gemini also allows every tool of the
+		// servers it names without asking.
+		args = append(args, "--allowed-mcp-server-names="+strings.Join(names, ","))
+	}
 	return append(args, req.ExtraArgs...)
+}
+
+// mcpValue escapes an MCP server's env or header value for ACP: gemini
+// 0.61.0 expands $NAME and ${NAME} in them (dotenv-expand) when it starts
+// the server, and turns "\$" into a plain "$". Command, args and URL are
+// taken as they are (verified with hostile values by conformance
+// TestLiveMCPServers).
+func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
+
+// liveEnv returns the environment entries a live session adds to r.Env:
+// the private GEMINI_CLI_HOME overlay of a one-shot run (see overlayHome)
+// when the request's effort needs settings, or nothing. MCP servers travel
+// in the protocol instead.
+func liveEnv(r *runner.Run) ([]string, error) {
+	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort})
+	if extra == nil {
+		return nil, nil
+	}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	home, err := userHome(r)
+	if err != nil {
+		return nil, err
+	}
+	over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+	if err != nil {
+		return nil, err
+	}
+	return []string{"GEMINI_CLI_HOME=" + over}, nil
 }
 
 // sessionMode returns gemini's approval mode for a permission mode.
@@ -120,6 +160,9 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 		Usage:     quotaUsage,
 		Tools:     tools,
 	}
+	if len(req.MCPServers) > 0 {
+		ac.MCPServers = acp.MCPServers(req.MCPServers, mcpValue)
+	}
 	if req.SystemPrompt != "" && req.SessionID == "" {
 		ac.FirstPrefix = req.SystemPrompt + "\n\n"
 	}
@@ -128,13 +171,17 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 			return nil, &agentcli.CanceledError{Backend: Name, Err: err}
 		}
 	}
+	env, err := liveEnv(r)
+	if err != nil {
+		return nil, err
+	}
 	return live.Start(ctx, live.Config{
 		Backend: Name,
 		Path:    r.Path,
 		Options: *r.Options,
 		Logger:  r.Logger,
 		Args:    liveArgs(req),
-		Env:     r.Env,
+		Env:     append(r.Env[:len(r.Env):len(r.Env)], env...),
 		Dir:     r.Dir,
 		Request: req,
 		Cleanup: r.Cleanup,
@@ -194,12 +241,4 @@ func lookup(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// absDir returns dir made absolute, or the current directory for "".
-func absDir(dir string) (string, error) {
-	if dir == "" {
-		dir = "."
-	}
-	return filepath.Abs(dir)
 }

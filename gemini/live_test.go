@@ -20,6 +20,20 @@ func TestLiveArgsAndModes(t *testing.T) {
 	if !slices.Equal(got, []string{"--acp", "--skip-trust", "--model=-m", "--debug"}) {
 		t.Errorf("liveArgs = %q", got)
 	}
+	// The request's servers are the only ones only where nothing asks:
+	// gemini would also allow every tool of the servers it is told to
+	// allow (verified against 0.61.0 by conformance TestLiveMCPPermissions).
+	servers := []agentcli.MCPServer{{Name: "a", Command: "x"}, {Name: "b-2", URL: "http://127.0.0.1:1/"}}
+	for m, want := range map[agentcli.PermissionMode]bool{"": true, agentcli.PermissionBypass: true,
+		agentcli.PermissionAsk: false, agentcli.PermissionDeny: false, agentcli.PermissionPlan: false} {
+		got := liveArgs(&agentcli.Request{MCPServers: servers, Permission: m})
+		if slices.Contains(got, "--allowed-mcp-server-names=a,b-2") != want {
+			t.Errorf("mode %q: liveArgs = %q", m, got)
+		}
+	}
+	if got := mcpValue(`a $HOME ${X} \$y`); got != `a \$HOME \${X} \\$y` {
+		t.Errorf("mcpValue = %q", got)
+	}
 	for m, want := range map[agentcli.PermissionMode]string{
 		"": "yolo", agentcli.PermissionBypass: "yolo", agentcli.PermissionAsk: "default",
 		agentcli.PermissionDeny: "default", agentcli.PermissionPlan: "plan",
@@ -99,20 +113,7 @@ func TestUntilLoadable(t *testing.T) {
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/gemini")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned gemini not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("gemini", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "gemini", srv, New)
 }
 
 // One-shot Runs with PermissionAsk, PermissionDeny and PermissionPlan go

@@ -26,6 +26,11 @@ func buildArgs(req *agentcli.Request, dir string) []string {
 	if req.SessionID != "" {
 		args = append(args, "--session="+req.SessionID)
 	}
+	if req.Effort != "" {
+		// The model's variant of that name (provider-specific reasoning
+		// settings); opencode ignores a variant the model lacks.
+		args = append(args, "--variant="+string(req.Effort))
+	}
 	args = append(args, req.ExtraArgs...)
 	return args
 }

@@ -51,5 +51,12 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		Positional: []string{"run", "--session", "x"},
 		Absent:     []string{"--session"},
 		Exit:       0, PromptIs: "--session x\nhi", Stdin: "hi",
+	}, {
+		Name:       "variant=value takes an option-looking value",
+		Args:       args("--variant=--session=x"),
+		Values:     map[string][]string{"--variant": {"--session=x"}},
+		Absent:     []string{"--session"},
+		Positional: []string{"run"},
+		Exit:       0, PromptIs: "hi", Stdin: "hi",
 	}})
 }

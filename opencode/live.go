@@ -5,8 +5,15 @@ package opencode
 //
 // Argv: opencode acp [ExtraArgs...]. The session is created with
 // session/new (or loaded with session/load for Request.SessionID) in
-// Request.Dir; Request.Model is set with session/set_config_option
-// "model" (provider/model).
+// Request.Dir, with Request.MCPServers as its mcpServers (opencode
+// advertises mcpCapabilities http and sse, and adds each server to its
+// configuration as given: local {command, environment} or remote {url,
+// headers}); Request.Model is set with session/set_config_option "model"
+// (provider/model), then Request.Effort with "effort", which opencode
+// offers only for a model with variants, and then with those variants as
+// values (the model's variants plus "default"): the session sets it only
+// when the latest configOptions offer the level, and warns otherwise, as
+// `opencode run --variant` silently ignores a variant the model lacks.
 //
 // opencode asks the host only for what its permission config says "ask"
 // (with "allow" or no permission key it never asks). Its config layers
@@ -18,7 +25,8 @@ package opencode
 // already gives there):
 //
 //	bypass  nothing; a request opencode still sends is allowed (as `opencode run --auto`)
-//	ask     bash, edit, webfetch, websearch, codesearch, external_directory: "ask"
+//	ask     bash, edit, webfetch, websearch, codesearch, external_directory and
+//	        the request's MCP servers' tools (NAME_*): "ask"
 //	deny    the same tools "deny": opencode removes them from the model's tools
 //	plan    session/set_config_option "mode" "plan" (opencode's plan agent), and bash, edit "deny"
 //
@@ -44,6 +52,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/acp"
@@ -56,8 +65,23 @@ import (
 var changingTools = []string{"bash", "edit", "webfetch", "websearch", "codesearch", "external_directory"}
 
 // permissionOverlay returns the OPENCODE_PERMISSION entries of a mode, or
-// nil.
-func permissionOverlay(m agentcli.PermissionMode) map[string]any {
+// nil. Under ask and deny the tools of the request's MCP servers
+// ("NAME_*") are asked about or refused too: opencode would run them
+// without asking.
+func permissionOverlay(m agentcli.PermissionMode, servers []agentcli.MCPServer) map[string]any {
+	o := modeOverlay(m)
+	if o != nil && m != agentcli.PermissionPlan {
+		v := o["bash"]
+		for _, s := range servers {
+			o[s.Name+"_*"] = v
+		}
+	}
+	return o
+}
+
+// modeOverlay returns the OPENCODE_PERMISSION entries of a mode for
+// opencode's own tools, or nil.
+func modeOverlay(m agentcli.PermissionMode) map[string]any {
 	set := func(v string, keys ...string) map[string]any {
 		o := map[string]any{}
 		for _, k := range keys {
@@ -125,6 +149,22 @@ func toolName(_, title string) string {
 	return title
 }
 
+// mcpToolName returns toolName, extended to the tools of servers, whose
+// names ("NAME_TOOL") may hold capitals and "-".
+func mcpToolName(servers []agentcli.MCPServer) func(id, title string) string {
+	if len(servers) == 0 {
+		return toolName
+	}
+	return func(id, title string) string {
+		for _, s := range servers {
+			if strings.HasPrefix(title, s.Name+"_") && !strings.ContainsFunc(title, unicode.IsSpace) {
+				return title
+			}
+		}
+		return toolName(id, title)
+	}
+}
+
 // startSession starts an opencode live session for the prepared run r.
 func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
 	req := r.Req
@@ -142,14 +182,14 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	env := r.Env
-	if o := permissionOverlay(req.Permission); o != nil {
+	if o := permissionOverlay(req.Permission, req.MCPServers); o != nil {
 		env = append(env[:len(env):len(env)], "OPENCODE_PERMISSION="+mergePermission(r.Lookup("OPENCODE_PERMISSION"), o))
 	}
 	ac := acp.Config{
 		Dir:       dir,
 		SessionID: req.SessionID,
 		Guard:     guardPrompt,
-		RawName:   toolName,
+		RawName:   mcpToolName(req.MCPServers),
 		Tools:     tools,
 	}
 	if req.Permission == agentcli.PermissionPlan {
@@ -157,6 +197,14 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 	}
 	if model != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "model", Value: model})
+	}
+	if req.Effort != "" {
+		// The model's variant of that name, as --variant selects it; the
+		// option exists only for a model with variants.
+		ac.Options = append(ac.Options, acp.Option{ID: "effort", Value: string(req.Effort), IfOffered: true})
+	}
+	if len(req.MCPServers) > 0 {
+		ac.MCPServers = acp.MCPServers(req.MCPServers, nil)
 	}
 	if req.SystemPrompt != "" {
 		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {

@@ -6,7 +6,8 @@
 //
 // Every run (Run and Stream alike) uses
 //
-//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...]
+//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] \
+//	    [--variant=LEVEL] [ExtraArgs...]
 //
 // --auto approves every permission request that the configuration does not
 // explicitly deny; without it a headless run rejects anything configured as
@@ -43,6 +44,37 @@
 // definition (config agent.<name>.prompt with --agent) was not chosen: its
 // prompt replaces opencode's whole built-in system prompt, tool guidance
 // included.
+//
+// # Settings
+//
+// Request.MCPServers go in the same private config file as the system
+// prompt (named by OPENCODE_CONFIG) as "mcp" entries: {"type": "local",
+// "command": [COMMAND, ARGS...], "environment": ENV} or {"type":
+// "remote", "url": URL, "headers": HEADERS}. They are added to the servers
+// of the user's configuration, which stay available. Their tools are
+// "NAME_TOOL". opencode substitutes {env:NAME} and {file:PATH} in a config
+// file's text; the "{" of such text in the caller's values is written as
+// the JSON escape \u007b, so every value arrives as given. When the run's
+// environment already sets OPENCODE_CONFIG, MCP servers cannot be passed
+// and the run fails with an *agentcli.UnsupportedError.
+//
+// Request.Effort is --variant=LEVEL: the variant of that name of the
+// model, which is provider-specific (for an OpenAI-compatible model
+// declared with "reasoning": true, low, medium and high, sent as
+// reasoning_effort). opencode silently ignores a variant the model does
+// not have. opencode has no structured output for `opencode run`, no
+// fallback model and no spending cap.
+//
+// Live sessions (`opencode acp`; StartSession, and runs with a permission
+// mode other than bypass) pass the MCP servers in the protocol instead
+// (session/new and session/load; opencode adds them as they are, nothing
+// substituted), so OPENCODE_CONFIG set by the caller does not matter
+// there. Under PermissionAsk and PermissionDeny the servers' tools
+// ("NAME_*") are asked about or refused like opencode's own changing
+// tools. Request.Effort is the session's "effort" config option (the
+// model's variant of that name), which opencode offers only for a model
+// with variants: for any other, or a level the model lacks, it is not set
+// and a warning is logged. See live.go.
 //
 // # Sessions
 //
@@ -91,11 +123,27 @@
 //
 // Request.MaxTurns and the tool filters are not supported (opencode has no
 // flags for them; they are configuration) and are ignored with a warning.
+//
+// # Interactive mode
+//
+// agentcli.Interactive runs OpenCode's own UI (the TUI) on a terminal, in
+// Request.Dir:
+//
+//	opencode [--auto | --agent=plan] [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...] [--prompt=TEXT]
+//
+// --auto for PermissionBypass; for PermissionAsk and PermissionDeny, the
+// tools that change things or reach out are set to "ask" (the UI asks) or
+// "deny" in OPENCODE_PERMISSION, as in a live session; the read-only plan
+// agent for PermissionPlan. The system prompt and the MCP servers go
+// through a private OPENCODE_CONFIG, as in a run; the TUI takes no effort
+// (ignored with a warning, or refused under Options.Strict). The
+// first message (--prompt) is submitted as typed; opencode 1.18.33 ignores
+// it when it resumes a session, so a request with both SessionID and
+// Prompt fails with an *agentcli.UnsupportedError.
 package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,6 +183,9 @@ var spec = runner.Spec{
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+
+		MCP:     true,
+		Efforts: agentcli.Efforts(),
 	},
 	Tools:        tools,
 	Validate:     validate,
@@ -158,6 +209,8 @@ var spec = runner.Spec{
 	},
 	Stderr:   stripANSI,
 	NewState: func() any { return &state{dirs: map[string]string{}, models: map[string][]string{}} },
+
+	Interactive: interactive,
 }
 
 // state is what one Backend remembers across runs.
@@ -235,24 +288,31 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		OnSession: func(id string) { st.remember(id, d) },
 	}
 	prompt := req.Prompt
-	if req.SystemPrompt != "" {
-		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+	system := req.SystemPrompt
+	if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
+		if len(req.MCPServers) > 0 {
+			return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "MCP servers",
+				Reason: "OPENCODE_CONFIG is already set in the run's environment, and it names the one file through which agentcli would pass them"}
+		}
+		if system != "" {
 			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
-			prompt = req.SystemPrompt + "\n\n" + prompt
-		} else {
-			tmp, err := r.TempDir()
-			if err != nil {
-				return nil, err
-			}
-			cfg, err := writeSystemPrompt(tmp, req.SystemPrompt)
-			if err != nil {
-				return nil, err
-			}
-			// Not set anywhere in the environment (checked above), so it
-			// cannot override a caller's value.
-			job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+			prompt = system + "\n\n" + prompt
+			system = ""
 		}
+	}
+	if system != "" || len(req.MCPServers) > 0 {
+		tmp, err := r.TempDir()
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := writeConfig(tmp, system, req.MCPServers)
+		if err != nil {
+			return nil, err
+		}
+		// Not set anywhere in the environment (checked above), so it
+		// cannot override a caller's value.
+		job.Env = []string{"OPENCODE_CONFIG=" + cfg}
 	}
 	job.Stdin = []byte(prompt)
 	return job, nil
@@ -312,18 +372,24 @@ func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (
 		model, strings.Join(list, ", ")))
 }
 
+// writeConfig writes the run's opencode config (see configContent) into
+// dir (a private 0700 directory), with system.md holding the system
+// prompt when there is one, and returns the config's path.
+func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, error) {
+	sys := ""
+	if system != "" {
+		sys = filepath.Join(dir, "system.md")
+		if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(dir, "opencode.json")
+	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
+}
+
 // writeSystemPrompt writes system.md and an opencode config that lists it in
 // "instructions" into dir (a private 0700 directory) and returns the
 // config's path.
 func writeSystemPrompt(dir, system string) (string, error) {
-	sys := filepath.Join(dir, "system.md")
-	if err := os.WriteFile(sys, []byte(system), 0o600); err != nil {
-		return "", err
-	}
-	cfg, err := json.Marshal(map[string]any{"instructions": []string{sys}})
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "opencode.json")
-	return path, os.WriteFile(path, cfg, 0o600)
+	return writeConfig(dir, system, nil)
 }

@@ -17,7 +17,7 @@ func TestLiveArgsAndPermissions(t *testing.T) {
 	if got := liveArgs(&agentcli.Request{ExtraArgs: []string{"--print-logs"}, Prompt: "-x"}); !slices.Equal(got, []string{"acp", "--print-logs"}) {
 		t.Errorf("liveArgs = %q", got)
 	}
-	if permissionOverlay(agentcli.PermissionBypass) != nil || permissionOverlay("") != nil {
+	if permissionOverlay(agentcli.PermissionBypass, nil) != nil || permissionOverlay("", nil) != nil {
 		t.Error("bypass changes the permission config")
 	}
 	cases := []struct {
@@ -30,8 +30,21 @@ func TestLiveArgsAndPermissions(t *testing.T) {
 		{`{"read":"ask","bash":"allow"}`, agentcli.PermissionPlan, `{"bash":"deny","edit":"deny","read":"ask"}`},
 		{`not json`, agentcli.PermissionPlan, `{"bash":"deny","edit":"deny"}`},
 	}
+	// The tools of the request's MCP servers follow ask and deny; plan
+	// leaves them to opencode's plan agent.
+	servers := []agentcli.MCPServer{{Name: "docs", URL: "http://127.0.0.1:1/mcp"}, {Name: "my-srv", Command: "srv"}}
+	for m, want := range map[agentcli.PermissionMode]string{
+		agentcli.PermissionAsk:    `{"bash":"ask","codesearch":"ask","docs_*":"ask","edit":"ask","external_directory":"ask","my-srv_*":"ask","webfetch":"ask","websearch":"ask"}`,
+		agentcli.PermissionDeny:   `{"bash":"deny","codesearch":"deny","docs_*":"deny","edit":"deny","external_directory":"deny","my-srv_*":"deny","webfetch":"deny","websearch":"deny"}`,
+		agentcli.PermissionPlan:   `{"bash":"deny","edit":"deny"}`,
+		agentcli.PermissionBypass: `{}`,
+	} {
+		if got := mergePermission("", permissionOverlay(m, servers)); got != want {
+			t.Errorf("with MCP servers, %s: %s, want %s", m, got, want)
+		}
+	}
 	for _, c := range cases {
-		got := mergePermission(c.prev, permissionOverlay(c.mode))
+		got := mergePermission(c.prev, permissionOverlay(c.mode, nil))
 		if got != c.want {
 			t.Errorf("mergePermission(%s, %s) = %s, want %s", c.prev, c.mode, got, c.want)
 		}
@@ -52,26 +65,20 @@ func TestLiveGuardAndToolName(t *testing.T) {
 			t.Errorf("toolName(%q) = %q, want %q", title, got, want)
 		}
 	}
+	// The tools of the request's MCP servers are "NAME_TOOL".
+	name := mcpToolName([]agentcli.MCPServer{{Name: "My-srv", Command: "x"}})
+	for title, want := range map[string]string{"My-srv_probe": "My-srv_probe", "My-srv_ x": "", "bash": "bash", "Other_probe": "", "My-srv": ""} {
+		if got := name("call_1", title); got != want {
+			t.Errorf("mcpToolName(%q) = %q, want %q", title, got, want)
+		}
+	}
 }
 
 // realBackend returns the pinned opencode and a request wired to srv. The
 // calling test must have called backendtest.RunIsolated.
 func realBackend(t *testing.T, srv *agentclitest.Server) (agentcli.Backend, *agentcli.Request, string) {
 	t.Helper()
-	bin, err := filepath.Abs("../tools/clis/node_modules/.bin/opencode")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		backendtest.SkipUnlessCI(t, "pinned opencode not installed (scripts/install-clis.sh)")
-	}
-	w, err := srv.Wire("opencode", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := &agentcli.Request{}
-	w.Apply(req)
-	return New(&agentcli.Options{Path: bin}), req, w.Dir
+	return backendtest.RealBackend(t, "opencode", srv, New)
 }
 
 // One-shot Runs with PermissionAsk, PermissionDeny and PermissionPlan go

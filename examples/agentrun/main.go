@@ -2,6 +2,7 @@
 //
 //	agentrun [flags] "prompt"        # or "-" to read the prompt from stdin
 //	agentrun -chat [flags]           # a live session: each stdin line is a turn
+//	agentrun -interactive [flags] ["first message"]
 //
 // By default it prints the answer as it streams. -json prints the final
 // Result as one JSON object (with -chat, one per turn and line); -stream
@@ -17,6 +18,11 @@
 // answered by the next stdin line: y (allow once), a (allow always) or
 // anything else (refuse); a request nobody answers is refused. A one-shot
 // run in a mode other than bypass is run as a one-turn live session.
+//
+// -interactive hands the terminal to the CLI's own interactive UI instead
+// (with the same model, system prompt, session, -permission and -offline
+// wiring; the prompt, if any, is its first message; the UI itself asks for
+// permissions under ask) and exits with the CLI's exit status.
 //
 // Defaults come from the environment: AGENT_BACKEND, BACKEND_CLI_PATH,
 // BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS. When the CLI binary is
@@ -79,8 +85,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
 	chat := fs.Bool("chat", false, "live session: each stdin line is one turn")
 	permission := fs.String("permission", "bypass", "permission mode: bypass, ask, deny or plan")
+	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n\nbackends: %v\n\n", agentcli.Backends())
+		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -94,7 +101,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runReplay(*backend, *replay, out)
 	}
 	wantArgs := 1
-	if *chat {
+	if *chat || *interactive && fs.NArg() == 0 {
 		wantArgs = 0
 	}
 	mode := agentcli.PermissionMode(*permission)
@@ -108,6 +115,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case *asJSON && *stream:
 		fmt.Fprintln(stderr, "agentrun: -json and -stream cannot be combined: -stream already prints the result as its last line")
 		return 2
+	case *interactive && (*chat || *asJSON || *stream || *wireLog != ""):
+		fmt.Fprintln(stderr, "agentrun: -interactive hands the terminal to the CLI: it cannot be combined with -chat, -json, -stream or -wire-log")
+		return 2
+	case *interactive && fs.Arg(0) == "-":
+		fmt.Fprintln(stderr, "agentrun: -interactive reads the terminal: the first message cannot come from stdin")
+		return 2
 	case fs.NArg() != wantArgs:
 		fs.Usage()
 		return 2
@@ -117,7 +130,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		prompt = fs.Arg(0)
 	}
 	var in *lines
-	if prompt == "-" {
+	if *interactive {
+		in = newLines(nil) // the terminal is the CLI's: reading it here would stop us (SIGTTIN)
+	} else if prompt == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun: reading stdin:", err)
@@ -128,7 +143,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		in = newLines(stdin)
 	}
-	if !*chat && strings.TrimSpace(prompt) == "" {
+	if !*chat && !*interactive && strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
 		return 2
 	}
@@ -156,7 +171,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg.Apply(req, b.Capabilities())
 	req.Permission = mode
-	if mode == agentcli.PermissionAsk {
+	if mode == agentcli.PermissionAsk && !*interactive {
 		req.OnPermission = askOn(in, stderr)
 	}
 
@@ -184,6 +199,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			srv.Push(agentclitest.Turn{Text: *reply})
 		}
+		for i := 0; *interactive && i < 100; i++ {
+			srv.Push(agentclitest.Turn{Text: *reply}) // every message typed gets it
+		}
 		home, err := os.MkdirTemp("", "agentrun-offline-")
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun:", err)
@@ -200,6 +218,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *interactive {
+		timeoutSet := false
+		fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
+		if !timeoutSet {
+			req.Timeout = 0 // a person is at the terminal
+		}
+		req.MaxTurns = 0 // no interactive UI takes a turn limit (BACKEND_MAX_TURNS has a default)
+		return runInteractive(ctx, b, req, stdin, stdout, stderr)
+	}
 	if !*stream && !*asJSON {
 		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
 	}
@@ -211,6 +238,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// runInteractive hands the terminal (stdin, stdout and stderr, when they are
+// files) to the CLI's interactive UI and returns its exit status, or 1 when
+// it could not run.
+func runInteractive(ctx context.Context, b agentcli.Backend, req *agentcli.Request, stdin io.Reader, stdout, stderr io.Writer) int {
+	term := &agentcli.Terminal{}
+	term.Stdin, _ = stdin.(*os.File)
+	term.Stdout, _ = stdout.(*os.File)
+	term.Stderr, _ = stderr.(*os.File)
+	if term.Stdin == nil || term.Stdout == nil {
+		fmt.Fprintln(stderr, "agentrun: -interactive needs stdin and stdout to be a terminal")
+		return 1
+	}
+	code, err := agentcli.Interactive(ctx, b, req, term)
+	if err != nil {
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return 1
+	}
+	return code
 }
 
 // runReplay prints the events of a wire log as the run printed them.

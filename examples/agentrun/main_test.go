@@ -124,6 +124,9 @@ func TestErrors(t *testing.T) {
 	if code, _, _ = runArgs(t, ""); code != 2 {
 		t.Fatalf("no prompt: exit %d", code)
 	}
+	if code, _, errOut = runArgs(t, "", "-cli", cli, "-interactive"); code != 1 || !strings.Contains(errOut, "terminal") {
+		t.Fatalf("-interactive without a terminal: exit %d, stderr %q", code, errOut)
+	}
 	// Refusals say why.
 	for _, c := range []struct {
 		stdin string
@@ -131,6 +134,8 @@ func TestErrors(t *testing.T) {
 		want  string
 	}{
 		{"", []string{"-cli", cli, "-json", "-stream", "hi"}, "cannot be combined"},
+		{"", []string{"-cli", cli, "-interactive", "-json"}, "cannot be combined"},
+		{"", []string{"-cli", cli, "-interactive", "-"}, "cannot come from stdin"},
 		{"", []string{"-cli", cli, "  \n\t"}, "prompt is empty"},
 		{" \n", []string{"-cli", cli, "-"}, "prompt is empty"},
 	} {

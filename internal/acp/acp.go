@@ -13,10 +13,12 @@
 // guarantees of internal/proc.
 //
 // The flow: initialize (no file system or terminal capabilities offered, so
-// the agent does its own I/O), session/new or session/load (the agent
-// replays the history as session/update notifications, which arrive between
-// turns and are dropped), then per CLI a session mode or config options,
-// then per turn session/prompt, whose answer ends the turn;
+// the agent does its own I/O), session/new or session/load with the
+// request's MCP servers (the agent replays the history as session/update
+// notifications, which arrive between turns and are dropped), then per CLI
+// a session mode or config options (some only when the agent's latest
+// configOptions offer them), then per turn session/prompt, whose answer
+// ends the turn;
 // session/cancel interrupts it (the answer then has stopReason
 // "cancelled"). session/request_permission requests go to the session's
 // permission handling; the decision selects the offered option of its kind
@@ -27,6 +29,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -49,8 +54,11 @@ type Config struct {
 	// exists.
 	Mode string
 	// Options are set with session/set_config_option once the session
-	// exists, in order (opencode: "mode", "model").
+	// exists, in order (opencode: "mode", "model", "effort").
 	Options []Option
+	// MCPServers are passed to session/new and session/load (see
+	// MCPServers).
+	MCPServers []sdk.McpServer
 	// FirstPrefix is put before the first prompt of a new session (a
 	// system prompt the agent has no other way to receive).
 	FirstPrefix string
@@ -67,7 +75,44 @@ type Config struct {
 
 // Option is one session config option.
 type Option struct {
+	// ID is the option's id ("model"), Value the value to select.
 	ID, Value string
+	// IfOffered sets the option only when the agent offers it with
+	// Value among its values (in the configOptions of its latest
+	// answer); otherwise it is skipped with a warning. The options an
+	// agent offers may depend on others (opencode offers "effort" only
+	// for a model with variants, and only those).
+	IfOffered bool
+}
+
+// MCPServers converts servers to ACP's form: stdio servers {name,
+// command, args, env: [{name, value}]}, HTTP ones {type: "http", name,
+// url, headers: [{name, value}]}, every list present (an agent may
+// iterate it unchecked), entries in a stable order. value rewrites each
+// env and header value (an agent that expands references in them needs
+// an escape), or is nil.
+func MCPServers(servers []agentcli.MCPServer, value func(string) string) []sdk.McpServer {
+	if value == nil {
+		value = func(s string) string { return s }
+	}
+	out := make([]sdk.McpServer, 0, len(servers))
+	for _, s := range servers {
+		if s.URL != "" {
+			h := &sdk.McpServerHttpInline{Name: s.Name, Type: "http", Url: s.URL, Headers: []sdk.HttpHeader{}}
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				h.Headers = append(h.Headers, sdk.HttpHeader{Name: k, Value: value(s.Headers[k])})
+			}
+			out = append(out, sdk.McpServer{Http: h})
+			continue
+		}
+		st := &sdk.McpServerStdio{Name: s.Name, Command: s.Command, Args: append([]string{}, s.Args...), Env: []sdk.EnvVariable{}}
+		env := runner.MCPEnv(s)
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			st.Env = append(st.Env, sdk.EnvVariable{Name: k, Value: value(env[k])})
+		}
+		out = append(out, sdk.McpServer{Stdio: st})
+	}
+	return out
 }
 
 // New returns the ACP protocol for a live session.
@@ -110,15 +155,22 @@ func (c *client) Start(ctx context.Context) error {
 		return c.callError(sdk.AgentMethodInitialize, err)
 	}
 	var sid string
+	servers := c.cfg.MCPServers
+	if servers == nil {
+		servers = []sdk.McpServer{}
+	}
+	var offered map[string][]string
 	if c.cfg.SessionID != "" {
-		if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{
-			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: []sdk.McpServer{},
-		}); err != nil {
+		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{
+			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: servers,
+		})
+		if err != nil {
 			return c.callError(sdk.AgentMethodSessionLoad, err)
 		}
 		sid = c.cfg.SessionID
+		offered = configOptions(raw, offered)
 	} else {
-		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: c.cfg.Dir, McpServers: []sdk.McpServer{}})
+		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: c.cfg.Dir, McpServers: servers})
 		if err != nil {
 			return c.callError(sdk.AgentMethodSessionNew, err)
 		}
@@ -129,6 +181,7 @@ func (c *client) Start(ctx context.Context) error {
 			return &live.ProtocolError{Backend: c.backend(), Method: sdk.AgentMethodSessionNew, Message: "no session id in the answer"}
 		}
 		sid = res.SessionID
+		offered = configOptions(raw, offered)
 	}
 	c.mu.Lock()
 	c.session = sid
@@ -143,13 +196,57 @@ func (c *client) Start(ctx context.Context) error {
 		}
 	}
 	for _, o := range c.cfg.Options {
-		if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetConfigOption, map[string]string{
+		if o.IfOffered && !slices.Contains(offered[o.ID], o.Value) {
+			c.h.Logger().Warn(fmt.Sprintf("agentcli: %s does not offer %s %q for this session; not set", c.backend(), o.ID, o.Value),
+				"backend", c.backend(), "option", o.ID, "value", o.Value, "offered", offered[o.ID])
+			continue
+		}
+		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetConfigOption, map[string]string{
 			"sessionId": sid, "configId": o.ID, "value": o.Value,
-		}); err != nil {
+		})
+		if err != nil {
 			return c.callError(sdk.AgentMethodSessionSetConfigOption+" "+o.ID, err)
 		}
+		offered = configOptions(raw, offered)
 	}
 	return nil
+}
+
+// configOptions returns the values of each select config option an answer
+// (of session/new, session/load or session/set_config_option) offers, or
+// prev when the answer lists none.
+func configOptions(raw json.RawMessage, prev map[string][]string) map[string][]string {
+	var r struct {
+		ConfigOptions []struct {
+			ID      string          `json:"id"`
+			Options json.RawMessage `json:"options"`
+		} `json:"configOptions"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.ConfigOptions == nil {
+		return prev
+	}
+	out := map[string][]string{}
+	for _, o := range r.ConfigOptions {
+		// A flat list of {value, name}, or groups of them.
+		var vals []struct {
+			Value   *string `json:"value"`
+			Options []struct {
+				Value string `json:"value"`
+			} `json:"options"`
+		}
+		_ = json.Unmarshal(o.Options, &vals) // a boolean option has none
+		list := []string{}
+		for _, v := range vals {
+			if v.Value != nil {
+				list = append(list, *v.Value)
+			}
+			for _, g := range v.Options {
+				list = append(list, g.Value)
+			}
+		}
+		out[o.ID] = list
+	}
+	return out
 }
 
 // callError turns a JSON-RPC error answer into a *live.ProtocolError.

@@ -7,9 +7,11 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +48,25 @@ type fakeAgent struct {
 	conn *sdk.AgentSideConnection
 	out  *lockedWriter
 	mode string
+	// mcp is what session/new or session/load got, set the config
+	// options set, in order ("id=value").
+	mcp   []sdk.McpServer
+	set   []string
+	model string
+}
+
+// configOptions are the fake's config options: a model, and with model
+// "m2" an effort (in groups, as an agent may list them).
+func (a *fakeAgent) configOptions() []sdk.SessionConfigOption {
+	raw := `[{"id":"model","name":"Model","type":"select","currentValue":"m1","options":[{"value":"m1","name":"M1"},{"value":"m2","name":"M2"}]}`
+	if a.model == "m2" {
+		raw += `,{"id":"effort","name":"Effort","type":"select","currentValue":"default","options":[{"group":"g","name":"G","options":[{"value":"low","name":"Low"},{"value":"high","name":"High"}]}]}`
+	}
+	var out []sdk.SessionConfigOption
+	if err := json.Unmarshal([]byte(raw+"]"), &out); err != nil {
+		panic(err)
+	}
+	return out
 }
 
 func runAgent() {
@@ -80,13 +101,15 @@ func (a *fakeAgent) NewSession(_ context.Context, p sdk.NewSessionRequest) (sdk.
 	if p.Cwd == "" || p.McpServers == nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams("cwd and mcpServers are required")
 	}
-	return sdk.NewSessionResponse{SessionId: "sess_new"}, nil
+	a.mcp = p.McpServers
+	return sdk.NewSessionResponse{SessionId: "sess_new", ConfigOptions: a.configOptions()}, nil
 }
 
 func (a *fakeAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	if p.SessionId != "sess_old" {
 		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]string{"details": "No previous sessions found for this project."})
 	}
+	a.mcp = p.McpServers
 	// The history is replayed before the answer; no turn is running.
 	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateUserMessageText("old prompt")})
 	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: sdk.UpdateAgentMessageText("old answer")})
@@ -97,8 +120,14 @@ func (a *fakeAgent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sd
 	return sdk.ResumeSessionResponse{}, nil
 }
 
-func (a *fakeAgent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, nil
+func (a *fakeAgent) SetSessionConfigOption(_ context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if v := p.ValueId; v != nil {
+		a.set = append(a.set, string(v.ConfigId)+"="+string(v.Value))
+		if v.ConfigId == "model" {
+			a.model = string(v.Value)
+		}
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: a.configOptions()}, nil
 }
 
 func (a *fakeAgent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
@@ -163,6 +192,11 @@ func (a *fakeAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Prompt
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		}
 		a.say(ctx, sid, "outcome "+outcome)
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	case text == "report":
+		// What the session was set up with, as JSON.
+		b, _ := json.Marshal(map[string]any{"mcp": a.mcp, "set": a.set})
+		a.say(ctx, sid, string(b))
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	case text == "stall":
 		a.say(ctx, sid, "waiting")
@@ -499,5 +533,65 @@ func TestCanonical(t *testing.T) {
 		if n != c.want || k != c.wantKind {
 			t.Errorf("canonical(%q, %q, %q) = %q, %q; want %q, %q", c.backend, c.raw, c.kind, n, k, c.want, c.wantKind)
 		}
+	}
+}
+
+// TestSettings: MCP servers reach session/new (and session/load) in ACP's
+// form, every list present; an option set only if offered is set when the
+// agent's latest answer offers its value (here once the model that has it
+// is chosen), and skipped otherwise.
+func TestSettings(t *testing.T) {
+	servers := MCPServers([]agentcli.MCPServer{
+		{Name: "local", Command: "/bin/srv", Env: []string{"B=2", "A=$1", "B=3"}},
+		{Name: "bare", Command: "srv"},
+		{Name: "web", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"X-B": "b", "Authorization": "Bearer $t"}},
+	}, func(v string) string { return strings.ReplaceAll(v, "$", `\$`) })
+	got, _ := json.Marshal(servers)
+	want := `[{"args":[],"command":"/bin/srv","env":[{"name":"A","value":"\\$1"},{"name":"B","value":"3"}],"name":"local"},` +
+		`{"args":[],"command":"srv","env":[],"name":"bare"},` +
+		`{"headers":[{"name":"Authorization","value":"Bearer \\$t"},{"name":"X-B","value":"b"}],"name":"web","type":"http","url":"http://127.0.0.1:1/mcp"}]`
+	if string(got) != want {
+		t.Errorf("MCPServers:\n%s\nwant\n%s", got, want)
+	}
+	for _, c := range []struct {
+		name    string
+		cfg     Config
+		wantSet []string
+	}{
+		{"offered", Config{MCPServers: servers, Options: []Option{{ID: "model", Value: "m2"}, {ID: "effort", Value: "high", IfOffered: true}}},
+			[]string{"model=m2", "effort=high"}},
+		{"not offered for the model", Config{Options: []Option{{ID: "effort", Value: "high", IfOffered: true}, {ID: "model", Value: "m1"}}},
+			[]string{"model=m1"}},
+		{"value not offered", Config{Options: []Option{{ID: "model", Value: "m2"}, {ID: "effort", Value: "max", IfOffered: true}}},
+			[]string{"model=m2"}},
+		{"loaded", Config{SessionID: "sess_old", MCPServers: servers[:1]}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := start(t, nil, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, res, err := collect(t, s, "report")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep struct {
+				MCP json.RawMessage `json:"mcp"`
+				Set []string        `json:"set"`
+			}
+			if err := json.Unmarshal([]byte(res.Text), &rep); err != nil {
+				t.Fatalf("%v: %q", err, res.Text)
+			}
+			wantMCP, _ := json.Marshal(c.cfg.MCPServers)
+			if c.cfg.MCPServers == nil {
+				wantMCP = []byte("[]")
+			}
+			if string(rep.MCP) != string(wantMCP) {
+				t.Errorf("the agent got MCP servers %s, want %s", rep.MCP, wantMCP)
+			}
+			if !slices.Equal(rep.Set, c.wantSet) {
+				t.Errorf("options set %q, want %q", rep.Set, c.wantSet)
+			}
+		})
 	}
 }

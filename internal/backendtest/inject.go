@@ -1,7 +1,9 @@
 package backendtest
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -68,7 +70,49 @@ func HostileRequest(t *rapid.T) *agentcli.Request {
 		DisallowedTools: rapid.SliceOfN(h, 0, 3).Draw(t, "disallowed"),
 		Dir:             maybe("dir"),
 		Env:             rapid.SliceOfN(h, 0, 2).Draw(t, "env"),
+		FallbackModel:   maybe("fallback"),
+		Effort:          agentcli.Effort(rapid.OneOf(rapid.Just(""), rapid.SampledFrom(effortNames()), h).Draw(t, "effort")),
+		MaxBudgetUSD:    rapid.SampledFrom([]float64{0, 0.01, 1e-9, 12.5, 1e6}).Draw(t, "budget"),
+		OutputSchema:    rapid.OneOf(rapid.Just[json.RawMessage](nil), rapid.Map(h, schemaWith)).Draw(t, "schema"),
+		MCPServers:      rapid.SliceOfN(hostileMCPServer(h), 0, 2).Draw(t, "mcp"),
 	}
+}
+
+func effortNames() []string {
+	var out []string
+	for _, e := range agentcli.Efforts() {
+		out = append(out, string(e))
+	}
+	return out
+}
+
+// schemaWith returns a JSON schema object holding s, as a caller would
+// pass it in Request.OutputSchema.
+func schemaWith(s string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"type": "object", "description": s})
+	return b
+}
+
+// SecretPrefix starts every MCP credential HostileRequest draws, so that a
+// test can look for credentials in an argv.
+const SecretPrefix = "SECRET-7f3a-"
+
+// hostileMCPServer draws an MCP server whose every field is hostile, with
+// Env and Headers values that start with SecretPrefix.
+func hostileMCPServer(h *rapid.Generator[string]) *rapid.Generator[agentcli.MCPServer] {
+	return rapid.Custom(func(t *rapid.T) agentcli.MCPServer {
+		s := agentcli.MCPServer{Name: h.Draw(t, "name")}
+		secret := func(label string) string { return SecretPrefix + h.Draw(t, label) }
+		if rapid.Bool().Draw(t, "http") {
+			s.URL = h.Draw(t, "url")
+			s.Headers = map[string]string{h.Draw(t, "header"): secret("header value")}
+			return s
+		}
+		s.Command = h.Draw(t, "command")
+		s.Args = rapid.SliceOfN(h, 0, 3).Draw(t, "args")
+		s.Env = []string{h.Draw(t, "env key") + "=" + secret("env value")}
+		return s
+	})
 }
 
 // Benign returns req with every caller string that can reach argv replaced
@@ -87,6 +131,28 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 	b.SessionID = swap(req.SessionID, sessionID)
 	b.Model = swap(req.Model, "m")
 	b.Dir = swap(req.Dir, "/d")
+	b.FallbackModel = swap(req.FallbackModel, "m2")
+	if req.Effort != "" {
+		b.Effort = agentcli.EffortHigh
+	}
+	b.MCPServers = nil
+	for i, s := range req.MCPServers {
+		ok := agentcli.MCPServer{Name: swap(s.Name, fmt.Sprintf("s%d", i)), Command: swap(s.Command, "cmd"),
+			URL: swap(s.URL, "http://127.0.0.1/mcp")}
+		for j := range s.Args {
+			ok.Args = append(ok.Args, fmt.Sprintf("a%d", j))
+		}
+		for j := range s.Env {
+			ok.Env = append(ok.Env, fmt.Sprintf("E%d=v", j))
+		}
+		if s.Headers != nil {
+			ok.Headers = map[string]string{}
+			for k := range s.Headers {
+				ok.Headers[swap(k, fmt.Sprintf("H%d", len(ok.Headers)))] = "v"
+			}
+		}
+		b.MCPServers = append(b.MCPServers, ok)
+	}
 	b.AllowedTools, b.DisallowedTools = nil, nil
 	for range req.AllowedTools {
 		b.AllowedTools = append(b.AllowedTools, "Read")
@@ -99,7 +165,8 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 
 // requestFields are the Request fields a validation error may name.
 var requestFields = []string{"Prompt", "SystemPrompt", "SessionID", "Model", "MaxTurns",
-	"AllowedTools", "DisallowedTools", "Dir", "Env", "Permission", "Timeout"}
+	"AllowedTools", "DisallowedTools", "Dir", "Env", "Permission", "Timeout",
+	"MCPServers", "OutputSchema", "Effort", "FallbackModel", "MaxBudgetUSD"}
 
 // Fataler is the part of testing.TB and *rapid.T the checks need.
 type Fataler interface {

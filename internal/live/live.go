@@ -6,8 +6,9 @@
 // internal/proc: its own process group, the kill ladder, the stderr tail,
 // lines without a 64 KiB limit), the turn state machine (one turn at a
 // time, interrupt, timeout and cancellation), permission requests (mode,
-// callback, deadline, default decision), Close (which never hangs) and a CLI
-// that dies (a typed error, and a dead session). A backend contributes a
+// callback, deadline, default decision), Close (which never hangs), a CLI
+// that dies (a typed error, and a dead session) and, for a request with an
+// output schema, each turn's Result.StructuredOutput. A backend contributes a
 // Proto: the CLI's wire protocol, which turns stdout lines into events and
 // turn ends, and prompts and interrupts into stdin lines.
 package live
@@ -807,6 +808,18 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 	}
 	if e.Result.SessionID == "" {
 		e.Result.SessionID = s.ID()
+	}
+	if len(s.req.OutputSchema) > 0 {
+		// The turn's answer must be the JSON value the schema asks for,
+		// as a one-shot run's must.
+		if err := runner.Structured(e.Result); err != nil {
+			var re *agentcli.ResultError
+			if errors.As(err, &re) {
+				re.Backend = s.backend
+				e.Result.IsError = true
+			}
+			return e.Result, err
+		}
 	}
 	return e.Result, nil
 }

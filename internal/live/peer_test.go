@@ -1,3 +1,5 @@
+//go:build unix
+
 package live
 
 // A fake protocol peer for the session machinery: the test binary itself,

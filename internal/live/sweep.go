@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // A CLI may start helpers in a session or process group of their own
@@ -99,8 +98,8 @@ func killEscapees(es []escapee) {
 			continue // gone, or the pid was reused
 		}
 		if e.pgid == e.pid {
-			syscall.Kill(-e.pgid, syscall.SIGKILL)
+			kill(-e.pgid)
 		}
-		syscall.Kill(e.pid, syscall.SIGKILL)
+		kill(e.pid)
 	}
 }

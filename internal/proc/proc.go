@@ -72,6 +72,11 @@
 //   - Other unix systems: no tag scan; every descendant that left the group
 //     survives the run (within the bounds above).
 //   - Wait reaps the CLI itself before it returns.
+//
+// Terminals: StartTerminal runs a CLI's interactive UI on a terminal
+// instead of pipes, with the same stopping and reaping; it also hands the
+// terminal to the CLI's process group and takes it back (see
+// StartTerminal). Start is unchanged by it.
 package proc
 
 import (
@@ -121,6 +126,12 @@ type Process struct {
 
 	waited bool
 	exit   Exit
+
+	// A process started by StartTerminal has no pipes (out, lines, errR
+	// and stdin are nil) and a terminal to give back.
+	term     *termState
+	contQuit chan struct{} // closed to stop continueStopped, if running
+	contDone chan struct{} // closed when it has returned
 }
 
 // Test hooks, nil outside tests: called with the group id for every group
@@ -268,6 +279,11 @@ func (p *Process) waitLoop() {
 	// and so its group id, cannot be reused yet.
 	zombie := waitExit(p.pid)
 	exitAt := time.Now()
+	if p.contQuit != nil {
+		// Nothing may wait on the pid once it can be reaped.
+		close(p.contQuit)
+		<-p.contDone
+	}
 	if zombie {
 		p.signalGroup(syscall.SIGKILL) // leftovers in the group
 	} else {
@@ -276,8 +292,10 @@ func (p *Process) waitLoop() {
 		p.waitErr = p.cmd.Wait()
 		p.setReaped()
 	}
-	p.out.markExited(exitAt)
-	p.errR.markExited(exitAt)
+	if p.out != nil {
+		p.out.markExited(exitAt)
+		p.errR.markExited(exitAt)
+	}
 	if p.stdin != nil {
 		p.stdin.processExited()
 	}
@@ -293,7 +311,21 @@ func (p *Process) waitLoop() {
 		}
 		p.waitErr = p.cmd.Wait()
 	}
+	if p.term != nil {
+		p.term.restore(p.isStopped() || signaled(p.waitErr))
+	}
 	close(p.done)
+}
+
+// signaled reports whether err is the wait status of a process killed by a
+// signal.
+func signaled(err error) bool {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ws, ok := ee.Sys().(syscall.WaitStatus)
+		return ok && ws.Signaled()
+	}
+	return false
 }
 
 // signalGroup sends sig to the CLI's process group unless reaping has begun
@@ -333,8 +365,10 @@ func (p *Process) setReaped() {
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
 		close(p.stopped)
-		p.out.markStopped()
-		p.errR.markStopped()
+		if p.out != nil {
+			p.out.markStopped()
+			p.errR.markStopped()
+		}
 		if p.stdin != nil {
 			p.stdin.Close()
 		}
@@ -379,7 +413,7 @@ func (p *Process) Stdin() io.WriteCloser {
 // and joined once complete (it costs twice its size until then), never
 // re-copied as it grows.
 func (p *Process) ReadLine() (Line, error) {
-	if p.isStopped() {
+	if p.isStopped() || p.lines == nil {
 		return Line{}, io.EOF
 	}
 	var pieces [][]byte // a long line's pieces so far, while within the limit
@@ -442,10 +476,12 @@ func (p *Process) Wait() Exit {
 		return p.exit
 	}
 	p.waited = true
-	p.out.startDraining()
-	p.lines.Discard(p.lines.Buffered())
-	io.Copy(io.Discard, p.out)
-	p.out.f.Close()
+	if p.out != nil {
+		p.out.startDraining()
+		p.lines.Discard(p.lines.Buffered())
+		io.Copy(io.Discard, p.out)
+		p.out.f.Close()
+	}
 	<-p.done
 	<-p.errDone
 	p.unwatch()
@@ -453,7 +489,7 @@ func (p *Process) Wait() Exit {
 	e := Exit{
 		Stderr:          p.errTail.String(),
 		StderrTruncated: p.errTail.truncated(),
-		HeldOpen:        p.out.heldOpen(),
+		HeldOpen:        p.out != nil && p.out.heldOpen(),
 		Stopped:         p.isStopped(),
 		Escaped:         p.escaped,
 	}

@@ -65,6 +65,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
 	c.PermissionModes = slices.Clone(c.PermissionModes)
+	c.Efforts = slices.Clone(c.Efforts)
 	return c
 }
 
@@ -108,10 +109,16 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	if err != nil {
 		return nil, err
 	}
+	// A live session carries every setting the backend supports, each
+	// CLI its own way (see the backends' live.go): prepareRun's warnings
+	// (or, under Strict, its UnsupportedError) about what Capabilities
+	// lack are all there is to say. What the session reports passes the
+	// run's redactor, as a one-shot run's events do.
+	red := NewRedactor(redactEnv(r.Env, req))
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()
-		return nil, b.spec.finishErr(err, Exit{}, NewRedactor(r.Env))
+		return nil, b.spec.finishErr(err, Exit{}, red)
 	}
-	return s, nil
+	return redactSession(s, red), nil
 }

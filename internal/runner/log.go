@@ -19,6 +19,7 @@ type runLog struct {
 	ctx     context.Context
 	log     *slog.Logger
 	backend string
+	pkg     string // the CLI's npm package
 	model   string
 	debug   bool
 
@@ -32,6 +33,7 @@ func (b *Backend) newRunLog(ctx context.Context, req *agentcli.Request) *runLog 
 		ctx:     ctx,
 		log:     b.opts.Logger,
 		backend: b.spec.Name,
+		pkg:     b.spec.Package,
 		model:   req.Model,
 		debug:   b.opts.Logger.Enabled(ctx, slog.LevelDebug),
 		start:   time.Now(),
@@ -70,8 +72,11 @@ func (l *runLog) started(r *Run, args []string, red *Redactor) {
 	for _, a := range args {
 		argv = append(argv, elide(red.Redact(a), 200))
 	}
-	red.Logger(l.log).Debug("agentcli: starting CLI", "backend", l.backend, "argv", argv, "dir", r.Dir,
-		"prompt", elide(red.Redact(r.Req.Prompt), 40))
+	attrs := []any{"backend", l.backend, "argv", argv, "dir", r.Dir, "prompt", elide(red.Redact(r.Req.Prompt), 40)}
+	if v := installedVersion(r.Path, l.pkg); v != "" {
+		attrs = append(attrs, "version", v) // from the npm package's package.json; no process started
+	}
+	red.Logger(l.log).Debug("agentcli: starting CLI", attrs...)
 }
 
 // spawnedAt records the start of the process.

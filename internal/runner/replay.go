@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ func (b *Backend) wireLog(r *Run, args []string, red *Redactor) *wirelog.Writer 
 		Deltas:    r.Deltas,
 		Model:     r.Req.Model,
 		SessionID: r.Req.SessionID,
+		Schema:    len(r.Req.OutputSchema) > 0,
 		Argv:      argv,
 		Time:      time.Now().UTC(),
 	})
@@ -47,6 +49,9 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 			return
 		}
 		req := &agentcli.Request{Model: rec.Start.Model, SessionID: rec.Start.SessionID}
+		if rec.Start.Schema {
+			req.OutputSchema = json.RawMessage("{}") // the parser needs to know, not the schema
+		}
 		red := ProcessRedactor()
 		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
 		ended := ""

@@ -213,3 +213,22 @@ func TestPlatformErr(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The CLI's version for the debug log comes from its npm package, without
+// starting a process.
+func TestInstalledVersion(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "node_modules", "@scope", "cli")
+	os.MkdirAll(filepath.Join(pkg, "bin"), 0o755)
+	os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@scope/cli","version":"1.2.3"}`), 0o644)
+	bin := filepath.Join(pkg, "bin", "cli.js")
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755)
+	link := filepath.Join(dir, "cli")
+	os.Symlink(bin, link)
+	if v := installedVersion(link, "@scope/cli"); v != "1.2.3" {
+		t.Fatalf("version %q", v)
+	}
+	if v := installedVersion(bin, "@other/cli"); v != "" {
+		t.Fatalf("another package's version: %q", v)
+	}
+}

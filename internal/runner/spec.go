@@ -63,11 +63,23 @@ type Spec struct {
 	// StartSession, if set, starts a live session (see
 	// agentcli.SessionStarter).
 	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
+	// Interactive, if set, builds the command line (and extra
+	// environment) of the CLI's own interactive UI, for
+	// agentcli.Interactive. r.Req is validated as for a run, except that
+	// Prompt may be empty (no first message) and Permission is left to
+	// Interactive ("" means bypass): it maps the mode to the UI's own or
+	// returns an *agentcli.UnsupportedError. Job.Stdin must be nil (the
+	// CLI reads the terminal) and OnSession is not called. Files in
+	// r.TempDir() and r.Defer functions are cleaned up when the CLI has
+	// exited.
+	Interactive func(ctx context.Context, r *Run) (*Job, error)
 }
 
 // Run is what a Spec's Prepare sees of one run.
 type Run struct {
-	// Req is the validated request; never nil. Prepare must not modify it.
+	// Req is the validated request, without the settings the backend
+	// does not support (they were warned about); never nil. Prepare must
+	// not modify it.
 	Req *agentcli.Request
 	// Deltas reports that the caller consumes text as it streams (Stream,
 	// or Run with OnText): a CLI that only reports text deltas on request
@@ -90,6 +102,7 @@ type Run struct {
 
 	tmp      string
 	cleanups []func()
+	backend  string // set for interactive runs (see Unsupported)
 }
 
 // Defer registers f to run when the run ends (after the process is gone),

@@ -35,7 +35,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
 	}
 	return &Run{
-		Req:     req,
+		Req:     b.dropUnsupported(req),
 		Deltas:  deltas,
 		Path:    path,
 		Dir:     dir,
@@ -75,7 +75,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
-	red = NewRedactor(r.Env)
+	red = NewRedactor(redactEnv(r.Env, req))
 	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
 		// Permission modes other than bypass need the host in the loop:
 		// the run is one turn of a live session.
@@ -87,7 +87,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 			r.Req = sreq
 			return b.spec.StartSession(ctx, r)
 		}
-		for ev, err := range evstream.OneShot(ctx, start, req) {
+		for ev, err := range evstream.OneShot(ctx, start, r.Req) {
 			if !yield(ev, err) || err != nil {
 				return
 			}
@@ -116,7 +116,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
-	red = NewRedactor(append(r.Env[:len(r.Env):len(r.Env)], job.Env...))
+	red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
 	f := b.newFeed(r, red)
 	wl := b.wireLog(r, job.Args, red)
 	if runCtx.Err() != nil {
@@ -220,10 +220,13 @@ type feed struct {
 	dp     DecodeParser // likewise
 	synth  evstream.Deltas
 	out    []agentcli.Event
+	// schema: the run asked for structured output (Request.OutputSchema).
+	schema bool
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r)}
+	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
+		schema: len(r.Req.OutputSchema) > 0}
 	f.utf8, _ = f.parser.(UTF8Parser)
 	f.dp, _ = f.parser.(DecodeParser)
 	return f
@@ -269,6 +272,9 @@ func (f *feed) deltas(evs []agentcli.Event) []agentcli.Event {
 // the error.
 func (f *feed) end(e Exit) (agentcli.Event, error) {
 	res, err := f.spec.end(f.parser, e, f.red)
+	if err == nil && f.schema {
+		err = f.spec.finishErr(structured(res), e, f.red)
+	}
 	if res != nil {
 		res.ExitCode = e.Code
 		if err != nil || res.IsError {

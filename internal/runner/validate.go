@@ -87,6 +87,9 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	default:
 		return bad("Permission", "unknown mode %q", m)
 	}
+	if err := checkSettings(b.spec.Name, req); err != nil {
+		return err
+	}
 	if b.spec.Validate != nil {
 		if err := b.spec.Validate(req); err != nil {
 			return err
@@ -120,7 +123,55 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	if req.SystemPrompt != "" && caps.SystemPrompt == agentcli.SystemPromptNone {
 		out = append(out, "system prompt")
 	}
+	if len(req.MCPServers) > 0 && !caps.MCP {
+		out = append(out, "MCP servers")
+	}
+	if len(req.OutputSchema) > 0 && !caps.StructuredOutput {
+		out = append(out, "structured output (output schema)")
+	}
+	if req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) {
+		out = append(out, "effort "+string(req.Effort))
+	}
+	if req.FallbackModel != "" && !caps.FallbackModel {
+		out = append(out, "fallback model")
+	}
+	if req.MaxBudgetUSD > 0 && !caps.MaxBudget {
+		out = append(out, "spending cap (max budget)")
+	}
 	return out
+}
+
+// dropUnsupported returns req, or a copy of it without the settings
+// (MCP servers, output schema, effort, fallback model, budget) the
+// backend does not support, so that an ignored setting is ignored
+// whatever the backend's Prepare would make of it.
+func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
+	caps := b.spec.Caps
+	drop := len(req.MCPServers) > 0 && !caps.MCP ||
+		len(req.OutputSchema) > 0 && !caps.StructuredOutput ||
+		req.Effort != "" && !slices.Contains(caps.Efforts, req.Effort) ||
+		req.FallbackModel != "" && !caps.FallbackModel ||
+		req.MaxBudgetUSD > 0 && !caps.MaxBudget
+	if !drop {
+		return req
+	}
+	c := *req
+	if !caps.MCP {
+		c.MCPServers = nil
+	}
+	if !caps.StructuredOutput {
+		c.OutputSchema = nil
+	}
+	if !slices.Contains(caps.Efforts, c.Effort) {
+		c.Effort = ""
+	}
+	if !caps.FallbackModel {
+		c.FallbackModel = ""
+	}
+	if !caps.MaxBudget {
+		c.MaxBudgetUSD = 0
+	}
+	return &c
 }
 
 // warnUnsupported logs one warning per option in req the backend ignores,

@@ -1,0 +1,71 @@
+package claude
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// mcpConfig returns the --mcp-config file content for servers: Claude
+// Code's {"mcpServers": {NAME: {...}}} with "type" "stdio" (command, args,
+// env) or "http" (url, headers). It is pure. dollar reports that some
+// value needed runner.DollarEnv in the CLI's environment.
+//
+// Claude Code 2.1.330 expands ${NAME} and ${NAME:-default} in every string
+// of an MCP server's configuration (command, args, env values, url,
+// headers), with no escape; verified by a real run (conformance
+// TestMCPServers). So each "${" of the caller's text is written as
+// "${AGENTCLI_DOLLAR}{" (see runner.DollarVar), which expands back to
+// "${". A "$" not followed by "{" is never expanded and is kept.
+func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
+	esc := func(s string) string {
+		if !strings.Contains(s, "${") {
+			return s
+		}
+		dollar = true
+		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{")
+	}
+	// Header values are expanded twice.
+	esc2 := func(s string) string {
+		if !strings.Contains(s, "${") {
+			return s
+		}
+		dollar = true
+		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{"+runner.DollarVar+"}{")
+	}
+	type server struct {
+		Type    string            `json:"type"`
+		Command string            `json:"command,omitempty"`
+		Args    []string          `json:"args,omitempty"`
+		Env     map[string]string `json:"env,omitempty"`
+		URL     string            `json:"url,omitempty"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}
+	all := map[string]server{}
+	for _, s := range servers {
+		sv := server{Type: "stdio", Command: esc(s.Command), URL: esc(s.URL)}
+		if s.URL != "" {
+			sv.Type = "http"
+		}
+		for _, a := range s.Args {
+			sv.Args = append(sv.Args, esc(a))
+		}
+		if env := runner.MCPEnv(s); env != nil {
+			sv.Env = map[string]string{}
+			for k, v := range env {
+				sv.Env[k] = esc(v)
+			}
+		}
+		if len(s.Headers) > 0 {
+			sv.Headers = map[string]string{}
+			for k, v := range s.Headers {
+				sv.Headers[k] = esc2(v)
+			}
+		}
+		all[s.Name] = sv
+	}
+	b, _ := json.MarshalIndent(map[string]any{"mcpServers": all}, "", "  ")
+	return append(b, '\n'), dollar
+}

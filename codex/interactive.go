@@ -1,0 +1,105 @@
+package codex
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// interactive builds the command line of codex's interactive UI (see
+// interactiveArgs). The system prompt and the MCP servers go through a
+// private profile file, as in a run (see writeRunProfile). The TUI takes
+// no output schema (--output-schema is codex exec's): it is ignored with a
+// warning, or refused under Options.Strict.
+func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
+	req := *r.Req
+	if len(req.OutputSchema) > 0 {
+		if err := r.Unsupported("structured output (output schema)"); err != nil {
+			return nil, err
+		}
+		req.OutputSchema = nil
+	}
+	profile, err := writeRunProfile(r)
+	if err != nil {
+		return nil, err
+	}
+	args, err := interactiveArgs(&req, r.Dir, profile)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkArgs(args); err != nil {
+		return nil, err
+	}
+	return &runner.Job{Args: args}, nil
+}
+
+// interactiveArgs returns the arguments of codex's interactive UI (the
+// TUI) for req. It is pure. dir is the absolute working directory to pass
+// with --cd, or "" for none; profile is the name of the profile
+// writeRunProfile wrote, or "" to pass the system prompt and the MCP
+// servers as -c overrides.
+//
+//	codex [resume] --no-daemon PERMISSION [--cd=DIR] [--model=M]
+//	      [--profile=NAME | -c developer_instructions="..." -c mcp_servers...]
+//	      [-c model_reasoning_effort="LEVEL"] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
+//
+// A session is resumed with the resume subcommand, which takes every
+// option of the TUI, so all options follow it. --no-daemon keeps the TUI
+// from starting (or joining) codex's shared background server, a process
+// that would outlive the UI (and that codex 0.169.0 installs by copying
+// its binary into CODEX_HOME). PERMISSION is
+// --dangerously-bypass-approvals-and-sandbox for PermissionBypass (the zero
+// value) and --ask-for-approval=on-request (the model asks the person at
+// the terminal; the sandbox is codex's default) for PermissionAsk; codex
+// has no plan or deny mode on its command line. The session id and the
+// first message are positional, after "--", so they are never options or
+// a subcommand (codex's parser, clap, matches subcommands only before
+// "--"). The first message is submitted as typed.
+func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, error) {
+	var args []string
+	if req.SessionID != "" {
+		args = append(args, "resume")
+	}
+	args = append(args, "--no-daemon")
+	switch req.Permission {
+	case "", agentcli.PermissionBypass:
+		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+	case agentcli.PermissionAsk:
+		args = append(args, "--ask-for-approval=on-request")
+	default:
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "permission mode " + string(req.Permission),
+			Reason: "codex's interactive UI has no such mode on its command line"}
+	}
+	if dir != "" {
+		args = append(args, "--cd="+dir)
+	}
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if profile != "" {
+		args = append(args, "--profile="+profile)
+	} else {
+		if req.SystemPrompt != "" {
+			args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
+		}
+		for _, o := range mcpOverrides(req.MCPServers) {
+			args = append(args, "-c", o)
+		}
+	}
+	if req.Effort != "" {
+		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
+	}
+	args = append(args, req.ExtraArgs...)
+	if req.SessionID != "" || req.Prompt != "" {
+		args = append(args, "--")
+		if req.SessionID != "" {
+			args = append(args, req.SessionID)
+		}
+		if req.Prompt != "" {
+			args = append(args, strings.ToValidUTF8(req.Prompt, "\uFFFD"))
+		}
+	}
+	return args, nil
+}
