@@ -552,15 +552,31 @@ func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Reques
 // recorded pid that died and was reused by an unrelated process is never
 // signalled; elsewhere the recorded pids that are alive.
 func killPids(dir string) {
+	// A daemon may fork its next process while we scan: scan again until
+	// a whole pass finds nothing alive, so a child forked after one pass's
+	// listing is caught by the next.
+	for pass := 0; pass < 50; pass++ {
+		if killPidsOnce(dir) == 0 {
+			return
+		}
+	}
+}
+
+// killPidsOnce kills the fake's live processes (found by the pids-file
+// variable in their environment, or from the pids file where /proc is
+// missing) and reports how many it found alive.
+func killPidsOnce(dir string) int {
+	n := 0
 	marker := []byte(fakecli.EnvPids + "=" + dir + "/pids")
 	names, err := os.ReadDir("/proc")
 	if err != nil {
 		for _, pid := range fakecli.ReadPids(dir) {
 			if fakecli.Alive(pid) {
 				killPid(pid)
+				n++
 			}
 		}
-		return
+		return n
 	}
 	for _, e := range names {
 		pid, err := strconv.Atoi(e.Name())
@@ -573,11 +589,21 @@ func killPids(dir string) {
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if bytes.Equal(kv, marker) {
-				killPid(pid)
+				if fakecli.Alive(pid) {
+					killPid(pid)
+					n++
+				}
 				break
 			}
 		}
 	}
+	for _, pid := range fakecli.ReadPids(dir) {
+		if fakecli.Alive(pid) {
+			killPid(pid)
+			n++
+		}
+	}
+	return n
 }
 
 // cancelFaults are the cases about cancellation: bounds after cancel, no
