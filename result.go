@@ -2,6 +2,7 @@ package agentcli
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -65,17 +66,30 @@ type Usage struct {
 	Cumulative bool `json:"cumulative,omitempty"`
 }
 
-// Add returns the element-wise sum of u and v. Cumulative is kept if either
-// is cumulative.
+// Add returns the element-wise sum of u and v, saturating at the int64
+// range rather than wrapping around. Cumulative is kept if either is
+// cumulative.
 func (u Usage) Add(v Usage) Usage {
 	return Usage{
-		InputTokens:      u.InputTokens + v.InputTokens,
-		OutputTokens:     u.OutputTokens + v.OutputTokens,
-		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
-		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
-		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
+		InputTokens:      addTokens(u.InputTokens, v.InputTokens),
+		OutputTokens:     addTokens(u.OutputTokens, v.OutputTokens),
+		CacheReadTokens:  addTokens(u.CacheReadTokens, v.CacheReadTokens),
+		CacheWriteTokens: addTokens(u.CacheWriteTokens, v.CacheWriteTokens),
+		ReasoningTokens:  addTokens(u.ReasoningTokens, v.ReasoningTokens),
 		Cumulative:       u.Cumulative || v.Cumulative,
 	}
+}
+
+// addTokens returns a + b, saturated at math.MaxInt64 and math.MinInt64.
+func addTokens(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
 }
 
 // IsZero reports whether no tokens are counted.

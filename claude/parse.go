@@ -4,148 +4,593 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// Wire structs: the subset of Claude Code's SDKMessage union that agentcli
-// reads. Unknown fields are ignored and unknown line types are kept raw.
-// Nothing depends on key order.
+// Each line is read once, in a single pass (internal/jsonscan), straight
+// into wireLine: the subset of Claude Code's SDKMessage union that agentcli
+// reads, under the wire's own field names. What no event uses (the
+// tool_use_result copy of every tool output, uuids, per-message usage) is
+// skipped without being decoded. Unknown fields are ignored and unknown
+// line types are kept raw. Nothing depends on key order: a line is decoded
+// whole before its type is looked at. A field of an unexpected type reads
+// as absent; it cannot hide the rest of the line.
+//
+// Strings share the line's memory when they hold no escapes (the line is
+// kept as Event.Raw anyway), so a text event costs no copy of its text.
 
+// wireLine is one output line.
 type wireLine struct {
-	Type            string          `json:"type"`
-	Subtype         string          `json:"subtype"`
-	SessionID       string          `json:"session_id"`
-	ParentToolUseID *string         `json:"parent_tool_use_id"`
-	Message         *wireMessage    `json:"message"`
-	Event           *wireStreamEvt  `json:"event"`
-	Model           string          `json:"model"`
-	Version         string          `json:"claude_code_version"`
-	IsAPIErrorMsg   bool            `json:"is_api_error_message"`
-	Error           json.RawMessage `json:"error"`
+	Type, Subtype string
+	SessionID     string
+	// ParentToolUseID is "" when absent or null.
+	ParentToolUseID string
+	Message         wireMessage
+	HasMessage      bool
+	Event           wireStreamEvt
+	HasEvent        bool
+	Model           string // system/init
+	Version         string // system/init: claude_code_version
+	IsAPIErrorMsg   bool
+	Error           string // the error, a string or raw JSON
 
 	// system/api_retry
-	Attempt      int     `json:"attempt"`
-	MaxRetries   int     `json:"max_retries"`
-	RetryDelayMS float64 `json:"retry_delay_ms"`
-	ErrorStatus  *int    `json:"error_status"`
+	Attempt        int
+	MaxRetries     int
+	RetryDelayMS   float64
+	ErrorStatus    int
+	HasErrorStatus bool
 
 	// result
-	IsError        bool                       `json:"is_error"`
-	Result         *string                    `json:"result"`
-	NumTurns       int                        `json:"num_turns"`
-	TotalCostUSD   *float64                   `json:"total_cost_usd"`
-	Usage          *wireUsage                 `json:"usage"`
-	ModelUsage     map[string]json.RawMessage `json:"modelUsage"`
-	StopReason     *string                    `json:"stop_reason"`
-	TerminalReason string                     `json:"terminal_reason"`
-	APIErrorStatus *int                       `json:"api_error_status"`
-	Errors         []string                   `json:"errors"`
-	// With --json-schema: the answer's value.
-	StructuredOutput json.RawMessage `json:"structured_output"`
+	IsError           bool
+	Result            string
+	HasResult         bool
+	NumTurns          int
+	TotalCostUSD      float64
+	HasTotalCostUSD   bool
+	Usage             agentcli.Usage
+	HasUsage          bool
+	ModelUsage        string // the model of modelUsage when it names one
+	ModelUsageCount   int    // distinct models in modelUsage (counted to 2)
+	StopReason        string
+	HasStopReason     bool
+	TerminalReason    string
+	APIErrorStatus    int
+	HasAPIErrorStatus bool
+	Errors            []string
+	// With --json-schema: the answer's value (valid JSON), or nil.
+	StructuredOutput json.RawMessage
 }
 
 type wireMessage struct {
-	Model   string      `json:"model"`
-	Content wireContent `json:"content"`
-}
-
-// wireContent is a message's content: a string or an array of blocks.
-type wireContent []wireBlock
-
-// UnmarshalJSON accepts both shapes and never fails: content of a shape
-// from the future is dropped rather than losing the whole line.
-func (c *wireContent) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '"' {
-		var s string
-		if json.Unmarshal(b, &s) == nil {
-			*c = wireContent{{Type: "text", Text: s}}
-		}
-		return nil
-	}
-	var blocks []wireBlock
-	if json.Unmarshal(b, &blocks) == nil {
-		*c = blocks
-	}
-	return nil
+	Model   string
+	Content []wireBlock
 }
 
 type wireBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   *wireContent    `json:"content"`
-	IsError   bool            `json:"is_error"`
+	Type      string
+	Text      string
+	Thinking  string
+	ID        string
+	Name      string
+	Input     json.RawMessage
+	ToolUseID string
+	// Content is a tool result's content as text: a string, or the text
+	// blocks of an array joined.
+	Content string
+	IsError bool
 }
 
 type wireStreamEvt struct {
-	Type  string `json:"type"`
-	Delta *struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Thinking string `json:"thinking"`
-	} `json:"delta"`
+	Type     string
+	HasDelta bool
+	Delta    struct {
+		Type     string
+		Text     string
+		Thinking string
+	}
 }
 
-type wireUsage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	OutputTokensDetails      *struct {
-		ThinkingTokens int64 `json:"thinking_tokens"`
-	} `json:"output_tokens_details"`
+// wireResult is what End needs of the result line.
+type wireResult struct {
+	SessionID       string
+	Subtype         string
+	IsError         bool
+	Result          string
+	HasResult       bool
+	NumTurns        int
+	TotalCostUSD    float64
+	HasTotalCostUSD bool
+	Usage           agentcli.Usage
+	HasUsage        bool
+	Model           string // the only model of modelUsage
+	HasModel        bool
+	StopReason      string
+	TerminalReason  string
+	APIErrorStatus  int
+	Errors          []string
+	// StructuredOutput is the answer's value under --json-schema (a view
+	// into the result line, which Result.Raw keeps anyway), or nil.
+	StructuredOutput json.RawMessage
 }
 
 // parser turns Claude Code output — one json result object, a json array of
 // messages (--verbose), or stream-json lines — into events.
 type parser struct {
+	x         lineDecoder // decodes the lines given to Line
+	cur       decoded     // the line Line is parsing
+	evs       []agentcli.Event
 	sessionID string
 	model     string
-	result    *wireLine
+	result    *wireResult
 	resultRaw json.RawMessage
 	lastText  string
+	// validUTF8 is set while LineUTF8 parses a line.
+	validUTF8 bool
+}
+
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d jsonscan.Decoder
+	// bad is set when the line holds JSON that an event would keep (a
+	// tool input, the result line) and that is not valid: the line is
+	// then a notice, as a line that is not JSON is.
+	bad error
+	// The session id and parent id repeat on every line: the last of each
+	// is kept so that equal ones cost nothing.
+	lastSession, lastParent string
+}
+
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireLine
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	// whole: the line is not decoded (empty, or an array of messages);
+	// Apply passes raw to Line.
+	whole bool
 }
 
 func newParser() *parser { return &parser{} }
 
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	t := bytes.TrimSpace(line)
+	if dl.whole = len(t) == 0 || t[0] == '['; dl.whole {
+		dl.raw = line
+		return dl
+	}
+	x.decode(t, validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	if dl.whole {
+		evs := p.Line(dl.raw)
+		dl.raw = nil
+		return evs
+	}
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
+// decode decodes the line t (trimmed, not empty) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err, dl.notObject = t, nil, t[0] != '{'
+	if dl.notObject {
+		return
+	}
+	x.reset(t, validUTF8)
+	x.decodeLine(&dl.w)
+	dl.err = cmp.Or(x.d.Finish(), x.invalid(&dl.w, t))
+	x.d.Reset(nil)
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line, keeping its
+// blocks' room.
+func (dl *decoded) release() {
+	blocks := dl.w.Message.Content
+	clear(blocks)
+	dl.w = wireLine{}
+	dl.w.Message.Content = blocks[:0]
+	dl.raw, dl.err = nil, nil
+}
+
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
+	clear(p.evs)
+	p.evs = p.evs[:0]
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
-	if line[0] == '[' { // `--output-format json --verbose`: an array of messages
-		var items []json.RawMessage
-		if err := json.Unmarshal(line, &items); err != nil {
-			return []agentcli.Event{runner.Notice(Name, line, err)}
-		}
-		var evs []agentcli.Event
-		for _, it := range items {
-			evs = append(evs, p.Line(it)...)
-		}
-		return evs
+	if line[0] != '[' {
+		p.x.decode(line, p.validUTF8, &p.cur)
+		p.applyDecoded(&p.cur)
+		p.cur.release()
+		return p.evs
 	}
-	var w wireLine
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
-		return n
+	// `--output-format json --verbose`: an array of messages.
+	x, w := &p.x, &p.cur.w
+	d := &x.d
+	x.reset(line, p.validUTF8)
+	defer func() {
+		d.Reset(nil)
+		p.cur.release()
+	}()
+	for range d.Array() {
+		if d.Kind() != jsonscan.Object {
+			if raw := d.Raw(); raw != nil {
+				p.evs = append(p.evs, runner.NotObject(Name, raw))
+			}
+			continue
+		}
+		start := d.Offset()
+		x.decodeLine(w)
+		if d.Err() != nil {
+			break
+		}
+		raw := line[start:d.Offset()]
+		if err := x.invalid(w, raw); err != nil {
+			p.evs = append(p.evs, runner.Notice(Name, raw, err))
+			continue
+		}
+		p.apply(w, raw)
 	}
-	raw := json.RawMessage(line)
+	if err := d.Finish(); err != nil {
+		p.evs = append(p.evs, runner.Notice(Name, line, err))
+	}
+	return p.evs
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+// reset points the decoder at line.
+func (x *lineDecoder) reset(line []byte, validUTF8 bool) {
+	if validUTF8 {
+		x.d.ResetUTF8(line)
+	} else {
+		x.d.Reset(line)
+	}
+}
+
+// errInvalid: a line whose parts an event keeps as JSON (a tool input, a
+// result line) is not valid JSON. Parts no event keeps are not validated.
+var errInvalid = errors.New("invalid JSON")
+
+// invalid reports errInvalid for a decoded line w that an event would
+// keep as JSON, or whose tool input, kept as JSON, is not valid.
+func (x *lineDecoder) invalid(w *wireLine, raw []byte) error {
+	if x.bad != nil || w.Type == "result" && !json.Valid(raw) {
+		return errInvalid
+	}
+	return nil
+}
+
+// str reads a string that may share the line's memory ("" for any other
+// value).
+func str(d *jsonscan.Decoder) string {
+	s, _ := d.UnsafeStr()
+	return s
+}
+
+// view reads a string as bytes valid until the next line (nil for any
+// other value).
+func view(d *jsonscan.Decoder) []byte {
+	b, _ := d.StrBytes()
+	return b
+}
+
+// intern reads a string that tends to repeat from line to line: when it
+// equals *last, *last is returned and nothing is allocated.
+func intern(d *jsonscan.Decoder, last *string) string {
+	b, ok := d.StrBytes()
+	if !ok {
+		return ""
+	}
+	if string(b) != *last {
+		*last = string(b)
+	}
+	return *last
+}
+
+// optInt reads a number that may be null or absent.
+func optInt(d *jsonscan.Decoder) (int, bool) {
+	n, ok := d.IntOK()
+	return int(n), ok
+}
+
+// rawString reads a string's value, or the JSON text of any other value
+// ("" for null).
+func rawString(d *jsonscan.Decoder) string {
+	switch d.Kind() {
+	case jsonscan.String:
+		return str(d)
+	case jsonscan.Null:
+		d.Null()
+		return ""
+	}
+	return string(d.Raw())
+}
+
+// decodeLine reads the object at the decoder's position into w.
+func (x *lineDecoder) decodeLine(w *wireLine) {
+	d := &x.d
+	blocks := w.Message.Content[:0]
+	*w = wireLine{}
+	x.bad = nil
+	w.Message.Content = blocks
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = str(d)
+		case "subtype":
+			w.Subtype = str(d)
+		case "session_id":
+			w.SessionID = intern(d, &x.lastSession)
+		case "parent_tool_use_id":
+			w.ParentToolUseID = intern(d, &x.lastParent)
+		case "message":
+			w.HasMessage = d.Kind() == jsonscan.Object
+			w.Message.Model = ""
+			w.Message.Content = w.Message.Content[:0]
+			for k := range d.Object() {
+				switch string(k) {
+				case "model":
+					w.Message.Model = str(d)
+				case "content":
+					var bad bool
+					w.Message.Content = decodeContent(d, w.Message.Content[:0], &bad)
+					if bad {
+						x.bad = errInvalid
+					}
+				}
+			}
+		case "event":
+			w.HasEvent = d.Kind() == jsonscan.Object
+			w.Event = wireStreamEvt{}
+			for k := range d.Object() {
+				switch string(k) {
+				case "type":
+					w.Event.Type = str(d)
+				case "delta":
+					w.Event.HasDelta = d.Kind() == jsonscan.Object
+					for k := range d.Object() {
+						switch string(k) {
+						case "type":
+							w.Event.Delta.Type = str(d)
+						case "text":
+							w.Event.Delta.Text = str(d)
+						case "thinking":
+							w.Event.Delta.Thinking = str(d)
+						}
+					}
+				}
+			}
+		case "model":
+			w.Model = str(d)
+		case "claude_code_version":
+			w.Version = str(d)
+		case "is_api_error_message":
+			w.IsAPIErrorMsg = d.LooseBool()
+		case "error":
+			w.Error = rawString(d)
+		case "attempt":
+			w.Attempt, _ = optInt(d)
+		case "max_retries":
+			w.MaxRetries, _ = optInt(d)
+		case "retry_delay_ms":
+			w.RetryDelayMS = d.Float()
+		case "error_status":
+			w.ErrorStatus, w.HasErrorStatus = optInt(d)
+		case "is_error":
+			w.IsError = d.LooseBool()
+		case "result":
+			w.Result, w.HasResult = d.UnsafeStr()
+		case "num_turns":
+			w.NumTurns, _ = optInt(d)
+		case "total_cost_usd":
+			var c float64
+			c, w.HasTotalCostUSD = d.FloatOK()
+			w.TotalCostUSD = runner.Cost(c)
+		case "usage":
+			w.HasUsage = d.Kind() == jsonscan.Object
+			w.Usage = decodeUsage(d)
+		case "modelUsage":
+			w.ModelUsage, w.ModelUsageCount = "", 0
+			for k := range d.Object() {
+				switch {
+				case w.ModelUsageCount == 0:
+					w.ModelUsage, w.ModelUsageCount = string(k), 1
+				case w.ModelUsageCount == 1 && string(k) != w.ModelUsage:
+					w.ModelUsageCount = 2
+				}
+			}
+		case "stop_reason":
+			w.StopReason, w.HasStopReason = d.UnsafeStr()
+		case "terminal_reason":
+			w.TerminalReason = str(d)
+		case "api_error_status":
+			w.APIErrorStatus, w.HasAPIErrorStatus = optInt(d)
+		case "structured_output":
+			w.StructuredOutput = nil
+			if raw := d.Raw(); raw != nil && string(raw) != "null" && json.Valid(raw) {
+				w.StructuredOutput = raw
+			}
+		case "errors":
+			w.Errors = nil
+			for range d.Array() {
+				w.Errors = append(w.Errors, str(d))
+			}
+		}
+	}
+}
+
+// decodeContent reads a message's content, a string or an array of
+// blocks, appending its blocks to dst. An element that is null counts as
+// an empty block; one of another type is left out.
+func decodeContent(d *jsonscan.Decoder, dst []wireBlock, bad *bool) []wireBlock {
+	switch d.Kind() {
+	case jsonscan.String:
+		return append(dst, wireBlock{Type: "text", Text: str(d)})
+	case jsonscan.Array:
+	default:
+		d.Skip()
+		return dst
+	}
+	for range d.Array() {
+		switch d.Kind() {
+		case jsonscan.Object:
+		case jsonscan.Null:
+			d.Null()
+			dst = append(dst, wireBlock{})
+			continue
+		default:
+			continue
+		}
+		var b wireBlock
+		for k := range d.Object() {
+			switch string(k) {
+			case "type":
+				b.Type = str(d)
+			case "text":
+				b.Text = str(d)
+			case "thinking":
+				b.Thinking = str(d)
+			case "id":
+				b.ID = str(d)
+			case "name":
+				b.Name = str(d)
+			case "input":
+				b.Input = d.Raw()
+				if b.Input != nil && !json.Valid(b.Input) {
+					*bad = true
+				}
+			case "tool_use_id":
+				b.ToolUseID = str(d)
+			case "content":
+				b.Content = decodeText(d)
+			case "is_error":
+				b.IsError = d.LooseBool()
+			}
+		}
+		dst = append(dst, b)
+	}
+	return dst
+}
+
+// decodeText reads a tool result's content as text: a string, or the text
+// of the "text" blocks of an array, joined. Nested content is skipped.
+func decodeText(d *jsonscan.Decoder) string {
+	if d.Kind() == jsonscan.String {
+		return str(d)
+	}
+	var first string
+	var b strings.Builder
+	n := 0
+	for range d.Array() {
+		var typ []byte
+		var text string
+		for k := range d.Object() {
+			switch string(k) {
+			case "type":
+				typ = view(d)
+			case "text":
+				text = str(d)
+			}
+		}
+		if string(typ) != "text" || text == "" {
+			continue
+		}
+		switch n++; n {
+		case 1:
+			first = text
+		case 2:
+			b.WriteString(first)
+			fallthrough
+		default:
+			b.WriteString(text)
+		}
+	}
+	if n > 1 {
+		return b.String()
+	}
+	return first
+}
+
+// decodeUsage reads Anthropic usage, which already follows agentcli's
+// convention: input_tokens excludes cache reads and writes, and
+// output_tokens includes thinking. Counts are clamped to be non-negative.
+func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
+	var u agentcli.Usage
+	for k := range d.Object() {
+		switch string(k) {
+		case "input_tokens":
+			u.InputTokens = runner.Count(d.Int())
+		case "output_tokens":
+			u.OutputTokens = runner.Count(d.Int())
+		case "cache_creation_input_tokens":
+			u.CacheWriteTokens = runner.Count(d.Int())
+		case "cache_read_input_tokens":
+			u.CacheReadTokens = runner.Count(d.Int())
+		case "output_tokens_details":
+			u.ReasoningTokens = 0
+			for k := range d.Object() {
+				if string(k) == "thinking_tokens" {
+					u.ReasoningTokens = runner.Count(d.Int())
+				}
+			}
+		}
+	}
+	return u
+}
+
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireLine, raw []byte) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	sub := ""
-	if w.ParentToolUseID != nil {
-		sub = *w.ParentToolUseID
-	}
+	sub := w.ParentToolUseID
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
 	case "system":
@@ -154,23 +599,25 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			p.model = w.Model
 			ev := base
 			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-			return []agentcli.Event{ev}
+			p.evs = append(p.evs, ev)
+			return
 		case "api_retry":
 			ev := base
 			ev.Kind = agentcli.EventRetry
 			ev.Retry = &agentcli.Retry{
 				Attempt:    w.Attempt,
 				MaxRetries: w.MaxRetries,
-				Delay:      time.Duration(w.RetryDelayMS * float64(time.Millisecond)),
-				Message:    runner.RawString(w.Error),
+				Delay:      millis(w.RetryDelayMS),
+				Message:    w.Error,
 			}
-			if w.ErrorStatus != nil {
-				ev.Retry.Status = *w.ErrorStatus
+			if w.HasErrorStatus {
+				ev.Retry.Status = w.ErrorStatus
 			}
-			return []agentcli.Event{ev}
+			p.evs = append(p.evs, ev)
+			return
 		}
 	case "assistant":
-		if w.Message == nil {
+		if !w.HasMessage {
 			break
 		}
 		if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
@@ -180,10 +627,11 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			ev := base
 			ev.Kind = agentcli.EventNotice
 			ev.Text = joinText(w.Message.Content)
-			return []agentcli.Event{ev}
+			p.evs = append(p.evs, ev)
+			return
 		}
-		var evs []agentcli.Event
-		for _, b := range w.Message.Content {
+		for i := range w.Message.Content {
+			b := &w.Message.Content[i]
 			ev := base
 			switch b.Type {
 			case "text":
@@ -199,59 +647,90 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
 			}
-			evs = append(evs, ev)
+			p.evs = append(p.evs, ev)
 		}
-		return evs
+		return
 	case "user":
-		if w.Message == nil {
+		if !w.HasMessage {
 			break
 		}
-		var evs []agentcli.Event
-		for _, b := range w.Message.Content {
+		n := len(p.evs)
+		for i := range w.Message.Content {
+			b := &w.Message.Content[i]
 			if b.Type != "tool_result" {
 				continue
 			}
 			ev := base
 			ev.Kind = agentcli.EventToolResult
-			out := ""
-			if b.Content != nil {
-				out = joinText(*b.Content)
-			}
-			ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: out, IsError: b.IsError}
-			evs = append(evs, ev)
+			ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
+			p.evs = append(p.evs, ev)
 		}
-		if len(evs) > 0 {
-			return evs
+		if len(p.evs) > n {
+			return
 		}
 	case "stream_event":
-		if w.Event == nil || w.Event.Type != "content_block_delta" || w.Event.Delta == nil {
-			return nil // message_start, input_json_delta, …: nothing to normalize
+		e := &w.Event
+		if !w.HasEvent || e.Type != "content_block_delta" || !e.HasDelta {
+			return // message_start, input_json_delta, …: nothing to normalize
 		}
 		ev := base
-		switch w.Event.Delta.Type {
+		switch e.Delta.Type {
 		case "text_delta":
-			ev.Kind, ev.Text = agentcli.EventTextDelta, w.Event.Delta.Text
+			ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
 		case "thinking_delta":
-			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, w.Event.Delta.Thinking, true
+			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
 		default:
-			return nil
+			return
 		}
-		return []agentcli.Event{ev}
+		p.evs = append(p.evs, ev)
+		return
 	case "result":
-		p.result = &w
+		p.result = &wireResult{
+			SessionID:        w.SessionID,
+			Subtype:          w.Subtype,
+			IsError:          w.IsError,
+			Result:           w.Result,
+			HasResult:        w.HasResult,
+			NumTurns:         w.NumTurns,
+			TotalCostUSD:     w.TotalCostUSD,
+			HasTotalCostUSD:  w.HasTotalCostUSD,
+			Usage:            w.Usage,
+			HasUsage:         w.HasUsage,
+			StopReason:       w.StopReason,
+			TerminalReason:   w.TerminalReason,
+			APIErrorStatus:   w.APIErrorStatus,
+			Errors:           w.Errors,
+			StructuredOutput: w.StructuredOutput,
+		}
+		if w.ModelUsageCount == 1 {
+			p.result.Model, p.result.HasModel = w.ModelUsage, true
+		}
 		p.resultRaw = raw
-		if w.Usage != nil {
+		if w.HasUsage {
 			ev := base
 			ev.Kind = agentcli.EventUsage
-			u := usageOf(w.Usage)
+			u := w.Usage
 			ev.Usage = &u
-			return []agentcli.Event{ev}
+			p.evs = append(p.evs, ev)
 		}
-		return nil
+		return
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	return []agentcli.Event{ev}
+	p.evs = append(p.evs, ev)
+}
+
+// millis converts a delay in milliseconds, saturating rather than
+// overflowing.
+func millis(ms float64) time.Duration {
+	const maxMS = float64(1<<63-1) / float64(time.Millisecond)
+	switch {
+	case !(ms > 0):
+		return 0
+	case ms >= maxMS:
+		return 1<<63 - 1
+	}
+	return time.Duration(ms * float64(time.Millisecond))
 }
 
 // End implements runner.Parser. Success is exit status 0 and a result with
@@ -264,31 +743,30 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	res := &agentcli.Result{
 		SessionID:      cmp.Or(w.SessionID, p.sessionID),
 		IsError:        w.IsError,
-		CostUSD:        w.TotalCostUSD,
 		Turns:          w.NumTurns,
 		Model:          p.model,
 		Subtype:        w.Subtype,
 		TerminalReason: w.TerminalReason,
+		StopReason:     w.StopReason,
 		Raw:            p.resultRaw,
 	}
-	if w.Result != nil {
-		res.Text = *w.Result
+	if w.HasTotalCostUSD {
+		c := w.TotalCostUSD
+		res.CostUSD = &c
+	}
+	if w.HasResult {
+		res.Text = w.Result
 	} else if !w.IsError {
 		res.Text = p.lastText
 	}
-	if w.StopReason != nil {
-		res.StopReason = *w.StopReason
+	if w.HasUsage {
+		res.Usage = w.Usage
 	}
-	if len(w.StructuredOutput) > 0 && string(w.StructuredOutput) != "null" {
+	if w.HasModel {
+		res.Model = w.Model
+	}
+	if w.StructuredOutput != nil {
 		res.StructuredOutput = w.StructuredOutput
-	}
-	if w.Usage != nil {
-		res.Usage = usageOf(w.Usage)
-	}
-	if len(w.ModelUsage) == 1 {
-		for m := range w.ModelUsage {
-			res.Model = m
-		}
 	}
 	if !w.IsError && exit.Code == 0 {
 		return res, nil
@@ -303,37 +781,19 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 		// the subtype says nothing about the error then.
 		re.Subtype = w.Subtype
 	}
-	if w.APIErrorStatus != nil {
-		re.APIStatus = *w.APIErrorStatus
-	}
+	re.APIStatus = w.APIErrorStatus
 	switch {
 	case len(w.Errors) > 0:
 		re.Message = strings.Join(w.Errors, "; ")
-	case w.IsError && w.Result != nil:
-		re.Message = *w.Result
+	case w.IsError && w.HasResult:
+		re.Message = w.Result
 	case !w.IsError:
 		re.Message = "CLI exited with a non-zero status after a successful result"
 	}
 	return res, re
 }
 
-// usageOf converts Anthropic usage, which already follows agentcli's
-// convention: input_tokens excludes cache reads and writes, and
-// output_tokens includes thinking.
-func usageOf(u *wireUsage) agentcli.Usage {
-	r := agentcli.Usage{
-		InputTokens:      u.InputTokens,
-		OutputTokens:     u.OutputTokens,
-		CacheReadTokens:  u.CacheReadInputTokens,
-		CacheWriteTokens: u.CacheCreationInputTokens,
-	}
-	if u.OutputTokensDetails != nil {
-		r.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
-	}
-	return r
-}
-
-func joinText(c wireContent) string {
+func joinText(c []wireBlock) string {
 	var b strings.Builder
 	for _, blk := range c {
 		if blk.Type == "text" {

@@ -8,70 +8,77 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// Wire structs: the `codex exec --json` events (codex-rs/exec/src/
-// exec_events.rs) that agentcli reads. Unknown fields are ignored, unknown
-// event and item types are kept raw, and nothing depends on key order.
+// Each `codex exec --json` event (codex-rs/exec/src/exec_events.rs) is read
+// once, in a single pass (internal/jsonscan), straight into wireEvent and
+// its wireItem, under the wire's own field names. Unknown fields are
+// ignored, unknown event and item types are kept raw, and nothing depends
+// on key order: a line is decoded whole before its type is looked at. A
+// field of an unexpected type reads as absent. Strings share the line's
+// memory when they hold no escapes (the line is kept as Event.Raw anyway).
 
 type wireEvent struct {
-	Type     string          `json:"type"`
-	ThreadID string          `json:"thread_id"` // thread.started
-	Usage    *wireUsage      `json:"usage"`     // turn.completed
-	Error    *wireError      `json:"error"`     // turn.failed
-	Message  string          `json:"message"`   // error
-	Item     json.RawMessage `json:"item"`      // item.*
+	Type     string
+	ThreadID string    // thread.started
+	Usage    wireUsage // turn.completed
+	HasUsage bool
+	Error    string // turn.failed: error.message
+	HasError bool
+	Message  string   // error
+	Item     wireItem // item.*
+	HasItem  bool
 }
 
 type wireUsage struct {
-	InputTokens           int64 `json:"input_tokens"`
-	CachedInputTokens     int64 `json:"cached_input_tokens"`
-	CacheWriteInputTokens int64 `json:"cache_write_input_tokens"`
-	OutputTokens          int64 `json:"output_tokens"`
-	ReasoningOutputTokens int64 `json:"reasoning_output_tokens"`
-}
-
-type wireError struct {
-	Message string `json:"message"`
+	InputTokens           int64
+	CachedInputTokens     int64
+	CacheWriteInputTokens int64
+	OutputTokens          int64
+	ReasoningOutputTokens int64
 }
 
 // wireItem is a ThreadItem: {id, type, ...details}. For web_search the
-// details carry a second "id" (the search call id); see itemID.
+// details carry a second "id" (the search call id): FirstID is the item's.
 type wireItem struct {
-	ID   string `json:"id"`
-	Type string `json:"type"`
+	ID      string // the last "id", as encoding/json would keep it
+	FirstID string // the first "id"
+	Type    string
 
 	// agent_message, reasoning
-	Text string `json:"text"`
+	Text string
 	// error
-	Message string `json:"message"`
+	Message string
 	// command_execution
-	Command          string `json:"command"`
-	AggregatedOutput string `json:"aggregated_output"`
-	ExitCode         *int   `json:"exit_code"`
+	Command          string
+	AggregatedOutput string
+	ExitCode         int
+	HasExitCode      bool
 	// command_execution, file_change, mcp_tool_call, collab_tool_call
-	Status string `json:"status"`
+	Status string
 	// file_change
-	Changes []wireChange `json:"changes"`
+	Changes []wireChange
 	// mcp_tool_call
-	Server    string          `json:"server"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Result    *wireMCPResult  `json:"result"`
-	Error     *wireError      `json:"error"`
-	// collab_tool_call
-	Prompt            string          `json:"prompt"`
-	ReceiverThreadIDs []string        `json:"receiver_thread_ids"`
-	AgentsStates      json.RawMessage `json:"agents_states"`
-	SenderThreadID    string          `json:"sender_thread_id"`
+	Server       string
+	Tool         string
+	Arguments    []byte
+	Result       mcpResult
+	HasResult    bool
+	Error        string // error.message
+	HasError     bool
+	Prompt       string // collab_tool_call
+	ReceiverIDs  []string
+	AgentsStates []byte
 	// web_search
-	Query  string          `json:"query"`
-	Action json.RawMessage `json:"action"`
+	Query  string
+	Action []byte
 	// todo_list
-	Items []wireTodo `json:"items"`
+	Items []wireTodo
 }
 
 type wireChange struct {
@@ -79,19 +86,38 @@ type wireChange struct {
 	Kind string `json:"kind"`
 }
 
+// wireMCPResult is an MCP tool call's result as the app-server protocol
+// of live sessions carries it (decoded with encoding/json, see mcpText).
 type wireMCPResult struct {
 	Content           json.RawMessage `json:"content"`
 	StructuredContent json.RawMessage `json:"structured_content"`
 }
 
+// mcpResult is an mcp_tool_call item's result.
+type mcpResult struct {
+	Content           []byte
+	StructuredContent []byte
+	// Text is the text of the content's "text" blocks, joined with
+	// newlines; TextOK reports that content was an array of blocks of
+	// which at least one is a "text" block.
+	Text   string
+	TextOK bool
+}
+
 type wireTodo struct {
-	Text      string `json:"text"`
-	Completed bool   `json:"completed"`
+	Text      string
+	Completed bool
 }
 
 // parser turns `codex exec --json` output into events. One parser serves one
 // run.
 type parser struct {
+	x   lineDecoder // decodes the lines given to Line
+	cur decoded     // the line Line is parsing
+	evs []agentcli.Event
+	// validUTF8 is set while LineUTF8 parses a line.
+	validUTF8 bool
+
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
 	resumed bool
@@ -121,8 +147,9 @@ func newParser(req *agentcli.Request) *parser {
 	}
 }
 
-// decode unmarshals line into v. A field of an unexpected type leaves the
-// rest decoded; only malformed JSON is an error.
+// decode unmarshals line into v with encoding/json (the app-server
+// protocol of live sessions uses it). A field of an unexpected type leaves
+// the rest decoded; only malformed JSON is an error.
 func decode(line []byte, v any) error {
 	err := json.Unmarshal(line, v)
 	var te *json.UnmarshalTypeError
@@ -132,17 +159,324 @@ func decode(line []byte, v any) error {
 	return err
 }
 
+// errInvalid: a line that may become Result.Raw is not valid JSON.
+var errInvalid = errors.New("invalid JSON")
+
+// str reads a string that may share the line's memory ("" for any other
+// value).
+func str(d *jsonscan.Decoder) string {
+	s, _ := d.UnsafeStr()
+	return s
+}
+
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d    jsonscan.Decoder
+	line []byte // the line being decoded
+}
+
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireEvent
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
+	return p.evs
+}
+
+// decode decodes the line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
 	}
-	var w wireEvent
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
-		return n
+	x.line = t
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
 	}
-	raw := json.RawMessage(line)
+	x.decodeEvent(&dl.w)
+	dl.err = x.d.Finish()
+	if w := &dl.w; dl.err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !json.Valid(t) {
+		// The line may become Result.Raw, which must be valid JSON;
+		// other lines are not validated where no event reads them.
+		dl.err = errInvalid
+	}
+	x.d.Reset(nil)
+	x.line = nil
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireEvent{}
+	dl.raw, dl.err = nil, nil
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+func (x *lineDecoder) decodeEvent(w *wireEvent) {
+	d := &x.d
+	*w = wireEvent{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = str(d)
+		case "thread_id":
+			w.ThreadID = str(d)
+		case "usage":
+			w.HasUsage = d.Kind() == jsonscan.Object
+			w.Usage = wireUsage{}
+			for k := range d.Object() {
+				switch string(k) {
+				case "input_tokens":
+					w.Usage.InputTokens = runner.Count(d.Int())
+				case "cached_input_tokens":
+					w.Usage.CachedInputTokens = runner.Count(d.Int())
+				case "cache_write_input_tokens":
+					w.Usage.CacheWriteInputTokens = runner.Count(d.Int())
+				case "output_tokens":
+					w.Usage.OutputTokens = runner.Count(d.Int())
+				case "reasoning_output_tokens":
+					w.Usage.ReasoningOutputTokens = runner.Count(d.Int())
+				}
+			}
+		case "error":
+			w.Error, w.HasError = errorMessage(d)
+		case "message":
+			w.Message = str(d)
+		case "item":
+			w.HasItem = d.Kind() == jsonscan.Object
+			x.decodeItem(&w.Item)
+		}
+	}
+}
+
+// errorMessage reads {"message": …}; ok is false for null or a value that
+// is not an object.
+func errorMessage(d *jsonscan.Decoder) (msg string, ok bool) {
+	ok = d.Kind() == jsonscan.Object
+	for k := range d.Object() {
+		if string(k) == "message" {
+			msg = str(d)
+		}
+	}
+	return msg, ok
+}
+
+func (x *lineDecoder) decodeItem(it *wireItem) {
+	d := &x.d
+	*it = wireItem{}
+	ids := 0
+	for k := range d.Object() {
+		switch string(k) {
+		case "id":
+			id, ok := d.UnsafeStr()
+			if ids == 0 {
+				it.FirstID = id
+			}
+			ids++
+			if ok {
+				it.ID = id
+			}
+		case "type":
+			it.Type = str(d)
+		case "text":
+			it.Text = str(d)
+		case "message":
+			it.Message = str(d)
+		case "command":
+			it.Command = str(d)
+		case "aggregated_output":
+			it.AggregatedOutput = str(d)
+		case "exit_code":
+			n, ok := d.IntOK()
+			it.ExitCode, it.HasExitCode = int(n), ok
+		case "status":
+			it.Status = str(d)
+		case "changes":
+			it.Changes = nil
+			if d.Kind() == jsonscan.Array {
+				it.Changes = []wireChange{}
+			}
+			for range d.Array() {
+				var c wireChange
+				for k := range d.Object() {
+					switch string(k) {
+					case "path":
+						c.Path = str(d)
+					case "kind":
+						c.Kind = str(d)
+					}
+				}
+				it.Changes = append(it.Changes, c)
+			}
+		case "server":
+			it.Server = str(d)
+		case "tool":
+			it.Tool = str(d)
+		case "arguments":
+			it.Arguments = d.Raw()
+		case "result":
+			it.HasResult = d.Kind() == jsonscan.Object
+			it.Result = mcpResult{}
+			for k := range d.Object() {
+				switch string(k) {
+				case "content":
+					x.decodeMCPContent(&it.Result)
+				case "structured_content":
+					it.Result.StructuredContent = d.Raw()
+				}
+			}
+		case "error":
+			it.Error, it.HasError = errorMessage(d)
+		case "prompt":
+			it.Prompt = str(d)
+		case "receiver_thread_ids":
+			it.ReceiverIDs = nil
+			if d.Kind() == jsonscan.Array {
+				it.ReceiverIDs = []string{}
+			}
+			for range d.Array() {
+				it.ReceiverIDs = append(it.ReceiverIDs, str(d))
+			}
+		case "agents_states":
+			it.AgentsStates = d.Raw()
+		case "query":
+			it.Query = str(d)
+		case "action":
+			it.Action = d.Raw()
+		case "items":
+			it.Items = nil
+			for range d.Array() {
+				var t wireTodo
+				for k := range d.Object() {
+					switch string(k) {
+					case "text":
+						t.Text = str(d)
+					case "completed":
+						t.Completed = d.LooseBool()
+					}
+				}
+				it.Items = append(it.Items, t)
+			}
+		}
+	}
+}
+
+// decodeMCPContent reads an MCP result's content: its JSON text, and the
+// text of its "text" blocks.
+func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
+	d := &x.d
+	switch d.Kind() {
+	case jsonscan.Array:
+	default: // null, or not blocks: no text
+		r.Content = d.Raw()
+		return
+	}
+	start := d.Offset()
+	ok := true
+	var parts []string
+	for range d.Array() {
+		switch d.Kind() {
+		case jsonscan.Object:
+		case jsonscan.Null:
+			continue
+		default:
+			ok = false
+			continue
+		}
+		var typ, text string
+		for k := range d.Object() {
+			switch string(k) {
+			case "type", "text":
+				var s string
+				switch d.Kind() {
+				case jsonscan.String:
+					s = str(d)
+				case jsonscan.Null:
+				default:
+					ok = false
+				}
+				if string(k) == "type" {
+					typ = s
+				} else {
+					text = s
+				}
+			}
+		}
+		if typ == "text" {
+			parts = append(parts, text)
+		}
+	}
+	if d.Err() != nil {
+		return
+	}
+	r.Content = x.line[start:d.Offset()]
+	if ok && len(parts) > 0 {
+		r.Text, r.TextOK = strings.Join(parts, "\n"), true
+	}
+}
+
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireEvent, raw []byte) {
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -152,7 +486,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		p.sessionID = w.ThreadID
 		ev := base
 		ev.Kind, ev.SessionID, ev.Model = agentcli.EventInit, w.ThreadID, p.model
-		evs := []agentcli.Event{ev}
+		p.evs = append(p.evs, ev)
 		if p.requested != "" && w.ThreadID != p.requested {
 			// codex reads a resume argument that is not a UUID as a thread
 			// name, and starts a new thread, silently, when no thread has
@@ -161,116 +495,108 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			n.Kind = agentcli.EventNotice
 			n.Text = "codex: resuming " + strconv.Quote(p.requested) + " runs thread " + w.ThreadID +
 				"; codex treats a session id that is not a thread id as a thread name, and starts a new thread when none matches"
-			evs = append(evs, n)
+			p.evs = append(p.evs, n)
 		}
-		return evs
+		return
 	case "turn.started":
-		return nil
+		return
 	case "turn.completed":
 		p.completed = true
 		p.completeRaw = raw
-		if w.Usage == nil {
-			return nil
+		if !w.HasUsage {
+			return
 		}
 		// Usage is the thread's running total; the last turn.completed
 		// holds the total of everything before it, so it replaces rather
 		// than adds.
-		p.usage = w.Usage
+		u := w.Usage
+		p.usage = &u
 		ev := base
 		ev.Kind = agentcli.EventUsage
-		u := p.usageOf(w.Usage)
-		ev.Usage = &u
-		return []agentcli.Event{ev}
+		eu := p.usageOf(&u)
+		ev.Usage = &eu
+		p.evs = append(p.evs, ev)
+		return
 	case "turn.failed":
-		msg := ""
-		if w.Error != nil {
-			msg = w.Error.Message
-		}
+		msg := w.Error
 		p.failed = &msg
 		p.failedRaw = raw
-		return nil
+		return
 	case "error":
 		if r := retryOf(w.Message); r != nil {
 			ev := base
 			ev.Kind, ev.Retry = agentcli.EventRetry, r
-			return []agentcli.Event{ev}
+			p.evs = append(p.evs, ev)
+			return
 		}
 		// Not fatal by itself: the run fails only if turn.failed follows
 		// (it usually repeats this message).
 		p.lastError = w.Message
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, w.Message
-		return []agentcli.Event{ev}
+		p.evs = append(p.evs, ev)
+		return
 	case "item.started", "item.updated", "item.completed":
-		if len(w.Item) > 0 && w.Item[0] == '{' {
-			if evs, ok := p.item(w.Type, w.Item, base); ok {
-				return evs
-			}
+		if w.HasItem && p.item(w.Type == "item.completed", &w.Item, base) {
+			return
 		}
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	return []agentcli.Event{ev}
+	p.evs = append(p.evs, ev)
 }
 
-// item normalizes one item.* event. ok is false for item types it does not
-// know (the caller keeps the line as EventUnknown).
-func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (evs []agentcli.Event, ok bool) {
-	var it wireItem
-	if decode(raw, &it) != nil {
-		return nil, false
-	}
+// item normalizes one item.* event. It reports false for item types it
+// does not know (the caller keeps the line as EventUnknown).
+func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 	if it.Type == "web_search" {
-		// The flattened details repeat "id"; encoding/json keeps the last
-		// one, but the item id is the first.
-		it.ID = firstID(raw)
+		// The flattened details repeat "id"; the item id is the first.
+		it.ID = it.FirstID
 	}
-	done := phase == "item.completed"
 	switch it.Type {
 	case "agent_message":
 		if !done {
-			return nil, true
+			return true
 		}
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, it.Text
 		p.lastText = it.Text
-		return []agentcli.Event{ev}, true
+		p.evs = append(p.evs, ev)
 	case "reasoning":
 		if !done || it.Text == "" {
-			return nil, true
+			return true
 		}
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, it.Text
-		return []agentcli.Event{ev}, true
+		p.evs = append(p.evs, ev)
 	case "error":
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, it.Message
 		if m := rerouteRe.FindStringSubmatch(it.Message); m != nil {
 			p.model = m[1]
 		}
-		return []agentcli.Event{ev}, true
+		p.evs = append(p.evs, ev)
 	case "command_execution":
-		use := p.toolUse(it, agentcli.ToolNameBash, jsonObject("command", it.Command))
+		use := p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command))
 		res := &agentcli.ToolResult{
-			ID:       it.ID,
-			Output:   it.AggregatedOutput,
-			ExitCode: it.ExitCode,
-			IsError:  (it.ExitCode != nil && *it.ExitCode != 0) || failedStatus(it.Status),
+			ID:      it.ID,
+			Output:  it.AggregatedOutput,
+			IsError: (it.HasExitCode && it.ExitCode != 0) || failedStatus(it.Status),
 		}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		if it.HasExitCode {
+			code := it.ExitCode
+			res.ExitCode = &code
+		}
+		p.toolEvents(base, it.ID, done, use, res)
 	case "file_change":
 		name := fileChangeTool(it.Changes)
-		input := map[string]any{"changes": it.Changes}
-		if len(it.Changes) == 1 {
-			input["file_path"] = it.Changes[0].Path
-		}
-		use := p.toolUse(it, name, marshal(input))
+		use := p.toolUse(it, name, changesInput(it.Changes))
 		var out []string
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
 		}
 		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: failedStatus(it.Status)}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		p.toolEvents(base, it.ID, done, use, res)
 	case "mcp_tool_call":
 		rawName := "mcp__" + it.Server + "__" + it.Tool
 		args := it.Arguments
@@ -280,59 +606,50 @@ func (p *parser) item(phase string, raw json.RawMessage, base agentcli.Event) (e
 		use := tools.Use(it.ID, rawName, args)
 		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
-		case it.Error != nil:
-			res.Output, res.IsError = it.Error.Message, true
-		case it.Result != nil:
-			res.Output = mcpText(it.Result)
+		case it.HasError:
+			res.Output, res.IsError = it.Error, true
+		case it.HasResult:
+			res.Output = it.Result.text()
 		}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		p.toolEvents(base, it.ID, done, use, res)
 	case "collab_tool_call":
-		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverThreadIDs}
+		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
 		use := p.toolUse(it, "", marshal(input))
 		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
 			res.Output = string(it.AgentsStates)
 		}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		p.toolEvents(base, it.ID, done, use, res)
 	case "web_search":
 		input := map[string]any{"query": it.Query}
 		if len(it.Action) > 0 && json.Valid(it.Action) {
-			input["action"] = it.Action
+			input["action"] = json.RawMessage(it.Action)
 		}
 		use := p.toolUse(it, "", marshal(input))
 		res := &agentcli.ToolResult{ID: it.ID}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		p.toolEvents(base, it.ID, done, use, res)
 	case "todo_list":
-		type todo struct {
-			Content string `json:"content"`
-			Status  string `json:"status"`
-		}
-		todos := make([]todo, 0, len(it.Items))
-		for _, t := range it.Items {
-			st := "pending"
-			if t.Completed {
-				st = "completed"
-			}
-			todos = append(todos, todo{Content: t.Text, Status: st})
-		}
-		use := p.toolUse(it, "", marshal(map[string]any{"todos": todos}))
+		use := p.toolUse(it, "", todosInput(it.Items))
 		if !done {
 			// Every plan update is a new TodoWrite with the whole list,
 			// under the item's id.
 			p.started[it.ID] = true
 			ev := base
 			ev.Kind, ev.Tool = agentcli.EventToolUse, use
-			return []agentcli.Event{ev}, true
+			p.evs = append(p.evs, ev)
+			return true
 		}
 		res := &agentcli.ToolResult{ID: it.ID}
-		return p.toolEvents(base, it.ID, done, use, res), true
+		p.toolEvents(base, it.ID, done, use, res)
+	default:
+		return false
 	}
-	return nil, false
+	return true
 }
 
 // toolUse builds the ToolUse of a tool item. name, if not "", overrides the
 // canonical name derived from the item type.
-func (p *parser) toolUse(it wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
+func (p *parser) toolUse(it *wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
 	use := tools.Use(it.ID, it.Type, input)
 	if name != "" {
 		use.Name, use.Kind = name, runner.KindOf(name)
@@ -343,21 +660,19 @@ func (p *parser) toolUse(it wireItem, name string, input json.RawMessage) *agent
 // toolEvents emits the tool use when the item starts and the result when it
 // completes; an item seen only completed yields both. Updates of an item
 // already announced yield nothing.
-func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agentcli.ToolUse, res *agentcli.ToolResult) []agentcli.Event {
-	var evs []agentcli.Event
+func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agentcli.ToolUse, res *agentcli.ToolResult) {
 	if !p.started[id] || id == "" {
 		p.started[id] = true
 		ev := base
 		ev.Kind, ev.Tool = agentcli.EventToolUse, use
-		evs = append(evs, ev)
+		p.evs = append(p.evs, ev)
 	}
 	if done {
 		delete(p.started, id)
 		ev := base
 		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
-		evs = append(evs, ev)
+		p.evs = append(p.evs, ev)
 	}
-	return evs
 }
 
 // End implements runner.Parser. Success is exit status 0 with a
@@ -391,12 +706,13 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	return res, re
 }
 
-// usageOf converts codex usage to agentcli's convention: codex's
-// input_tokens includes the cached and cache-write tokens, which agentcli
-// counts apart; its output_tokens already includes reasoning.
+// usageOf converts codex usage (counts already clamped) to agentcli's
+// convention: codex's input_tokens includes the cached and cache-write
+// tokens, which agentcli counts apart; its output_tokens already includes
+// reasoning.
 func (p *parser) usageOf(u *wireUsage) agentcli.Usage {
 	return agentcli.Usage{
-		InputTokens:      max(0, u.InputTokens-u.CachedInputTokens-u.CacheWriteInputTokens),
+		InputTokens:      runner.SubCount(u.InputTokens, runner.AddCount(u.CachedInputTokens, u.CacheWriteInputTokens)),
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CachedInputTokens,
 		CacheWriteTokens: u.CacheWriteInputTokens,
@@ -499,8 +815,17 @@ func fileChangeTool(cs []wireChange) string {
 	return agentcli.ToolNameEdit
 }
 
-// mcpText renders an MCP tool result: its text content blocks joined with
+// text renders an MCP tool result: its text content blocks joined with
 // newlines; else its structured content; else its raw content JSON.
+func (r *mcpResult) text() string {
+	if r.TextOK {
+		return r.Text
+	}
+	return mcpRaw(r.Content, r.StructuredContent)
+}
+
+// mcpText renders an MCP tool result (see mcpResult.text) decoded with
+// encoding/json.
 func mcpText(r *wireMCPResult) string {
 	var blocks []struct {
 		Type string `json:"type"`
@@ -517,44 +842,144 @@ func mcpText(r *wireMCPResult) string {
 			return strings.Join(parts, "\n")
 		}
 	}
-	if len(r.StructuredContent) > 0 && string(r.StructuredContent) != "null" {
-		return string(r.StructuredContent)
+	return mcpRaw(r.Content, r.StructuredContent)
+}
+
+// mcpRaw renders an MCP tool result without text blocks: its structured
+// content, else its raw content JSON.
+func mcpRaw(content, structured []byte) string {
+	if len(structured) > 0 && string(structured) != "null" {
+		return string(structured)
 	}
-	if len(r.Content) > 0 && string(r.Content) != "null" && string(r.Content) != "[]" {
-		return string(r.Content)
+	if len(content) > 0 && string(content) != "null" && string(content) != "[]" {
+		return string(content)
 	}
 	return ""
 }
 
-// firstID returns the value of the first "id" key of a JSON object when it
-// is a string, scanning tokens so that a later duplicate key cannot win.
-func firstID(obj []byte) string {
-	d := json.NewDecoder(bytes.NewReader(obj))
-	if t, err := d.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	for d.More() {
-		t, err := d.Token()
-		if err != nil {
-			return ""
-		}
-		key, _ := t.(string)
-		var v json.RawMessage
-		if err := d.Decode(&v); err != nil {
-			return ""
-		}
-		if key == "id" {
-			var s string
-			json.Unmarshal(v, &s) //nolint:errcheck // not a string: no id
-			return s
-		}
-	}
-	return ""
+// The tool inputs agentcli builds for codex's items are written byte for
+// byte as json.Marshal writes the equivalent Go values (maps sort their
+// keys), without its reflection.
+
+// commandInput is the tool input of a command: {"command": cmd}.
+func commandInput(cmd string) json.RawMessage {
+	b := make([]byte, 0, len(cmd)+16)
+	b = append(b, `{"command":`...)
+	b = appendJSON(b, cmd)
+	return append(b, '}')
 }
 
-func jsonObject(key, val string) json.RawMessage {
-	return marshal(map[string]string{key: val})
+// changesInput is the tool input of a file change: {"changes": [{"path",
+// "kind"}...]}, plus "file_path" when it changes one file.
+func changesInput(cs []wireChange) json.RawMessage {
+	b := append(make([]byte, 0, 64), `{"changes":`...)
+	if cs == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, c := range cs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"path":`...)
+			b = appendJSON(b, c.Path)
+			b = append(b, `,"kind":`...)
+			b = appendJSON(b, c.Kind)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(cs) == 1 {
+		b = append(b, `,"file_path":`...)
+		b = appendJSON(b, cs[0].Path)
+	}
+	return append(b, '}')
 }
+
+// todosInput is the tool input of a plan update: {"todos": [{"content",
+// "status"}...]}, status "completed" or "pending".
+func todosInput(items []wireTodo) json.RawMessage {
+	b := append(make([]byte, 0, 64), `{"todos":[`...)
+	for i, t := range items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"content":`...)
+		b = appendJSON(b, t.Text)
+		if t.Completed {
+			b = append(b, `,"status":"completed"}`...)
+		} else {
+			b = append(b, `,"status":"pending"}`...)
+		}
+	}
+	return append(b, "]}"...)
+}
+
+// appendJSON appends s as a JSON string, escaped as json.Marshal escapes
+// it: the escapes \", \\, \b, \f, \n, \r and \t, \u00XX for the
+// other control characters and for <, > and &, \ufffd for each byte of
+// invalid UTF-8, and \u2028 and \u2029.
+func appendJSON(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	run := 0 // start of the bytes not yet copied
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if jsonSafe[c] {
+				i++
+				continue
+			}
+			b = append(b, s[run:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			run = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b = append(b, s[run:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[run:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			i += n
+			continue
+		}
+		i += n
+		run = i
+	}
+	b = append(b, s[run:]...)
+	return append(b, '"')
+}
+
+// jsonSafe marks the ASCII bytes json.Marshal writes as they are.
+var jsonSafe = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = true
+	}
+	for _, c := range "\"\\<>&" {
+		t[c] = false
+	}
+	return t
+}()
 
 func marshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)

@@ -369,21 +369,23 @@ func TestItems(t *testing.T) {
 }
 
 func TestWebSearchFirstID(t *testing.T) {
-	for line, want := range map[string]string{
+	for item, want := range map[string]string{
 		`{"id":"item_6","type":"web_search","id":"ws_123"}`:           "item_6",
 		`{"type":"web_search","id":"item_6","query":"q","id":"ws_1"}`: "item_6",
 		`{"type":"web_search","nested":{"id":"x"},"id":"item_2"}`:     "item_2",
 		`{"type":"web_search","id":7,"id":"ws"}`:                      "",
+		`{"type":"web_search","id":null,"id":"ws"}`:                   "",
 		`{"type":"web_search"}`:                                       "",
-		`{"id":"a"`:                                                   "a",
-		`[]`:                                                          "",
+		`{"type":"command_execution","id":"a","id":"b"}`:              "b",
+		`{"type":"command_execution","id":"a","id":null}`:             "a",
 	} {
-		if got := firstID([]byte(line)); got != want {
-			t.Errorf("firstID(%s) = %q; want %q", line, got, want)
+		_, evs := parseAll(&agentcli.Request{}, `{"type":"item.completed","item":`+item+`}`)
+		if len(evs) == 0 || evs[0].Tool == nil || evs[0].Tool.ID != want {
+			t.Errorf("item %s: events %+v; want a tool use with id %q", item, evs, want)
 		}
 	}
 	// encoding/json alone would pick the search id.
-	var plain wireItem
+	var plain oWireItem
 	json.Unmarshal([]byte(`{"id":"item_6","type":"web_search","id":"ws_123"}`), &plain) //nolint:errcheck
 	if plain.ID != "ws_123" {
 		t.Fatalf("encoding/json kept %q; the duplicate-key premise changed", plain.ID)

@@ -2,11 +2,28 @@ package gemini
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/benchdata"
+	"github.com/agentcli/agentcli/internal/runner"
 )
+
+// The parser benchmarks run the parser and, for comparison, the oracle
+// (the former encoding/json parser, oracle_test.go) on
+//
+//	real     every stream-json transcript under testdata/real
+//	answer   the real tool-call transcript with a long answer in many deltas
+//	mix      2 MiB of internal/benchdata's synthetic gemini stream
+//	huge     one 8 MiB tool-result line (benchdata's HugeLine)
+//	json     the real json documents (-o json), line by line
+//
+//	go test -run '^$' -bench 'Parse|Linear' -benchmem ./gemini/
 
 // benchTranscript is a realistic stream-json run: the real tool-call
 // transcript of 0.61.0 with the answer streamed in many deltas, as a long
@@ -26,62 +43,76 @@ func benchTranscript() [][]byte {
 	return append(out, []byte(lines[len(lines)-1]))
 }
 
-func size(lines [][]byte) int64 {
-	n := 0
-	for _, l := range lines {
-		n += len(l) + 1
+func readLines(b *testing.B, pattern string) [][]byte {
+	var out [][]byte
+	names, _ := filepath.Glob(filepath.Join("testdata", "real", pattern))
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, bytes.Split(bytes.TrimSpace(data), []byte("\n"))...)
 	}
-	return int64(n)
+	return out
 }
 
-// BenchmarkParse measures the stream-json parser; compare with
-// BenchmarkUnmarshal, the floor: a plain json.Unmarshal of the same lines
-// into the wire struct. The json sub-benchmark parses the pretty-printed
-// json document, which arrives line by line.
 func BenchmarkParse(b *testing.B) {
-	b.Run("stream-json", func(b *testing.B) {
-		lines := benchTranscript()
-		b.SetBytes(size(lines))
-		b.ReportAllocs()
-		for b.Loop() {
-			p := newParser(formatStream)
-			for _, l := range lines {
-				p.Line(l)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		lines := bytes.Split([]byte(captured["empty-json"].stdout), []byte("\n"))
-		b.SetBytes(size(lines))
-		b.ReportAllocs()
-		for b.Loop() {
-			p := newParser(formatJSON)
-			for _, l := range lines {
-				p.Line(l)
-			}
-		}
-	})
+	g, _ := benchdata.New(benchdata.Gemini)
+	inputs := []struct {
+		name  string
+		f     format
+		lines [][]byte
+	}{
+		{"real", formatStream, readLines(b, "*-stream.stdout")},
+		{"answer", formatStream, benchTranscript()},
+		{"mix", formatStream, benchdata.Lines(benchdata.Gemini, 2<<20)},
+		{"huge", formatStream, [][]byte{bytes.TrimSuffix(g.HugeLine(8<<20), []byte("\n"))}},
+		{"json", formatJSON, readLines(b, "*-json.stdout")},
+	}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			backendtest.BenchParse(b, in.lines, func() runner.Parser { return newParser(in.f) })
+		})
+		b.Run(in.name+"/oracle", func(b *testing.B) {
+			backendtest.BenchParse(b, in.lines, func() runner.Parser { return newOracleParser(in.f) })
+		})
+	}
 }
 
-func BenchmarkUnmarshal(b *testing.B) {
-	b.Run("stream-json", func(b *testing.B) {
-		lines := benchTranscript()
-		b.SetBytes(size(lines))
-		b.ReportAllocs()
-		for b.Loop() {
-			for _, l := range lines {
-				var w wireEvent
-				json.Unmarshal(l, &w)
-			}
+// docParser parses a whole json document given as one input with its
+// lines separated by newlines, so that BenchLinear can time it.
+type docParser struct{ runner.Parser }
+
+func (d docParser) Line(doc []byte) []agentcli.Event {
+	for l := range bytes.SplitSeq(doc, []byte("\n")) {
+		d.Parser.Line(l)
+	}
+	return nil
+}
+
+// BenchmarkLinear: the json document costs the same per byte at size S
+// and 2S, whatever its shape: the lines of "}" that made the oracle
+// quadratic (issue 7; shown by the oracle's sub-benchmarks, whose cost per
+// byte doubles with the size), and an unterminated document, which is cut
+// at the limit.
+func BenchmarkLinear(b *testing.B) {
+	join := func(lines [][]byte) []byte { return bytes.Join(lines, []byte("\n")) }
+	for _, impl := range []struct {
+		name string
+		p    func() runner.Parser
+		ns   []int
+	}{
+		{"new", func() runner.Parser { p := newParser(formatJSON); p.limit = 1 << 20; return p }, []int{20000, 40000}},
+		{"oracle", func() runner.Parser { return newOracleParser(formatJSON) }, []int{2000, 4000}},
+	} {
+		wrap := func() runner.Parser { return docParser{impl.p()} }
+		backendtest.BenchLinear(b, impl.name+"/closing-lines", func(n int) []byte { return join(nestedLines(n)) }, impl.ns, wrap)
+		if impl.name == "new" {
+			backendtest.BenchLinear(b, impl.name+"/unterminated", func(n int) []byte { return join(unterminated(n)) }, []int{50000, 100000}, wrap)
 		}
-	})
-	b.Run("json", func(b *testing.B) {
-		doc := []byte(captured["empty-json"].stdout)
-		b.SetBytes(int64(len(doc)))
-		b.ReportAllocs()
-		for b.Loop() {
-			var w wireJSON
-			json.Unmarshal(doc, &w)
-		}
-	})
+	}
+	backendtest.BenchLinear(b, "stream/output", func(n int) []byte {
+		out := strings.Repeat(`ok \"pkg\"\n\tdone é `, n/20)
+		return []byte(`{"type":"tool_result","tool_id":"t","status":"success","output":"` + out + `"}`)
+	}, []int{1 << 20, 2 << 20}, func() runner.Parser { return newParser(formatStream) })
 }

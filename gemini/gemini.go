@@ -184,10 +184,15 @@ var spec = runner.Spec{
 	Prepare:      prepare,
 	StartSession: startSession,
 	NewParser: func(r *runner.Run) runner.Parser {
+		f := formatJSON
 		if r.Deltas {
-			return newParser(formatStream)
+			f = formatStream
 		}
-		return newParser(formatJSON)
+		p := newParser(f)
+		if r.Options != nil && r.Options.MaxLineBytes > 0 {
+			p.limit = r.Options.MaxLineBytes // the json document is one value
+		}
+		return p
 	},
 	Classify: classify,
 	Hint:     hint,

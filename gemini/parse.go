@@ -9,12 +9,19 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
+	"github.com/agentcli/agentcli/internal/proc"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Wire structs: the subset of gemini's output (packages/core/src/output/
-// types.ts) that agentcli reads. Unknown fields are ignored, unknown event
-// types are kept raw, and nothing depends on key order.
+// types.ts) that agentcli reads. Each stream-json line, and the json
+// document once it is complete, is read once, in a single pass
+// (internal/jsonscan), into them; stderr's error document is read with
+// encoding/json (stderrJSON). Unknown fields are ignored, unknown event
+// types are kept raw, and nothing depends on key order. A field of an
+// unexpected type reads as absent. Strings share the line's memory when
+// they hold no escapes (the line is kept as Event.Raw anyway).
 
 // wireEvent is one stream-json line.
 type wireEvent struct {
@@ -102,6 +109,16 @@ const (
 // document, which arrives line by line — into events.
 type parser struct {
 	format format
+	// limit bounds the json document (Options.MaxLineBytes): it is one
+	// value, split into lines by the pretty-printer.
+	limit int
+	d     jsonscan.Decoder // the json document's
+	x     lineDecoder      // decodes the stream-json lines given to Line
+	cur   decoded          // the line Line is parsing
+	evs   []agentcli.Event
+	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
+	// the json document is checked when decoded).
+	validUTF8 bool
 
 	sessionID string
 	model     string
@@ -114,31 +131,258 @@ type parser struct {
 	resultRaw json.RawMessage
 
 	// json
-	doc     bytes.Buffer // the document being accumulated
-	inDoc   bool
+	doc     docReader
 	jdoc    *wireJSON
 	jdocRaw json.RawMessage
 }
 
-func newParser(f format) *parser { return &parser{format: f} }
+func newParser(f format) *parser { return &parser{format: f, limit: proc.DefaultMaxLine} }
 
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
+	clear(p.evs)
+	p.evs = p.evs[:0]
 	if p.format == formatJSON {
-		return p.jsonLine(line)
+		p.jsonLine(line)
+	} else {
+		p.streamLine(line)
 	}
-	return p.streamLine(line)
+	return p.evs
 }
 
-func (p *parser) streamLine(line []byte) []agentcli.Event {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
+// str reads a string that may share the line's memory ("" for any other
+// value).
+func str(d *jsonscan.Decoder) string {
+	s, _ := d.UnsafeStr()
+	return s
+}
+
+// count reads a token count, clamped to be non-negative.
+func count(d *jsonscan.Decoder) int64 { return runner.Count(d.Int()) }
+
+// optCount reads a token count that may be absent or null.
+func optCount(d *jsonscan.Decoder) *int64 {
+	n, ok := d.IntOK()
+	if !ok {
 		return nil
 	}
-	var w wireEvent
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
-		return n
+	n = runner.Count(n)
+	return &n
+}
+
+// decodeError reads an error object; nil for null or any other value.
+func decodeError(d *jsonscan.Decoder) *wireError {
+	if d.Kind() != jsonscan.Object {
+		d.Skip()
+		return nil
 	}
+	e := &wireError{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			e.Type = str(d)
+		case "message":
+			e.Message = str(d)
+		case "code":
+			e.Code = d.Raw()
+		}
+	}
+	return e
+}
+
+// errInvalid: tool parameters, kept as JSON, or a result line, kept as
+// the result's Raw, are not valid JSON. Parts no event keeps are not
+// validated.
+var errInvalid = errors.New("invalid JSON")
+
+// lineDecoder decodes stream-json lines; the parser has one for Line, and
+// the runner one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d jsonscan.Decoder
+}
+
+// decoded is one stream-json line decoded by a lineDecoder, ready for
+// applyEvent.
+type decoded struct {
+	w   wireEvent
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser. The json format's
+// lines are not decoded ahead: its document spans lines.
+func (p *parser) NewLineDecoder() runner.LineDecoder {
+	if p.format == formatJSON {
+		return noDecoder{}
+	}
+	return &lineDecoder{}
+}
+
+// noDecoder decodes nothing: every line goes to Line.
+type noDecoder struct{}
+
+func (noDecoder) Decode([]byte, bool, runner.Decoded) runner.Decoded { return nil }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
+// decode decodes the stream-json line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
+	}
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
+	}
+	bad := x.decodeEvent(&dl.w)
+	dl.err = x.d.Finish()
+	x.d.Reset(nil)
+	if dl.err == nil && (bad != nil || dl.w.Type == "result" && !json.Valid(t)) {
+		dl.err = errInvalid
+	}
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.applyEvent(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireEvent{}
+	dl.raw, dl.err = nil, nil
+}
+
+// decodeEvent reads one stream-json line into w. It reports errInvalid
+// for parameters that are not valid JSON.
+func (x *lineDecoder) decodeEvent(w *wireEvent) error {
+	d := &x.d
+	*w = wireEvent{}
+	var bad error
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = str(d)
+		case "session_id":
+			w.SessionID = str(d)
+		case "model":
+			w.Model = str(d)
+		case "role":
+			w.Role = str(d)
+		case "content":
+			w.Content = str(d)
+		case "delta":
+			w.Delta = d.LooseBool()
+		case "tool_name":
+			w.ToolName = str(d)
+		case "tool_id":
+			w.ToolID = str(d)
+		case "parameters":
+			w.Parameters = d.Raw()
+			if w.Parameters != nil && !json.Valid(w.Parameters) {
+				bad = errInvalid
+			}
+		case "status":
+			w.Status = str(d)
+		case "output":
+			w.Output = nil
+			if s, ok := d.UnsafeStr(); ok {
+				w.Output = &s
+			}
+		case "error":
+			w.Error = decodeError(d)
+		case "severity":
+			w.Severity = str(d)
+		case "message":
+			w.Message = str(d)
+		case "stats":
+			w.Stats = nil
+			if d.Kind() != jsonscan.Object {
+				d.Skip()
+				break
+			}
+			s := &wireStreamStats{}
+			for k := range d.Object() {
+				switch string(k) {
+				case "total_tokens":
+					s.TotalTokens = count(d)
+				case "input_tokens":
+					s.InputTokens = count(d)
+				case "output_tokens":
+					s.OutputTokens = count(d)
+				case "cached":
+					s.Cached = count(d)
+				case "input":
+					s.Input = optCount(d)
+				case "tool_calls":
+					s.ToolCalls = int(d.Int())
+				case "models":
+					s.Models = nil
+					if d.Kind() == jsonscan.Object {
+						s.Models = map[string]json.RawMessage{}
+					}
+					for k := range d.Object() {
+						s.Models[string(k)] = d.Raw()
+					}
+				}
+			}
+			w.Stats = s
+		}
+	}
+	return bad
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+func (p *parser) streamLine(line []byte) {
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
+}
+
+// applyEvent turns a decoded stream-json line w (whose bytes are line)
+// into events.
+func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	raw := json.RawMessage(line)
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
@@ -153,11 +397,12 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 		p.errMsg = ""
 		ev := base
 		ev.Kind, ev.SessionID, ev.Model = agentcli.EventInit, w.SessionID, w.Model
-		return []agentcli.Event{ev}
+		p.evs = append(p.evs, ev)
+		return
 	case "message":
 		switch w.Role {
 		case "user":
-			return nil // the prompt, echoed once
+			return // the prompt, echoed once
 		case "assistant":
 			ev := base
 			ev.Text = w.Content
@@ -165,23 +410,26 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 			if w.Delta {
 				ev.Kind = agentcli.EventTextDelta
 				p.block.WriteString(w.Content)
-				return []agentcli.Event{ev}
+				p.evs = append(p.evs, ev)
+				return
 			}
 			// gemini 0.61.0 marks every assistant message as a delta;
 			// one without the mark is taken as a whole block.
-			evs := p.endBlock()
+			p.endBlock()
 			ev.Kind = agentcli.EventText
-			return append(evs, ev)
+			p.evs = append(p.evs, ev)
+			return
 		}
 	case "tool_use":
-		evs := p.endBlock()
+		p.endBlock()
 		p.turnText.Reset()
 		ev := base
 		ev.Kind = agentcli.EventToolUse
 		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "tool_result":
-		evs := p.endBlock()
+		p.endBlock()
 		p.turnText.Reset()
 		ev := base
 		ev.Kind = agentcli.EventToolResult
@@ -193,7 +441,8 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 			tr.Output = w.Error.Message
 		}
 		ev.ToolResult = tr
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "error":
 		// Non-fatal: loop detected, max session turns, an empty or
 		// blocked model stream, agent execution blocked. The result
@@ -207,91 +456,303 @@ func (p *parser) streamLine(line []byte) []agentcli.Event {
 		if w.Severity != "" {
 			ev.Text = w.Severity + ": " + w.Message
 		}
-		return []agentcli.Event{ev}
+		p.evs = append(p.evs, ev)
+		return
 	case "result":
-		evs := p.endBlock()
-		p.result = &w
+		p.endBlock()
+		r := *w
+		p.result = &r
 		p.resultRaw = raw
 		if w.Stats != nil {
 			ev := base
 			ev.Kind = agentcli.EventUsage
 			u := streamUsage(w.Stats)
 			ev.Usage = &u
-			evs = append(evs, ev)
+			p.evs = append(p.evs, ev)
 		}
-		return evs
+		return
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	return []agentcli.Event{ev}
+	p.evs = append(p.evs, ev)
 }
 
 // endBlock closes the current run of assistant text deltas, which is then
 // reported whole as an EventText.
-func (p *parser) endBlock() []agentcli.Event {
+func (p *parser) endBlock() {
 	if p.block.Len() == 0 {
-		return nil
+		return
 	}
 	text := p.block.String()
 	p.block.Reset()
-	return []agentcli.Event{{Kind: agentcli.EventText, SessionID: p.sessionID, Text: text}}
+	p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventText, SessionID: p.sessionID, Text: text})
 }
 
-// jsonLine accumulates the json document. JSON.stringify(…, null, 2) puts
-// the top-level closing brace alone on a line, and strings cannot hold raw
-// newlines, so the document ends at a line that is just "}". A one-line
-// (compact) document is accepted too. Lines outside the document are noise
-// and reported as notices.
-func (p *parser) jsonLine(line []byte) []agentcli.Event {
-	if !p.inDoc {
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 {
-			return nil
-		}
-		if t[0] != '{' || p.jdoc != nil {
-			return []agentcli.Event{runner.Notice(Name, t, errors.New("not part of the json document"))}
-		}
-		p.inDoc = true
-		p.doc.Reset()
+// docReader follows the json document across lines, in one pass over each
+// line: JSON.stringify(…, null, 2) puts the document's opening brace at
+// the start of its first line, indents every other line but the closing
+// brace, and strings cannot hold raw newlines, so each line starts outside
+// any string and the document ends where its brackets balance. The
+// document is kept (for its Raw) up to the parser's limit and decoded once,
+// when it ends.
+type docReader struct {
+	buf    []byte
+	depth  int
+	active bool   // a document is being read
+	skip   bool   // a document longer than the limit is being skipped
+	first  []byte // the document's first line, for notices
+}
+
+// docStatus is what a line does to the document.
+type docStatus int
+
+const (
+	docMore docStatus = iota // it goes on
+	docEnd                   // it ends on this line
+	docBad                   // this line cannot be part of a JSON document
+)
+
+// Byte classes outside strings.
+const (
+	cBad = iota
+	cOther
+	cQuote
+	cOpen
+	cClose
+	cSpace
+)
+
+var docClass = func() (t [256]uint8) {
+	for _, c := range []byte("0123456789-+.eEtrufalsn,:") {
+		t[c] = cOther
 	}
-	p.doc.Write(line)
-	p.doc.WriteByte('\n')
-	// Only the top-level closing brace is unindented; nested ones are not
-	// worth a decoding attempt (that would make a large document
-	// quadratic).
-	end := bytes.Equal(bytes.TrimRight(line, " \t\r"), []byte("}"))
-	if !end && !(p.doc.Len() == len(line)+1 && json.Valid(line)) {
-		return nil
+	for _, c := range []byte(" \t\r\n") {
+		t[c] = cSpace
 	}
-	var w wireJSON
-	if err := json.Unmarshal(p.doc.Bytes(), &w); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			return nil // not complete yet (or broken); End decides
+	t['"'] = cQuote
+	t['{'], t['['] = cOpen, cOpen
+	t['}'], t[']'] = cClose, cClose
+	return t
+}()
+
+// scan advances the document's bracket depth over line.
+func (r *docReader) scan(line []byte) docStatus {
+	depth := r.depth
+	for i := 0; i < len(line); i++ {
+		switch docClass[line[i]] {
+		case cOther, cSpace:
+		case cQuote:
+			j := stringEnd(line, i+1)
+			if j < 0 {
+				return docBad // a string cut by the end of the line
+			}
+			i = j
+		case cOpen:
+			depth++
+		case cClose:
+			if depth--; depth < 0 {
+				return docBad
+			}
+			if depth == 0 {
+				for _, c := range line[i+1:] {
+					if docClass[c] != cSpace {
+						return docBad
+					}
+				}
+				r.depth = 0
+				return docEnd
+			}
+		default:
+			return docBad
 		}
 	}
-	p.inDoc = false
-	p.jdoc = &w
-	p.jdocRaw = json.RawMessage(bytes.TrimSpace(p.doc.Bytes()))
-	p.doc.Reset()
+	r.depth = depth
+	return docMore
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// contents start at line[i], or -1.
+func stringEnd(line []byte, i int) int {
+	start := i
+	for {
+		j := bytes.IndexByte(line[i:], '"')
+		if j < 0 {
+			return -1
+		}
+		q := i + j
+		k := q - 1
+		for k >= start && line[k] == '\\' {
+			k--
+		}
+		if (q-1-k)%2 == 0 {
+			return q
+		}
+		i = q + 1
+	}
+}
+
+var errNotDocument = errors.New("not part of the json document")
+
+// jsonLine reads one line of `-o json` output. Lines outside the document
+// are noise and reported as notices; so is a document that is not JSON,
+// which is dropped (a later one may follow), and one longer than the
+// limit, which is skipped to its end without being kept.
+func (p *parser) jsonLine(line []byte) {
+	r := &p.doc
+	t := bytes.TrimSpace(line)
+	start := len(line) > 0 && line[0] == '{' || !r.active && !r.skip && len(t) > 0 && t[0] == '{'
+	if start && p.jdoc == nil {
+		if r.active {
+			// A new document at the start of a line: what came before
+			// was not a document's beginning.
+			p.evs = append(p.evs, runner.Notice(Name, r.first, errors.New("json document cut short by the next one")))
+		}
+		*r = docReader{active: true, buf: r.buf[:0], first: t}
+	}
+	switch {
+	case r.skip:
+		if r.scan(line) != docMore {
+			*r = docReader{}
+		}
+		return
+	case !r.active:
+		if len(t) > 0 {
+			p.evs = append(p.evs, runner.Notice(Name, t, errNotDocument))
+		}
+		return
+	}
+	st := r.scan(line)
+	if st == docBad {
+		p.evs = append(p.evs, runner.Notice(Name, line, errors.New("not JSON: the json document ends here")))
+		*r = docReader{}
+		return
+	}
+	if n := len(r.buf) + len(line) + 1; n > p.limit {
+		p.evs = append(p.evs, runner.Notice(Name, r.first, &agentcli.LineTooLongError{Limit: p.limit, Len: n}))
+		r.buf, r.active, r.skip = nil, false, st == docMore
+		return
+	}
+	r.buf = append(append(r.buf, line...), '\n')
+	if st == docMore {
+		return
+	}
+	doc := r.buf
+	*r = docReader{}
+	p.endDocument(doc)
+}
+
+// endDocument decodes the complete json document.
+func (p *parser) endDocument(doc []byte) {
+	raw := bytes.TrimSpace(doc)
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		p.evs = append(p.evs, runner.Notice(Name, raw, err))
+		return
+	}
+	d := &p.d
+	d.Reset(raw)
+	w := decodeDocument(d)
+	err := d.Finish()
+	d.Reset(nil)
+	if err != nil { // cannot happen: the document is valid
+		p.evs = append(p.evs, runner.Notice(Name, raw, err))
+		return
+	}
+	p.jdoc = w
+	p.jdocRaw = raw
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	var evs []agentcli.Event
 	for _, warn := range w.Warnings {
-		evs = append(evs, agentcli.Event{Kind: agentcli.EventNotice, SessionID: p.sessionID, Text: warn})
+		p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventNotice, SessionID: p.sessionID, Text: warn})
 	}
 	if w.Response != nil && *w.Response != "" {
-		evs = append(evs, agentcli.Event{Kind: agentcli.EventText, SessionID: p.sessionID, Text: *w.Response})
+		p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventText, SessionID: p.sessionID, Text: *w.Response})
 	}
 	if w.Stats != nil {
 		u := jsonUsage(w.Stats)
-		evs = append(evs, agentcli.Event{Kind: agentcli.EventUsage, SessionID: p.sessionID, Usage: &u})
+		p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventUsage, SessionID: p.sessionID, Usage: &u})
 	}
-	if len(evs) > 0 {
-		evs[len(evs)-1].Raw = p.jdocRaw
+	if len(p.evs) > 0 {
+		p.evs[len(p.evs)-1].Raw = p.jdocRaw
 	}
-	return evs
+}
+
+// decodeDocument reads the json document.
+func decodeDocument(d *jsonscan.Decoder) *wireJSON {
+	w := &wireJSON{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "session_id":
+			w.SessionID = str(d)
+		case "response":
+			w.Response = nil
+			if s, ok := d.UnsafeStr(); ok {
+				w.Response = &s
+			}
+		case "stats":
+			w.Stats = nil
+			if d.Kind() != jsonscan.Object {
+				d.Skip()
+				break
+			}
+			w.Stats = &wireStats{}
+			for k := range d.Object() {
+				if string(k) != "models" {
+					continue
+				}
+				w.Stats.Models = nil
+				if d.Kind() == jsonscan.Object {
+					w.Stats.Models = map[string]wireModelStats{}
+				}
+				for name := range d.Object() {
+					w.Stats.Models[string(name)] = decodeModelStats(d)
+				}
+			}
+		case "error":
+			w.Error = decodeError(d)
+		case "warnings":
+			w.Warnings = nil
+			for range d.Array() {
+				w.Warnings = append(w.Warnings, str(d))
+			}
+		}
+	}
+	return w
+}
+
+func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
+	var m wireModelStats
+	for k := range d.Object() {
+		switch string(k) {
+		case "tokens":
+			for k := range d.Object() {
+				t := &m.Tokens
+				switch string(k) {
+				case "input":
+					t.Input = optCount(d)
+				case "prompt":
+					t.Prompt = count(d)
+				case "candidates":
+					t.Candidates = count(d)
+				case "cached":
+					t.Cached = count(d)
+				case "thoughts":
+					t.Thoughts = count(d)
+				}
+			}
+		case "roles":
+			m.Roles = nil
+			if d.Kind() == jsonscan.Object {
+				m.Roles = map[string]json.RawMessage{}
+			}
+			for k := range d.Object() {
+				m.Roles[string(k)] = d.Raw()
+			}
+		}
+	}
+	return m
 }
 
 // End implements runner.Parser.
@@ -342,19 +803,9 @@ func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 	return p.failed(res, exit, subtype, msg, status)
 }
 
+// endJSON decides from the json document. A document still open when the
+// output ended (cut short) counts as none.
 func (p *parser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
-	if p.jdoc == nil && p.inDoc {
-		// The last line of the document may have been cut off; try what
-		// arrived.
-		var w wireJSON
-		if json.Unmarshal(p.doc.Bytes(), &w) == nil {
-			p.jdoc = &w
-			p.jdocRaw = json.RawMessage(bytes.TrimSpace(p.doc.Bytes()))
-			if w.SessionID != "" {
-				p.sessionID = w.SessionID
-			}
-		}
-	}
 	w := p.jdoc
 	if w == nil {
 		return p.noResult(exit)
@@ -495,9 +946,9 @@ func stderrJSON(stderr string) (*wireJSON, json.RawMessage) {
 	return nil, nil
 }
 
-// streamUsage converts stream-json result stats. InputTokens counts prompt
-// tokens not read from cache, like the other backends; gemini's own
-// input_tokens includes the cached ones.
+// streamUsage converts stream-json result stats (counts already clamped).
+// InputTokens counts prompt tokens not read from cache, like the other
+// backends; gemini's own input_tokens includes the cached ones.
 // stream-json reports no thought count (its output_tokens is the sum of
 // candidates only), so there OutputTokens leaves reasoning out and
 // ReasoningTokens is 0; the json format reports both.
@@ -506,18 +957,18 @@ func streamUsage(s *wireStreamStats) agentcli.Usage {
 	if s.Input != nil {
 		u.InputTokens = *s.Input
 	} else {
-		u.InputTokens = max(0, s.InputTokens-s.Cached)
+		u.InputTokens = runner.SubCount(s.InputTokens, s.Cached)
 	}
 	return u
 }
 
 // jsonUsage sums the per-model json stats (the router's utility calls
-// included).
+// included); counts are already clamped, and sums saturate.
 func jsonUsage(s *wireStats) agentcli.Usage {
 	var u agentcli.Usage
 	for _, m := range s.Models {
 		t := m.Tokens
-		in := max(0, t.Prompt-t.Cached)
+		in := runner.SubCount(t.Prompt, t.Cached)
 		if t.Input != nil {
 			in = *t.Input
 		}
@@ -525,7 +976,7 @@ func jsonUsage(s *wireStats) agentcli.Usage {
 		// reasoning.
 		u = u.Add(agentcli.Usage{
 			InputTokens:     in,
-			OutputTokens:    t.Candidates + t.Thoughts,
+			OutputTokens:    runner.AddCount(t.Candidates, t.Thoughts),
 			CacheReadTokens: t.Cached,
 			ReasoningTokens: t.Thoughts,
 		})

@@ -2,84 +2,74 @@ package opencode
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
+	"math"
 	"regexp"
 	"strings"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// Wire structs: the subset of `opencode run --format json` output that
-// agentcli reads. Every line is an envelope {type, timestamp, sessionID,
-// ...data}. Unknown fields are ignored and unknown line types are kept raw.
-// Nothing depends on key order; a field of an unexpected type is dropped
-// rather than losing the line.
+// Each line of `opencode run --format json` output, an envelope {type,
+// timestamp, sessionID, ...data}, is read once, in a single pass
+// (internal/jsonscan), straight into wireLine, under the wire's own field
+// names. Unknown fields are ignored and unknown line types are kept raw.
+// Nothing depends on key order: a line is decoded whole before its type is
+// looked at. A field of an unexpected type reads as absent rather than
+// losing the line. Strings share the line's memory when they hold no
+// escapes (the line is kept as Event.Raw anyway).
 
 type wireLine struct {
-	Type      string          `json:"type"`
-	SessionID string          `json:"sessionID"`
-	Part      *wirePart       `json:"part"`
-	Error     json.RawMessage `json:"error"`
+	Type      string
+	SessionID string
+	Part      wirePart
+	HasPart   bool
+	Error     apiError // the error of an error line
+	HasError  bool
 	// done (builds after 1.18.33)
-	Reason   string   `json:"reason"`
-	Rejected []string `json:"rejected"`
+	Reason   string
+	Rejected []string
 }
 
 type wirePart struct {
-	ID        string `json:"id"`
-	SessionID string `json:"sessionID"`
-	MessageID string `json:"messageID"`
-	Type      string `json:"type"`
+	ID        string
+	SessionID string
+	MessageID string
+	Type      string
 	// text, reasoning
-	Text      string `json:"text"`
-	Synthetic bool   `json:"synthetic"`
-	Ignored   bool   `json:"ignored"`
+	Text      string
+	Synthetic bool
+	Ignored   bool
 	// tool
-	CallID string         `json:"callID"`
-	Tool   string         `json:"tool"`
-	State  *wireToolState `json:"state"`
+	CallID   string
+	Tool     string
+	State    wireToolState
+	HasState bool
 	// step-finish
-	Reason string          `json:"reason"`
-	Cost   json.RawMessage `json:"cost"`
-	Tokens *wireTokens     `json:"tokens"`
+	Reason    string
+	Cost      float64
+	HasCost   bool
+	Tokens    agentcli.Usage // converted (see decodeTokens)
+	HasTokens bool
 }
 
 type wireToolState struct {
-	Status   string          `json:"status"`
-	Input    json.RawMessage `json:"input"`
-	Output   json.RawMessage `json:"output"`
-	Error    json.RawMessage `json:"error"`
-	Metadata *struct {
-		Exit json.RawMessage `json:"exit"`
-	} `json:"metadata"`
+	Status  string
+	Input   json.RawMessage
+	Output  string // a string's value, or the JSON of any other value
+	Error   string // likewise
+	Exit    int    // metadata.exit
+	HasExit bool
 }
 
-type wireTokens struct {
-	Input     float64 `json:"input"`
-	Output    float64 `json:"output"`
-	Reasoning float64 `json:"reasoning"`
-	Cache     struct {
-		Read  float64 `json:"read"`
-		Write float64 `json:"write"`
-	} `json:"cache"`
-}
-
-// wireError is the `error` field of an error line: a NamedError
-// {name, data{message, statusCode, providerID, ...}}. Errors returned by the
-// prompt call itself may have other shapes; those are kept as raw text.
-type wireError struct {
-	Name    string `json:"name"`
-	Message string `json:"message"`
-	Data    *struct {
-		Message    string  `json:"message"`
-		StatusCode float64 `json:"statusCode"`
-		ProviderID string  `json:"providerID"`
-	} `json:"data"`
-}
-
-// apiError is one error the CLI reported.
+// apiError is one error the CLI reported: the `error` field of an error
+// line, a NamedError {name, data{message, statusCode, providerID, ...}}.
+// Errors returned by the prompt call itself may have other shapes; those
+// are kept as raw text.
 type apiError struct {
 	name    string
 	message string
@@ -91,6 +81,12 @@ type apiError struct {
 // succeeded when the CLI exited 0, reported no error and finished its last
 // step.
 type parser struct {
+	x   lineDecoder // decodes the lines given to Line
+	cur decoded     // the line Line is parsing
+	evs []agentcli.Event
+	// validUTF8 is set while LineUTF8 parses a line.
+	validUTF8 bool
+
 	sessionID string
 	inited    bool
 
@@ -118,41 +114,342 @@ const maxErrors = 32
 
 func newParser() *parser { return &parser{} }
 
+// str reads a string that may share the line's memory ("" for any other
+// value).
+func str(d *jsonscan.Decoder) string {
+	s, _ := d.UnsafeStr()
+	return s
+}
+
+// rawString reads a string's value, the JSON text of any other value, or
+// "" for null.
+func rawString(d *jsonscan.Decoder) string {
+	switch d.Kind() {
+	case jsonscan.String:
+		return str(d)
+	case jsonscan.Null:
+		d.Null()
+		return ""
+	}
+	return string(d.Raw())
+}
+
+// errInvalid: a tool input, or a line that may become Result.Raw, is not
+// valid JSON. Parts no event keeps as JSON are not validated.
+var errInvalid = errors.New("invalid JSON")
+
+// keptWhole reports whether lines of this type may become Result.Raw,
+// which must be valid JSON.
+func keptWhole(typ string) bool {
+	switch typ {
+	case "step_finish", "done", "error":
+		return true
+	}
+	return false
+}
+
+// lineDecoder decodes lines; the parser has one for Line, and the runner
+// one per decoding goroutine (runner.DecodeParser).
+type lineDecoder struct {
+	d    jsonscan.Decoder
+	line []byte // the line being decoded
+	bad  error  // a tool input kept as JSON is not valid
+}
+
+// decoded is one line decoded by a lineDecoder, ready for apply.
+type decoded struct {
+	w   wireLine
+	raw []byte // the line, trimmed
+	// err is why the line is a notice (notObject: it is not an object).
+	err       error
+	notObject bool
+	empty     bool // a blank line: no events
+}
+
+// NewLineDecoder implements runner.DecodeParser.
+func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+
+// Decode implements runner.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	dl, _ := into.(*decoded)
+	if dl == nil {
+		dl = &decoded{}
+	}
+	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	return dl
+}
+
+// Apply implements runner.DecodeParser.
+func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+	dl := d.(*decoded)
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.applyDecoded(dl)
+	dl.release()
+	return p.evs
+}
+
 // Line implements runner.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
+	clear(p.evs)
+	p.evs = p.evs[:0]
+	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.applyDecoded(&p.cur)
+	p.cur.release()
+	return p.evs
+}
+
+// decode decodes the line t (trimmed) into dl.
+func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+	dl.raw, dl.err = t, nil
+	dl.empty = len(t) == 0
+	dl.notObject = !dl.empty && t[0] != '{'
+	if dl.empty || dl.notObject {
+		return
 	}
-	var w wireLine
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
-		return n
+	x.line, x.bad = t, nil
+	if validUTF8 {
+		x.d.ResetUTF8(t)
+	} else {
+		x.d.Reset(t)
 	}
-	raw := json.RawMessage(line)
+	x.decodeLine(&dl.w)
+	dl.err = cmp.Or(x.d.Finish(), x.bad)
+	if dl.err == nil && keptWhole(dl.w.Type) && !json.Valid(t) {
+		dl.err = errInvalid
+	}
+	x.d.Reset(nil)
+	x.line = nil
+}
+
+// applyDecoded appends the events of a decoded line.
+func (p *parser) applyDecoded(dl *decoded) {
+	switch {
+	case dl.empty:
+	case dl.notObject:
+		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
+	case dl.err != nil:
+		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
+	default:
+		p.apply(&dl.w, dl.raw)
+	}
+}
+
+// release drops what a decoded line holds of its line.
+func (dl *decoded) release() {
+	dl.w = wireLine{}
+	dl.raw, dl.err = nil, nil
+}
+
+// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// UTF-8, whose strings then need no UTF-8 check.
+func (p *parser) LineUTF8(line []byte) []agentcli.Event {
+	p.validUTF8 = true
+	evs := p.Line(line)
+	p.validUTF8 = false
+	return evs
+}
+
+func (x *lineDecoder) decodeLine(w *wireLine) {
+	d := &x.d
+	*w = wireLine{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = str(d)
+		case "sessionID":
+			w.SessionID = str(d)
+		case "part":
+			w.HasPart = d.Kind() == jsonscan.Object
+			w.Part = wirePart{}
+			x.decodePart(&w.Part)
+		case "error":
+			w.HasError = true
+			w.Error = x.decodeError()
+		case "reason":
+			w.Reason = str(d)
+		case "rejected":
+			w.Rejected = nil
+			for range d.Array() {
+				w.Rejected = append(w.Rejected, str(d))
+			}
+		}
+	}
+}
+
+func (x *lineDecoder) decodePart(part *wirePart) {
+	d := &x.d
+	for k := range d.Object() {
+		switch string(k) {
+		case "id":
+			part.ID = str(d)
+		case "sessionID":
+			part.SessionID = str(d)
+		case "messageID":
+			part.MessageID = str(d)
+		case "type":
+			part.Type = str(d)
+		case "text":
+			part.Text = str(d)
+		case "synthetic":
+			part.Synthetic = d.LooseBool()
+		case "ignored":
+			part.Ignored = d.LooseBool()
+		case "callID":
+			part.CallID = str(d)
+		case "tool":
+			part.Tool = str(d)
+		case "state":
+			part.HasState = d.Kind() == jsonscan.Object
+			part.State = wireToolState{}
+			x.decodeState(&part.State)
+		case "reason":
+			part.Reason = str(d)
+		case "cost":
+			c, ok := d.FloatOK()
+			part.Cost, part.HasCost = runner.Cost(c), ok
+		case "tokens":
+			part.HasTokens = d.Kind() == jsonscan.Object
+			part.Tokens = decodeTokens(d)
+		}
+	}
+}
+
+func (x *lineDecoder) decodeState(st *wireToolState) {
+	d := &x.d
+	for k := range d.Object() {
+		switch string(k) {
+		case "status":
+			st.Status = str(d)
+		case "input":
+			st.Input = d.Raw()
+			if st.Input != nil && !json.Valid(st.Input) {
+				x.bad = errInvalid
+			}
+		case "output":
+			st.Output = rawString(d)
+		case "error":
+			st.Error = rawString(d)
+		case "metadata":
+			st.HasExit = false
+			for k := range d.Object() {
+				if string(k) == "exit" {
+					var f float64
+					f, st.HasExit = d.FloatOK()
+					st.Exit = exitCode(f)
+				}
+			}
+		}
+	}
+}
+
+// exitCode converts an exit status printed as a JSON number: truncated,
+// clamped to the int32 range.
+func exitCode(f float64) int {
+	return int(max(min(math.Trunc(f), math.MaxInt32), math.MinInt32))
+}
+
+// decodeTokens reads step-finish tokens, which opencode prints as JSON
+// numbers, into agentcli's convention: opencode's own split has output
+// exclusive of reasoning; agentcli's OutputTokens includes it (see
+// agentcli.Usage). Counts are clamped to [0, MaxInt64].
+func decodeTokens(d *jsonscan.Decoder) agentcli.Usage {
+	var u agentcli.Usage
+	var out int64
+	for k := range d.Object() {
+		switch string(k) {
+		case "input":
+			u.InputTokens = runner.CountFloat(d.Float())
+		case "output":
+			out = runner.CountFloat(d.Float())
+		case "reasoning":
+			u.ReasoningTokens = runner.CountFloat(d.Float())
+		case "cache":
+			u.CacheReadTokens, u.CacheWriteTokens = 0, 0
+			for k := range d.Object() {
+				switch string(k) {
+				case "read":
+					u.CacheReadTokens = runner.CountFloat(d.Float())
+				case "write":
+					u.CacheWriteTokens = runner.CountFloat(d.Float())
+				}
+			}
+		}
+	}
+	u.OutputTokens = runner.AddCount(out, u.ReasoningTokens)
+	return u
+}
+
+// decodeError reads the `error` of an error line.
+func (x *lineDecoder) decodeError() apiError {
+	d := &x.d
+	var e apiError
+	switch d.Kind() {
+	case jsonscan.Null, jsonscan.Invalid:
+		d.Skip()
+		e.message = "unknown error"
+		return e
+	case jsonscan.String:
+		e.message = str(d)
+		return e
+	case jsonscan.Object:
+	default:
+		e.message = string(d.Raw())
+		return e
+	}
+	start := d.Offset()
+	var dataMessage string
+	for k := range d.Object() {
+		switch string(k) {
+		case "name":
+			e.name = str(d)
+		case "message":
+			e.message = str(d)
+		case "data":
+			dataMessage = ""
+			for k := range d.Object() {
+				switch string(k) {
+				case "message":
+					dataMessage = str(d)
+				case "statusCode":
+					if c := d.Float(); c >= 100 && c <= 999 {
+						e.status = int(c)
+					}
+				}
+			}
+		}
+	}
+	if dataMessage != "" {
+		e.message = dataMessage
+	}
+	if e.name == "" && e.message == "" && d.Err() == nil {
+		e.message = string(x.line[start:d.Offset()])
+	}
+	return e
+}
+
+// apply turns the decoded line w (whose bytes are raw) into events.
+func (p *parser) apply(w *wireLine, raw []byte) {
+	part := &w.Part
 	sid := w.SessionID
-	if sid == "" && w.Part != nil {
-		sid = w.Part.SessionID
+	if sid == "" {
+		sid = part.SessionID
 	}
-	var evs []agentcli.Event
 	if sid != "" {
 		if p.sessionID == "" {
 			p.sessionID = sid
 		}
 		if !p.inited {
 			p.inited = true
-			evs = append(evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
+			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
 	base := agentcli.Event{SessionID: sid, Raw: raw}
-	part := w.Part
-	if part == nil {
-		part = &wirePart{}
-	}
 	switch w.Type {
 	case "step_start":
 		p.step(part.MessageID, true)
 		p.open = true
-		return evs
+		return
 	case "text":
 		p.step(part.MessageID, false)
 		if part.Synthetic || part.Ignored {
@@ -161,12 +458,14 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		p.stepText = append(p.stepText, part.Text)
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, part.Text
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "reasoning":
 		p.step(part.MessageID, false)
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, part.Text
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "tool_use":
 		p.step(part.MessageID, false)
 		id := part.CallID
@@ -176,81 +475,78 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		use := base
 		use.Kind = agentcli.EventToolUse
 		use.Tool = tools.Use(id, part.Tool, nil)
-		evs = append(evs, use)
-		st := part.State
-		if st == nil {
-			return evs
+		p.evs = append(p.evs, use)
+		if !part.HasState {
+			return
 		}
+		st := &part.State
 		if len(st.Input) > 0 && string(st.Input) != "null" {
 			use.Tool.Input = st.Input
 		}
 		res := &agentcli.ToolResult{ID: id}
 		switch st.Status {
 		case "completed":
-			res.Output = runner.RawString(st.Output)
+			res.Output = st.Output
 		case "error":
-			res.Output, res.IsError = runner.RawString(st.Error), true
+			res.Output, res.IsError = st.Error, true
 		default: // pending and running are never printed by `run`
-			return evs
+			return
 		}
-		var code float64
-		if st.Metadata != nil && number(st.Metadata.Exit, &code) {
-			c := int(code)
+		if st.HasExit {
+			c := st.Exit
 			res.ExitCode = &c
 		}
 		ev := base
 		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "step_finish":
 		p.step(part.MessageID, false)
 		p.open = false
 		p.steps++
 		p.stopReason = part.Reason
 		p.lastFinish = raw
-		var c float64
-		if number(part.Cost, &c) {
+		if part.HasCost {
+			c := part.Cost
 			if p.cost != nil {
-				c += *p.cost
+				c = runner.AddCost(c, *p.cost)
 			}
 			p.cost = &c
 		}
-		if t := part.Tokens; t != nil {
-			// opencode's own split has output exclusive of reasoning;
-			// agentcli's OutputTokens includes it (see agentcli.Usage).
-			p.usage = p.usage.Add(agentcli.Usage{
-				InputTokens:      int64(t.Input),
-				OutputTokens:     int64(t.Output + t.Reasoning),
-				ReasoningTokens:  int64(t.Reasoning),
-				CacheReadTokens:  int64(t.Cache.Read),
-				CacheWriteTokens: int64(t.Cache.Write),
-			})
+		if part.HasTokens {
+			p.usage = p.usage.Add(part.Tokens)
 		}
 		u := p.usage
 		ev := base
 		ev.Kind, ev.Usage = agentcli.EventUsage, &u
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "error":
-		e := decodeError(w.Error)
+		e := w.Error
+		if !w.HasError {
+			e.message = "unknown error"
+		}
 		if len(p.errs) < maxErrors {
 			p.errs = append(p.errs, e)
 		}
 		p.errorRaw = raw
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, e.String()
-		return append(evs, ev)
+		p.evs = append(p.evs, ev)
+		return
 	case "done":
 		p.done, p.doneRaw, p.doneWhy = true, raw, w.Reason
 		if len(w.Rejected) > 0 {
 			ev := base
 			ev.Kind = agentcli.EventNotice
 			ev.Text = "opencode rejected permission requests: " + strings.Join(w.Rejected, ", ")
-			return append(evs, ev)
+			p.evs = append(p.evs, ev)
 		}
-		return evs
+		return
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	return append(evs, ev)
+	p.evs = append(p.evs, ev)
 }
 
 // step notes that a part of message msg arrived. A step_start line (start)
@@ -324,42 +620,6 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 	return res, nil
 }
 
-func decodeError(r json.RawMessage) apiError {
-	var e apiError
-	r = bytes.TrimSpace(r)
-	if len(r) == 0 || string(r) == "null" {
-		e.message = "unknown error"
-		return e
-	}
-	var s string
-	if json.Unmarshal(r, &s) == nil {
-		e.message = s
-		return e
-	}
-	var w wireError
-	if err := json.Unmarshal(r, &w); err != nil {
-		var te *json.UnmarshalTypeError
-		if !errors.As(err, &te) {
-			e.message = string(r)
-			return e
-		}
-	}
-	e.name = w.Name
-	e.message = w.Message
-	if w.Data != nil {
-		if w.Data.Message != "" {
-			e.message = w.Data.Message
-		}
-		if c := w.Data.StatusCode; c >= 100 && c <= 999 {
-			e.status = int(c)
-		}
-	}
-	if e.name == "" && e.message == "" {
-		e.message = string(r)
-	}
-	return e
-}
-
 // String renders the error as "Name: message" (or whichever is known).
 func (e apiError) String() string {
 	s := e.message
@@ -371,15 +631,6 @@ func (e apiError) String() string {
 		}
 	}
 	return s
-}
-
-// number decodes r into f if r is a JSON number.
-func number(r json.RawMessage, f *float64) bool {
-	r = bytes.TrimSpace(r)
-	if len(r) == 0 || r[0] == 'n' {
-		return false
-	}
-	return json.Unmarshal(r, f) == nil
 }
 
 var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)

@@ -19,7 +19,29 @@ import (
 // through unchanged. Each sub-agent thread (Event.Subagent) is tracked on
 // its own. The zero value is ready to use.
 type Deltas struct {
-	text, thinking map[string]bool // thread → a delta arrived since the last block
+	text, thinking threads
+}
+
+// threads records, for each thread, whether a delta arrived since the
+// last block. The main thread, which has nearly every event, is a field.
+type threads struct {
+	main bool
+	sub  map[string]bool
+}
+
+func (t *threads) get(thread string) bool {
+	if thread == "" {
+		return t.main
+	}
+	return t.sub[thread]
+}
+
+func (t *threads) set(thread string, v bool) {
+	if thread == "" {
+		t.main = v
+		return
+	}
+	t.sub = mark(t.sub, thread, v)
 }
 
 // Apply appends to dst the events that ev stands for: ev itself, preceded by
@@ -27,19 +49,19 @@ type Deltas struct {
 func (d *Deltas) Apply(dst []agentcli.Event, ev agentcli.Event) []agentcli.Event {
 	switch {
 	case ev.Kind == agentcli.EventTextDelta:
-		d.text = mark(d.text, ev.Subagent, true)
+		d.text.set(ev.Subagent, true)
 	case ev.Kind == agentcli.EventText:
-		if !d.text[ev.Subagent] && ev.Text != "" {
+		if !d.text.get(ev.Subagent) && ev.Text != "" {
 			dst = append(dst, agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: ev.SessionID, Text: ev.Text, Subagent: ev.Subagent})
 		}
-		d.text = mark(d.text, ev.Subagent, false)
+		d.text.set(ev.Subagent, false)
 	case ev.Kind == agentcli.EventThinking && ev.Delta:
-		d.thinking = mark(d.thinking, ev.Subagent, true)
+		d.thinking.set(ev.Subagent, true)
 	case ev.Kind == agentcli.EventThinking:
-		if !d.thinking[ev.Subagent] && ev.Text != "" {
+		if !d.thinking.get(ev.Subagent) && ev.Text != "" {
 			dst = append(dst, agentcli.Event{Kind: agentcli.EventThinking, Delta: true, SessionID: ev.SessionID, Text: ev.Text, Subagent: ev.Subagent})
 		}
-		d.thinking = mark(d.thinking, ev.Subagent, false)
+		d.thinking.set(ev.Subagent, false)
 	}
 	return append(dst, ev)
 }

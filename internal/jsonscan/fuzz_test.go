@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"unicode/utf8"
 )
 
 // Run a fuzzer for real with, e.g.:
@@ -65,6 +66,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if !valid {
 			return
+		}
+		if utf8.Valid(data) {
+			var d Decoder
+			d.ResetUTF8(data)
+			v := decodeAny(&d)
+			if err := d.Finish(); err != nil || !reflect.DeepEqual(v, got) {
+				t.Fatalf("ResetUTF8: decoded %#v (%v)\nReset %#v", v, err, got)
+			}
 		}
 		var want any
 		if json.Unmarshal(data, &want) != nil {

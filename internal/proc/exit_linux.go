@@ -93,6 +93,14 @@ func killMatching(want []byte, pgid int) int {
 	}()
 	escaped := 0
 	waitUntil := time.Now().Add(deathWait)
+	// A process of the run that forks and exits while a scan runs leaves a
+	// child the scan's listing misses and a zombie whose environment
+	// cannot be read. So a scan that finds a zombie (or an exec in
+	// progress) that started no earlier than the CLI looks again.
+	since := uint64(0)
+	if pgid > 0 {
+		since, _ = procStat(strconv.Itoa(pgid))
+	}
 	for scan := 0; scan < maxScans; scan++ {
 		d, err := os.Open("/proc")
 		if err != nil {
@@ -101,7 +109,7 @@ func killMatching(want []byte, pgid int) int {
 		names, _ := d.Readdirnames(-1)
 		d.Close()
 		var fresh []int // pidfds of processes killed in this scan
-		found := 0
+		found, unsure := 0, 0
 		for _, name := range names {
 			pid, err := strconv.Atoi(name)
 			if err != nil || pid <= 1 || pid == self || pid == pgid || seen[pid] {
@@ -120,6 +128,9 @@ func killMatching(want []byte, pgid int) int {
 				return hasEntry("/proc/"+name+"/environ", want), true
 			}
 			if ok, _ := ours(); !ok {
+				if since > 0 && maybeOurs(name, since) {
+					unsure++
+				}
 				continue
 			}
 			fd, err := pidfdOpen(pid, 0)
@@ -154,7 +165,11 @@ func killMatching(want []byte, pgid int) int {
 			}
 		}
 		if found == 0 {
-			break
+			if unsure == 0 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+			continue
 		}
 		// Let them die before looking again, so that whatever they forked
 		// meanwhile exists by the next scan.
@@ -183,6 +198,47 @@ func groupOf(name string) int {
 		return -1
 	}
 	return g
+}
+
+// procStat returns the start time (in clock ticks since boot) of the live
+// user process /proc/<name>; ok is false for a kernel thread (a child of
+// kthreadd, pid 2) or when it cannot be read. zombie reports a zombie.
+func procStat(name string) (start uint64, ok bool) {
+	start, zombie, ok := statOf(name)
+	return start, ok && !zombie
+}
+
+func statOf(name string) (start uint64, zombie, ok bool) {
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil || name == "2" {
+		return 0, false, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false, false
+	}
+	f := bytes.Fields(b[i+1:]) // state ppid pgrp ... starttime (the 20th)
+	if len(f) < 20 || string(f[1]) == "2" {
+		return 0, false, false
+	}
+	start, err = strconv.ParseUint(string(f[19]), 10, 64)
+	return start, string(f[0]) == "Z" || string(f[0]) == "X", err == nil
+}
+
+// maybeOurs reports whether /proc/<name>, which the scan could not tell to
+// be the run's, may still be: a zombie, or a process whose environment
+// reads empty (as it does while the process execs), started no earlier
+// than since (the CLI's start).
+func maybeOurs(name string, since uint64) bool {
+	start, zombie, ok := statOf(name)
+	if !ok || start < since {
+		return false
+	}
+	if zombie {
+		return true
+	}
+	env, err := os.ReadFile("/proc/" + name + "/environ")
+	return err == nil && len(env) == 0
 }
 
 // hasEntry reports whether the NUL-separated environment file at path has

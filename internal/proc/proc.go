@@ -407,45 +407,60 @@ func (p *Process) Stdin() io.WriteCloser {
 // reading ended at the bounds described in the package comment, and from
 // the moment the process is stopped: a line completed after Stop is never
 // returned.
+//
+// Each line is one allocation of its exact size, the only copy made of it.
+// A line longer than the read buffer is gathered in pieces as it arrives
+// and joined once complete (it costs twice its size until then), never
+// re-copied as it grows.
 func (p *Process) ReadLine() (Line, error) {
 	if p.isStopped() || p.lines == nil {
 		return Line{}, io.EOF
 	}
-	var acc []byte
+	var pieces [][]byte // a long line's pieces so far, while within the limit
 	total := 0
 	for {
 		frag, err := p.lines.ReadSlice('\n')
 		total += len(frag)
-		if total <= p.maxLine+1 { // +1: the newline itself
-			acc = append(acc, frag...)
-		} else if acc != nil {
-			acc = nil // drop what was gathered; keep counting
-		}
 		if errors.Is(err, bufio.ErrBufferFull) {
+			if total <= p.maxLine+1 { // +1: the newline itself
+				pieces = append(pieces, bytes.Clone(frag))
+			} else {
+				pieces = nil // drop what was gathered; keep counting
+			}
 			continue
 		}
 		if p.isStopped() {
 			return Line{}, io.EOF
 		}
-		if err == nil { // full line
-			if total > p.maxLine+1 {
-				return Line{TooLong: total - 1}, nil
-			}
-			return Line{Data: trimEOL(acc)}, nil
-		}
-		// EOF or read error: a last line without newline
-		if total == 0 {
+		if err != nil && total == 0 { // EOF or a read error, nothing pending
 			if err == io.EOF || errors.Is(err, os.ErrClosed) {
 				return Line{}, io.EOF
 			}
 			return Line{}, err
 		}
-		if total > p.maxLine {
-			return Line{TooLong: total}, nil
+		// A full line, or (EOF, read error) a last line without newline.
+		n := total
+		if err == nil {
+			n-- // the newline
 		}
-		return Line{Data: trimEOL(acc)}, nil
+		if n > p.maxLine {
+			return Line{TooLong: n}, nil
+		}
+		var data []byte
+		if pieces == nil {
+			data = make([]byte, len(frag))
+			copy(data, frag) // not zeroed first
+		} else {
+			data = bytes.Join(append(pieces, frag), nil)
+		}
+		return Line{Data: trimEOL(data)}, nil
 	}
 }
+
+// Buffered returns how many bytes of stdout have been read from the pipe
+// but not returned by ReadLine yet: when it is 0, the next ReadLine waits
+// for the CLI. It must be called from ReadLine's goroutine.
+func (p *Process) Buffered() int { return p.lines.Buffered() }
 
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte("\n"))

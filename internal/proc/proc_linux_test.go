@@ -69,8 +69,9 @@ func TestReapTagged(t *testing.T) {
 			other := bystander(t, "PATH="+os.Getenv("PATH"), EnvRunID+"=0123456789abcdef0123456789abcdef")
 			dir := pidDir(t)
 			script := taggedEscapee(dir, "sleeper", "exec sleep 60") +
-				taggedEscapee(dir, "forker", "while :; do sleep 60 & sleep 0.005; done") +
-				" echo done"
+				taggedEscapee(dir, "forker", "while :; do sleep 60 & touch "+dir+"/forked; sleep 0.005; done") +
+				// The forker has forked at least once before the CLI exits.
+				" while [ ! -e " + dir + "/forked ]; do sleep 0.01; done; echo done"
 			p := start(t, script, Spec{KillGrace: 5 * time.Second})
 			readAll(t, p)
 			t0 := time.Now()

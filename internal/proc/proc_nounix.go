@@ -28,6 +28,9 @@ func (p *Process) Stdin() io.WriteCloser { return nil }
 // ReadLine returns io.EOF.
 func (p *Process) ReadLine() (Line, error) { return Line{}, io.EOF }
 
+// Buffered returns 0: there is no output here.
+func (p *Process) Buffered() int { return 0 }
+
 // Wait returns a zero Exit.
 func (p *Process) Wait() Exit { return Exit{} }
 

@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// procStat returns fields 3.. of /proc/pid/stat (state, ppid, pgrp,
+// statFields returns fields 3.. of /proc/pid/stat (state, ppid, pgrp,
 // session, tty_nr, tpgid, ...), or nil.
-func procStat(pid int) []string {
+func statFields(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return nil
@@ -63,7 +63,7 @@ func TestStartTerminalNewSession(t *testing.T) {
 	if _, err := pty.WaitFor(ctx, 0, "READY"); err != nil {
 		t.Fatal(err)
 	}
-	st := procStat(p.Pid())
+	st := statFields(p.Pid())
 	var rdev unix.Stat_t
 	if err := unix.Fstat(int(pty.Slave.Fd()), &rdev); err != nil {
 		t.Fatal(err)

@@ -52,3 +52,9 @@ func RawString(r json.RawMessage) string {
 	}
 	return string(r)
 }
+
+// NotObject returns the EventNotice for an output line (or element of a
+// line) that is valid JSON but not the object the backend expects.
+func NotObject(backend string, line []byte) agentcli.Event {
+	return Notice(backend, line, errNotObject)
+}

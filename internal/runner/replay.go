@@ -70,7 +70,7 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				if ended != "" {
 					continue // dropped by the run too
 				}
-				for _, ev := range f.line(rec.Data, rec.TooLong) {
+				for _, ev := range f.line(rec.Data, rec.TooLong, false) {
 					red.Event(&ev)
 					if !yield(ev, nil) {
 						return

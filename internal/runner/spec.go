@@ -43,7 +43,8 @@ type Spec struct {
 	Prepare func(ctx context.Context, r *Run) (*Job, error)
 	// NewParser makes the parser of one run. It reads only r.Req's Model
 	// and SessionID and r.Deltas, which a wire log records, so that a
-	// replay parses exactly as the run did.
+	// replay parses exactly as the run did, and r.Options (MaxLineBytes
+	// bounds what a parser buffers across lines).
 	NewParser func(r *Run) Parser
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
@@ -172,6 +173,48 @@ type Parser interface {
 	// *agentcli.ExitError, or an *agentcli.NoResultError after exit 0).
 	End(exit Exit) (*agentcli.Result, error)
 }
+
+// UTF8Parser is implemented by a Parser that can skip its checks for
+// invalid UTF-8 in a line already known to be valid UTF-8. The runner
+// checks each line on the goroutine that reads the CLI's output, in
+// parallel with parsing, and calls LineUTF8 for the lines that pass.
+type UTF8Parser interface {
+	// LineUTF8 is Line for a line that is valid UTF-8; it returns the
+	// same events.
+	LineUTF8(line []byte) []agentcli.Event
+}
+
+// DecodeParser is implemented by a Parser whose work on a line splits in
+// two: decoding the line, which depends on nothing but the line and can
+// run on any goroutine, and applying the decoded line, which updates the
+// run's state and must follow the order of the lines. The runner then
+// decodes lines on goroutines of their own, several at a time, and applies
+// them in order on the run's goroutine. For every line, Apply of a Decode
+// must return what Line returns.
+type DecodeParser interface {
+	Parser
+	// NewLineDecoder returns a decoder for one goroutine. Decoders share
+	// nothing with each other or with the parser.
+	NewLineDecoder() LineDecoder
+	// Apply returns the events of a line decoded by one of the parser's
+	// decoders; lines are applied in the order they were printed, each
+	// once. The returned slice may be reused by the next call, and
+	// Apply may reuse what d holds once it returns.
+	Apply(d Decoded) []agentcli.Event
+}
+
+// LineDecoder decodes lines for a DecodeParser.
+type LineDecoder interface {
+	// Decode decodes one stdout line; validUTF8 reports that the line is
+	// known to be valid UTF-8. into, if not nil, is an earlier result of
+	// this decoder's parser, which Decode may reuse. A nil result means
+	// the line is not decoded: the runner passes it to Line.
+	Decode(line []byte, validUTF8 bool, into Decoded) Decoded
+}
+
+// Decoded is a line decoded by a LineDecoder; only its parser looks
+// inside.
+type Decoded any
 
 // Exit is how the CLI process ended, as a parser sees it.
 type Exit struct {

@@ -149,40 +149,34 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		wl.In(job.Stdin)
 	}
 
+	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
+	// its own (see lineReader); applying lines and yielding stay on this
+	// one.
+	rd := startReader(runCtx, p, lg, wl, f.dp, decoders())
+	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
-	for runCtx.Err() == nil {
-		line, err := p.ReadLine()
-		if err != nil {
-			// EOF, or a read error: the exit status and the terminal
-			// event decide the outcome.
-			break
-		}
-		lg.line()
-		if wl != nil {
-			if line.TooLong > 0 {
-				wl.TooLong(line.TooLong)
-			} else {
-				wl.Out(line.Data)
+	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
+		for _, line := range lines {
+			for _, ev := range f.read(line) {
+				if runCtx.Err() != nil {
+					break // nothing is yielded after the run's context ended
+				}
+				if session != nil && ev.SessionID != "" {
+					session(ev.SessionID)
+					session = nil
+				}
+				evstream.Relay(req.OnText, ev)
+				if !yield(ev, nil) {
+					rd.stop()
+					p.Wait()
+					return
+				}
 			}
 		}
-		for _, ev := range f.line(line.Data, line.TooLong) {
-			if runCtx.Err() != nil {
-				break // nothing is yielded after the run's context ended
-			}
-			if session != nil && ev.SessionID != "" {
-				session(ev.SessionID)
-				session = nil
-			}
-			evstream.Relay(req.OnText, ev)
-			if !yield(ev, nil) {
-				p.Stop()
-				p.Wait()
-				return
-			}
-		}
+		rd.recycle(lines)
 	}
 	if runCtx.Err() != nil {
-		p.Stop() // proc stops it too, from another goroutine
+		rd.stop() // output after the end is drained and dropped
 	}
 	exit := p.Wait()
 	if wl != nil {
@@ -222,6 +216,8 @@ type feed struct {
 	red    *Redactor
 	limit  int
 	parser Parser
+	utf8   UTF8Parser   // parser, when it implements it
+	dp     DecodeParser // likewise
 	synth  evstream.Deltas
 	out    []agentcli.Event
 	// schema: the run asked for structured output (Request.OutputSchema).
@@ -229,20 +225,42 @@ type feed struct {
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	return &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
+	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
 		schema: len(r.Req.OutputSchema) > 0}
+	f.utf8, _ = f.parser.(UTF8Parser)
+	f.dp, _ = f.parser.(DecodeParser)
+	return f
+}
+
+// read returns the events of a line handed over by the reader: decoded
+// already, or not.
+func (f *feed) read(l readLine) []agentcli.Event {
+	if l.dec == nil || l.TooLong > 0 {
+		return f.line(l.Data, l.TooLong, l.utf8)
+	}
+	return f.deltas(f.dp.Apply(l.dec))
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
-// bytes that was skipped). The slice is reused by the next call.
-func (f *feed) line(data []byte, tooLong int) []agentcli.Event {
+// bytes that was skipped); validUTF8 reports that the line is known to be
+// valid UTF-8. The slice is reused by the next call.
+func (f *feed) line(data []byte, tooLong int, validUTF8 bool) []agentcli.Event {
 	var evs []agentcli.Event
-	if tooLong > 0 {
+	switch {
+	case tooLong > 0:
 		lerr := &agentcli.LineTooLongError{Limit: f.limit, Len: tooLong}
 		evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
-	} else {
+	case validUTF8 && f.utf8 != nil:
+		evs = f.utf8.LineUTF8(data)
+	default:
 		evs = f.parser.Line(data)
 	}
+	return f.deltas(evs)
+}
+
+// deltas returns evs with text deltas synthesized where due. The slice is
+// reused by the next call.
+func (f *feed) deltas(evs []agentcli.Event) []agentcli.Event {
 	f.out = f.out[:0]
 	for _, ev := range evs {
 		f.out = f.synth.Apply(f.out, ev)

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -47,7 +48,15 @@ func main() {
 	cli := flag.String("cli", "claude", "backend name")
 	fake := flag.String("fake", "", "path of the fake CLI")
 	slow := flag.Int("slow-events", 0, "if > 0: sleep 1 ms per event and stop after this many events")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			pprof.StartCPUProfile(f) //nolint:errcheck // best effort
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	var r Result
 	var err error
 	switch *mode {

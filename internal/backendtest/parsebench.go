@@ -1,0 +1,173 @@
+package backendtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// BenchParse measures a parser over lines: MB/s of output (newlines
+// counted) and allocations, and on the thread's CPU time (see threadCPU)
+// cpu-MB/s and cpu-events/s. A new parser is made for every pass, as for
+// every run.
+func BenchParse(b *testing.B, lines [][]byte, newParser func() runner.Parser) {
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l)) + 1
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cpu := threadCPU()
+	events := 0
+	for b.Loop() {
+		p := newParser()
+		for _, l := range lines {
+			events += len(p.Line(l))
+		}
+	}
+	if cpu := threadCPU() - cpu; cpu > 0 {
+		b.ReportMetric(float64(size)*float64(b.N)/float64(cpu)*1e3, "cpu-MB/s")
+		b.ReportMetric(float64(events)/float64(cpu)*1e9, "cpu-events/s")
+	}
+}
+
+// BenchLinear measures the cost per byte of one line made by line(n) for
+// each n: a parser that is linear in its input reports about the same
+// cpu-ns/byte (CPU time of the thread per input byte) for every n.
+func BenchLinear(b *testing.B, name string, line func(n int) []byte, ns []int, newParser func() runner.Parser) {
+	for _, n := range ns {
+		l := line(n)
+		b.Run(fmt.Sprintf("%s/n=%d", name, n), func(b *testing.B) {
+			b.SetBytes(int64(len(l)))
+			b.ReportAllocs()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := threadCPU()
+			for b.Loop() {
+				newParser().Line(l)
+			}
+			if cpu := threadCPU() - cpu; cpu > 0 {
+				b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(l)), "cpu-ns/byte")
+			}
+		})
+	}
+}
+
+// BenchStream measures a whole run through the public API: a CLI that
+// prints stream (written to a file and played by cat) read by b.Stream,
+// every event yielded. Besides MB/s and allocations it reports
+// cpu-ns/byte, the CPU time of this process (reading, parsing, the run
+// loop and the garbage collector; not the CLI's) per byte of output.
+func BenchStream(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	cli := catCLI(b, b.TempDir(), stream)
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	cpu := processCPU()
+	events := 0
+	for b.Loop() {
+		for ev, err := range be.Stream(context.Background(), &agentcli.Request{Prompt: "x"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = ev
+			events++
+		}
+	}
+	if cpu := processCPU() - cpu; cpu > 0 {
+		b.ReportMetric(float64(cpu)/float64(b.N)/float64(len(stream)), "cpu-ns/byte")
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// catCLI writes stream to a file in dir and returns a CLI (a shell script)
+// that prints it, whatever its arguments and input.
+func catCLI(tb testing.TB, dir string, stream []byte) string {
+	out := filepath.Join(dir, "stream.jsonl")
+	cli := filepath.Join(dir, "cli")
+	if err := os.WriteFile(out, stream, 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(cli, []byte("#!/bin/sh\nexec cat "+out+"\n"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	return cli
+}
+
+// LargeStreamReplay runs a CLI that prints stream (many batches of lines,
+// decoded on the runner's goroutines when the parser allows) with a wire
+// log, and checks that replaying the log (line by line on one goroutine)
+// yields the same events.
+func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
+	var log bytes.Buffer
+	live, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", WireLog: &log})
+	if err != nil || len(live) < 1000 {
+		t.Fatalf("%d events, err %v", len(live), err)
+	}
+	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	got := strings.Split(describeRun(replayed, rerr), "\n")
+	want := strings.Split(describeRun(live, err), "\n")
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			at := func(l []string) string {
+				if i < len(l) {
+					return l[i]
+				}
+				return "(none)"
+			}
+			t.Fatalf("replay differs from the live run at event %d of %d (replayed %d)\nlive:   %.300s\nreplay: %.300s",
+				i, len(want), len(got), at(want), at(got))
+		}
+	}
+}
+
+// BenchFirstEvent measures the time from Stream to the first event of a
+// CLI that prints stream, against the time from starting the same CLI with
+// a bare os/exec to reading its first line (first-ns and bare-first-ns).
+func BenchFirstEvent(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	cli := catCLI(b, b.TempDir(), stream)
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	var first, bare time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for _, err := range be.Stream(context.Background(), &agentcli.Request{Prompt: "x"}) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			first += time.Since(start)
+			break
+		}
+		start = time.Now()
+		cmd := exec.Command(cli)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := bufio.NewReader(out).ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+		bare += time.Since(start)
+		cmd.Process.Kill()
+		cmd.Wait()
+	}
+	b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "first-ns")
+	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-first-ns")
+}

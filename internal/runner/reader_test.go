@@ -1,0 +1,175 @@
+package runner
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/proc"
+)
+
+func startSh(t *testing.T, script string) *proc.Process {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	p, err := proc.Start(context.Background(), proc.Spec{Path: sh, Args: []string{"-c", script}, KillGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// A consumer that stops taking lines stops the reader: it reads at most
+// about three batches ahead (one handed over, one in the channel, one
+// being filled), however much the CLI has to say, and the pipe then
+// blocks the CLI.
+func TestReaderBackpressure(t *testing.T) {
+	p := startSh(t, `yes 0123456789 | head -n 5000000`)
+	lg := &runLog{}
+	r := startReader(context.Background(), p, lg, nil, nil, 0)
+	if b, ok := r.next(); !ok || len(b) == 0 {
+		t.Fatal("no first batch")
+	}
+	// Give a reader that ignored the bound time to run far ahead.
+	time.Sleep(300 * time.Millisecond)
+	if n := r.read.Load(); n > 3*batchLines+1 {
+		t.Fatalf("the reader read %d lines ahead of a stalled consumer", n)
+	}
+	r.stop()
+	if e := p.Wait(); !e.Stopped {
+		t.Fatalf("exit %+v: the CLI was not stopped", e)
+	}
+}
+
+// Every line arrives, in order, with the batches recycled, and the reader
+// ends by itself at EOF.
+func TestReaderOrder(t *testing.T) {
+	p := startSh(t, `i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done`)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0)
+	n := 0
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		for _, l := range b {
+			if want := itoa(n); string(l.Data) != want {
+				t.Fatalf("line %d = %q", n, l.Data)
+			}
+			n++
+		}
+		r.recycle(b)
+	}
+	if n != 3000 {
+		t.Fatalf("%d lines", n)
+	}
+	r.stop() // a no-op once ended
+	if e := p.Wait(); e.Code != 0 || e.Stopped {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// numParser is a DecodeParser whose decoders turn a line into its number.
+type numParser struct{ applied int }
+
+type numDecoder struct{}
+
+func (numParser) Line(line []byte) []agentcli.Event  { panic("Line called for a decoded line") }
+func (numParser) End(Exit) (*agentcli.Result, error) { return nil, nil }
+func (numParser) NewLineDecoder() LineDecoder        { return numDecoder{} }
+func (p *numParser) Apply(d Decoded) []agentcli.Event {
+	p.applied++
+	return []agentcli.Event{{Text: strconv.Itoa(*d.(*int))}}
+}
+
+func (numDecoder) Decode(line []byte, _ bool, into Decoded) Decoded {
+	if string(line) == "boom" {
+		panic("decoder panic")
+	}
+	n, _ := into.(*int)
+	if n == nil {
+		n = new(int)
+	}
+	*n, _ = strconv.Atoi(string(line))
+	return n
+}
+
+// With decoders, every line arrives in order, the first few undecoded and
+// the rest decoded once (the decoded values recycled with their batches).
+func TestReaderDecodersOrder(t *testing.T) {
+	p := startSh(t, `seq 0 19999`)
+	np := &numParser{}
+	r := startReader(context.Background(), p, &runLog{}, nil, np, 2)
+	n := 0
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		for _, l := range b {
+			got := string(l.Data) // the first batches are not decoded
+			if l.dec != nil {
+				got = np.Apply(l.dec)[0].Text
+			}
+			if got != strconv.Itoa(n) {
+				t.Fatalf("line %d: got %s", n, got)
+			}
+			n++
+		}
+		r.recycle(b)
+	}
+	if n != 20000 || np.applied < 19000 {
+		t.Fatalf("%d lines, %d decoded", n, np.applied)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
+// With decoders too, a stalled consumer stops reading after a few
+// batches.
+func TestReaderDecodersBackpressure(t *testing.T) {
+	p := startSh(t, `yes 12345 | head -n 5000000`)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	if _, ok := r.next(); !ok {
+		t.Fatal("no first batch")
+	}
+	time.Sleep(300 * time.Millisecond)
+	// One batch taken, and per decoder one waiting, one being decoded,
+	// one handed in; one being filled.
+	if n := r.read.Load(); n > 8*batchLines+1 {
+		t.Fatalf("the reader read %d lines ahead of a stalled consumer", n)
+	}
+	r.stop()
+	if e := p.Wait(); !e.Stopped {
+		t.Fatalf("exit %+v: the CLI was not stopped", e)
+	}
+}
+
+// A decoder's panic is raised on the consumer's goroutine, and the
+// stages end.
+func TestReaderDecoderPanic(t *testing.T) {
+	p := startSh(t, `seq 1 3000; echo boom; yes 7 | head -n 1000000`)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	defer func() {
+		if v := recover(); v != "decoder panic" {
+			t.Fatalf("recovered %v, want the decoder's panic", v)
+		}
+		if e := p.Wait(); !e.Stopped {
+			t.Fatalf("exit %+v: the CLI was not stopped", e)
+		}
+	}()
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		r.recycle(b)
+	}
+	t.Fatal("the stages ended without the panic")
+}
