@@ -43,6 +43,9 @@ type lineReader struct {
 	wg     sync.WaitGroup
 	ended  bool         // the stages have ended
 	read   atomic.Int64 // lines read (for tests)
+	// checkUTF8: the reading goroutine checks each line's UTF-8 (there are
+	// no decoders, see run).
+	checkUTF8 bool
 
 	mu    sync.Mutex
 	panic any // the first panic of a stage
@@ -94,6 +97,7 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 	}
 	if n == 0 {
 		r.outs = ins
+		r.checkUTF8 = true
 	} else {
 		r.direct = make(chan []readLine, 1)
 		r.outs = make([]chan []readLine, n)
@@ -196,7 +200,11 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 			batch = append(batch, readLine{})
 		}
 		e := &batch[len(batch)-1]
-		e.Line, e.utf8 = line, utf8.Valid(line.Data)
+		// Without decoders the run's goroutine parses, so the UTF-8 check
+		// of the whole line is done here, where it runs in parallel with
+		// parsing; decoders check only the strings they keep, on their own
+		// goroutines.
+		e.Line, e.utf8 = line, r.checkUTF8 && utf8.Valid(line.Data)
 		size += len(line.Data)
 		if (size >= batchBytes || len(batch) >= limit || r.p.Buffered() == 0) && !send() {
 			return
