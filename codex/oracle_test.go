@@ -28,7 +28,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -309,7 +308,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		p.failedRaw = raw
 		return nil
 	case "error":
-		if r := oRetryOf(w.Message); r != nil {
+		if r := retryOf(w.Message); r != nil {
 			ev := base
 			ev.Kind, ev.Retry = agentcli.EventRetry, r
 			return []agentcli.Event{ev}
@@ -364,7 +363,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 	case "error":
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, it.Message
-		if m := oRerouteRe.FindStringSubmatch(it.Message); m != nil {
+		if m := rerouteRe.FindStringSubmatch(it.Message); m != nil {
 			p.model = m[1]
 		}
 		return []agentcli.Event{ev}, true
@@ -374,7 +373,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 			ID:       it.ID,
 			Output:   it.AggregatedOutput,
 			ExitCode: it.ExitCode,
-			IsError:  (it.ExitCode != nil && *it.ExitCode != 0) || oFailedStatus(it.Status),
+			IsError:  (it.ExitCode != nil && *it.ExitCode != 0) || failedStatus(it.Status),
 		}
 		return p.toolEvents(base, it.ID, done, use, res), true
 	case "file_change":
@@ -388,7 +387,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
 		}
-		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: oFailedStatus(it.Status)}
+		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: failedStatus(it.Status)}
 		return p.toolEvents(base, it.ID, done, use, res), true
 	case "mcp_tool_call":
 		rawName := "mcp__" + it.Server + "__" + it.Tool
@@ -397,7 +396,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 			args = json.RawMessage("{}")
 		}
 		use := tools.Use(it.ID, rawName, args)
-		res := &agentcli.ToolResult{ID: it.ID, IsError: oFailedStatus(it.Status)}
+		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
 		case it.Error != nil:
 			res.Output, res.IsError = it.Error.Message, true
@@ -408,7 +407,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 	case "collab_tool_call":
 		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverThreadIDs}
 		use := p.toolUse(it, "", oMarshal(input))
-		res := &agentcli.ToolResult{ID: it.ID, IsError: oFailedStatus(it.Status)}
+		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
 			res.Output = string(it.AgentsStates)
 		}
@@ -506,7 +505,7 @@ func (p *oracleParser) End(exit runner.Exit) (*agentcli.Result, error) {
 	} else {
 		re.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
 	}
-	re.APIStatus = oAPIStatusOf(re.Message)
+	re.APIStatus = apiStatusOf(re.Message)
 	return res, re
 }
 
@@ -523,77 +522,6 @@ func (p *oracleParser) usageOf(u *oWireUsage) agentcli.Usage {
 		Cumulative:       p.resumed,
 	}
 }
-
-var (
-	// The counter of "Reconnecting... 2/5 (unexpected status 502 ...)".
-	oRetryCountRe = regexp.MustCompile(`^(\d+)/(\d+)`)
-	// "unexpected status 401 Unauthorized", "last status: 429 Too Many Requests".
-	oStatusRe = regexp.MustCompile(`\bstatus:? ([1-5]\d\d)\b`)
-	// "model rerouted: gpt-a -> gpt-b (...)"
-	oRerouteRe = regexp.MustCompile(`model rerouted: \S+ -> ([^\s(]+)`)
-)
-
-// retryOf parses a top-level error event that announces a retry, or
-// returns nil.
-func oRetryOf(msg string) *agentcli.Retry {
-	rest, ok := strings.CutPrefix(msg, "Reconnecting...")
-	if !ok {
-		return nil
-	}
-	r := &agentcli.Retry{}
-	rest = strings.TrimSpace(rest)
-	if m := oRetryCountRe.FindStringSubmatch(rest); m != nil {
-		r.Attempt, _ = strconv.Atoi(m[1])
-		r.MaxRetries, _ = strconv.Atoi(m[2])
-		rest = strings.TrimSpace(rest[len(m[0]):])
-	}
-	// "(cause)" alone is unwrapped; "waiting for network (cause)" is kept.
-	if strings.HasPrefix(rest, "(") && strings.HasSuffix(rest, ")") {
-		rest = rest[1 : len(rest)-1]
-	}
-	r.Message = rest
-	r.Status = oAPIStatusOf(rest)
-	return r
-}
-
-// apiStatusOf recovers the HTTP status behind a codex error message, or
-// returns 0. codex (codex-rs/core client and CodexErr) words API errors as:
-//
-//	HTTP 400          the raw response body, e.g. {"error":{"type":"invalid_request_error",...}}
-//	HTTP 500          "We're currently experiencing high demand, which may cause temporary errors."
-//	other statuses    "unexpected status 401 Unauthorized: ...", "exceeded retry limit, last status: 429 ..."
-func oAPIStatusOf(msg string) int {
-	if n := oStatusOf(msg); n != 0 {
-		return n
-	}
-	m := strings.TrimSpace(msg)
-	switch {
-	case strings.Contains(m, "currently experiencing high demand"), strings.EqualFold(m, "Internal server error"):
-		return 500
-	case strings.HasPrefix(m, "{"):
-		var body struct {
-			Error *struct {
-				Type    any `json:"type"`
-				Message any `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal([]byte(m), &body) == nil && body.Error != nil && (body.Error.Type != nil || body.Error.Message != nil) {
-			return 400
-		}
-	}
-	return 0
-}
-
-// statusOf finds an HTTP status in a codex error message, or returns 0.
-func oStatusOf(msg string) int {
-	if m := oStatusRe.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
-
-func oFailedStatus(s string) bool { return s == "failed" || s == "declined" }
 
 // fileChangeTool names a file_change: Write when every change adds a file,
 // Delete when every change deletes one, Edit otherwise.

@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -506,7 +505,7 @@ func (p *oracleParser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 		if exit.Code == 0 {
 			return res, nil
 		}
-		return p.failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
 	}
 	// Without an error object the model stream was empty, thinking-only
 	// or blocked (json mode calls this INVALID_STREAM); the `error` event
@@ -517,9 +516,9 @@ func (p *oracleParser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 		if w.Error.Message != "" {
 			msg = w.Error.Message
 		}
-		status = oCodeStatus(w.Error.Code)
+		status = codeStatus(w.Error.Code)
 	}
-	return p.failed(res, exit, subtype, msg, status)
+	return failed(res, exit, subtype, msg, status)
 }
 
 func (p *oracleParser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
@@ -551,11 +550,11 @@ func (p *oracleParser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 		if exit.Code == 0 {
 			return res, nil
 		}
-		return p.failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
 	}
 	// An empty, thinking-only or blocked model stream: exit 0 with
 	// error.type INVALID_STREAM.
-	return p.failed(res, exit, w.Error.Type, w.Error.Message, oCodeStatus(w.Error.Code))
+	return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 }
 
 // noResult handles a run that printed no terminal result. With -o json a
@@ -567,85 +566,17 @@ func (p *oracleParser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 			sess = p.sessionID
 		}
 		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
-		return p.failed(res, exit, w.Error.Type, w.Error.Message, oCodeStatus(w.Error.Code))
+		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
-	if k := oExitKind(exit.Code); k != nil {
+	if k := exitKind(exit.Code); k != nil {
 		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
 	}
 	return nil, nil
 }
 
-// failed builds the *ResultError for a run that ended in error.
-func (p *oracleParser) failed(res *agentcli.Result, exit runner.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
-	res.IsError = true
-	res.Subtype = subtype
-	if status == 0 {
-		status = oMessageStatus(msg)
-	}
-	if status == 0 && subtype != "" {
-		status = oExitStatus(exit.Code)
-	}
-	re := &agentcli.ResultError{
-		Subtype:   subtype,
-		APIStatus: status,
-		Message:   msg,
-		ExitCode:  exit.Code,
-		Result:    res,
-	}
-	switch {
-	case exit.Code == exitTurnLimit || subtype == "FatalTurnLimitedError":
-		re.Subtype, re.TerminalReason = "error_max_turns", "max_turns"
-	case status != 0:
-		re.TerminalReason = "api_error"
-	}
-	res.Subtype, res.TerminalReason = re.Subtype, re.TerminalReason
-	re.Kind = runner.ClassifyStatus(status)
-	if re.Kind == nil {
-		re.Kind = oExitKind(exit.Code)
-	}
-	return res, re
-}
-
-// exitKind maps gemini's exit statuses to error kinds: 41 is an
-// authentication failure, and API errors exit with their HTTP status mod 256.
-func oExitKind(code int) error {
-	if code == exitAuth {
-		return agentcli.ErrAuth
-	}
-	return runner.ClassifyStatus(oExitStatus(code))
-}
-
-// exitStatus recovers the HTTP status from an API error's exit status:
-// gemini calls process.exit(status), which the OS truncates to 8 bits, so
-// 400–511 arrive as 144–255. Nothing else gemini does exits in that range
-// (signals give 129–143 at most for the common ones).
-func oExitStatus(code int) int {
-	if code >= 144 && code <= 255 {
-		return code + 256
-	}
-	return 0
-}
-
-// codeStatus returns error.code when it is an HTTP status.
-func oCodeStatus(raw json.RawMessage) int {
-	n, err := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if err != nil || n < 100 || n > 599 {
-		return 0
-	}
-	return n
-}
-
 // statusRe finds the status of an API error embedded in a message, e.g.
 // `[API Error: {"error":{"code":400,…}}]` or `{"error":{"code":401,…}}`.
 var oStatusRe = regexp.MustCompile(`"code"\s*:\s*([1-5][0-9][0-9])\b`)
-
-func oMessageStatus(msg string) int {
-	if m := oStatusRe.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		return n
-	}
-	return 0
-}
 
 // stderrJSON finds the last JSON document with an "error" object in stderr:
 // with -o json, gemini prints fatal errors there as

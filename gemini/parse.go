@@ -787,7 +787,7 @@ func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 		if exit.Code == 0 {
 			return res, nil
 		}
-		return p.failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
 	}
 	// Without an error object the model stream was empty, thinking-only
 	// or blocked (json mode calls this INVALID_STREAM); the `error` event
@@ -800,7 +800,7 @@ func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 		}
 		status = codeStatus(w.Error.Code)
 	}
-	return p.failed(res, exit, subtype, msg, status)
+	return failed(res, exit, subtype, msg, status)
 }
 
 // endJSON decides from the json document. A document still open when the
@@ -822,11 +822,11 @@ func (p *parser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 		if exit.Code == 0 {
 			return res, nil
 		}
-		return p.failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
 	}
 	// An empty, thinking-only or blocked model stream: exit 0 with
 	// error.type INVALID_STREAM.
-	return p.failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
+	return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 }
 
 // noResult handles a run that printed no terminal result. With -o json a
@@ -838,7 +838,7 @@ func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 			sess = p.sessionID
 		}
 		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
-		return p.failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
+		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
 	if k := exitKind(exit.Code); k != nil {
 		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
@@ -847,7 +847,7 @@ func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 }
 
 // failed builds the *ResultError for a run that ended in error.
-func (p *parser) failed(res *agentcli.Result, exit runner.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
+func failed(res *agentcli.Result, exit runner.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
 	res.IsError = true
 	res.Subtype = subtype
 	if status == 0 {

@@ -23,7 +23,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -182,42 +181,13 @@ type oWireError struct {
 	} `json:"data"`
 }
 
-// apiError is one error the CLI reported.
-type oAPIError struct {
-	name    string
-	message string
-	status  int
-}
-
 // parser turns `opencode run --format json` lines into events and decides
 // the outcome of the run. opencode 1.18.33 prints no terminal event: the run
 // succeeded when the CLI exited 0, reported no error and finished its last
 // step.
 type oracleParser struct {
-	sessionID string
-	inited    bool
-
-	// stepMsg is the message id of the current step; stepText holds the
-	// text parts of that step.
-	stepMsg  string
-	stepText []string
-
-	steps      int  // step_finish lines seen
-	open       bool // a step started and has not finished
-	usage      agentcli.Usage
-	cost       *float64
-	stopReason string
-	lastFinish json.RawMessage
-
-	done     bool
-	doneRaw  json.RawMessage
-	doneWhy  string
-	errs     []oAPIError
-	errorRaw json.RawMessage
+	outcome
 }
-
-// maxErrors bounds how many error lines are kept for the error message.
-const oMaxErrors = 32
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
 
@@ -334,7 +304,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		return append(evs, ev)
 	case "error":
 		e := oDecodeError(w.Error)
-		if len(p.errs) < oMaxErrors {
+		if len(p.errs) < maxErrors {
 			p.errs = append(p.errs, e)
 		}
 		p.errorRaw = raw
@@ -356,79 +326,8 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	return append(evs, ev)
 }
 
-// step notes that a part of message msg arrived. A step_start line (start)
-// begins a new step; since each step of the agent loop is a new assistant
-// message, so does a part with a new message id.
-func (p *oracleParser) step(msg string, start bool) {
-	if start || msg != "" && msg != p.stepMsg {
-		p.stepMsg = msg
-		p.stepText = nil
-	}
-}
-
-// End implements runner.Parser.
-//
-// An error line makes the run a *agentcli.ResultError, whatever the exit
-// status. Otherwise a non-zero exit is a *agentcli.ExitError (with Kind
-// ErrSessionNotFound for "Session not found"), and an exit 0 is a success
-// only if a done line was printed or at least one step finished and no step
-// was left open; anything less is a *agentcli.NoResultError.
-func (p *oracleParser) End(exit runner.Exit) (*agentcli.Result, error) {
-	exit.Stderr = oStripANSI(exit.Stderr)
-	res := &agentcli.Result{
-		Text:           strings.Join(p.stepText, "\n"),
-		SessionID:      p.sessionID,
-		Usage:          p.usage,
-		CostUSD:        p.cost,
-		Turns:          p.steps,
-		StopReason:     p.stopReason,
-		TerminalReason: p.doneWhy,
-		Raw:            p.doneRaw,
-	}
-	if res.Raw == nil {
-		res.Raw = p.lastFinish
-	}
-	if len(p.errs) > 0 {
-		first := p.errs[0]
-		msgs := make([]string, 0, len(p.errs))
-		for _, e := range p.errs {
-			m := e.message
-			if m == "" {
-				m = e.name
-			}
-			if len(msgs) == 0 || msgs[len(msgs)-1] != m {
-				msgs = append(msgs, m)
-			}
-		}
-		res.IsError = true
-		res.Subtype = first.name
-		res.Raw = p.errorRaw
-		re := &agentcli.ResultError{
-			Subtype:   first.name,
-			APIStatus: first.status,
-			Message:   strings.Join(msgs, "; "),
-			ExitCode:  exit.Code,
-			Result:    res,
-		}
-		switch {
-		case first.name == "ProviderAuthError":
-			re.Kind = agentcli.ErrAuth
-		case first.status != 0:
-			re.Kind = runner.ClassifyStatus(first.status)
-		}
-		return res, re
-	}
-	if exit.Code != 0 {
-		return nil, &agentcli.ExitError{Code: exit.Code, Stderr: exit.Stderr}
-	}
-	if !p.done && (p.steps == 0 || p.open) {
-		return nil, nil
-	}
-	return res, nil
-}
-
-func oDecodeError(r json.RawMessage) oAPIError {
-	var e oAPIError
+func oDecodeError(r json.RawMessage) apiError {
+	var e apiError
 	r = bytes.TrimSpace(r)
 	if len(r) == 0 || string(r) == "null" {
 		e.message = "unknown error"
@@ -463,19 +362,6 @@ func oDecodeError(r json.RawMessage) oAPIError {
 	return e
 }
 
-// String renders the error as "Name: message" (or whichever is known).
-func (e oAPIError) String() string {
-	s := e.message
-	if e.name != "" {
-		if s == "" {
-			s = e.name
-		} else {
-			s = e.name + ": " + s
-		}
-	}
-	return s
-}
-
 // number decodes r into f if r is a JSON number.
 func oNumber(r json.RawMessage, f *float64) bool {
 	r = bytes.TrimSpace(r)
@@ -483,15 +369,4 @@ func oNumber(r json.RawMessage, f *float64) bool {
 		return false
 	}
 	return json.Unmarshal(r, f) == nil
-}
-
-var oANSIRE = regexp.MustCompile(`\x1b\[[0-9;?]*[ -/]*[@-~]`)
-
-// stripANSI removes terminal escape sequences; opencode colours its
-// "Error:" prefix even when stderr is not a terminal.
-func oStripANSI(s string) string {
-	if !strings.Contains(s, "\x1b") {
-		return s
-	}
-	return oANSIRE.ReplaceAllString(s, "")
 }

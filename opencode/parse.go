@@ -87,6 +87,12 @@ type parser struct {
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
 
+	outcome
+}
+
+// outcome is what a parser of opencode's output keeps to decide a run's
+// outcome (see End); the test oracle (the former parser) shares it.
+type outcome struct {
 	sessionID string
 	inited    bool
 
@@ -552,7 +558,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 // step notes that a part of message msg arrived. A step_start line (start)
 // begins a new step; since each step of the agent loop is a new assistant
 // message, so does a part with a new message id.
-func (p *parser) step(msg string, start bool) {
+func (p *outcome) step(msg string, start bool) {
 	if start || msg != "" && msg != p.stepMsg {
 		p.stepMsg = msg
 		p.stepText = nil
@@ -566,7 +572,7 @@ func (p *parser) step(msg string, start bool) {
 // ErrSessionNotFound for "Session not found"), and an exit 0 is a success
 // only if a done line was printed or at least one step finished and no step
 // was left open; anything less is a *agentcli.NoResultError.
-func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *outcome) End(exit runner.Exit) (*agentcli.Result, error) {
 	exit.Stderr = stripANSI(exit.Stderr)
 	res := &agentcli.Result{
 		Text:           strings.Join(p.stepText, "\n"),
