@@ -29,7 +29,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -573,10 +572,6 @@ func (p *oracleParser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 	}
 	return nil, nil
 }
-
-// statusRe finds the status of an API error embedded in a message, e.g.
-// `[API Error: {"error":{"code":400,…}}]` or `{"error":{"code":401,…}}`.
-var oStatusRe = regexp.MustCompile(`"code"\s*:\s*([1-5][0-9][0-9])\b`)
 
 // stderrJSON finds the last JSON document with an "error" object in stderr:
 // with -o json, gemini prints fatal errors there as
