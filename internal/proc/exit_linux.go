@@ -287,3 +287,20 @@ func waitDead(pidfds []int, until time.Time) {
 		fds = left
 	}
 }
+
+// pipeSize is the capacity asked for the CLI's stdout pipe (Linux's
+// default is 64 KiB; unprivileged processes may ask up to
+// /proc/sys/fs/pipe-max-size, 1 MiB by default). A larger pipe lets the
+// CLI write ahead while a burst of lines is parsed, with fewer wake-ups on
+// both sides; backpressure still holds, at this bound.
+const pipeSize = 1 << 20
+
+// growPipe asks for a pipeSize capacity for the pipe f; failure is
+// harmless (the pipe keeps its size).
+func growPipe(f *os.File) {
+	if c, err := f.SyscallConn(); err == nil {
+		c.Control(func(fd uintptr) {
+			unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+		})
+	}
+}

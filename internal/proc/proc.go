@@ -192,6 +192,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
+	growPipe(outR)
 	errR, errW, err := pipe()
 	if err != nil {
 		closeAll()

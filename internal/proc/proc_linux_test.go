@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +171,29 @@ func TestGroupMembersGoneOnReturn(t *testing.T) {
 			t.Fatalf("run %d: group member %d alive when Wait returned", i, pid)
 		}
 	}
+}
+
+// The CLI's stdout pipe is grown to pipeSize where the system allows it,
+// and a run still reads every line through it.
+func TestStdoutPipeGrown(t *testing.T) {
+	want := pipeSize
+	if b, err := os.ReadFile("/proc/sys/fs/pipe-max-size"); err == nil {
+		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && max < want && os.Geteuid() != 0 {
+			want = 64 << 10 // the request fails; the pipe keeps the default
+		}
+	}
+	p := start(t, "seq 1 100000", Spec{})
+	var size int
+	c, err := p.out.f.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Control(func(fd uintptr) { size, err = unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0) })
+	if err != nil || size != want {
+		t.Fatalf("pipe size %d (err %v); want %d", size, err, want)
+	}
+	if n := len(readAll(t, p)); n != 100000 {
+		t.Fatalf("%d lines", n)
+	}
+	p.Wait()
 }

@@ -65,7 +65,7 @@ type readLine struct {
 // or at once when no more output is waiting, so that a line reaches the
 // caller as soon as it arrives.
 const (
-	batchBytes = 64 << 10
+	batchBytes = 256 << 10
 	batchLines = 256
 )
 
