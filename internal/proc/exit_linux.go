@@ -304,3 +304,21 @@ func growPipe(f *os.File) {
 		})
 	}
 }
+
+// allocChunk returns a zeroed chunk of size bytes for a long line: an
+// anonymous private mapping (mapped true), which freeChunk unmaps, or a
+// heap slice if mapping fails.
+func allocChunk(size int) (c []byte, mapped bool) {
+	c, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		return make([]byte, size), false
+	}
+	return c, true
+}
+
+// freeChunk releases a chunk from allocChunk; c must not be used after.
+func freeChunk(c []byte, mapped bool) {
+	if mapped {
+		syscall.Munmap(c)
+	}
+}

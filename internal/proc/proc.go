@@ -409,24 +409,26 @@ func (p *Process) Stdin() io.WriteCloser {
 // the moment the process is stopped: a line completed after Stop is never
 // returned.
 //
-// Each line is one allocation of its exact size, the only copy made of it.
-// A line longer than the read buffer is gathered in pieces as it arrives
-// and joined once complete (it costs twice its size until then), never
-// re-copied as it grows.
+// Each line is one allocation of its exact size, the only copy made of it
+// on the Go heap. A line longer than the read buffer is gathered in chunks
+// as it arrives and joined once complete, never re-copied as it grows; on
+// Linux the chunks are anonymous mappings released one by one as they are
+// joined, so a huge line costs about its size once.
 func (p *Process) ReadLine() (Line, error) {
 	if p.isStopped() || p.lines == nil {
 		return Line{}, io.EOF
 	}
-	var pieces [][]byte // a long line's pieces so far, while within the limit
+	var long longLine // a long line's pieces so far, while within the limit
+	defer long.free()
 	total := 0
 	for {
 		frag, err := p.lines.ReadSlice('\n')
 		total += len(frag)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if total <= p.maxLine+1 { // +1: the newline itself
-				pieces = append(pieces, bytes.Clone(frag))
+				long.add(frag)
 			} else {
-				pieces = nil // drop what was gathered; keep counting
+				long.free() // drop what was gathered; keep counting
 			}
 			continue
 		}
@@ -448,11 +450,11 @@ func (p *Process) ReadLine() (Line, error) {
 			return Line{TooLong: n}, nil
 		}
 		var data []byte
-		if pieces == nil {
+		if long.n == 0 {
 			data = make([]byte, len(frag))
 			copy(data, frag) // not zeroed first
 		} else {
-			data = bytes.Join(append(pieces, frag), nil)
+			data = long.join(frag)
 		}
 		return Line{Data: trimEOL(data)}, nil
 	}
