@@ -46,7 +46,7 @@ func TestLongLineJoin(t *testing.T) {
 // the lines after it are intact.
 func TestReadLineLongContent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	sizes := []int{64<<10 - 1, 64 << 10, 64<<10 + 1, chunkSize - 1, chunkSize, chunkSize + 1, 2*chunkSize + 777, 5 << 20, 10, 0}
+	sizes := []int{readBuffer - 1, readBuffer, readBuffer + 1, chunkSize - 1, chunkSize, chunkSize + 1, 2*chunkSize + 777, 5 << 20, 10, 0}
 	var stream bytes.Buffer
 	var want [][]byte
 	for _, n := range sizes {

@@ -229,7 +229,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		p.stdin = &stdinPipe{f: inW}
 	}
 	p.out = &pipeReader{f: outR, grace: spec.KillGrace, stopEOF: true}
-	p.lines = bufio.NewReaderSize(p.out, 64<<10)
+	p.lines = bufio.NewReaderSize(p.out, readBuffer)
 	p.errR = &pipeReader{f: errR, grace: spec.KillGrace}
 
 	go func() {
@@ -402,6 +402,10 @@ func (p *Process) Stdin() io.WriteCloser {
 	}
 	return p.stdin
 }
+
+// readBuffer is the size of stdout's read buffer: lines up to it are read
+// in place; longer ones gather in chunks (see longLine).
+const readBuffer = 256 << 10
 
 // ReadLine returns the next line of stdout. It returns io.EOF when stdout
 // is closed (the process and everything holding stdout are gone), when
