@@ -173,12 +173,12 @@ type oWireItem struct {
 	// command_execution, file_change, mcp_tool_call, collab_tool_call
 	Status string `json:"status"`
 	// file_change
-	Changes []oWireChange `json:"changes"`
+	Changes []wireChange `json:"changes"`
 	// mcp_tool_call
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
-	Result    *oWireMCPResult `json:"result"`
+	Result    *wireMCPResult  `json:"result"`
 	Error     *oWireError     `json:"error"`
 	// collab_tool_call
 	Prompt            string          `json:"prompt"`
@@ -190,16 +190,6 @@ type oWireItem struct {
 	Action json.RawMessage `json:"action"`
 	// todo_list
 	Items []oWireTodo `json:"items"`
-}
-
-type oWireChange struct {
-	Path string `json:"path"`
-	Kind string `json:"kind"`
-}
-
-type oWireMCPResult struct {
-	Content           json.RawMessage `json:"content"`
-	StructuredContent json.RawMessage `json:"structured_content"`
 }
 
 type oWireTodo struct {
@@ -525,7 +515,7 @@ func (p *oracleParser) usageOf(u *oWireUsage) agentcli.Usage {
 
 // fileChangeTool names a file_change: Write when every change adds a file,
 // Delete when every change deletes one, Edit otherwise.
-func oFileChangeTool(cs []oWireChange) string {
+func oFileChangeTool(cs []wireChange) string {
 	if len(cs) == 0 {
 		return agentcli.ToolNameEdit
 	}
@@ -548,7 +538,7 @@ func oFileChangeTool(cs []oWireChange) string {
 
 // mcpText renders an MCP tool result: its text content blocks joined with
 // newlines; else its structured content; else its raw content JSON.
-func oMCPText(r *oWireMCPResult) string {
+func oMCPText(r *wireMCPResult) string {
 	var blocks []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`

@@ -71,7 +71,7 @@ var (
 // oneMain reports whether at most one model of a document has the main
 // role: with several, the oracle picked one at random (map order).
 func oneMain(doc []byte) bool {
-	var w oWireJSON
+	var w wireJSON
 	if json.Unmarshal(doc, &w) != nil {
 		return false
 	}
@@ -202,80 +202,6 @@ func FuzzOracleJSON(f *testing.F) {
 // types.ts) that agentcli reads. Unknown fields are ignored, unknown event
 // types are kept raw, and nothing depends on key order.
 
-// wireEvent is one stream-json line.
-type oWireEvent struct {
-	Type      string `json:"type"`
-	SessionID string `json:"session_id"`
-	Model     string `json:"model"`
-
-	// message
-	Role    string `json:"role"`
-	Content string `json:"content"`
-	Delta   bool   `json:"delta"`
-
-	// tool_use
-	ToolName   string          `json:"tool_name"`
-	ToolID     string          `json:"tool_id"`
-	Parameters json.RawMessage `json:"parameters"`
-
-	// tool_result
-	Status string      `json:"status"` // also result
-	Output *string     `json:"output"`
-	Error  *oWireError `json:"error"` // also result
-
-	// error
-	Severity string `json:"severity"`
-	Message  string `json:"message"`
-
-	// result
-	Stats *oWireStreamStats `json:"stats"`
-}
-
-type oWireError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
-	// Code is a number (an exit code or HTTP status) or a string (a tool
-	// error type); kept raw.
-	Code json.RawMessage `json:"code"`
-}
-
-type oWireStreamStats struct {
-	TotalTokens  int64 `json:"total_tokens"`
-	InputTokens  int64 `json:"input_tokens"` // prompt tokens, cached included
-	OutputTokens int64 `json:"output_tokens"`
-	Cached       int64 `json:"cached"`
-	// Input is the prompt tokens not served from cache (since 0.21);
-	// nil when absent.
-	Input     *int64                     `json:"input"`
-	ToolCalls int                        `json:"tool_calls"`
-	Models    map[string]json.RawMessage `json:"models"`
-}
-
-// wireJSON is the single `-o json` document, on stdout on success and on
-// stderr (only session_id and error) on a fatal error.
-type oWireJSON struct {
-	SessionID string      `json:"session_id"`
-	Response  *string     `json:"response"`
-	Stats     *oWireStats `json:"stats"`
-	Error     *oWireError `json:"error"`
-	Warnings  []string    `json:"warnings"`
-}
-
-type oWireStats struct {
-	Models map[string]oWireModelStats `json:"models"`
-}
-
-type oWireModelStats struct {
-	Tokens struct {
-		Input      *int64 `json:"input"`  // prompt − cached
-		Prompt     int64  `json:"prompt"` // cached included
-		Candidates int64  `json:"candidates"`
-		Cached     int64  `json:"cached"`
-		Thoughts   int64  `json:"thoughts"`
-	} `json:"tokens"`
-	Roles map[string]json.RawMessage `json:"roles"`
-}
-
 // parser turns gemini output — stream-json lines or the pretty-printed json
 // document, which arrives line by line — into events.
 type oracleParser struct {
@@ -288,13 +214,13 @@ type oracleParser struct {
 	block     strings.Builder // text deltas not yet reported as an EventText
 	turnText  strings.Builder // assistant text since the last tool event
 	errMsg    string          // last error-severity `error` event
-	result    *oWireEvent
+	result    *wireEvent
 	resultRaw json.RawMessage
 
 	// json
 	doc     bytes.Buffer // the document being accumulated
 	inDoc   bool
-	jdoc    *oWireJSON
+	jdoc    *wireJSON
 	jdocRaw json.RawMessage
 }
 
@@ -313,7 +239,7 @@ func (p *oracleParser) streamLine(line []byte) []agentcli.Event {
 	if len(line) == 0 {
 		return nil
 	}
-	var w oWireEvent
+	var w wireEvent
 	if n := runner.DecodeObject(Name, line, &w); n != nil {
 		return n
 	}
@@ -441,7 +367,7 @@ func (p *oracleParser) jsonLine(line []byte) []agentcli.Event {
 	if !end && !(p.doc.Len() == len(line)+1 && json.Valid(line)) {
 		return nil
 	}
-	var w oWireJSON
+	var w wireJSON
 	if err := json.Unmarshal(p.doc.Bytes(), &w); err != nil {
 		var te *json.UnmarshalTypeError
 		if !errors.As(err, &te) {
@@ -524,7 +450,7 @@ func (p *oracleParser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 	if p.jdoc == nil && p.inDoc {
 		// The last line of the document may have been cut off; try what
 		// arrived.
-		var w oWireJSON
+		var w wireJSON
 		if json.Unmarshal(p.doc.Bytes(), &w) == nil {
 			p.jdoc = &w
 			p.jdocRaw = json.RawMessage(bytes.TrimSpace(p.doc.Bytes()))
@@ -578,7 +504,7 @@ func (p *oracleParser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 // {"session_id": …, "error": {"type", "message", "code"}}, pretty-printed,
 // after whatever else it logged (stack traces, warnings), sometimes twice,
 // the second time behind "[ERROR] ".
-func oStderrJSON(stderr string) (*oWireJSON, json.RawMessage) {
+func oStderrJSON(stderr string) (*wireJSON, json.RawMessage) {
 	// Try candidate starts from the end, so the last document wins; a
 	// bounded number of attempts keeps pathological stderr linear.
 	tries := 0
@@ -592,7 +518,7 @@ func oStderrJSON(stderr string) (*oWireJSON, json.RawMessage) {
 		if dec.Decode(&raw) != nil {
 			continue
 		}
-		var w oWireJSON
+		var w wireJSON
 		if json.Unmarshal(raw, &w) != nil || w.Error == nil || (w.Error.Message == "" && w.Error.Type == "") {
 			continue
 		}
@@ -607,7 +533,7 @@ func oStderrJSON(stderr string) (*oWireJSON, json.RawMessage) {
 // stream-json reports no thought count (its output_tokens is the sum of
 // candidates only), so there OutputTokens leaves reasoning out and
 // ReasoningTokens is 0; the json format reports both.
-func oStreamUsage(s *oWireStreamStats) agentcli.Usage {
+func oStreamUsage(s *wireStreamStats) agentcli.Usage {
 	u := agentcli.Usage{OutputTokens: s.OutputTokens, CacheReadTokens: s.Cached}
 	if s.Input != nil {
 		u.InputTokens = *s.Input
@@ -619,7 +545,7 @@ func oStreamUsage(s *oWireStreamStats) agentcli.Usage {
 
 // jsonUsage sums the per-model json stats (the router's utility calls
 // included).
-func oJSONUsage(s *oWireStats) agentcli.Usage {
+func oJSONUsage(s *wireStats) agentcli.Usage {
 	var u agentcli.Usage
 	for _, m := range s.Models {
 		t := m.Tokens
@@ -641,7 +567,7 @@ func oJSONUsage(s *oWireStats) agentcli.Usage {
 
 // mainModel returns the model that served the main conversation: the one
 // with a "main" role, else the only one.
-func oMainModel(s *oWireStats) string {
+func oMainModel(s *wireStats) string {
 	for name, m := range s.Models {
 		if _, ok := m.Roles["main"]; ok {
 			return name
