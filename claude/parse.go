@@ -150,13 +150,9 @@ type lineDecoder struct {
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
 type decoded struct {
-	w   wireLine
-	raw []byte // the line, trimmed
-	// err is why the line is a notice (notObject: it is not an object).
-	err       error
-	notObject bool
+	runner.DecodedLine[wireLine]
 	// whole: the line is not decoded (empty, or an array of messages);
-	// Apply passes raw to Line.
+	// Apply passes Raw to Line.
 	whole bool
 }
 
@@ -173,7 +169,7 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 	}
 	t := bytes.TrimSpace(line)
 	if dl.whole = len(t) == 0 || t[0] == '['; dl.whole {
-		dl.raw = line
+		dl.Raw = line
 		return dl
 	}
 	x.decode(t, validUTF8, dl)
@@ -184,8 +180,8 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
 	if dl.whole {
-		evs := p.Line(dl.raw)
-		dl.raw = nil
+		evs := p.Line(dl.Raw)
+		dl.Raw = nil
 		return evs
 	}
 	clear(p.evs)
@@ -197,36 +193,30 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 
 // decode decodes the line t (trimmed, not empty) into dl.
 func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
-	dl.raw, dl.err, dl.notObject = t, nil, t[0] != '{'
-	if dl.notObject {
+	if _, ok := dl.Begin(t); !ok {
 		return
 	}
-	x.reset(t, validUTF8)
-	x.decodeLine(&dl.w)
-	dl.err = cmp.Or(x.d.Finish(), x.invalid(&dl.w, t))
+	x.d.ResetValid(t, validUTF8)
+	x.decodeLine(&dl.W)
+	dl.Err = cmp.Or(x.d.Finish(), x.invalid(&dl.W, t))
 	x.d.Reset(nil)
 }
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
-	switch {
-	case dl.notObject:
-		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
-	case dl.err != nil:
-		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
-	default:
-		p.apply(&dl.w, dl.raw)
+	var settled bool
+	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.apply(&dl.W, dl.Raw)
 	}
 }
 
 // release drops what a decoded line holds of its line, keeping its
 // blocks' room.
 func (dl *decoded) release() {
-	blocks := dl.w.Message.Content
+	blocks := dl.W.Message.Content
 	clear(blocks)
-	dl.w = wireLine{}
-	dl.w.Message.Content = blocks[:0]
-	dl.raw, dl.err = nil, nil
+	dl.Release()
+	dl.W.Message.Content = blocks[:0]
 }
 
 // Line implements runner.Parser.
@@ -244,9 +234,9 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return p.evs
 	}
 	// `--output-format json --verbose`: an array of messages.
-	x, w := &p.x, &p.cur.w
+	x, w := &p.x, &p.cur.W
 	d := &x.d
-	x.reset(line, p.validUTF8)
+	x.d.ResetValid(line, p.validUTF8)
 	defer func() {
 		d.Reset(nil)
 		p.cur.release()
@@ -283,15 +273,6 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	evs := p.Line(line)
 	p.validUTF8 = false
 	return evs
-}
-
-// reset points the decoder at line.
-func (x *lineDecoder) reset(line []byte, validUTF8 bool) {
-	if validUTF8 {
-		x.d.ResetUTF8(line)
-	} else {
-		x.d.Reset(line)
-	}
 }
 
 // errInvalid: a line whose parts an event keeps as JSON (a tool input, a

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -177,25 +176,15 @@ type lineDecoder struct {
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded struct {
-	w   wireEvent
-	raw []byte // the line, trimmed
-	// err is why the line is a notice (notObject: it is not an object).
-	err       error
-	notObject bool
-	empty     bool // a blank line: no events
-}
+type decoded = runner.DecodedLine[wireEvent]
 
 // NewLineDecoder implements runner.DecodeParser.
 func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	dl, _ := into.(*decoded)
-	if dl == nil {
-		dl = &decoded{}
-	}
-	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	dl := runner.ReuseLine[wireEvent](into)
+	x.decode(line, validUTF8, dl)
 	return dl
 }
 
@@ -205,7 +194,7 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
 	p.applyDecoded(dl)
-	dl.release()
+	dl.Release()
 	return p.evs
 }
 
@@ -213,32 +202,26 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, &p.cur)
 	p.applyDecoded(&p.cur)
-	p.cur.release()
+	p.cur.Release()
 	return p.evs
 }
 
-// decode decodes the line t (trimmed) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
-	dl.raw, dl.err = t, nil
-	dl.empty = len(t) == 0
-	dl.notObject = !dl.empty && t[0] != '{'
-	if dl.empty || dl.notObject {
+// decode decodes line into dl.
+func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+	t, ok := dl.Begin(line)
+	if !ok {
 		return
 	}
 	x.line = t
-	if validUTF8 {
-		x.d.ResetUTF8(t)
-	} else {
-		x.d.Reset(t)
-	}
-	x.decodeEvent(&dl.w)
-	dl.err = x.d.Finish()
-	if w := &dl.w; dl.err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !json.Valid(t) {
+	x.d.ResetValid(t, validUTF8)
+	x.decodeEvent(&dl.W)
+	dl.Err = x.d.Finish()
+	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !json.Valid(t) {
 		// The line may become Result.Raw, which must be valid JSON;
 		// other lines are not validated where no event reads them.
-		dl.err = errInvalid
+		dl.Err = errInvalid
 	}
 	x.d.Reset(nil)
 	x.line = nil
@@ -246,21 +229,10 @@ func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
-	switch {
-	case dl.empty:
-	case dl.notObject:
-		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
-	case dl.err != nil:
-		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
-	default:
-		p.apply(&dl.w, dl.raw)
+	var settled bool
+	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.apply(&dl.W, dl.Raw)
 	}
-}
-
-// release drops what a decoded line holds of its line.
-func (dl *decoded) release() {
-	dl.w = wireEvent{}
-	dl.raw, dl.err = nil, nil
 }
 
 // LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid

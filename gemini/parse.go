@@ -203,14 +203,7 @@ type lineDecoder struct {
 
 // decoded is one stream-json line decoded by a lineDecoder, ready for
 // applyEvent.
-type decoded struct {
-	w   wireEvent
-	raw []byte // the line, trimmed
-	// err is why the line is a notice (notObject: it is not an object).
-	err       error
-	notObject bool
-	empty     bool // a blank line: no events
-}
+type decoded = runner.DecodedLine[wireEvent]
 
 // NewLineDecoder implements runner.DecodeParser. The json format's
 // lines are not decoded ahead: its document spans lines.
@@ -228,11 +221,8 @@ func (noDecoder) Decode([]byte, bool, runner.Decoded) runner.Decoded { return ni
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	dl, _ := into.(*decoded)
-	if dl == nil {
-		dl = &decoded{}
-	}
-	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	dl := runner.ReuseLine[wireEvent](into)
+	x.decode(line, validUTF8, dl)
 	return dl
 }
 
@@ -242,48 +232,31 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
 	p.applyDecoded(dl)
-	dl.release()
+	dl.Release()
 	return p.evs
 }
 
-// decode decodes the stream-json line t (trimmed) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
-	dl.raw, dl.err = t, nil
-	dl.empty = len(t) == 0
-	dl.notObject = !dl.empty && t[0] != '{'
-	if dl.empty || dl.notObject {
+// decode decodes the stream-json line into dl.
+func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+	t, ok := dl.Begin(line)
+	if !ok {
 		return
 	}
-	if validUTF8 {
-		x.d.ResetUTF8(t)
-	} else {
-		x.d.Reset(t)
-	}
-	bad := x.decodeEvent(&dl.w)
-	dl.err = x.d.Finish()
+	x.d.ResetValid(t, validUTF8)
+	bad := x.decodeEvent(&dl.W)
+	dl.Err = x.d.Finish()
 	x.d.Reset(nil)
-	if dl.err == nil && (bad != nil || dl.w.Type == "result" && !json.Valid(t)) {
-		dl.err = errInvalid
+	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !json.Valid(t)) {
+		dl.Err = errInvalid
 	}
 }
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
-	switch {
-	case dl.empty:
-	case dl.notObject:
-		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
-	case dl.err != nil:
-		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
-	default:
-		p.applyEvent(&dl.w, dl.raw)
+	var settled bool
+	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.applyEvent(&dl.W, dl.Raw)
 	}
-}
-
-// release drops what a decoded line holds of its line.
-func (dl *decoded) release() {
-	dl.w = wireEvent{}
-	dl.raw, dl.err = nil, nil
 }
 
 // decodeEvent reads one stream-json line into w. It reports errInvalid
@@ -375,9 +348,9 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 }
 
 func (p *parser) streamLine(line []byte) {
-	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, &p.cur)
 	p.applyDecoded(&p.cur)
-	p.cur.release()
+	p.cur.Release()
 }
 
 // applyEvent turns a decoded stream-json line w (whose bytes are line)

@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -163,25 +162,15 @@ type lineDecoder struct {
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded struct {
-	w   wireLine
-	raw []byte // the line, trimmed
-	// err is why the line is a notice (notObject: it is not an object).
-	err       error
-	notObject bool
-	empty     bool // a blank line: no events
-}
+type decoded = runner.DecodedLine[wireLine]
 
 // NewLineDecoder implements runner.DecodeParser.
 func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	dl, _ := into.(*decoded)
-	if dl == nil {
-		dl = &decoded{}
-	}
-	x.decode(bytes.TrimSpace(line), validUTF8, dl)
+	dl := runner.ReuseLine[wireLine](into)
+	x.decode(line, validUTF8, dl)
 	return dl
 }
 
@@ -191,7 +180,7 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
 	p.applyDecoded(dl)
-	dl.release()
+	dl.Release()
 	return p.evs
 }
 
@@ -199,30 +188,24 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	p.x.decode(bytes.TrimSpace(line), p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, &p.cur)
 	p.applyDecoded(&p.cur)
-	p.cur.release()
+	p.cur.Release()
 	return p.evs
 }
 
-// decode decodes the line t (trimmed) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
-	dl.raw, dl.err = t, nil
-	dl.empty = len(t) == 0
-	dl.notObject = !dl.empty && t[0] != '{'
-	if dl.empty || dl.notObject {
+// decode decodes line into dl.
+func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+	t, ok := dl.Begin(line)
+	if !ok {
 		return
 	}
 	x.line, x.bad = t, nil
-	if validUTF8 {
-		x.d.ResetUTF8(t)
-	} else {
-		x.d.Reset(t)
-	}
-	x.decodeLine(&dl.w)
-	dl.err = cmp.Or(x.d.Finish(), x.bad)
-	if dl.err == nil && keptWhole(dl.w.Type) && !json.Valid(t) {
-		dl.err = errInvalid
+	x.d.ResetValid(t, validUTF8)
+	x.decodeLine(&dl.W)
+	dl.Err = cmp.Or(x.d.Finish(), x.bad)
+	if dl.Err == nil && keptWhole(dl.W.Type) && !json.Valid(t) {
+		dl.Err = errInvalid
 	}
 	x.d.Reset(nil)
 	x.line = nil
@@ -230,21 +213,10 @@ func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
-	switch {
-	case dl.empty:
-	case dl.notObject:
-		p.evs = append(p.evs, runner.NotObject(Name, dl.raw))
-	case dl.err != nil:
-		p.evs = append(p.evs, runner.Notice(Name, dl.raw, dl.err))
-	default:
-		p.apply(&dl.w, dl.raw)
+	var settled bool
+	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.apply(&dl.W, dl.Raw)
 	}
-}
-
-// release drops what a decoded line holds of its line.
-func (dl *decoded) release() {
-	dl.w = wireLine{}
-	dl.raw, dl.err = nil, nil
 }
 
 // LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid

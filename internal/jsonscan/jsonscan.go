@@ -215,6 +215,12 @@ func (d *Decoder) ResetUTF8(data []byte) {
 	d.utf8 = true
 }
 
+// ResetValid is ResetUTF8 when validUTF8 is true, and Reset otherwise.
+func (d *Decoder) ResetValid(data []byte, validUTF8 bool) {
+	d.Reset(data)
+	d.utf8 = validUTF8
+}
+
 // Err returns the first error d met, or nil.
 func (d *Decoder) Err() error { return d.err }
 

@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"bytes"
+
+	"github.com/agentcli/agentcli"
+)
+
+// DecodedLine is one stdout line as a single-pass parser's LineDecoder
+// leaves it for Apply: the wire value W decoded from it, or why the line
+// yields no more than a notice. The four backends' parsers share it.
+type DecodedLine[W any] struct {
+	W   W
+	Raw []byte // the line, trimmed
+	// Err is why the line is a notice (NotObject: it is not a JSON
+	// object).
+	Err       error
+	NotObject bool
+	Empty     bool // a blank line: no events
+}
+
+// ReuseLine returns into, an earlier result of the same parser's
+// decoders, for reuse, or a new DecodedLine when there is none.
+func ReuseLine[W any](into Decoded) *DecodedLine[W] {
+	if dl, ok := into.(*DecodedLine[W]); ok && dl != nil {
+		return dl
+	}
+	return new(DecodedLine[W])
+}
+
+// Begin starts decoding line: it records the line, trimmed, and returns
+// it with ok true when it holds a JSON object for the parser to decode
+// into W.
+func (dl *DecodedLine[W]) Begin(line []byte) (t []byte, ok bool) {
+	t = bytes.TrimSpace(line)
+	dl.Raw, dl.Err = t, nil
+	dl.Empty = len(t) == 0
+	dl.NotObject = !dl.Empty && t[0] != '{'
+	return t, !dl.Empty && !dl.NotObject
+}
+
+// Settled appends to evs what the line yields when it is not for the
+// parser to apply (nothing for a blank line, a notice for one that is not
+// an object or did not decode) and reports whether it was such a line.
+func (dl *DecodedLine[W]) Settled(backend string, evs []agentcli.Event) ([]agentcli.Event, bool) {
+	switch {
+	case dl.Empty:
+	case dl.NotObject:
+		evs = append(evs, NotObject(backend, dl.Raw))
+	case dl.Err != nil:
+		evs = append(evs, Notice(backend, dl.Raw, dl.Err))
+	default:
+		return evs, false
+	}
+	return evs, true
+}
+
+// Release drops what dl holds of its line, so that it can be reused.
+func (dl *DecodedLine[W]) Release() {
+	var zero W
+	dl.W = zero
+	dl.Raw, dl.Err = nil, nil
+}
