@@ -343,23 +343,8 @@ func (d *Decoder) Object() iter.Seq[[]byte] {
 }
 
 func (d *Decoder) object(yield func([]byte) bool) {
-	switch d.next() {
-	case Object:
-	case Invalid:
-		return
-	default:
-		d.Skip()
-		return
-	}
-	if !d.push(true) {
-		return
-	}
-	d.pos++ // '{'
-	level := d.depth
-	d.ws()
-	if d.pos < len(d.buf) && d.buf[d.pos] == '}' {
-		d.pos++
-		d.depth--
+	level, items := d.enter(Object, '}')
+	if !items {
 		return
 	}
 	for {
@@ -387,23 +372,58 @@ func (d *Decoder) object(yield func([]byte) bool) {
 		d.pos++
 		d.ws()
 		vstart := d.pos
-		if !yield(key) {
-			d.closeTo(level)
-			return
-		}
-		if d.err != nil {
-			return
-		}
-		if d.pos == vstart {
-			d.Skip()
-			if d.err != nil {
-				return
-			}
-		}
-		if !d.sep(level, '}') {
+		if !d.itemDone(level, vstart, yield(key), '}') {
 			return
 		}
 	}
+}
+
+// enter consumes the opening bracket of the next value when it is a
+// container of kind k (a value of another kind is skipped), and reports
+// the container's level and whether it has items to read (an empty one is
+// consumed whole).
+func (d *Decoder) enter(k Kind, closer byte) (level int, items bool) {
+	switch d.next() {
+	case k:
+	case Invalid:
+		return 0, false
+	default:
+		d.Skip()
+		return 0, false
+	}
+	if !d.push(k == Object) {
+		return 0, false
+	}
+	d.pos++ // '{' or '['
+	level = d.depth
+	d.ws()
+	if d.pos < len(d.buf) && d.buf[d.pos] == closer {
+		d.pos++
+		d.depth--
+		return level, false
+	}
+	return level, true
+}
+
+// itemDone ends an item of the container at level whose value started at
+// vstart, once the loop body has run and returned more: it skips the rest
+// of the container when more is false, skips a value the body did not
+// read, and reads the separator. It reports whether another item follows.
+func (d *Decoder) itemDone(level, vstart int, more bool, closer byte) bool {
+	if !more {
+		d.closeTo(level)
+		return false
+	}
+	if d.err != nil {
+		return false
+	}
+	if d.pos == vstart {
+		d.Skip()
+		if d.err != nil {
+			return false
+		}
+	}
+	return d.sep(level, closer)
 }
 
 // sep reads what follows a member or element of the container at level:
@@ -447,41 +467,13 @@ func (d *Decoder) Array() iter.Seq[int] {
 }
 
 func (d *Decoder) array(yield func(int) bool) {
-	switch d.next() {
-	case Array:
-	case Invalid:
-		return
-	default:
-		d.Skip()
-		return
-	}
-	if !d.push(false) {
-		return
-	}
-	d.pos++ // '['
-	level := d.depth
-	d.ws()
-	if d.pos < len(d.buf) && d.buf[d.pos] == ']' {
-		d.pos++
-		d.depth--
+	level, items := d.enter(Array, ']')
+	if !items {
 		return
 	}
 	for i := 0; ; i++ {
 		vstart := d.pos
-		if !yield(i) {
-			d.closeTo(level)
-			return
-		}
-		if d.err != nil {
-			return
-		}
-		if d.pos == vstart {
-			d.Skip()
-			if d.err != nil {
-				return
-			}
-		}
-		if !d.sep(level, ']') {
+		if !d.itemDone(level, vstart, yield(i), ']') {
 			return
 		}
 	}
