@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,21 +105,7 @@ func TestMCPServers(t *testing.T) {
 			if got := mcptest.ToolCalls(calls); !slices.Equal(got, []string{mcptest.ToolProbe}) {
 				t.Errorf("tool calls at the server %v, want one %s", got, mcptest.ToolProbe)
 			}
-			p := probeResult(t, e.lastMain())
-			if !slices.Equal(p.Args, mcpHostile) {
-				t.Errorf("server args\n %q\nwant\n %q", p.Args, mcpHostile)
-			}
-			if p.Env[mcptest.EnvPrefix+"SECRET"] != mcpSecret || p.Env[mcptest.EnvPrefix+"PLAIN"] != "plain" {
-				t.Errorf("server env %q; want SECRET=%q PLAIN=plain", p.Env, mcpSecret)
-			}
-			if len(p.Ancestors) == 0 {
-				t.Errorf("the probe saw no parent process")
-			}
-			for _, a := range p.Ancestors {
-				if strings.Contains(a, "S3CR3T") {
-					t.Errorf("the credential is on a command line: %q", a)
-				}
-			}
+			checkStdioProbe(t, e.lastMain())
 		})
 	}
 }
@@ -153,22 +138,7 @@ func TestMCPHTTPServer(t *testing.T) {
 			if main := e.main(); len(main) < 2 || !offered(main[0], tool) {
 				t.Fatalf("the model was not offered %s: %s", tool, describe(e.srv.Requests()))
 			}
-			var called bool
-			for _, c := range h.Calls() {
-				if c.Headers[hdr] != mcpSecret {
-					t.Errorf("%s request with %s = %q, want %q", c.Method, hdr, c.Headers[hdr], mcpSecret)
-				}
-				if want, _ := url.QueryUnescape(query); c.Query != want {
-					t.Errorf("%s request to query %q, want %q", c.Method, c.Query, want)
-				}
-				called = called || c.Method == "tools/call"
-			}
-			if !called {
-				t.Errorf("no tools/call reached the server: %+v", h.Calls())
-			}
-			if p := probeResult(t, e.lastMain()); p.Headers[hdr] != mcpSecret {
-				t.Errorf("the model got headers %q", p.Headers)
-			}
+			checkHTTPProbe(t, h, query, e.lastMain())
 		})
 	}
 }
