@@ -43,6 +43,29 @@ func liveMCPServers(t *testing.T) ([]agentcli.MCPServer, string, *mcptest.HTTP, 
 	}, logPath, h, query
 }
 
+// checkStdioCall checks a run in which the model called the stdio probe
+// (tool) once: the tool was offered, the server (logging to logPath) saw
+// one call, and the probe's answer reached the model.
+func checkStdioCall(t *testing.T, e *env, tool, logPath string) {
+	t.Helper()
+	main := e.main()
+	if len(main) < 2 || !offered(main[0], tool) {
+		var tools any
+		if len(main) > 0 {
+			tools = main[0].Tools
+		}
+		t.Fatalf("the model was not offered %s: %s; tools %v", tool, describe(e.srv.Requests()), tools)
+	}
+	calls, err := mcptest.ReadLog(logPath)
+	if err != nil {
+		t.Fatalf("the MCP server logged nothing: %v", err)
+	}
+	if got := mcptest.ToolCalls(calls); !slices.Equal(got, []string{mcptest.ToolProbe}) {
+		t.Errorf("tool calls at the server %v, want one %s", got, mcptest.ToolProbe)
+	}
+	checkStdioProbe(t, e.lastMain())
+}
+
 // checkStdioProbe checks the stdio probe's answer the model got in r.
 func checkStdioProbe(t *testing.T, r agentclitest.ModelRequest) {
 	t.Helper()
@@ -177,18 +200,7 @@ func TestOneShotAskMCPServers(t *testing.T) {
 			if res.Text != "done" {
 				t.Errorf("Text = %q", res.Text)
 			}
-			main := e.main()
-			if len(main) < 2 || !offered(main[0], tool) {
-				t.Fatalf("the model was not offered %s: %s", tool, describe(e.srv.Requests()))
-			}
-			calls, err := mcptest.ReadLog(logPath)
-			if err != nil {
-				t.Fatalf("the MCP server logged nothing: %v", err)
-			}
-			if got := mcptest.ToolCalls(calls); !slices.Equal(got, []string{mcptest.ToolProbe}) {
-				t.Errorf("tool calls at the server %v, want one %s", got, mcptest.ToolProbe)
-			}
-			checkStdioProbe(t, e.lastMain())
+			checkStdioCall(t, e, tool, logPath)
 		})
 	}
 }

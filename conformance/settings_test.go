@@ -94,18 +94,7 @@ func TestMCPServers(t *testing.T) {
 			if res.Text != "done" {
 				t.Errorf("Text = %q", res.Text)
 			}
-			main := e.main()
-			if len(main) < 2 || !offered(main[0], tool) {
-				t.Fatalf("the model was not offered %s: %s; tools %v", tool, describe(e.srv.Requests()), main[0].Tools)
-			}
-			calls, err := mcptest.ReadLog(logPath)
-			if err != nil {
-				t.Fatalf("the MCP server logged nothing: %v", err)
-			}
-			if got := mcptest.ToolCalls(calls); !slices.Equal(got, []string{mcptest.ToolProbe}) {
-				t.Errorf("tool calls at the server %v, want one %s", got, mcptest.ToolProbe)
-			}
-			checkStdioProbe(t, e.lastMain())
+			checkStdioCall(t, e, tool, logPath)
 		})
 	}
 }
