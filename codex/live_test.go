@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/internal/backendtest"
 )
 
 func TestLiveArgsAndModes(t *testing.T) {
@@ -78,25 +79,13 @@ func TestLiveOneShotReal(t *testing.T) {
 			srv := agentclitest.NewServer(agentclitest.Turn{Shell: "touch NOPE"}, agentclitest.Turn{Text: "fine"})
 			defer srv.Close()
 			b, dir := realBackend(t, bin, srv)
-			req := &agentcli.Request{Prompt: "Touch NOPE.", Dir: dir, Permission: m}
-			asked := 0
-			req.OnPermission = func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
-				asked++
-				return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
-			}
-			res, err := b.Run(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, asked := backendtest.RunRefusing(t, b, &agentcli.Request{}, dir, m)
 			want := 0
 			if m == agentcli.PermissionAsk {
 				want = 1
 			}
 			if res.Text != "fine" || asked != want {
 				t.Errorf("Result.Text = %q after %d permission requests; want %q after %d", res.Text, asked, "fine", want)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "NOPE")); err == nil {
-				t.Error("NOPE exists: the refused command ran")
 			}
 		})
 	}

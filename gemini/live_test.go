@@ -127,26 +127,13 @@ func TestLiveOneShotReal(t *testing.T) {
 			srv := agentclitest.NewServer(agentclitest.Turn{Shell: "touch NOPE"}, agentclitest.Turn{Text: "fine"})
 			defer srv.Close()
 			b, req, dir := realBackend(t, srv)
-			req.Prompt = "Touch NOPE."
-			req.Permission = m
-			asked := 0
-			req.OnPermission = func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
-				asked++
-				return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
-			}
-			res, err := b.Run(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, asked := backendtest.RunRefusing(t, b, req, dir, m)
 			want := 0
 			if m == agentcli.PermissionAsk {
 				want = 1
 			}
 			if res.Text != "fine" || asked != want {
 				t.Errorf("Result.Text = %q after %d permission requests; want %q after %d", res.Text, asked, "fine", want)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "NOPE")); err == nil {
-				t.Error("NOPE exists: the refused command ran")
 			}
 			reqs := srv.Requests()
 			if tr := reqs[len(reqs)-1].ToolResults; len(tr) == 0 {

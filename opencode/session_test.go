@@ -1,10 +1,7 @@
 package opencode
 
 import (
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -93,20 +90,7 @@ func TestLiveOneShotReal(t *testing.T) {
 			srv := agentclitest.NewServer(agentclitest.Turn{Shell: "touch NOPE"}, agentclitest.Turn{Text: "fine"})
 			defer srv.Close()
 			b, req, dir := realBackend(t, srv)
-			req.Prompt = "Touch NOPE."
-			req.Permission = m
-			asked := 0
-			req.OnPermission = func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
-				asked++
-				return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
-			}
-			res, err := b.Run(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := os.Stat(filepath.Join(dir, "NOPE")); err == nil {
-				t.Error("NOPE exists: the refused command ran")
-			}
+			res, asked := backendtest.RunRefusing(t, b, req, dir, m)
 			wantText, wantAsked := "fine", 0
 			if m == agentcli.PermissionAsk {
 				wantText, wantAsked = "", 1
