@@ -258,6 +258,21 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	}, nil
 }
 
+// runHome returns a private overlay of the user's gemini home, in r's
+// temporary directory, with extra merged into its settings.json (see
+// overlayHome).
+func runHome(r *runner.Run, extra map[string]any) (string, error) {
+	tmp, err := r.TempDir()
+	if err != nil {
+		return "", err
+	}
+	home, err := userHome(r)
+	if err != nil {
+		return "", err
+	}
+	return overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+}
+
 // settingsEnv returns the environment that carries the request's settings
 // (MCP servers, effort; see runSettings), or nil when it has none: a
 // private overlay of the user's gemini home with those settings merged
@@ -267,15 +282,7 @@ func settingsEnv(r *runner.Run) ([]string, error) {
 	if extra == nil {
 		return nil, nil
 	}
-	tmp, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	home, err := userHome(r)
-	if err != nil {
-		return nil, err
-	}
-	over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+	over, err := runHome(r, extra)
 	if err != nil {
 		return nil, err
 	}

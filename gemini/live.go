@@ -85,15 +85,7 @@ func liveEnv(r *runner.Run) ([]string, error) {
 	if extra == nil {
 		return nil, nil
 	}
-	tmp, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	home, err := userHome(r)
-	if err != nil {
-		return nil, err
-	}
-	over, err := overlayHome(home, filepath.Join(tmp, "gemini-home"), extra)
+	over, err := runHome(r, extra)
 	if err != nil {
 		return nil, err
 	}
