@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,6 +130,77 @@ func TestMCPHTTPServer(t *testing.T) {
 			}
 			checkHTTPProbe(t, h, query, e.lastMain())
 		})
+	}
+}
+
+// checkStdioCall checks a run in which the model called the stdio probe
+// (tool) once: the tool was offered, the server (logging to logPath) saw
+// one call, and the probe's answer reached the model.
+func checkStdioCall(t *testing.T, e *env, tool, logPath string) {
+	t.Helper()
+	main := e.main()
+	if len(main) < 2 || !offered(main[0], tool) {
+		var tools any
+		if len(main) > 0 {
+			tools = main[0].Tools
+		}
+		t.Fatalf("the model was not offered %s: %s; tools %v", tool, describe(e.srv.Requests()), tools)
+	}
+	calls, err := mcptest.ReadLog(logPath)
+	if err != nil {
+		t.Fatalf("the MCP server logged nothing: %v", err)
+	}
+	if got := mcptest.ToolCalls(calls); !slices.Equal(got, []string{mcptest.ToolProbe}) {
+		t.Errorf("tool calls at the server %v, want one %s", got, mcptest.ToolProbe)
+	}
+	checkStdioProbe(t, e.lastMain())
+}
+
+// checkStdioProbe checks the stdio probe's answer the model got in r.
+func checkStdioProbe(t *testing.T, r agentclitest.ModelRequest) {
+	t.Helper()
+	p := probeResult(t, r)
+	if !slices.Equal(p.Args, mcpHostile) {
+		t.Errorf("server args\n %q\nwant\n %q", p.Args, mcpHostile)
+	}
+	if p.Env[mcptest.EnvPrefix+"SECRET"] != mcpSecret || p.Env[mcptest.EnvPrefix+"PLAIN"] != "plain" {
+		t.Errorf("server env %q; want SECRET=%q PLAIN=plain", p.Env, mcpSecret)
+	}
+	if len(p.Ancestors) == 0 {
+		t.Errorf("the probe saw no parent process")
+	}
+	for _, a := range p.Ancestors {
+		if strings.Contains(a, "S3CR3T") {
+			t.Errorf("the credential is on a command line: %q", a)
+		}
+	}
+}
+
+// checkHTTPProbe checks what the HTTP MCP server received and what the
+// model got from it in r.
+func checkHTTPProbe(t *testing.T, h *mcptest.HTTP, query string, r agentclitest.ModelRequest) {
+	t.Helper()
+	hdr := mcptest.HeaderPrefix + "Token"
+	var called bool
+	for _, c := range h.Calls() {
+		if c.Headers[hdr] != mcpSecret {
+			t.Errorf("%s request with %s = %q, want %q", c.Method, hdr, c.Headers[hdr], mcpSecret)
+		}
+		if want, _ := url.QueryUnescape(query); c.Query != want {
+			t.Errorf("%s request to query %q, want %q", c.Method, c.Query, want)
+		}
+		called = called || c.Method == "tools/call"
+	}
+	if !called {
+		t.Errorf("no tools/call reached the HTTP server: %+v", h.Calls())
+	}
+	// The last tool result: earlier ones (the history) may hold other
+	// probes' answers.
+	if len(r.ToolResults) > 0 {
+		r.ToolResults = r.ToolResults[len(r.ToolResults)-1:]
+	}
+	if p := probeResult(t, r); p.Headers[hdr] != mcpSecret {
+		t.Errorf("the model got headers %q", p.Headers)
 	}
 }
 
