@@ -9,40 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// ErrNotForeground is returned by StartTerminal when the terminal is this
-// process's controlling terminal but this process is not in its foreground
-// process group (it runs as a background job): handing the terminal to the
-// CLI would take it from the foreground job.
-var ErrNotForeground = errors.New("proc: not in the terminal's foreground process group")
-
 // ErrNotTerminal is returned by StartTerminal when TerminalSpec.Stdin is not
 // a terminal.
 var ErrNotTerminal = errors.New("proc: stdin is not a terminal")
-
-// TerminalSpec describes a process to run on a terminal (see
-// StartTerminal).
-type TerminalSpec struct {
-	// Path is the resolved path of the binary.
-	Path string
-	// Args are the arguments, without argv[0].
-	Args []string
-	// Dir is the working directory; empty means the caller's.
-	Dir string
-	// Env is the complete environment; nil means the caller's. The run's
-	// EnvRunID entry replaces any other.
-	Env []string
-	// Stdin, Stdout and Stderr become the process's standard files, as
-	// they are: no pipe is put in between. Stdin must be a terminal.
-	Stdin, Stdout, Stderr *os.File
-	// KillGrace is the time between SIGTERM and SIGKILL. Zero means
-	// DefaultKillGrace.
-	KillGrace time.Duration
-}
 
 // StartTerminal starts the process described by spec on a terminal. It has
 // the guarantees of Start for stopping and reaping: its own process group,

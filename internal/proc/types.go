@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"errors"
+	"os"
 	"syscall"
 	"time"
 )
@@ -83,4 +85,30 @@ type Exit struct {
 	Escaped int
 	// Err is a wait error that is not an exit status, if any.
 	Err error
+}
+
+// ErrNotForeground is returned by StartTerminal when the terminal is this
+// process's controlling terminal but this process is not in its foreground
+// process group (it runs as a background job): handing the terminal to the
+// CLI would take it from the foreground job.
+var ErrNotForeground = errors.New("proc: not in the terminal's foreground process group")
+
+// TerminalSpec describes a process to run on a terminal (see
+// StartTerminal).
+type TerminalSpec struct {
+	// Path is the resolved path of the binary.
+	Path string
+	// Args are the arguments, without argv[0].
+	Args []string
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Env is the complete environment; nil means the caller's. The run's
+	// EnvRunID entry replaces any other.
+	Env []string
+	// Stdin, Stdout and Stderr become the process's standard files, as
+	// they are: no pipe is put in between. Stdin must be a terminal.
+	Stdin, Stdout, Stderr *os.File
+	// KillGrace is the time between SIGTERM and SIGKILL. Zero means
+	// DefaultKillGrace.
+	KillGrace time.Duration
 }
