@@ -562,9 +562,10 @@ func killPids(dir string) {
 	}
 }
 
-// killPidsOnce kills the fake's live processes (found by the pids-file
-// variable in their environment, or from the pids file where /proc is
-// missing) and reports how many it found alive.
+// killPidsOnce kills the fake's live processes, found by the pids-file
+// variable in their environment (never by a recorded pid, which may have
+// been reused, unless /proc is missing), and reports how many it found
+// alive.
 func killPidsOnce(dir string) int {
 	n := 0
 	marker := []byte(fakecli.EnvPids + "=" + dir + "/pids")
@@ -595,12 +596,6 @@ func killPidsOnce(dir string) int {
 				}
 				break
 			}
-		}
-	}
-	for _, pid := range fakecli.ReadPids(dir) {
-		if fakecli.Alive(pid) {
-			killPid(pid)
-			n++
 		}
 	}
 	return n
