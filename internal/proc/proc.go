@@ -229,7 +229,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		p.stdin = &stdinPipe{f: inW}
 	}
 	p.out = &pipeReader{f: outR, grace: spec.KillGrace, stopEOF: true}
-	p.lines = bufio.NewReaderSize(p.out, readBuffer)
+	p.lines = readers.Get().(*bufio.Reader)
+	p.lines.Reset(p.out)
 	p.errR = &pipeReader{f: errR, grace: spec.KillGrace}
 
 	go func() {
@@ -407,6 +408,11 @@ func (p *Process) Stdin() io.WriteCloser {
 // in place; longer ones gather in chunks (see longLine).
 const readBuffer = 256 << 10
 
+// readers keeps stdout's read buffers from one run to the next, so that a
+// run's first line does not wait for a fresh buffer to be zeroed or
+// faulted in. Wait puts a run's buffer back once stdout is drained.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
+
 // ReadLine returns the next line of stdout. It returns io.EOF when stdout
 // is closed (the process and everything holding stdout are gone), when
 // reading ended at the bounds described in the package comment, and from
@@ -467,7 +473,12 @@ func (p *Process) ReadLine() (Line, error) {
 // Buffered returns how many bytes of stdout have been read from the pipe
 // but not returned by ReadLine yet: when it is 0, the next ReadLine waits
 // for the CLI. It must be called from ReadLine's goroutine.
-func (p *Process) Buffered() int { return p.lines.Buffered() }
+func (p *Process) Buffered() int {
+	if p.lines == nil {
+		return 0
+	}
+	return p.lines.Buffered()
+}
 
 func trimEOL(b []byte) []byte {
 	b = bytes.TrimSuffix(b, []byte("\n"))
@@ -488,6 +499,12 @@ func (p *Process) Wait() Exit {
 		p.lines.Discard(p.lines.Buffered())
 		io.Copy(io.Discard, p.out)
 		p.out.f.Close()
+		// Nothing reads stdout any more (ReadLine returns io.EOF): the
+		// buffer can serve the next run.
+		lines := p.lines
+		p.lines = nil
+		lines.Reset(nil)
+		readers.Put(lines)
 	}
 	<-p.done
 	<-p.errDone

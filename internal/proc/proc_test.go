@@ -65,6 +65,42 @@ func TestReadLineLimits(t *testing.T) {
 	}
 }
 
+// Read buffers go from one run to the next (see readers): after Wait,
+// ReadLine and Buffered see an empty stdout; the next run reads only its
+// own output, never bytes the last one left unread; and lines already
+// returned are the caller's, untouched by later runs.
+func TestReadBufferReused(t *testing.T) {
+	a := start(t, `i=0; while [ $i -lt 2000 ]; do echo "run-a line $i"; i=$((i+1)); done`, Spec{})
+	first, err := a.ReadLine()
+	if err != nil || string(first.Data) != "run-a line 0" {
+		t.Fatalf("first line %q, %v", first.Data, err)
+	}
+	for a.Buffered() == 0 { // more of run a waits in the buffer
+		l, err := a.ReadLine()
+		if err != nil {
+			t.Fatalf("run a ended early: %q, %v", l.Data, err)
+		}
+	}
+	a.Wait()
+	if n := a.Buffered(); n != 0 {
+		t.Fatalf("Buffered after Wait = %d", n)
+	}
+	if l, err := a.ReadLine(); err != io.EOF {
+		t.Fatalf("ReadLine after Wait = %q, %v; want io.EOF", l.Data, err)
+	}
+	for range 3 {
+		b := start(t, `echo run-b; echo done`, Spec{})
+		got := readAll(t, b)
+		if len(got) != 2 || string(got[0].Data) != "run-b" || string(got[1].Data) != "done" {
+			t.Fatalf("run b read %q", got)
+		}
+		b.Wait()
+	}
+	if string(first.Data) != "run-a line 0" {
+		t.Fatalf("a returned line changed to %q", first.Data)
+	}
+}
+
 // A line far longer than bufio's buffer is reassembled whole.
 func TestReadLineLong(t *testing.T) {
 	p := start(t, `head -c 3000000 /dev/zero | tr '\0' x; echo; echo after`, Spec{})

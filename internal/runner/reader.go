@@ -168,6 +168,12 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		if !r.send(ch, batch) {
 			return false
 		}
+		if limit == 1 {
+			// The first line: let the run's goroutine take it now, on
+			// this thread, rather than wait for another one to wake up
+			// and steal it while reading goes on.
+			runtime.Gosched()
+		}
 		limit = min(2*limit, batchLines)
 		select {
 		case batch = <-r.free:
