@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -169,6 +170,70 @@ func TestStringDecoding(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c, got, want)
 		}
 	}
+}
+
+// TestStringUTF8Positions: the UTF-8 check made while an escaped string is
+// copied agrees with encoding/json for valid and invalid runes at every
+// offset in the 8-byte words, cut by an escape, the closing quote or
+// another rune.
+func TestStringUTF8Positions(t *testing.T) {
+	runes := []string{
+		"é", "€", "🎉", "\uFFFD", "\xef\xbf\xbd", // valid (the last two: U+FFFD itself)
+		"\xc3", "\xe2\x82", "\xf0\x9f\x8e", // cut short
+		"\x80", "\xbf\xbf", "\xc0\xaf", "\xed\xa0\x80", "\xf8\x88\x80\x80\x80", "\xff", // never valid
+	}
+	after := []string{``, `\n`, `x`, `\u00e9`, "é", "\xff", `\"`, "tail of plain ascii"}
+	n := 0
+	for pad := range 18 {
+		for _, r := range runes {
+			r = decodeHexEscapes(r)
+			for _, a := range after {
+				a = decodeHexEscapes(a)
+				for _, first := range []string{`\t`, ""} { // an escape first: the one-pass copy
+					doc := []byte(`"` + first + strings.Repeat("a", pad) + r + a + strings.Repeat("b", pad%5) + `"`)
+					var want string
+					if err := json.Unmarshal(doc, &want); err != nil {
+						t.Fatalf("%q: encoding/json: %v", doc, err)
+					}
+					for _, fresh := range []bool{true, false} {
+						var d Decoder
+						d.Reset(doc)
+						var got string
+						if fresh {
+							got = d.Str()
+						} else {
+							b, _ := d.StrBytes()
+							got = string(b)
+						}
+						if err := d.Finish(); err != nil || got != want {
+							t.Fatalf("%q (fresh %v): got %q, %v; want %q", doc, fresh, got, err, want)
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no cases")
+	}
+}
+
+// decodeHexEscapes turns the \xNN in s into bytes.
+func decodeHexEscapes(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			v, err := strconv.ParseUint(s[i+2:i+4], 16, 8)
+			if err == nil {
+				b = append(b, byte(v))
+				i += 3
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
 }
 
 func TestNumbers(t *testing.T) {
