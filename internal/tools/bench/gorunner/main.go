@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -49,7 +50,17 @@ func main() {
 	fake := flag.String("fake", "", "path of the fake CLI")
 	slow := flag.Int("slow-events", 0, "if > 0: sleep 1 ms per event and stop after this many events")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	flag.Parse()
+	if *memProfile != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			if f, err := os.Create(*memProfile); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0) //nolint:errcheck // best effort
+				f.Close()
+			}
+		}()
+	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err == nil {
