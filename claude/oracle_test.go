@@ -122,6 +122,11 @@ func FuzzOracle(f *testing.F) {
 		if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(), lines, exit)); d != "" {
 			t.Fatalf("Decode and Apply differ from Line: %s", d)
 		}
+		// Request.DropRaw: lines borrowed, overwritten once parsed.
+		if d := backendtest.DiffRuns(backendtest.WithoutRaw(backendtest.Parse(&spec, newParser(), lines, exit)),
+			backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(), lines, exit))); d != "" {
+			t.Fatalf("borrowed lines differ from Line: %s", d)
+		}
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {

@@ -133,6 +133,8 @@ type parser struct {
 	lastText  string
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// borrow: lines are borrowed (runner.BorrowParser).
+	borrow bool
 }
 
 // lineDecoder decodes lines; the parser has one for Line, and the runner
@@ -159,7 +161,17 @@ type decoded struct {
 func newParser() *parser { return &parser{} }
 
 // NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+func (p *parser) NewLineDecoder() runner.LineDecoder {
+	x := &lineDecoder{}
+	x.d.SetBorrowed(p.borrow)
+	return x
+}
+
+// Borrow implements runner.BorrowParser.
+func (p *parser) Borrow() {
+	p.borrow = true
+	p.x.d.SetBorrowed(true)
+}
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
@@ -572,6 +584,10 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 		p.sessionID = w.SessionID
 	}
 	sub := w.ParentToolUseID
+	line := raw
+	if p.borrow {
+		raw = nil // see Borrow
+	}
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
 	case "system":
@@ -627,6 +643,9 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
+				if p.borrow {
+					ev.Raw = bytes.Clone(line)
+				}
 			}
 			p.evs = append(p.evs, ev)
 		}
@@ -698,6 +717,9 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
+	if p.borrow {
+		ev.Raw = bytes.Clone(line)
+	}
 	p.evs = append(p.evs, ev)
 }
 
@@ -783,3 +805,5 @@ func joinText(c []wireBlock) string {
 	}
 	return b.String()
 }
+
+var _ runner.BorrowParser = (*parser)(nil)

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -116,6 +117,8 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// borrow: lines are borrowed (runner.BorrowParser).
+	borrow bool
 
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
@@ -172,14 +175,24 @@ func str(d *jsonscan.Decoder) string {
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d    jsonscan.Decoder
-	line []byte // the line being decoded
+	line []byte // the line being decoded (read until Apply)
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
 type decoded = runner.DecodedLine[wireEvent]
 
 // NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+func (p *parser) NewLineDecoder() runner.LineDecoder {
+	x := &lineDecoder{}
+	x.d.SetBorrowed(p.borrow)
+	return x
+}
+
+// Borrow implements runner.BorrowParser.
+func (p *parser) Borrow() {
+	p.borrow = true
+	p.x.d.SetBorrowed(true)
+}
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
@@ -442,6 +455,7 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 		return
 	}
 	r.Content = x.line[start:d.Offset()]
+
 	if ok && len(parts) > 0 {
 		r.Text, r.TextOK = strings.Join(parts, "\n"), true
 	}
@@ -449,6 +463,10 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 
 // apply turns the decoded line w (whose bytes are raw) into events.
 func (p *parser) apply(w *wireEvent, raw []byte) {
+	line := raw
+	if p.borrow {
+		raw = nil // see Borrow
+	}
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -515,6 +533,9 @@ func (p *parser) apply(w *wireEvent, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
+	if p.borrow {
+		ev.Raw = bytes.Clone(line)
+	}
 	p.evs = append(p.evs, ev)
 }
 
@@ -960,3 +981,5 @@ func marshal(v any) json.RawMessage {
 	}
 	return b
 }
+
+var _ runner.BorrowParser = (*parser)(nil)

@@ -119,6 +119,8 @@ type parser struct {
 	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
 	// the json document is checked when decoded).
 	validUTF8 bool
+	// borrow: lines are borrowed (runner.BorrowParser).
+	borrow bool
 
 	sessionID string
 	model     string
@@ -211,7 +213,16 @@ func (p *parser) NewLineDecoder() runner.LineDecoder {
 	if p.format == formatJSON {
 		return noDecoder{}
 	}
-	return &lineDecoder{}
+	x := &lineDecoder{}
+	x.d.SetBorrowed(p.borrow)
+	return x
+}
+
+// Borrow implements runner.BorrowParser. The json document is gathered
+// into memory of the parser's own, so its decoder need not borrow.
+func (p *parser) Borrow() {
+	p.borrow = true
+	p.x.d.SetBorrowed(true)
 }
 
 // noDecoder decodes nothing: every line goes to Line.
@@ -357,6 +368,9 @@ func (p *parser) streamLine(line []byte) {
 // into events.
 func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	raw := json.RawMessage(line)
+	if p.borrow {
+		raw = nil // see Borrow
+	}
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
@@ -447,6 +461,9 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
+	if p.borrow {
+		ev.Raw = bytes.Clone(line)
+	}
 	p.evs = append(p.evs, ev)
 }
 
@@ -580,7 +597,11 @@ func (p *parser) jsonLine(line []byte) {
 			// was not a document's beginning.
 			p.evs = append(p.evs, runner.Notice(Name, r.first, errors.New("json document cut short by the next one")))
 		}
-		*r = docReader{active: true, buf: r.buf[:0], first: t}
+		first := t
+		if p.borrow {
+			first = bytes.Clone(t) // kept past this line
+		}
+		*r = docReader{active: true, buf: r.buf[:0], first: first}
 	}
 	switch {
 	case r.skip:
@@ -972,3 +993,5 @@ func mainModel(s *wireStats) string {
 	}
 	return ""
 }
+
+var _ runner.BorrowParser = (*parser)(nil)

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -85,6 +86,8 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// borrow: lines are borrowed (runner.BorrowParser).
+	borrow bool
 
 	outcome
 }
@@ -165,7 +168,17 @@ type lineDecoder struct {
 type decoded = runner.DecodedLine[wireLine]
 
 // NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder { return &lineDecoder{} }
+func (p *parser) NewLineDecoder() runner.LineDecoder {
+	x := &lineDecoder{}
+	x.d.SetBorrowed(p.borrow)
+	return x
+}
+
+// Borrow implements runner.BorrowParser.
+func (p *parser) Borrow() {
+	p.borrow = true
+	p.x.d.SetBorrowed(true)
+}
 
 // Decode implements runner.LineDecoder.
 func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
@@ -422,6 +435,10 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
+	line := raw
+	if p.borrow {
+		raw = nil // see Borrow
+	}
 	base := agentcli.Event{SessionID: sid, Raw: raw}
 	switch w.Type {
 	case "step_start":
@@ -524,6 +541,9 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
+	if p.borrow {
+		ev.Raw = bytes.Clone(line)
+	}
 	p.evs = append(p.evs, ev)
 }
 
@@ -621,3 +641,5 @@ func stripANSI(s string) string {
 	}
 	return ansiRE.ReplaceAllString(s, "")
 }
+
+var _ runner.BorrowParser = (*parser)(nil)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -264,12 +265,40 @@ func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.E
 // then applied in order (lines not decoded go to Line). It must yield what
 // Parse yields.
 func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+	return parseDecoded(spec, p, lines, exit, false)
+}
+
+// ParseBorrowed is ParseDecoded with lines the parser borrows, as the
+// runner hands them over under Request.DropRaw (p must implement
+// runner.BorrowParser too): each group of four lines is in memory that is
+// overwritten once their events are collected. Apart from Raw, it must
+// yield what Parse yields: compare both through WithoutRaw.
+func ParseBorrowed(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+	p.(runner.BorrowParser).Borrow()
+	return parseDecoded(spec, p, lines, exit, true)
+}
+
+func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, borrow bool) Run {
 	dp := p.(runner.DecodeParser)
 	decs := []runner.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
 	var spare [4]runner.Decoded
 	var r Run
+	var mem []byte
 	for i := 0; i < len(lines); i += len(spare) {
 		chunk := lines[i:min(i+len(spare), len(lines))]
+		if borrow {
+			n := 0
+			for _, l := range chunk {
+				n += len(l)
+			}
+			mem = slices.Grow(mem[:0], n) // no line moves as others follow
+			var own [4][]byte
+			for j, l := range chunk {
+				mem = append(mem, l...)
+				own[j] = mem[len(mem)-len(l) : len(mem) : len(mem)]
+			}
+			chunk = own[:len(chunk)]
+		}
 		var valid [4]bool
 		for j, l := range chunk {
 			valid[j] = utf8.Valid(l)
@@ -287,8 +316,26 @@ func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 			}
 			r.Events = append(r.Events, append([]agentcli.Event(nil), evs...))
 		}
+		for j := range mem {
+			mem[j] = 'X' // the runner reuses the memory
+		}
 	}
 	r.Result, r.Err = spec.End(p, exit)
+	return r
+}
+
+// WithoutRaw returns r with the Raw fields Request.DropRaw drops emptied
+// (see runner.DropRaw), in place.
+func WithoutRaw(r Run) Run {
+	for _, evs := range r.Events {
+		for i := range evs {
+			runner.DropRaw(&evs[i])
+		}
+	}
+	if r.Result != nil {
+		r.Result.Raw = nil
+	}
+	runner.DropRawErr(r.Err)
 	return r
 }
 

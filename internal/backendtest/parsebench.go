@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -111,9 +113,21 @@ func catCLI(tb testing.TB, dir string, stream []byte) string {
 // LargeStreamReplay runs a CLI that prints stream (many batches of lines,
 // decoded on the runner's goroutines when the parser allows) with a wire
 // log, and checks that replaying the log (line by line on one goroutine)
-// yields the same events.
+// yields the same events. It then runs the CLI again with
+// Request.DropRaw, and checks that the events are the same but for Raw.
+// A line of an unknown event type and a line that is not JSON are added
+// to the middle of stream, where they are read in large batches.
 func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+	const unknown, notJSON = `{"type":"agentcli.test.future","n":1}`, `not JSON`
+	mid := len(stream) / 2
+	mid += bytes.IndexByte(stream[mid:], '\n') + 1
+	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), stream[mid:])
 	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
+	defer func() {
+		if !t.Failed() {
+			checkDropRaw(t, be, unknown, notJSON)
+		}
+	}()
 	var log bytes.Buffer
 	live, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", WireLog: &log})
 	if err != nil || len(live) < 1000 {
@@ -170,4 +184,46 @@ func BenchFirstEvent(b *testing.B, newBackend func(*agentcli.Options) agentcli.B
 	}
 	b.ReportMetric(float64(first.Nanoseconds())/float64(b.N), "first-ns")
 	b.ReportMetric(float64(bare.Nanoseconds())/float64(b.N), "bare-first-ns")
+}
+
+// checkDropRaw runs be (see LargeStreamReplay) with and without
+// Request.DropRaw: the events must be the same but for Raw, which only
+// EventUnknown events and the notices of lines that did not parse keep
+// (among them the unknown and the non-JSON line added to the stream).
+func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
+	live, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, derr := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", DropRaw: true})
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	if len(dropped) != len(live) {
+		t.Fatalf("DropRaw: %d events, want %d", len(dropped), len(live))
+	}
+	added := 0
+	for i, ev := range dropped {
+		var pe *agentcli.ParseError
+		keeps := ev.Kind == agentcli.EventUnknown || ev.Kind == agentcli.EventNotice && errors.As(ev.Err, &pe)
+		if keeps && !bytes.Equal(ev.Raw, live[i].Raw) || !keeps && len(ev.Raw) > 0 || ev.Result != nil && len(ev.Result.Raw) > 0 {
+			t.Fatalf("DropRaw: event %d (%s) has Raw %.100q, without DropRaw %.100q", i, ev.Kind, ev.Raw, live[i].Raw)
+		}
+		if keeps && (string(ev.Raw) == unknown || string(ev.Raw) == notJSON) {
+			added++
+		}
+	}
+	if added != 2 {
+		t.Errorf("DropRaw: %d events for the unknown and the non-JSON line, want 2", added)
+	}
+	for i := range live {
+		runner.DropRaw(&live[i])
+	}
+	got := strings.Split(describeRun(dropped, derr), "\n")
+	want := strings.Split(describeRun(live, err), "\n")
+	for i := range max(len(got), len(want)) {
+		if i >= len(got) || i >= len(want) || got[i] != want[i] {
+			t.Fatalf("DropRaw: event %d of %d differs\nwant: %.300s\ngot:  %.300s", i, len(want), want[min(i, len(want)-1)], got[min(i, len(got)-1)])
+		}
+	}
 }

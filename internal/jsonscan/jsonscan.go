@@ -176,12 +176,15 @@ func (k Kind) String() string {
 // Decoder reads one JSON value held in memory. The zero Decoder reads
 // nothing; Reset gives it input.
 type Decoder struct {
-	buf     []byte
-	pos     int
-	depth   int  // containers open: entered by Object/Array or being skipped
-	utf8    bool // buf is known to be valid UTF-8 (ResetUTF8)
-	err     error
-	scratch []byte // decoded escaped strings; append-only until Reset
+	buf   []byte
+	pos   int
+	depth int  // containers open: entered by Object/Array or being skipped
+	utf8  bool // buf is known to be valid UTF-8 (ResetUTF8)
+	// borrowed: inputs are reused once decoded (SetBorrowed), so no
+	// value returned to keep may point into them.
+	borrowed bool
+	err      error
+	scratch  []byte // decoded escaped strings; append-only until Reset
 	// objs records, for each open container, whether it is an object (1)
 	// or an array (0), so that mismatched brackets are caught.
 	objs [MaxDepth/64 + 1]uint64
@@ -510,10 +513,26 @@ func (d *Decoder) Skip() {
 	}
 }
 
+// SetBorrowed sets whether the inputs d is given are borrowed: reused by
+// their owner once d is done with them. UnsafeStr and Raw then return
+// copies, never memory of the input; StrBytes still returns a view, valid
+// until Reset. The setting outlasts Reset.
+func (d *Decoder) SetBorrowed(borrowed bool) { d.borrowed = borrowed }
+
 // Raw consumes the next value and returns its bytes, without surrounding
-// whitespace. The slice points into the input. Skipped parts are not
-// validated (see the package doc). It returns nil after an error.
+// whitespace. The slice points into the input, or is a copy when the
+// input is borrowed (SetBorrowed). Skipped parts are not validated (see
+// the package doc). It returns nil after an error.
 func (d *Decoder) Raw() []byte {
+	b := d.raw()
+	if d.borrowed && b != nil {
+		return bytes.Clone(b)
+	}
+	return b
+}
+
+// raw is Raw returning a view of the input, always.
+func (d *Decoder) raw() []byte {
 	if d.next() == Invalid {
 		return nil
 	}
@@ -744,7 +763,7 @@ func (d *Decoder) StrOrRaw() string {
 		d.Null()
 		return ""
 	}
-	return string(d.Raw())
+	return string(d.raw())
 }
 
 // UnsafeStr is StrOK without the copy for strings that have no escapes:
@@ -753,7 +772,11 @@ func (d *Decoder) StrOrRaw() string {
 // modified once read — such as a line the caller keeps as Event.Raw
 // anyway — where it saves a copy of every text. Modifying the input
 // afterwards changes the returned string, which breaks Go's guarantees.
+// When the input is borrowed (SetBorrowed), UnsafeStr is StrOK.
 func (d *Decoder) UnsafeStr() (string, bool) {
+	if d.borrowed {
+		return d.StrOK()
+	}
 	if d.next() != String {
 		d.Skip()
 		return "", false

@@ -548,3 +548,49 @@ func TestStrOrRaw(t *testing.T) {
 		t.Errorf("%q, %v", got, d.Finish())
 	}
 }
+
+// TestBorrowed: with SetBorrowed, what UnsafeStr and Raw return survives
+// the input being overwritten; without it, UnsafeStr and Raw share the
+// input (which is what makes the setting needed).
+func TestBorrowed(t *testing.T) {
+	const line = `{"plain":"hello world","esc":"a\nb","obj":{"k":[1,"v"]}}`
+	read := func(d *Decoder, in []byte) (plain, esc string, obj []byte) {
+		d.Reset(in)
+		for k := range d.Object() {
+			switch string(k) {
+			case "plain":
+				plain, _ = d.UnsafeStr()
+			case "esc":
+				esc, _ = d.UnsafeStr()
+			case "obj":
+				obj = d.Raw()
+			}
+		}
+		if err := d.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		return plain, esc, obj
+	}
+	scribble := func(b []byte) {
+		for i := range b {
+			b[i] = 'x'
+		}
+	}
+	var d Decoder
+	d.SetBorrowed(true)
+	d.Reset(nil) // the setting outlasts Reset
+	in := []byte(line)
+	plain, esc, obj := read(&d, in)
+	scribble(in)
+	if plain != "hello world" || esc != "a\nb" || string(obj) != `{"k":[1,"v"]}` {
+		t.Errorf("borrowed: after the input changed, got %q %q %q", plain, esc, obj)
+	}
+
+	d.SetBorrowed(false)
+	in = []byte(line)
+	plain, _, obj = read(&d, in)
+	scribble(in)
+	if plain == "hello world" || string(obj) == `{"k":[1,"v"]}` {
+		t.Errorf("not borrowed: UnsafeStr and Raw were expected to share the input, got %q %q", plain, obj)
+	}
+}

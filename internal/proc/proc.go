@@ -425,8 +425,19 @@ var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBu
 // Linux the chunks are anonymous mappings released one by one as they are
 // joined, so a huge line costs about its size once.
 func (p *Process) ReadLine() (Line, error) {
+	l, _, err := p.ReadLineTo(nil)
+	return l, err
+}
+
+// ReadLineTo is ReadLine copying the line into buf's spare capacity when
+// it fits there: it returns buf extended by the line, and the line's Data
+// is then that part of buf (with no spare capacity of its own). A line
+// that does not fit is allocated as by ReadLine, and buf is returned as
+// it was. The caller owns the memory: it may reuse buf once it is done
+// with the lines in it.
+func (p *Process) ReadLineTo(buf []byte) (Line, []byte, error) {
 	if p.isStopped() || p.lines == nil {
-		return Line{}, io.EOF
+		return Line{}, buf, io.EOF
 	}
 	var long longLine // a long line's pieces so far, while within the limit
 	defer long.free()
@@ -443,13 +454,13 @@ func (p *Process) ReadLine() (Line, error) {
 			continue
 		}
 		if p.isStopped() {
-			return Line{}, io.EOF
+			return Line{}, buf, io.EOF
 		}
 		if err != nil && total == 0 { // EOF or a read error, nothing pending
 			if err == io.EOF || errors.Is(err, os.ErrClosed) {
-				return Line{}, io.EOF
+				return Line{}, buf, io.EOF
 			}
-			return Line{}, err
+			return Line{}, buf, err
 		}
 		// A full line, or (EOF, read error) a last line without newline.
 		n := total
@@ -457,16 +468,21 @@ func (p *Process) ReadLine() (Line, error) {
 			n-- // the newline
 		}
 		if n > p.maxLine {
-			return Line{TooLong: n}, nil
+			return Line{TooLong: n}, buf, nil
 		}
 		var data []byte
-		if long.n == 0 {
+		switch {
+		case long.n == 0 && len(frag) <= cap(buf)-len(buf):
+			o := len(buf)
+			buf = append(buf, frag...)
+			data = buf[o:len(buf):len(buf)]
+		case long.n == 0:
 			data = make([]byte, len(frag))
 			copy(data, frag) // not zeroed first
-		} else {
+		default:
 			data = long.join(frag)
 		}
-		return Line{Data: trimEOL(data)}, nil
+		return Line{Data: trimEOL(data)}, buf, nil
 	}
 }
 

@@ -39,3 +39,6 @@ func (p *Process) Close() {}
 
 // Pid returns 0.
 func (p *Process) Pid() int { return 0 }
+
+// ReadLineTo returns io.EOF.
+func (p *Process) ReadLineTo(buf []byte) (Line, []byte, error) { return Line{}, buf, io.EOF }

@@ -69,6 +69,46 @@ func TestReadLineLimits(t *testing.T) {
 // ReadLine and Buffered see an empty stdout; the next run reads only its
 // own output, never bytes the last one left unread; and lines already
 // returned are the caller's, untouched by later runs.
+// TestReadLineTo: lines that fit in the buffer's spare capacity are
+// copied there, in order, each without spare capacity of its own; a line
+// that does not fit is allocated apart and leaves the buffer as it was.
+func TestReadLineTo(t *testing.T) {
+	p := start(t, `printf 'one\ntwo\r\nthree-is-longer\nfour\n'`, Spec{})
+	defer p.Wait()
+	buf := make([]byte, 0, 10)
+	base := &buf[:1][0]
+	var got []string
+	for {
+		before := len(buf)
+		l, nb, err := p.ReadLineTo(buf)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(l.Data))
+		inBuf := len(nb) > before
+		switch string(l.Data) {
+		case "one", "two":
+			if !inBuf || &nb[:1][0] != base || &l.Data[0] != &nb[before] || cap(l.Data) > len(nb)-before {
+				t.Errorf("line %q: not copied into the buffer's spare capacity (len %d -> %d)", l.Data, before, len(nb))
+			}
+		default:
+			if inBuf {
+				t.Errorf("line %q went into a buffer with %d bytes to spare", l.Data, cap(buf)-before)
+			}
+		}
+		buf = nb
+	}
+	if strings.Join(got, ",") != "one,two,three-is-longer,four" {
+		t.Fatalf("lines %q", got)
+	}
+	if string(buf) != "one\ntwo\r\n" {
+		t.Fatalf("buffer holds %q", buf)
+	}
+}
+
 func TestReadBufferReused(t *testing.T) {
 	// head writes in blocks of several KiB, so the first read takes many
 	// lines at once and run a's later lines wait in the buffer.

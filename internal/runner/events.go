@@ -20,6 +20,31 @@ func Notice(backend string, line []byte, err error) agentcli.Event {
 	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(bytes.Clone(line))}
 }
 
+// DropRaw empties what Request.DropRaw drops: ev's Raw, and its Result's
+// Raw, unless the event has nothing else to show (an EventUnknown, or the
+// EventNotice of a line that did not parse, with a *agentcli.ParseError).
+func DropRaw(ev *agentcli.Event) {
+	var pe *agentcli.ParseError
+	switch {
+	case ev.Kind == agentcli.EventUnknown:
+	case ev.Kind == agentcli.EventNotice && errors.As(ev.Err, &pe):
+	default:
+		ev.Raw = nil
+	}
+	if ev.Result != nil {
+		ev.Result.Raw = nil
+	}
+}
+
+// DropRawErr empties the Raw of the Result a *agentcli.ResultError in err
+// carries (see DropRaw).
+func DropRawErr(err error) {
+	var re *agentcli.ResultError
+	if errors.As(err, &re) && re.Result != nil {
+		re.Result.Raw = nil
+	}
+}
+
 // DecodeObject decodes one output line that should hold a JSON object into
 // v. It returns nil on success, or the notice event for a line that is not
 // a JSON object. A field of an unexpected type does not lose the line: the

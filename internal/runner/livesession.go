@@ -22,13 +22,16 @@ func Structured(res *agentcli.Result) error { return structured(res) }
 type redactedSession struct {
 	s   agentcli.Session
 	red *Redactor
+	// dropRaw: the session's Request.DropRaw.
+	dropRaw bool
 }
 
 var _ agentcli.Session = (*redactedSession)(nil)
 
-// redactSession wraps s so that everything it reports passes red.
-func redactSession(s agentcli.Session, red *Redactor) agentcli.Session {
-	return &redactedSession{s: s, red: red}
+// redactSession wraps s so that everything it reports passes red, and,
+// when dropRaw is true, DropRaw.
+func redactSession(s agentcli.Session, red *Redactor, dropRaw bool) agentcli.Session {
+	return &redactedSession{s: s, red: red, dropRaw: dropRaw}
 }
 
 func (r *redactedSession) ID() string { return r.s.ID() }
@@ -38,8 +41,14 @@ func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 		for ev, err := range r.s.Stream(ctx, prompt) {
 			if err != nil {
 				err = r.red.Error(err)
+				if r.dropRaw {
+					DropRawErr(err)
+				}
 			} else {
 				r.red.Event(&ev)
+				if r.dropRaw {
+					DropRaw(&ev)
+				}
 			}
 			if !yield(ev, err) {
 				return
@@ -51,6 +60,12 @@ func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 func (r *redactedSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
 	res, err := r.s.Run(ctx, prompt)
 	r.red.Result(res)
+	if r.dropRaw {
+		if res != nil {
+			res.Raw = nil
+		}
+		DropRawErr(err)
+	}
 	return res, r.red.Error(err)
 }
 

@@ -46,6 +46,9 @@ type lineReader struct {
 	// checkUTF8: the reading goroutine checks each line's UTF-8 (there are
 	// no decoders, see run).
 	checkUTF8 bool
+	// borrow: lines are read into memory that goes round with the
+	// batches (see startReader).
+	borrow bool
 
 	mu    sync.Mutex
 	panic any // the first panic of a stage
@@ -59,6 +62,10 @@ type readLine struct {
 	proc.Line
 	utf8 bool
 	dec  Decoded
+	// mem, in a batch's first line only, is the memory the batch's
+	// borrowed lines were read into (see startReader), reused with the
+	// batch once it is recycled.
+	mem []byte
 }
 
 // Batch bounds: a batch is sent when it holds batchBytes or batchLines,
@@ -78,18 +85,36 @@ func decoders() int {
 	return 2
 }
 
+// Bounds of the memory a batch's borrowed lines are read into: it starts
+// small, so that a short run costs little, and doubles, as lines do not
+// fit, up to what a full batch needs (batchBytes, plus its last line, of
+// up to the read buffer's size). A longer line has an allocation of its
+// own.
+const (
+	minBatchMem = 4 << 10
+	maxBatchMem = 2 * batchBytes
+)
+
 // startReader starts reading p's stdout until it ends or ctx is done.
 // Each line is noted in the run log and recorded in the wire log (if any)
 // on the reading goroutine, in order. When dp is not nil, lines are
-// decoded by n of its LineDecoders.
-func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int) *lineReader {
+// decoded by n of its LineDecoders. When borrow is true, the lines are
+// read into memory that is reused once their batch is recycled, so the
+// parser must be borrowing (BorrowParser) and nothing may keep a line
+// past its batch.
+func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int, borrow bool) *lineReader {
 	if dp == nil {
 		n = 0
 	}
+	// free holds more batches than can be in flight (one being filled,
+	// one in each channel, one with each decoder, one with the run's
+	// goroutine), so that recycle rarely drops one, and with it, when
+	// borrowing, its memory.
 	r := &lineReader{
-		p:    p,
-		free: make(chan []readLine, 2+2*n),
-		done: make(chan struct{}),
+		p:      p,
+		free:   make(chan []readLine, 4+3*n),
+		done:   make(chan struct{}),
+		borrow: borrow,
 	}
 	ins := make([]chan []readLine, max(n, 1))
 	for i := range ins {
@@ -145,6 +170,8 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 	}()
 	defer r.catch()
 	var batch []readLine
+	var mem []byte // the batch's memory for borrowed lines
+	memCap := 0    // the largest mem so far
 	size, k := 0, 0
 	// The first batches are small, so that the first lines reach the
 	// caller at once: their limit doubles from one line up to
@@ -180,11 +207,28 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		default:
 			batch = nil
 		}
+		mem = nil
+		if cap(batch) > 0 {
+			mem = batch[:1][0].mem[:0]
+		}
 		size = 0
 		return true
 	}
 	for ctx.Err() == nil {
-		line, err := r.p.ReadLine()
+		var line proc.Line
+		var err error
+		if r.borrow {
+			n := len(mem)
+			if line, mem, err = r.p.ReadLineTo(mem); err == nil && len(mem) == n && len(line.Data) > 0 && cap(mem) < maxBatchMem {
+				// The line did not fit: later ones go to more memory (the
+				// lines already in mem keep theirs), as much as the
+				// largest so far, or twice as much.
+				memCap = max(memCap, min(max(2*cap(mem), minBatchMem), maxBatchMem))
+				mem = make([]byte, 0, memCap)
+			}
+		} else {
+			line, err = r.p.ReadLine()
+		}
 		if err != nil {
 			// EOF, or a read error: the exit status and the terminal
 			// event decide the outcome.
@@ -211,6 +255,9 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		// parsing; decoders check only the strings they keep, on their own
 		// goroutines.
 		e.Line, e.utf8 = line, r.checkUTF8 && utf8.Valid(line.Data)
+		if r.borrow {
+			batch[0].mem = mem
+		}
 		size += len(line.Data)
 		if (size >= batchBytes || len(batch) >= limit || r.p.Buffered() == 0) && !send() {
 			return

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/proc"
@@ -32,7 +34,7 @@ func startSh(t *testing.T, script string) *proc.Process {
 func TestReaderBackpressure(t *testing.T) {
 	p := startSh(t, `yes 0123456789 | head -n 5000000`)
 	lg := &runLog{}
-	r := startReader(context.Background(), p, lg, nil, nil, 0)
+	r := startReader(context.Background(), p, lg, nil, nil, 0, false)
 	if b, ok := r.next(); !ok || len(b) == 0 {
 		t.Fatal("no first batch")
 	}
@@ -47,11 +49,57 @@ func TestReaderBackpressure(t *testing.T) {
 	}
 }
 
+// Borrowed lines (Request.DropRaw) arrive intact, whatever their length,
+// and go round in a few buffers with the batches instead of one
+// allocation each: 7 MB of lines in hundreds of batches use a few dozen
+// buffers.
+func TestReaderBorrowed(t *testing.T) {
+	// Lines of 1 to 6 digits and, every 10000 lines, one of 300 KiB, longer
+	// than any batch's memory, which has an allocation of its own.
+	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; big = substr(big, 1, 307200); for (i = 0; i < 200000; i++) { print i; if (i % 10000 == 9999) print big } }'`)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, true)
+	n, batches, bigs := 0, 0, 0
+	mems := map[*byte]bool{}
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		batches++
+		if m := b[0].mem; cap(m) > 0 {
+			mems[unsafe.SliceData(m)] = true
+		}
+		for _, l := range b {
+			if len(l.Data) == 307200 {
+				if strings.Trim(string(l.Data), "b") != "" {
+					t.Fatalf("big line %d is not all b", bigs)
+				}
+				bigs++
+				continue
+			}
+			if want := itoa(n); string(l.Data) != want {
+				t.Fatalf("line %d = %q", n, l.Data)
+			}
+			n++
+		}
+		r.recycle(b)
+	}
+	if n != 200000 || bigs != 20 {
+		t.Fatalf("%d lines, %d big ones", n, bigs)
+	}
+	// The buffers: those of the batches in circulation (at most about
+	// cap(r.free) plus those in flight), those outgrown on the way to the
+	// full size (4 KiB doubling to 512 KiB), and those of batches recycle
+	// dropped: a few dozen at most, against one per batch without reuse.
+	if limit := 50; len(mems) > limit || batches < 8*limit {
+		t.Fatalf("%d batches used %d buffers (want at most %d)", batches, len(mems), limit)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
 // Every line arrives, in order, with the batches recycled, and the reader
 // ends by itself at EOF.
 func TestReaderOrder(t *testing.T) {
 	p := startSh(t, `i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done`)
-	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, false)
 	n := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
@@ -112,7 +160,7 @@ func (numDecoder) Decode(line []byte, _ bool, into Decoded) Decoded {
 func TestReaderDecodersOrder(t *testing.T) {
 	p := startSh(t, `seq 0 19999`)
 	np := &numParser{}
-	r := startReader(context.Background(), p, &runLog{}, nil, np, 2)
+	r := startReader(context.Background(), p, &runLog{}, nil, np, 2, false)
 	n := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
@@ -139,7 +187,7 @@ func TestReaderDecodersOrder(t *testing.T) {
 // batches.
 func TestReaderDecodersBackpressure(t *testing.T) {
 	p := startSh(t, `yes 12345 | head -n 5000000`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false)
 	if _, ok := r.next(); !ok {
 		t.Fatal("no first batch")
 	}
@@ -159,7 +207,7 @@ func TestReaderDecodersBackpressure(t *testing.T) {
 // stages end.
 func TestReaderDecoderPanic(t *testing.T) {
 	p := startSh(t, `seq 1 3000; echo boom; yes 7 | head -n 1000000`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false)
 	defer func() {
 		if v := recover(); v != "decoder panic" {
 			t.Fatalf("recovered %v, want the decoder's panic", v)

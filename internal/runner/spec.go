@@ -184,6 +184,22 @@ type UTF8Parser interface {
 	LineUTF8(line []byte) []agentcli.Event
 }
 
+// BorrowParser is implemented by a Parser that can parse lines it does
+// not own, for runs that keep no Raw (Request.DropRaw): the runner then
+// reads lines into buffers it reuses once their events are handled,
+// instead of giving each line an allocation that Event.Raw would keep.
+type BorrowParser interface {
+	Parser
+	// Borrow is called before the first line, and before any
+	// NewLineDecoder (of a DecodeParser). From then on, nothing the
+	// parser or its decoders return or keep (events, results, errors,
+	// state carried to later lines) may hold memory of a line once Line
+	// or Apply of that line has returned: strings and JSON values are
+	// copies, and Raw is left empty, except on EventUnknown events, whose
+	// Raw is a copy of the line.
+	Borrow()
+}
+
 // DecodeParser is implemented by a Parser whose work on a line splits in
 // two: decoding the line, which depends on nothing but the line and can
 // run on any goroutine, and applying the decoded line, which updates the

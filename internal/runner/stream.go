@@ -61,8 +61,14 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	yield = func(ev agentcli.Event, err error) bool {
 		if err != nil {
 			err = red.Error(err)
+			if req.DropRaw {
+				DropRawErr(err)
+			}
 		} else {
 			red.Event(&ev)
+			if req.DropRaw {
+				DropRaw(&ev)
+			}
 		}
 		return out(ev, err)
 	}
@@ -152,7 +158,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
 	// its own (see lineReader); applying lines and yielding stay on this
 	// one.
-	rd := startReader(runCtx, p, lg, wl, f.dp, decoders())
+	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(), f.borrow)
 	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
@@ -222,11 +228,18 @@ type feed struct {
 	out    []agentcli.Event
 	// schema: the run asked for structured output (Request.OutputSchema).
 	schema bool
+	// borrow: the run keeps no Raw (Request.DropRaw) and the parser can
+	// borrow lines (BorrowParser), so lines are read into reused memory.
+	borrow bool
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
 		schema: len(r.Req.OutputSchema) > 0}
+	if bp, ok := f.parser.(BorrowParser); ok && r.Req.DropRaw {
+		bp.Borrow()
+		f.borrow = true
+	}
 	f.utf8, _ = f.parser.(UTF8Parser)
 	f.dp, _ = f.parser.(DecodeParser)
 	return f

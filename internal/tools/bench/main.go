@@ -150,6 +150,7 @@ type contender string
 
 const (
 	cAgentcli contender = "agentcli"
+	cDropRaw  contender = "agentcli, DropRaw"
 	cTS       contender = "TS SDK"
 	cBare     contender = "bare os/exec"
 	cFloor    contender = "fake | cat"
@@ -255,6 +256,9 @@ func bench(ctx context.Context, c config, log io.Writer) (string, error) {
 
 	contenders := func(sc *scenario, cli benchdata.CLI) []contender {
 		cs := []contender{cAgentcli}
+		if sc.slow == 0 {
+			cs = append(cs, cDropRaw)
+		}
 		if node != "" && tsSDK(cli) != "" {
 			cs = append(cs, cTS)
 		}
@@ -297,8 +301,9 @@ func runOne(ctx context.Context, c config, ct contender, cli benchdata.CLI, sc *
 		cmd = exec.CommandContext(ctx, node, args...)
 		cmd.Dir = c.nodeDir
 	default:
-		mode := map[contender]string{cAgentcli: "agentcli", cBare: "bare", cFloor: "floor"}[ct]
-		cmd = exec.CommandContext(ctx, runner, "-mode", mode, "-cli", string(cli), "-fake", fake, "-slow-events", strconv.Itoa(sc.slow))
+		mode := map[contender]string{cAgentcli: "agentcli", cDropRaw: "agentcli", cBare: "bare", cFloor: "floor"}[ct]
+		cmd = exec.CommandContext(ctx, runner, "-mode", mode, "-cli", string(cli), "-fake", fake, "-slow-events", strconv.Itoa(sc.slow),
+			"-drop-raw="+strconv.FormatBool(ct == cDropRaw))
 	}
 	cmd.Env = append(os.Environ(), "BENCH_FAKE_CLI="+string(cli), "BENCH_FAKE_BYTES="+strconv.FormatInt(sc.size, 10),
 		"GORACE=atexit_sleep_ms=0") // race-built binaries (the smoke test) otherwise sleep 1 s at exit

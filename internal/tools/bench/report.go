@@ -101,7 +101,7 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 				}
 				return string(ct)
 			}
-			a, t := f[cAgentcli], f[cTS]
+			a, t, dr := f[cAgentcli], f[cTS], f[cDropRaw]
 			switch {
 			case sc.slow > 0:
 				for _, ct := range []contender{cAgentcli, cTS} {
@@ -114,10 +114,10 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 				}
 			case sc.huge:
 				line := float64(sc.size) / (1 << 20)
-				for _, ct := range []contender{cAgentcli, cTS, cBare, cFloor} {
+				for _, ct := range []contender{cAgentcli, cDropRaw, cTS, cBare, cFloor} {
 					if x := f[ct]; x.ok {
 						rss := "—"
-						if ct == cAgentcli || ct == cTS {
+						if ct == cAgentcli || ct == cDropRaw || ct == cTS {
 							rss = fmt.Sprintf("%.1f×", x.rssMB/line)
 						}
 						fmt.Fprintf(&b, "| %s | %s | %.3f | %s | %s | %s |\n", cli, name(ct), x.wall, num(x.mbps), ifRSS(ct, x.rssMB), rss)
@@ -126,14 +126,20 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 				if t.ok {
 					fmt.Fprintf(&b, "| %s | agentcli ÷ TS | %s | %s | %s | |\n", cli, ratio(a.wall, t.wall), ratio(a.mbps, t.mbps), ratio(a.rssMB, t.rssMB))
 				}
+				if t.ok && dr.ok {
+					fmt.Fprintf(&b, "| %s | agentcli, DropRaw ÷ TS | %s | %s | %s | |\n", cli, ratio(dr.wall, t.wall), ratio(dr.mbps, t.mbps), ratio(dr.rssMB, t.rssMB))
+				}
 			default:
-				for _, ct := range []contender{cAgentcli, cTS} {
+				for _, ct := range []contender{cAgentcli, cDropRaw, cTS} {
 					if x := f[ct]; x.ok {
 						fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cli, name(ct), num(x.mbps), num(x.evps), count(x.evs), num(x.rssMB), num(x.ttfeMS))
 					}
 				}
 				if t.ok {
 					fmt.Fprintf(&b, "| %s | agentcli ÷ TS | %s | %s | | %s | %s |\n", cli, ratio(a.mbps, t.mbps), ratio(a.evps, t.evps), ratio(a.rssMB, t.rssMB), ratio(a.ttfeMS, t.ttfeMS))
+				}
+				if t.ok && dr.ok {
+					fmt.Fprintf(&b, "| %s | agentcli, DropRaw ÷ TS | %s | %s | | %s | %s |\n", cli, ratio(dr.mbps, t.mbps), ratio(dr.evps, t.evps), ratio(dr.rssMB, t.rssMB), ratio(dr.ttfeMS, t.ttfeMS))
 				}
 				if x := f[cBare]; x.ok {
 					fmt.Fprintf(&b, "| %s | bare os/exec (lines, no parsing) | %s | %s | %s | %s | %s |\n", cli, num(x.mbps), num(x.evps), count(x.evs), num(x.rssMB), num(x.ttfeMS))

@@ -6,7 +6,8 @@
 // Modes:
 //
 //	agentcli  agentcli.Open(cli, &Options{Path: fake}) and Stream, as a
-//	          user writes it: every event yielded, Raw kept
+//	          user writes it: every event yielded, Raw kept (with
+//	          -drop-raw: Request.DropRaw)
 //	bare      a bare os/exec baseline: start the fake, read its lines, no
 //	          parsing (the time to the first line is the floor for agentcli's
 //	          time to first event)
@@ -40,7 +41,7 @@ type Result struct {
 	WallNS int64  `json:"wall_ns"`
 	TTFENS int64  `json:"ttfe_ns"`
 	Events int64  `json:"events"`
-	Bytes  int64  `json:"bytes,omitempty"` // bytes of Raw seen (agentcli), or read (bare)
+	Bytes  int64  `json:"bytes,omitempty"` // bytes of Raw seen (agentcli without -drop-raw), or read (bare)
 	Err    string `json:"err,omitempty"`
 }
 
@@ -51,6 +52,7 @@ func main() {
 	slow := flag.Int("slow-events", 0, "if > 0: sleep 1 ms per event and stop after this many events")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
+	dropRaw := flag.Bool("drop-raw", false, "agentcli mode: set Request.DropRaw")
 	flag.Parse()
 	if *memProfile != "" {
 		runtime.MemProfileRate = 64 << 10
@@ -72,7 +74,7 @@ func main() {
 	var err error
 	switch *mode {
 	case "agentcli":
-		r, err = runAgentcli(*cli, *fake, *slow)
+		r, err = runAgentcli(*cli, *fake, *slow, *dropRaw)
 	case "bare":
 		r, err = runBare(*cli, *fake)
 	case "floor":
@@ -88,13 +90,13 @@ func main() {
 	io.Copy(io.Discard, os.Stdin) // the driver reads /proc/<pid>/status, then closes stdin
 }
 
-func runAgentcli(cli, fake string, slow int) (Result, error) {
+func runAgentcli(cli, fake string, slow int, dropRaw bool) (Result, error) {
 	var r Result
 	b, err := agentcli.Open(cli, &agentcli.Options{Path: fake})
 	if err != nil {
 		return r, err
 	}
-	req := &agentcli.Request{Prompt: "Fix the failing tests."}
+	req := &agentcli.Request{Prompt: "Fix the failing tests.", DropRaw: dropRaw}
 	start := time.Now()
 	var res *agentcli.Result
 	for ev, err := range b.Stream(context.Background(), req) {
