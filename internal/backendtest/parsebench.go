@@ -134,20 +134,28 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 		t.Fatalf("%d events, err %v", len(live), err)
 	}
 	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
-	got := strings.Split(describeRun(replayed, rerr), "\n")
-	want := strings.Split(describeRun(live, err), "\n")
-	for i := range max(len(got), len(want)) {
-		if i >= len(got) || i >= len(want) || got[i] != want[i] {
-			at := func(l []string) string {
-				if i < len(l) {
-					return l[i]
-				}
-				return "(none)"
-			}
-			t.Fatalf("replay differs from the live run at event %d of %d (replayed %d)\nlive:   %.300s\nreplay: %.300s",
-				i, len(want), len(got), at(want), at(got))
+	if d := diffEvents(live, err, replayed, rerr); d != "" {
+		t.Fatalf("replay differs from the live run: %s", d)
+	}
+}
+
+// diffEvents describes the first difference between two runs' events and
+// errors (Result.Duration aside), or returns "".
+func diffEvents(want []agentcli.Event, werr error, got []agentcli.Event, gerr error) string {
+	g := strings.Split(describeRun(got, gerr), "\n")
+	w := strings.Split(describeRun(want, werr), "\n")
+	at := func(l []string, i int) string {
+		if i < len(l) {
+			return l[i]
+		}
+		return "(none)"
+	}
+	for i := range max(len(g), len(w)) {
+		if at(g, i) != at(w, i) {
+			return fmt.Sprintf("at event %d of %d (got %d)\nwant: %.300s\ngot:  %.300s", i, len(w), len(g), at(w, i), at(g, i))
 		}
 	}
+	return ""
 }
 
 // BenchFirstEvent measures the time from Stream to the first event of a
@@ -219,11 +227,7 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 	for i := range live {
 		runner.DropRaw(&live[i])
 	}
-	got := strings.Split(describeRun(dropped, derr), "\n")
-	want := strings.Split(describeRun(live, err), "\n")
-	for i := range max(len(got), len(want)) {
-		if i >= len(got) || i >= len(want) || got[i] != want[i] {
-			t.Fatalf("DropRaw: event %d of %d differs\nwant: %.300s\ngot:  %.300s", i, len(want), want[min(i, len(want)-1)], got[min(i, len(got)-1)])
-		}
+	if d := diffEvents(live, err, dropped, derr); d != "" {
+		t.Fatalf("DropRaw: the events differ but for Raw: %s", d)
 	}
 }

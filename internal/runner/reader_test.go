@@ -55,7 +55,7 @@ func TestReaderBackpressure(t *testing.T) {
 // buffers.
 func TestReaderBorrowed(t *testing.T) {
 	// Lines of 1 to 6 digits and, every 10000 lines, one of 300 KiB, longer
-	// than any batch's memory, which has an allocation of its own.
+	// than the read buffer, which has an allocation of its own.
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; big = substr(big, 1, 307200); for (i = 0; i < 200000; i++) { print i; if (i % 10000 == 9999) print big } }'`)
 	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, true)
 	n, batches, bigs := 0, 0, 0
