@@ -106,13 +106,18 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 	if dp == nil {
 		n = 0
 	}
-	// free holds more batches than can be in flight (one being filled,
-	// one in each channel, one with each decoder, one with the run's
-	// goroutine), so that recycle rarely drops one, and with it, when
-	// borrowing, its memory.
+	// When borrowing, free holds more batches than can be in flight (one
+	// being filled, one in each channel, one with each decoder, one with
+	// the run's goroutine), so that recycle rarely drops one, and with it
+	// its memory. Otherwise a dropped batch costs little, and fewer kept
+	// batches hold fewer decoded values.
+	free := 2 + 2*n
+	if borrow {
+		free = 4 + 3*n
+	}
 	r := &lineReader{
 		p:      p,
-		free:   make(chan []readLine, 4+3*n),
+		free:   make(chan []readLine, free),
 		done:   make(chan struct{}),
 		borrow: borrow,
 	}
