@@ -158,7 +158,9 @@ type Request struct {
 	// did not parse. Raw keeps every output line alive next to what was
 	// decoded from it; without it a run allocates about half as much and
 	// streams large outputs markedly faster, with the same events
-	// otherwise. WireLog still records every line.
+	// otherwise, and a huge line (a tool's whole output) costs about its
+	// own size in memory instead of twice that: its long strings are
+	// decoded in the line's memory. WireLog still records every line.
 	DropRaw bool
 
 	// Permission says what the run may do without asking; the zero value

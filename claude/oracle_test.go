@@ -106,6 +106,18 @@ func FuzzOracle(f *testing.F) {
 	f.Add([]byte(`{"type":"result","subtype":"error_max_turns","is_error":true,"errors":["a",null],"modelUsage":{"m":{},"m":{}},"usage":{"input_tokens":1,"output_tokens_details":{"thinking_tokens":2}}}`), 1, "x")
 	f.Add([]byte(`{"type":"system","subtype":"api_retry","attempt":2,"max_retries":10,"retry_delay_ms":512.5,"error_status":529,"error":{"type":"overloaded"}}`), 0, "")
 	f.Add([]byte(`{"type":"assistant","message":{"model":"<synthetic>","content":"API Error"},"session_id":"s","parent_tool_use_id":"t"}`), 0, "")
+	// Escaped strings decoded in place on lines handed over for keeps
+	// (ParseBorrowed): unknown events and blocks keep their line as
+	// printed, a syntax error after such a string, a result line validated
+	// as printed.
+	for _, l := range []string{
+		`{"type":"future","message":{"content":[{"type":"text","text":"a\nb \"q\""}]}}`,
+		`{"type":"assistant","message":{"content":[{"type":"future_block","text":"a\nb"},{"type":"text","text":"c\td"}]},"session_id":"s"}`,
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"a\nb" "x"}]}}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"a\nb","session_id":"s"}`,
+	} {
+		f.Add([]byte(l), 0, "")
+	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
 		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}

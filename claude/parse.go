@@ -135,12 +135,17 @@ type parser struct {
 	validUTF8 bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
+	// inPlace: the strings decoded in place in the line being applied
+	// (runner.OwnParser).
+	inPlace jsonscan.InPlace
 }
 
 // lineDecoder decodes lines; the parser has one for Line, and the runner
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
+	// owned: the line is handed over for keeps (runner.OwnParser).
+	owned bool
 	// bad is set when the line holds JSON that an event would keep (a
 	// tool input, the result line) and that is not valid: the line is
 	// then a notice, as a line that is not JSON is.
@@ -188,6 +193,13 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 	return dl
 }
 
+// DecodeOwned implements runner.OwnLineDecoder.
+func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	x.owned = true
+	defer func() { x.owned = false }()
+	return x.Decode(line, validUTF8, into)
+}
+
 // Apply implements runner.DecodeParser.
 func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
@@ -208,9 +220,14 @@ func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
 	if _, ok := dl.Begin(t); !ok {
 		return
 	}
-	x.d.ResetValid(t, validUTF8)
+	if x.owned {
+		x.d.ResetOwned(t, validUTF8)
+	} else {
+		x.d.ResetValid(t, validUTF8)
+	}
 	x.decodeLine(&dl.W)
 	dl.Err = cmp.Or(x.d.Finish(), x.invalid(&dl.W, t))
+	dl.KeepInPlace(&x.d)
 	x.d.Reset(nil)
 }
 
@@ -218,7 +235,9 @@ func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
 func (p *parser) applyDecoded(dl *decoded) {
 	var settled bool
 	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.inPlace = dl.InPlace
 		p.apply(&dl.W, dl.Raw)
+		p.inPlace = nil
 	}
 }
 
@@ -287,6 +306,15 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
+// LineOwned implements runner.OwnParser. The array of messages that
+// `--output-format json` prints is not decoded in place.
+func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
+	p.validUTF8, p.x.owned = validUTF8, true
+	evs := p.Line(line)
+	p.validUTF8, p.x.owned = false, false
+	return evs
+}
+
 // errInvalid: a line whose parts an event keeps as JSON (a tool input, a
 // result line) is not valid JSON. Parts no event keeps are not validated.
 var errInvalid = errors.New("invalid JSON")
@@ -294,7 +322,8 @@ var errInvalid = errors.New("invalid JSON")
 // invalid reports errInvalid for a decoded line w that an event would
 // keep as JSON, or whose tool input, kept as JSON, is not valid.
 func (x *lineDecoder) invalid(w *wireLine, raw []byte) error {
-	if x.bad != nil || w.Type == "result" && !json.Valid(raw) {
+	// raw is the decoder's input, or (not owned) a part of it.
+	if x.bad != nil || w.Type == "result" && !x.d.InPlace().Valid(raw) {
 		return errInvalid
 	}
 	return nil
@@ -644,7 +673,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
 				if p.borrow {
-					ev.Raw = bytes.Clone(line)
+					ev.Raw = p.inPlace.Original(nil, line)
 				}
 			}
 			p.evs = append(p.evs, ev)
@@ -718,7 +747,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	ev := base
 	ev.Kind = agentcli.EventUnknown
 	if p.borrow {
-		ev.Raw = bytes.Clone(line)
+		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)
 }

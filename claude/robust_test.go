@@ -184,5 +184,5 @@ func TestInvalidKeptJSON(t *testing.T) {
 // A stream of many batches, decoded on the runner's goroutines, yields
 // what replaying its wire log line by line yields.
 func TestLargeStreamReplay(t *testing.T) {
-	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Claude, 4<<20))
+	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Claude, 4<<20), benchdata.HugeLine(benchdata.Claude, 1<<20))
 }

@@ -97,6 +97,18 @@ func FuzzOracle(f *testing.F) {
 	f.Add([]byte(`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","arguments":{"a":1},"result":{"content":[{"type":"text","text":"x"},null,{"type":"image"}],"structured_content":null},"error":null,"status":"completed"}}`), 0, "", false)
 	f.Add([]byte(`{"type":"item.completed","item":{"id":"c","type":"collab_tool_call","tool":"spawn","prompt":"p","receiver_thread_ids":[],"agents_states":{"a":1},"status":"failed"}}`), 0, "", false)
 	f.Add([]byte(`{"type":"item.completed","item":{"id":"f","type":"file_change","changes":[],"status":"completed"}}`), 0, "", false)
+	// Escaped strings decoded in place on lines handed over for keeps
+	// (ParseBorrowed): an unknown event keeps its line as printed, a
+	// syntax error after such a string, a raw span holding one, a result
+	// line validated as printed.
+	for _, l := range []string{
+		`{"type":"item.future","item":{"id":"i","type":"agent_message","text":"a\nb \"q\" \u0001"}}`,
+		`{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"a\nb" "x"}}`,
+		`{"type":"item.completed","item":{"id":"m","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"result":{"content":[{"type":"image","text":"a\nb"}]},"status":"completed"}}`,
+		`{"type":"turn.failed","error":{"message":"a\nb"}}`,
+	} {
+		f.Add([]byte(l), 1, "", false)
+	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string, resume bool) {
 		req := &agentcli.Request{Model: "gpt-test"}
 		if resume {

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -119,6 +118,9 @@ type parser struct {
 	validUTF8 bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
+	// inPlace: the strings decoded in place in the line being applied
+	// (runner.OwnParser).
+	inPlace jsonscan.InPlace
 
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
@@ -174,8 +176,9 @@ func str(d *jsonscan.Decoder) string {
 // lineDecoder decodes lines; the parser has one for Line, and the runner
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
-	d    jsonscan.Decoder
-	line []byte // the line being decoded (read until Apply)
+	d jsonscan.Decoder
+	// owned: the line is handed over for keeps (runner.OwnParser).
+	owned bool
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
@@ -199,6 +202,13 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 	dl := runner.ReuseLine[wireEvent](into)
 	x.decode(line, validUTF8, dl)
 	return dl
+}
+
+// DecodeOwned implements runner.OwnLineDecoder.
+func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	x.owned = true
+	defer func() { x.owned = false }()
+	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -227,24 +237,29 @@ func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
 	if !ok {
 		return
 	}
-	x.line = t
-	x.d.ResetValid(t, validUTF8)
+	if x.owned {
+		x.d.ResetOwned(t, validUTF8)
+	} else {
+		x.d.ResetValid(t, validUTF8)
+	}
 	x.decodeEvent(&dl.W)
 	dl.Err = x.d.Finish()
-	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !json.Valid(t) {
+	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !x.d.ValidInput() {
 		// The line may become Result.Raw, which must be valid JSON;
 		// other lines are not validated where no event reads them.
 		dl.Err = errInvalid
 	}
+	dl.KeepInPlace(&x.d)
 	x.d.Reset(nil)
-	x.line = nil
 }
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
 	var settled bool
 	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.inPlace = dl.InPlace
 		p.apply(&dl.W, dl.Raw)
+		p.inPlace = nil
 	}
 }
 
@@ -254,6 +269,14 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
 	evs := p.Line(line)
 	p.validUTF8 = false
+	return evs
+}
+
+// LineOwned implements runner.OwnParser.
+func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
+	p.validUTF8, p.x.owned = validUTF8, true
+	evs := p.Line(line)
+	p.validUTF8, p.x.owned = false, false
 	return evs
 }
 
@@ -454,7 +477,7 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 	if d.Err() != nil {
 		return
 	}
-	r.Content = x.line[start:d.Offset()]
+	r.Content = d.Span(start, d.Offset())
 
 	if ok && len(parts) > 0 {
 		r.Text, r.TextOK = strings.Join(parts, "\n"), true
@@ -534,7 +557,7 @@ func (p *parser) apply(w *wireEvent, raw []byte) {
 	ev := base
 	ev.Kind = agentcli.EventUnknown
 	if p.borrow {
-		ev.Raw = bytes.Clone(line)
+		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)
 }

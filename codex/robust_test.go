@@ -126,5 +126,5 @@ func FuzzInputs(f *testing.F) {
 // A stream of many batches, decoded on the runner's goroutines, yields
 // what replaying its wire log line by line yields.
 func TestLargeStreamReplay(t *testing.T) {
-	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Codex, 4<<20))
+	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Codex, 4<<20), benchdata.HugeLine(benchdata.Codex, 1<<20))
 }

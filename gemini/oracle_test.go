@@ -132,6 +132,17 @@ func FuzzOracle(f *testing.F) {
 	}
 	f.Add([]byte(`{"type":"result","status":"error","error":{"type":"T","message":"m","code":429}}`), 173, "")
 	f.Add([]byte(`{"type":"tool_result","tool_id":"t","status":"error","output":null,"error":{"message":"bad"}}`), 0, "")
+	// Escaped strings decoded in place on lines handed over for keeps
+	// (ParseBorrowed): an unknown event keeps its line as printed, a
+	// syntax error after such a string, a result line validated as
+	// printed.
+	for _, l := range []string{
+		`{"type":"future","role":"assistant","content":"a\nb \"q\""}`,
+		`{"type":"message","role":"assistant","content":"a\nb" "x"}`,
+		`{"type":"result","status":"error","error":{"type":"T","message":"a\nb"}}`,
+	} {
+		f.Add([]byte(l), 1, "")
+	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
 		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}

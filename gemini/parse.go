@@ -121,6 +121,9 @@ type parser struct {
 	validUTF8 bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
+	// inPlace: the strings decoded in place in the line being applied
+	// (runner.OwnParser).
+	inPlace jsonscan.InPlace
 
 	sessionID string
 	model     string
@@ -201,6 +204,8 @@ var errInvalid = errors.New("invalid JSON")
 // the runner one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
+	// owned: the line is handed over for keeps (runner.OwnParser).
+	owned bool
 }
 
 // decoded is one stream-json line decoded by a lineDecoder, ready for
@@ -237,6 +242,13 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 	return dl
 }
 
+// DecodeOwned implements runner.OwnLineDecoder.
+func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	x.owned = true
+	defer func() { x.owned = false }()
+	return x.Decode(line, validUTF8, into)
+}
+
 // Apply implements runner.DecodeParser.
 func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
@@ -253,20 +265,27 @@ func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
 	if !ok {
 		return
 	}
-	x.d.ResetValid(t, validUTF8)
+	if x.owned {
+		x.d.ResetOwned(t, validUTF8)
+	} else {
+		x.d.ResetValid(t, validUTF8)
+	}
 	bad := x.decodeEvent(&dl.W)
 	dl.Err = x.d.Finish()
-	x.d.Reset(nil)
-	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !json.Valid(t)) {
+	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !x.d.ValidInput()) {
 		dl.Err = errInvalid
 	}
+	dl.KeepInPlace(&x.d)
+	x.d.Reset(nil)
 }
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
 	var settled bool
 	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.inPlace = dl.InPlace
 		p.applyEvent(&dl.W, dl.Raw)
+		p.inPlace = nil
 	}
 }
 
@@ -355,6 +374,15 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
 	evs := p.Line(line)
 	p.validUTF8 = false
+	return evs
+}
+
+// LineOwned implements runner.OwnParser. Lines of the json format, parts
+// of one document, are not decoded in place.
+func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
+	p.validUTF8, p.x.owned = validUTF8, p.format != formatJSON
+	evs := p.Line(line)
+	p.validUTF8, p.x.owned = false, false
 	return evs
 }
 
@@ -462,7 +490,7 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	ev := base
 	ev.Kind = agentcli.EventUnknown
 	if p.borrow {
-		ev.Raw = bytes.Clone(line)
+		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)
 }

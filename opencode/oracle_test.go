@@ -83,6 +83,18 @@ func FuzzOracle(f *testing.F) {
 	f.Add([]byte(`{"type":"error","error":{"x":1}}`+"\n"+`{"type":"error","error":"boom"}`+"\n"+`{"type":"error","error":[1]}`), 1, "")
 	f.Add([]byte(`{"type":"tool_use","part":{"callID":"c","tool":"bash","state":{"status":"completed","input":{"a":1},"output":{"x":1},"metadata":{"exit":2}}}}`), 0, "")
 	f.Add([]byte(`{"type":"done","reason":"stop","rejected":["bash",null]}`), 0, "")
+	// Escaped strings decoded in place on lines handed over for keeps
+	// (ParseBorrowed): an unknown event keeps its line as printed, a
+	// syntax error after such a string, an error line validated as
+	// printed, a raw span holding one.
+	for _, l := range []string{
+		`{"type":"future","part":{"type":"text","text":"a\nb \"q\""}}`,
+		`{"type":"text","part":{"type":"text","text":"a\nb" "x"}}`,
+		`{"type":"error","error":{"name":"APIError","data":{"message":"a\nb"}}}`,
+		`{"type":"error","error":{"data":{"x":"a\nb"}}}`,
+	} {
+		f.Add([]byte(l), 1, "")
+	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
 		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}

@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -88,6 +87,9 @@ type parser struct {
 	validUTF8 bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
+	// inPlace: the strings decoded in place in the line being applied
+	// (runner.OwnParser).
+	inPlace jsonscan.InPlace
 
 	outcome
 }
@@ -159,9 +161,10 @@ func keptWhole(typ string) bool {
 // lineDecoder decodes lines; the parser has one for Line, and the runner
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
-	d    jsonscan.Decoder
-	line []byte // the line being decoded
-	bad  error  // a tool input kept as JSON is not valid
+	d   jsonscan.Decoder
+	bad error // a tool input kept as JSON is not valid
+	// owned: the line is handed over for keeps (runner.OwnParser).
+	owned bool
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
@@ -185,6 +188,13 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 	dl := runner.ReuseLine[wireLine](into)
 	x.decode(line, validUTF8, dl)
 	return dl
+}
+
+// DecodeOwned implements runner.OwnLineDecoder.
+func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+	x.owned = true
+	defer func() { x.owned = false }()
+	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -213,22 +223,28 @@ func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
 	if !ok {
 		return
 	}
-	x.line, x.bad = t, nil
-	x.d.ResetValid(t, validUTF8)
+	x.bad = nil
+	if x.owned {
+		x.d.ResetOwned(t, validUTF8)
+	} else {
+		x.d.ResetValid(t, validUTF8)
+	}
 	x.decodeLine(&dl.W)
 	dl.Err = cmp.Or(x.d.Finish(), x.bad)
-	if dl.Err == nil && keptWhole(dl.W.Type) && !json.Valid(t) {
+	if dl.Err == nil && keptWhole(dl.W.Type) && !x.d.ValidInput() {
 		dl.Err = errInvalid
 	}
+	dl.KeepInPlace(&x.d)
 	x.d.Reset(nil)
-	x.line = nil
 }
 
 // applyDecoded appends the events of a decoded line.
 func (p *parser) applyDecoded(dl *decoded) {
 	var settled bool
 	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
+		p.inPlace = dl.InPlace
 		p.apply(&dl.W, dl.Raw)
+		p.inPlace = nil
 	}
 }
 
@@ -238,6 +254,14 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
 	evs := p.Line(line)
 	p.validUTF8 = false
+	return evs
+}
+
+// LineOwned implements runner.OwnParser.
+func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
+	p.validUTF8, p.x.owned = validUTF8, true
+	evs := p.Line(line)
+	p.validUTF8, p.x.owned = false, false
 	return evs
 }
 
@@ -414,7 +438,7 @@ func (x *lineDecoder) decodeError() apiError {
 		e.message = dataMessage
 	}
 	if e.name == "" && e.message == "" && d.Err() == nil {
-		e.message = string(x.line[start:d.Offset()])
+		e.message = string(d.Span(start, d.Offset()))
 	}
 	return e
 }
@@ -542,7 +566,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	ev := base
 	ev.Kind = agentcli.EventUnknown
 	if p.borrow {
-		ev.Raw = bytes.Clone(line)
+		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)
 }

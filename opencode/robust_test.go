@@ -130,5 +130,5 @@ func TestInvalidKeptJSON(t *testing.T) {
 // A stream of many batches, decoded on the runner's goroutines, yields
 // what replaying its wire log line by line yields.
 func TestLargeStreamReplay(t *testing.T) {
-	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.OpenCode, 4<<20))
+	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.OpenCode, 4<<20), benchdata.HugeLine(benchdata.OpenCode, 1<<20))
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -271,10 +272,15 @@ func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 // ParseBorrowed is ParseDecoded with lines the parser borrows, as the
 // runner hands them over under Request.DropRaw (p must implement
 // runner.BorrowParser too): each group of four lines is in memory that is
-// overwritten once their events are collected. Apart from Raw, it must
+// overwritten once their events are collected. When p is an
+// runner.OwnParser, two lines in three are handed over for keeps instead, in
+// memory of its own, as the runner hands over a line too long for its
+// buffers (to a decoder or to LineOwned, in turn), and every string that can be is decoded in place
+// (jsonscan.SetInPlaceAll), not only long ones. Apart from Raw, it must
 // yield what Parse yields: compare both through WithoutRaw.
 func ParseBorrowed(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
 	p.(runner.BorrowParser).Borrow()
+	defer jsonscan.SetInPlaceAll(true)()
 	return parseDecoded(spec, p, lines, exit, true)
 }
 
@@ -284,8 +290,10 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 	var spare [4]runner.Decoded
 	var r Run
 	var mem []byte
+	op, _ := p.(runner.OwnParser)
 	for i := 0; i < len(lines); i += len(spare) {
 		chunk := lines[i:min(i+len(spare), len(lines))]
+		var owned [4]bool
 		if borrow {
 			n := 0
 			for _, l := range chunk {
@@ -294,6 +302,10 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 			mem = slices.Grow(mem[:0], n) // no line moves as others follow
 			var own [4][]byte
 			for j, l := range chunk {
+				if owned[j] = op != nil && (i+j)%3 != 2; owned[j] {
+					own[j] = bytes.Clone(l)
+					continue
+				}
 				mem = append(mem, l...)
 				own[j] = mem[len(mem)-len(l) : len(mem) : len(mem)]
 			}
@@ -302,13 +314,23 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 		var valid [4]bool
 		for j, l := range chunk {
 			valid[j] = utf8.Valid(l)
-			spare[j] = decs[j%2].Decode(l, valid[j], spare[j])
+			od, ok := decs[j%2].(runner.OwnLineDecoder)
+			switch {
+			case owned[j] && (i+j)%2 == 0:
+				spare[j] = nil // the run's goroutine parses it (LineOwned)
+			case owned[j] && ok:
+				spare[j] = od.DecodeOwned(l, valid[j], spare[j])
+			default:
+				spare[j] = decs[j%2].Decode(l, valid[j], spare[j])
+			}
 		}
 		for j, l := range chunk {
 			var evs []agentcli.Event
 			switch {
 			case spare[j] != nil:
 				evs = dp.Apply(spare[j])
+			case owned[j]:
+				evs = op.LineOwned(l, valid[j])
 			case valid[j]:
 				evs = p.(runner.UTF8Parser).LineUTF8(l)
 			default:

@@ -115,13 +115,15 @@ func catCLI(tb testing.TB, dir string, stream []byte) string {
 // log, and checks that replaying the log (line by line on one goroutine)
 // yields the same events. It then runs the CLI again with
 // Request.DropRaw, and checks that the events are the same but for Raw.
-// A line of an unknown event type and a line that is not JSON are added
-// to the middle of stream, where they are read in large batches.
-func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
+// A line of an unknown event type, a line that is not JSON and huge (a
+// line, with its newline, longer than the reader's buffers, whose long
+// string DropRaw decodes in place) are added to the middle of stream,
+// where they are read in large batches.
+func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream, huge []byte) {
 	const unknown, notJSON = `{"type":"agentcli.test.future","n":1}`, `not JSON`
 	mid := len(stream) / 2
 	mid += bytes.IndexByte(stream[mid:], '\n') + 1
-	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), stream[mid:])
+	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), huge, stream[mid:])
 	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
 	defer func() {
 		if !t.Failed() {

@@ -177,6 +177,9 @@ func (g *Generator) HugeLine(n int) []byte {
 	return w.b
 }
 
+// HugeLine returns Generator.HugeLine(n) of cli's generator.
+func HugeLine(cli CLI, n int) []byte { return must(cli).HugeLine(n) }
+
 // HugeStream returns header, one line of about n bytes, and trailer.
 func (g *Generator) HugeStream(n int) []byte {
 	var b []byte

@@ -176,3 +176,48 @@ func checkScalars(t *testing.T, key string, raw []byte) {
 		}
 	}
 }
+
+// FuzzOwned checks that decoding owned input (ResetOwned), with every
+// string that can be decoded in place so decoded (SetInPlaceAll), yields
+// what decoding a copy as usual yields, error included; that the input as
+// it was can be rebuilt (InPlace.Original) and validated (ValidInput);
+// and that a string returned early is not changed by what is decoded
+// after it.
+func FuzzOwned(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte(`{"a":"x\n\"\\\u0001\u001f\b\f\r\t","b":"\/","c":"\u000a","d":"\u00E9","e":"` + "\xff" + `","f":["y\n"]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer SetInPlaceAll(true)()
+		want, werr := decodeAll(data)
+		for _, validUTF8 := range []bool{false, true} {
+			if validUTF8 && !utf8.Valid(data) {
+				continue
+			}
+			in := bytes.Clone(data)
+			var d Decoder
+			d.SetBorrowed(validUTF8) // either way, owned strings share the input
+			d.ResetOwned(in, validUTF8)
+			got := decodeAny(&d)
+			err := d.Finish()
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("owned: error %v; as usual %v", err, werr)
+			}
+			if err == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("owned: decoded %#v\nas usual %#v", got, want)
+			}
+			if orig := d.InPlace().Original(nil, in); !bytes.Equal(orig, data) {
+				t.Fatalf("Original %q\ninput %q", orig, data)
+			}
+			if d.ValidInput() != json.Valid(data) {
+				t.Fatalf("ValidInput %v, json.Valid %v", d.ValidInput(), json.Valid(data))
+			}
+			for _, sp := range [][2]int{{0, len(in)}, {len(in) / 3, 2 * len(in) / 3}, {1, len(in) - 1}} {
+				if sp[0] <= sp[1] && sp[1] <= len(in) {
+					if got := d.Span(sp[0], sp[1]); !bytes.Equal(got, data[sp[0]:sp[1]]) {
+						t.Fatalf("Span(%d, %d) %q\ninput %q", sp[0], sp[1], got, data[sp[0]:sp[1]])
+					}
+				}
+			}
+		}
+	})
+}

@@ -86,7 +86,10 @@
 // Slices returned by Object (keys), StrBytes and Raw point into the input
 // (valid while it is unchanged) or into the Decoder's scratch space (valid
 // until the next Reset); copy them to keep them longer. Strings from Str
-// are copies; from UnsafeStr they may share the input. A Decoder is not
+// are copies; from UnsafeStr they may share the input. Input handed over
+// for keeps ([Decoder.ResetOwned]) is different: long strings share it
+// and are decoded in place, overwriting it, and [InPlace] rebuilds what
+// was overwritten. A Decoder is not
 // safe for concurrent use; reuse one (a parser field) to keep its scratch
 // space. The zero Decoder is ready for Reset.
 package jsonscan
@@ -183,8 +186,12 @@ type Decoder struct {
 	// borrowed: inputs are reused once decoded (SetBorrowed), so no
 	// value returned to keep may point into them.
 	borrowed bool
-	err      error
-	scratch  []byte // decoded escaped strings; append-only until Reset
+	// owned: the input is handed over for keeps (ResetOwned); inPlace
+	// records the strings decoded in place in it.
+	owned   bool
+	inPlace InPlace
+	err     error
+	scratch []byte // decoded escaped strings; append-only until Reset
 	// objs records, for each open container, whether it is an object (1)
 	// or an array (0), so that mismatched brackets are caught.
 	objs [MaxDepth/64 + 1]uint64
@@ -200,6 +207,8 @@ func (d *Decoder) Reset(data []byte) {
 	d.pos = 0
 	d.depth = 0
 	d.utf8 = false
+	d.owned = false
+	d.inPlace = d.inPlace[:0]
 	d.err = nil
 	if cap(d.scratch) > maxKeptScratch {
 		d.scratch = nil
@@ -741,6 +750,11 @@ func (d *Decoder) StrOK() (string, bool) {
 		d.Skip()
 		return "", false
 	}
+	if d.owned {
+		if s, done := d.strOwned(); done {
+			return s, true
+		}
+	}
 	b, isNew, ok := d.str(true)
 	if !ok || len(b) == 0 {
 		return "", ok
@@ -772,9 +786,10 @@ func (d *Decoder) StrOrRaw() string {
 // modified once read — such as a line the caller keeps as Event.Raw
 // anyway — where it saves a copy of every text. Modifying the input
 // afterwards changes the returned string, which breaks Go's guarantees.
-// When the input is borrowed (SetBorrowed), UnsafeStr is StrOK.
+// When the input is borrowed (SetBorrowed) or owned (ResetOwned),
+// UnsafeStr is StrOK.
 func (d *Decoder) UnsafeStr() (string, bool) {
-	if d.borrowed {
+	if d.borrowed || d.owned {
 		return d.StrOK()
 	}
 	if d.next() != String {

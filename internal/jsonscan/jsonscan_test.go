@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // decodeAny reads the next value the way encoding/json decodes into an
@@ -592,5 +594,66 @@ func TestBorrowed(t *testing.T) {
 	scribble(in)
 	if plain == "hello world" || string(obj) == `{"k":[1,"v"]}` {
 		t.Errorf("not borrowed: UnsafeStr and Raw were expected to share the input, got %q %q", plain, obj)
+	}
+}
+
+func TestOwned(t *testing.T) {
+	long := strings.Repeat("line of output, \"quoted\"\n\ttabbed \u00e9\x01\n", 4000) // about 170 KB
+	enc, _ := json.Marshal(long)                                                      // escapes in the canonical form
+	tests := []struct {
+		name    string
+		doc     string
+		inPlace int // strings expected decoded in place
+	}{
+		{"long escaped string", `{"type":"x","out":` + string(enc) + `}`, 1},
+		{"long, but a small part of the input", `{"out":` + string(enc) + `,"pad":"` + strings.Repeat("p", 4*len(enc)) + `"}`, 0},
+		{"long, with a non-canonical escape", `{"out":` + strings.Replace(string(enc), `\n`, `\u000a`, 1) + `}`, 0},
+		{"long, with a slash escape", `{"out":` + strings.Replace(string(enc), `\n`, `\/`, 1) + `}`, 0},
+		{"long, with uppercase hex", `{"out":` + strings.Replace(string(enc), `\u0001`, `\u000B`, 1) + `}`, 0},
+		{"long, with invalid UTF-8", `{"out":` + strings.Replace(string(enc), `\n`, "\xff", 1) + `}`, 0},
+		{"long, broken after", `{"out":` + string(enc) + `,"x":tru}`, 1},
+		{"short", `{"out":"a\nb"}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := []byte(tt.doc)
+			want, werr := decodeAll(data)
+			in := bytes.Clone(data)
+			var d Decoder
+			d.SetBorrowed(true)
+			d.ResetOwned(in, false)
+			got := decodeAny(&d)
+			err := d.Finish()
+			if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(got, want) {
+				t.Fatalf("owned: %v, %v; as usual: %v", got == nil, err, werr)
+			}
+			if n := len(d.InPlace()); n != tt.inPlace {
+				t.Errorf("%d strings decoded in place, want %d", n, tt.inPlace)
+			}
+			if tt.inPlace > 0 {
+				// The decoded string is a view of the input.
+				s := got.(map[string]any)["out"].(string)
+				if p := unsafe.StringData(s); uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&in[0])) ||
+					uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(&in[0]))+uintptr(len(in)) {
+					t.Error("the string decoded in place does not share the input")
+				}
+				if s != long {
+					t.Error("the string decoded in place differs from the original")
+				}
+				if bytes.Equal(in, data) {
+					t.Error("the input was not decoded in place")
+				}
+			}
+			if orig := d.InPlace().Original(nil, in); !bytes.Equal(orig, data) {
+				t.Errorf("Original differs from the input")
+			}
+			if d.ValidInput() != json.Valid(data) {
+				t.Errorf("ValidInput %v, json.Valid %v", d.ValidInput(), json.Valid(data))
+			}
+			d.Reset(nil)
+			if len(d.InPlace()) != 0 {
+				t.Error("Reset kept InPlace")
+			}
+		})
 	}
 }

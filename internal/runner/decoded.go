@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/jsonscan"
 )
 
 // DecodedLine is one stdout line as a single-pass parser's LineDecoder
@@ -17,6 +18,23 @@ type DecodedLine[W any] struct {
 	Err       error
 	NotObject bool
 	Empty     bool // a blank line: no events
+	// InPlace records the strings decoded in place in Raw, when the line
+	// was handed over for keeps (see OwnParser): Original rebuilds it.
+	InPlace jsonscan.InPlace
+}
+
+// KeepInPlace records what d, done with the line, decoded in place in it.
+func (dl *DecodedLine[W]) KeepInPlace(d *jsonscan.Decoder) {
+	dl.InPlace = append(dl.InPlace[:0], d.InPlace()...)
+}
+
+// Original returns the line as it was printed, trimmed: Raw, or a copy
+// rebuilt from Raw when strings were decoded in place in it.
+func (dl *DecodedLine[W]) Original() []byte {
+	if len(dl.InPlace) == 0 {
+		return dl.Raw
+	}
+	return dl.InPlace.Original(nil, dl.Raw)
 }
 
 // ReuseLine returns into, an earlier result of the same parser's
@@ -33,7 +51,7 @@ func ReuseLine[W any](into Decoded) *DecodedLine[W] {
 // into W.
 func (dl *DecodedLine[W]) Begin(line []byte) (t []byte, ok bool) {
 	t = bytes.TrimSpace(line)
-	dl.Raw, dl.Err = t, nil
+	dl.Raw, dl.Err, dl.InPlace = t, nil, dl.InPlace[:0]
 	dl.Empty = len(t) == 0
 	dl.NotObject = !dl.Empty && t[0] != '{'
 	return t, !dl.Empty && !dl.NotObject
@@ -48,7 +66,7 @@ func (dl *DecodedLine[W]) Settled(backend string, evs []agentcli.Event) ([]agent
 	case dl.NotObject:
 		evs = append(evs, NotObject(backend, dl.Raw))
 	case dl.Err != nil:
-		evs = append(evs, Notice(backend, dl.Raw, dl.Err))
+		evs = append(evs, Notice(backend, dl.Original(), dl.Err))
 	default:
 		return evs, false
 	}
@@ -59,5 +77,5 @@ func (dl *DecodedLine[W]) Settled(backend string, evs []agentcli.Event) ([]agent
 func (dl *DecodedLine[W]) Release() {
 	var zero W
 	dl.W = zero
-	dl.Raw, dl.Err = nil, nil
+	dl.Raw, dl.Err, dl.InPlace = nil, nil, dl.InPlace[:0]
 }

@@ -61,7 +61,10 @@ type lineReader struct {
 type readLine struct {
 	proc.Line
 	utf8 bool
-	dec  Decoded
+	// owned: the line was read into memory of its own, not the batch's,
+	// while borrowing, so the parser may keep it (see OwnParser).
+	owned bool
+	dec   Decoded
 	// mem, in a batch's first line only, is the memory the batch's
 	// borrowed lines were read into (see startReader), reused with the
 	// batch once it is recycled.
@@ -222,12 +225,16 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 	for ctx.Err() == nil {
 		var line proc.Line
 		var err error
+		owned := false
 		if r.borrow {
 			n := len(mem)
-			if line, mem, err = r.p.ReadLineTo(mem); err == nil && len(mem) == n && len(line.Data) > 0 && cap(mem) < maxBatchMem {
-				// The line did not fit: later ones go to more memory (the
-				// lines already in mem keep theirs), as much as the
-				// largest so far, or twice as much.
+			line, mem, err = r.p.ReadLineTo(mem)
+			// A line that did not fit has memory of its own.
+			owned = err == nil && len(mem) == n && len(line.Data) > 0
+			if owned && cap(mem) < maxBatchMem {
+				// Later lines go to more memory (the lines already in mem
+				// keep theirs), as much as the largest so far, or twice as
+				// much.
 				memCap = max(memCap, min(max(2*cap(mem), minBatchMem), maxBatchMem))
 				mem = make([]byte, 0, memCap)
 			}
@@ -259,7 +266,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		// of the whole line is done here, where it runs in parallel with
 		// parsing; decoders check only the strings they keep, on their own
 		// goroutines.
-		e.Line, e.utf8 = line, r.checkUTF8 && utf8.Valid(line.Data)
+		e.Line, e.utf8, e.owned = line, r.checkUTF8 && utf8.Valid(line.Data), owned
 		if r.borrow {
 			batch[0].mem = mem
 		}
@@ -278,10 +285,15 @@ func (r *lineReader) decode(dec LineDecoder, in, out chan []readLine) {
 	defer r.wg.Done()
 	defer close(out)
 	defer r.catch()
+	own, _ := dec.(OwnLineDecoder)
 	for b := range in {
 		for i := range b {
 			if e := &b[i]; e.TooLong == 0 {
-				e.dec = dec.Decode(e.Data, e.utf8, e.dec)
+				if e.owned && own != nil {
+					e.dec = own.DecodeOwned(e.Data, e.utf8, e.dec)
+				} else {
+					e.dec = dec.Decode(e.Data, e.utf8, e.dec)
+				}
 			} else {
 				e.dec = nil
 			}

@@ -65,7 +65,17 @@ func TestReaderBorrowed(t *testing.T) {
 		if m := b[0].mem; cap(m) > 0 {
 			mems[unsafe.SliceData(m)] = true
 		}
+		mem := b[0].mem[:cap(b[0].mem)]
 		for _, l := range b {
+			// A line handed over for keeps (owned) is never in the batch's
+			// buffer, which is reused; a line too long for any buffer is
+			// always owned. (A line in a buffer the batch outgrew, which
+			// is not reused, is neither.)
+			in := len(mem) > 0 && len(l.Data) > 0 && uintptr(unsafe.Pointer(&l.Data[0])) >= uintptr(unsafe.Pointer(&mem[0])) &&
+				uintptr(unsafe.Pointer(&l.Data[0])) < uintptr(unsafe.Pointer(&mem[0]))+uintptr(len(mem))
+			if l.owned && in || len(l.Data) == 307200 && !l.owned {
+				t.Fatalf("line %q: owned %v, in the batch's buffer %v", l.Data[:min(len(l.Data), 8)], l.owned, in)
+			}
 			if len(l.Data) == 307200 {
 				if strings.Trim(string(l.Data), "b") != "" {
 					t.Fatalf("big line %d is not all b", bigs)
@@ -103,8 +113,8 @@ func TestReaderOrder(t *testing.T) {
 	n := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
-			if want := itoa(n); string(l.Data) != want {
-				t.Fatalf("line %d = %q", n, l.Data)
+			if want := itoa(n); string(l.Data) != want || l.owned {
+				t.Fatalf("line %d = %q (owned %v, not borrowing)", n, l.Data, l.owned)
 			}
 			n++
 		}
@@ -220,4 +230,43 @@ func TestReaderDecoderPanic(t *testing.T) {
 		r.recycle(b)
 	}
 	t.Fatal("the stages ended without the panic")
+}
+
+// ownDecoder decodes a line into whether it was handed over for keeps.
+type ownDecoder struct{}
+
+func (ownDecoder) Decode(line []byte, _ bool, into Decoded) Decoded { return ptr(false) }
+func (ownDecoder) DecodeOwned(line []byte, _ bool, into Decoded) Decoded {
+	return ptr(true)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+type ownParser struct{ numParser }
+
+func (ownParser) NewLineDecoder() LineDecoder { return ownDecoder{} }
+
+// When borrowing, decoders take the lines that have memory of their own
+// through DecodeOwned, and only those.
+func TestReaderDecodeOwned(t *testing.T) {
+	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big } }'`)
+	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, true)
+	owned := 0
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		for _, l := range b {
+			if l.dec != nil && *l.dec.(*bool) != l.owned {
+				t.Fatalf("line %.8q: owned %v, decoded as owned %v", l.Data, l.owned, *l.dec.(*bool))
+			}
+			if l.dec != nil && l.owned {
+				owned++
+			}
+		}
+		r.recycle(b)
+	}
+	if owned < 15 {
+		t.Fatalf("%d lines decoded as owned, want the big ones (20)", owned)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
 }

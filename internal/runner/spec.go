@@ -200,6 +200,28 @@ type BorrowParser interface {
 	Borrow()
 }
 
+// OwnParser is implemented by a BorrowParser that can also take lines for
+// keeps. Once it borrows, the runner hands it a line it read into memory
+// of its own (one too long for the batch's buffer) through LineOwned or
+// OwnLineDecoder.DecodeOwned, instead of Line or Decode: nobody reads or
+// reuses that memory afterwards, so what the parser returns may share it
+// (a huge tool output then costs the line it came in, not a copy as
+// well), and the parser may modify it, as long as what the line yields
+// is the same as from Line.
+type OwnParser interface {
+	BorrowParser
+	// LineOwned is Line for a line handed over for keeps; validUTF8
+	// reports that it is valid UTF-8 (see UTF8Parser).
+	LineOwned(line []byte, validUTF8 bool) []agentcli.Event
+}
+
+// OwnLineDecoder is implemented by the LineDecoder of an OwnParser.
+type OwnLineDecoder interface {
+	// DecodeOwned is Decode for a line handed over for keeps (see
+	// OwnParser).
+	DecodeOwned(line []byte, validUTF8 bool, into Decoded) Decoded
+}
+
 // DecodeParser is implemented by a Parser whose work on a line splits in
 // two: decoding the line, which depends on nothing but the line and can
 // run on any goroutine, and applying the decoded line, which updates the

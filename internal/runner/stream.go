@@ -224,6 +224,7 @@ type feed struct {
 	parser Parser
 	utf8   UTF8Parser   // parser, when it implements it
 	dp     DecodeParser // likewise
+	own    OwnParser    // likewise, when borrowing
 	synth  evstream.Deltas
 	out    []agentcli.Event
 	// schema: the run asked for structured output (Request.OutputSchema).
@@ -239,6 +240,7 @@ func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 	if bp, ok := f.parser.(BorrowParser); ok && r.Req.DropRaw {
 		bp.Borrow()
 		f.borrow = true
+		f.own, _ = f.parser.(OwnParser)
 	}
 	f.utf8, _ = f.parser.(UTF8Parser)
 	f.dp, _ = f.parser.(DecodeParser)
@@ -249,6 +251,9 @@ func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 // already, or not.
 func (f *feed) read(l readLine) []agentcli.Event {
 	if l.dec == nil || l.TooLong > 0 {
+		if l.owned && f.own != nil && l.TooLong == 0 {
+			return f.deltas(f.own.LineOwned(l.Data, l.utf8))
+		}
 		return f.line(l.Data, l.TooLong, l.utf8)
 	}
 	return f.deltas(f.dp.Apply(l.dec))
