@@ -196,7 +196,8 @@ type BorrowParser interface {
 	// state carried to later lines) may hold memory of a line once Line
 	// or Apply of that line has returned: strings and JSON values are
 	// copies, and Raw is left empty, except on EventUnknown events, whose
-	// Raw is a copy of the line.
+	// Raw is a copy of the line. (A line handed over for keeps is the
+	// exception: see OwnParser.)
 	Borrow()
 }
 
