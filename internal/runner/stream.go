@@ -122,14 +122,15 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		yield(agentcli.Event{}, err)
 		return
 	}
-	red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
-	f := b.newFeed(r, red)
-	wl := b.wireLog(r, job.Args, red)
+	if len(job.Env) > 0 {
+		red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
+	}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))
 		return
 	}
-	lg.started(r, job.Args, red)
+	// What is not needed to start the CLI (the parser, the wire log, the
+	// debug log) is set up once it runs, while it starts up.
 	p, err := proc.Start(runCtx, proc.Spec{
 		Path:       r.Path,
 		Args:       job.Args,
@@ -150,7 +151,10 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer p.Close() // stops and reaps on every path, panics included
+	lg.started(r, job.Args, red)
 	lg.spawnedAt(p.Pid())
+	f := b.newFeed(r, red)
+	wl := b.wireLog(r, job.Args, red)
 	if wl != nil && job.Stdin != nil {
 		wl.In(job.Stdin)
 	}
