@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
+	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Call scripts one call (one Run or Stream) of a scripted Backend.
@@ -19,7 +20,10 @@ type Call struct {
 	// backends, a text block (EventText) or thinking block (EventThinking
 	// without Delta) that no delta preceded is preceded by a synthesized
 	// delta holding the whole block, so that a caller printing deltas
-	// prints everything once.
+	// prints everything once. Under Request.DropRaw, events, results and
+	// the Result of an *agentcli.ResultError in Err lose their Raw as
+	// with the real backends (EventUnknown events, and the notices of
+	// lines that did not parse, keep theirs).
 	Events []agentcli.Event
 	// Result is the call's final result.
 	Result *agentcli.Result
@@ -182,6 +186,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			}
 			out = synth.Apply(out[:0], ev)
 			for _, ev := range out {
+				ev = dropRaw(req, ev)
 				evstream.Relay(req.OnText, ev)
 				if !yield(ev, nil) {
 					return
@@ -195,7 +200,36 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			}
 		}
 		if call.Err != nil {
-			yield(agentcli.Event{}, call.Err)
+			yield(agentcli.Event{}, dropRawErr(req, call.Err))
 		}
 	}
+}
+
+// dropRaw returns ev as a real backend yields it under req.DropRaw: without
+// Raw, and without its Result's Raw, unless it is an EventUnknown or the
+// notice of a line that did not parse. The script is left as it is.
+func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
+	if !req.DropRaw {
+		return ev
+	}
+	if ev.Result != nil {
+		r := *ev.Result
+		ev.Result = &r
+	}
+	runner.DropRaw(&ev)
+	return ev
+}
+
+// dropRawErr returns err as a real backend returns it under req.DropRaw:
+// an *agentcli.ResultError's Result without Raw. The script is left as it
+// is.
+func dropRawErr(req *agentcli.Request, err error) error {
+	re, ok := err.(*agentcli.ResultError)
+	if !req.DropRaw || !ok || re.Result == nil {
+		return err
+	}
+	c, r := *re, *re.Result
+	r.Raw = nil
+	c.Result = &r
+	return &c
 }

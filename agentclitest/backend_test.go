@@ -88,3 +88,75 @@ func ExampleBackend() {
 	// 4 session-1 <nil>
 	// 2+2?
 }
+
+// Request.DropRaw drops Raw as the real backends do, in runs and in
+// sessions, without changing the script.
+func TestScriptedBackendDropRaw(t *testing.T) {
+	raw := []byte(`{"type":"x"}`)
+	call := agentclitest.Call{
+		Events: []agentcli.Event{
+			{Kind: agentcli.EventText, Text: "hi", Raw: raw},
+			{Kind: agentcli.EventUnknown, Raw: raw},
+			{Kind: agentcli.EventNotice, Err: &agentcli.ParseError{Backend: "scripted", Line: raw}, Raw: raw},
+			{Kind: agentcli.EventResult, Result: &agentcli.Result{Text: "hi", Raw: raw}, Raw: raw},
+		},
+	}
+	failed := agentclitest.Call{Err: &agentcli.ResultError{Backend: "scripted", Result: &agentcli.Result{IsError: true, Raw: raw}}}
+	b := &agentclitest.Backend{Default: &call}
+	kept := func(evs []agentcli.Event) (n int) {
+		for _, ev := range evs {
+			if len(ev.Raw) > 0 || ev.Result != nil && len(ev.Result.Raw) > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	collect := func(req *agentcli.Request) []agentcli.Event {
+		var evs []agentcli.Event
+		for ev, err := range b.Stream(context.Background(), req) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs = append(evs, ev)
+		}
+		return evs
+	}
+	// text delta, text, unknown, notice, result
+	if evs := collect(&agentcli.Request{DropRaw: true}); len(evs) != 5 || kept(evs) != 2 ||
+		len(evs[2].Raw) == 0 || len(evs[3].Raw) == 0 {
+		t.Fatalf("DropRaw: %d of %d events keep Raw, want the unknown and the notice: %+v", kept(evs), len(evs), evs)
+	}
+	// The synthesized delta has no Raw of its own.
+	if evs := collect(&agentcli.Request{}); kept(evs) != 4 || len(evs) != 5 || evs[4].Result.Raw == nil {
+		t.Fatalf("without DropRaw: %d of %d events keep Raw, want all but the delta (the script must be unchanged)", kept(evs), len(evs))
+	}
+	res, err := b.Run(context.Background(), &agentcli.Request{DropRaw: true})
+	if err != nil || res.Raw != nil {
+		t.Fatalf("Run with DropRaw: %+v, %v", res, err)
+	}
+
+	b.Push(failed, failed)
+	var re *agentcli.ResultError
+	if _, err := b.Run(context.Background(), &agentcli.Request{DropRaw: true}); !errors.As(err, &re) || re.Result.Raw != nil {
+		t.Fatalf("DropRaw: error %v keeps its Result's Raw", err)
+	}
+	if _, err := b.Run(context.Background(), &agentcli.Request{}); !errors.As(err, &re) || re.Result.Raw == nil {
+		t.Fatalf("without DropRaw: error %v lost its Result's Raw", err)
+	}
+
+	s, err := b.StartSession(context.Background(), &agentcli.Request{DropRaw: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var evs []agentcli.Event
+	for ev, err := range s.Stream(context.Background(), "p") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) != 5 || kept(evs) != 2 {
+		t.Fatalf("session with DropRaw: %d of %d events keep Raw, want 2", kept(evs), len(evs))
+	}
+}

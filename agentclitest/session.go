@@ -361,6 +361,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			}
 			out = synth.Apply(out[:0], ev)
 			for _, ev := range out {
+				ev = dropRaw(&s.req, ev)
 				evstream.Relay(s.req.OnText, ev)
 				if !yield(ev, nil) {
 					return // breaking out ends the turn, as an interrupt does
@@ -382,7 +383,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 				}
 				s.mu.Unlock()
 			}
-			yield(agentcli.Event{}, call.Err)
+			yield(agentcli.Event{}, dropRawErr(&s.req, call.Err))
 		}
 	}
 }
