@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -211,6 +212,41 @@ func FuzzOwned(f *testing.F) {
 			if d.ValidInput() != json.Valid(data) {
 				t.Fatalf("ValidInput %v, json.Valid %v", d.ValidInput(), json.Valid(data))
 			}
+			// Members read in turn as raw values and as strings: raw
+			// values are views of the input, untouched by the strings
+			// decoded in place after them.
+			in = bytes.Clone(data)
+			var plain Decoder
+			plain.Reset(data)
+			d.ResetOwned(in, validUTF8)
+			var raws, wantRaws [][]byte
+			var strs, wantStrs []string
+			i := 0
+			for range d.Object() {
+				if i%2 == 0 {
+					raws = append(raws, d.Raw())
+				} else {
+					strs = append(strs, d.Str())
+				}
+				i++
+			}
+			i = 0
+			for range plain.Object() {
+				if i%2 == 0 {
+					wantRaws = append(wantRaws, plain.Raw())
+				} else {
+					wantStrs = append(wantStrs, plain.Str())
+				}
+				i++
+			}
+			if !reflect.DeepEqual(raws, wantRaws) || !slices.Equal(strs, wantStrs) {
+				t.Fatalf("owned members: raw %q strings %q\nas usual: raw %q strings %q", raws, strs, wantRaws, wantStrs)
+			}
+			if orig := d.InPlace().Original(nil, in); !bytes.Equal(orig, data) {
+				t.Fatalf("members: Original %q\ninput %q", orig, data)
+			}
+			d.ResetOwned(bytes.Clone(data), validUTF8)
+			decodeAny(&d)
 			for _, sp := range [][2]int{{0, len(in)}, {len(in) / 3, 2 * len(in) / 3}, {1, len(in) - 1}} {
 				if sp[0] <= sp[1] && sp[1] <= len(in) {
 					if got := d.Span(sp[0], sp[1]); !bytes.Equal(got, data[sp[0]:sp[1]]) {

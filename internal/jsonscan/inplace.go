@@ -56,7 +56,8 @@ type inPlaceString struct{ start, end, n int }
 // string (see inPlaceMin) as a view of data, even when inputs are
 // borrowed (SetBorrowed), and decode its escapes in place, overwriting
 // data: InPlace records where, so that the input as it was can be
-// rebuilt. Shorter strings are returned as without ResetOwned.
+// rebuilt. Raw likewise returns a long value as a view. Shorter strings
+// and values are returned as without ResetOwned.
 func (d *Decoder) ResetOwned(data []byte, validUTF8 bool) {
 	d.ResetValid(data, validUTF8)
 	d.owned = true
@@ -112,12 +113,11 @@ func (ip InPlace) Valid(data []byte) bool {
 func (d *Decoder) strOwned() (s string, done bool) {
 	buf := d.buf
 	start := d.pos + 1
-	all := inPlaceAll.Load()
-	if rest := len(buf) - start; !all && (rest < inPlaceMin || 4*rest < len(buf)) {
+	if !d.keepable(len(buf) - start) {
 		return "", false // no room for a string long enough
 	}
 	end, escaped, ok := canonicalEnd(buf, start, d.utf8)
-	if n := end - start; !ok || !all && (n < inPlaceMin || 4*n < len(buf)) {
+	if !ok || !d.keepable(end-start) {
 		return "", false
 	}
 	d.pos = end + 1
@@ -130,6 +130,13 @@ func (d *Decoder) strOwned() (s string, done bool) {
 		return "", true
 	}
 	return unsafe.String(&buf[start], n), true
+}
+
+// keepable reports whether n bytes of owned input are long enough to be
+// kept in place rather than copied: at least inPlaceMin and a quarter of
+// the input (see there), or any length under SetInPlaceAll.
+func (d *Decoder) keepable(n int) bool {
+	return inPlaceAll.Load() || n >= inPlaceMin && 4*n >= len(d.buf)
 }
 
 // canonicalEnd finds the closing quote of the string whose contents start

@@ -530,11 +530,12 @@ func (d *Decoder) SetBorrowed(borrowed bool) { d.borrowed = borrowed }
 
 // Raw consumes the next value and returns its bytes, without surrounding
 // whitespace. The slice points into the input, or is a copy when the
-// input is borrowed (SetBorrowed). Skipped parts are not validated (see
-// the package doc). It returns nil after an error.
+// input is borrowed (SetBorrowed) — unless it is owned (ResetOwned) and
+// the value is long (as strings decoded in place are). Skipped parts are
+// not validated (see the package doc). It returns nil after an error.
 func (d *Decoder) Raw() []byte {
 	b := d.raw()
-	if d.borrowed && b != nil {
+	if d.borrowed && b != nil && !(d.owned && d.keepable(len(b))) {
 		return bytes.Clone(b)
 	}
 	return b
