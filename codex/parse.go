@@ -477,11 +477,11 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 	if d.Err() != nil {
 		return
 	}
-	r.Content = d.Span(start, d.Offset())
-
 	if ok && len(parts) > 0 {
 		r.Text, r.TextOK = strings.Join(parts, "\n"), true
+		return // the raw content is read only when there is no text
 	}
+	r.Content = d.Span(start, d.Offset())
 }
 
 // apply turns the decoded line w (whose bytes are raw) into events.

@@ -129,9 +129,9 @@ type parser struct {
 	model     string
 
 	// stream-json
-	block     strings.Builder // text deltas not yet reported as an EventText
-	turnText  strings.Builder // assistant text since the last tool event
-	errMsg    string          // last error-severity `error` event
+	block     joined // text deltas not yet reported as an EventText
+	turnText  joined // assistant text since the last tool event
+	errMsg    string // last error-severity `error` event
 	result    *wireEvent
 	resultRaw json.RawMessage
 
@@ -493,6 +493,43 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)
+}
+
+// joined gathers text pieces. One piece is kept as it is: a huge delta,
+// which may share the line's memory, is not copied (twice, for the block
+// and for the turn) unless more text follows.
+type joined struct {
+	one string          // the only piece so far
+	b   strings.Builder // the pieces, from the second on
+}
+
+func (j *joined) WriteString(s string) {
+	switch {
+	case s == "":
+	case j.one == "" && j.b.Len() == 0:
+		j.one = s
+	default:
+		if j.one != "" {
+			j.b.Grow(len(j.one) + len(s))
+			j.b.WriteString(j.one)
+			j.one = ""
+		}
+		j.b.WriteString(s)
+	}
+}
+
+func (j *joined) String() string {
+	if j.one != "" {
+		return j.one
+	}
+	return j.b.String()
+}
+
+func (j *joined) Len() int { return len(j.one) + j.b.Len() }
+
+func (j *joined) Reset() {
+	j.one = ""
+	j.b.Reset()
 }
 
 // endBlock closes the current run of assistant text deltas, which is then

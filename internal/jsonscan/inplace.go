@@ -279,7 +279,8 @@ func appendCanonical(dst, s []byte) []byte {
 
 // Span returns the input from offset start to end (see Offset) as it was
 // before strings were decoded in place in it: a view of the input, or,
-// when a string decoded in place lies in the span, a copy rebuilt.
+// when a string decoded in place lies in the span, a copy rebuilt (of
+// end-start bytes: decoding in place moves nothing).
 func (d *Decoder) Span(start, end int) []byte {
 	var b []byte
 	prev := start
@@ -290,11 +291,14 @@ func (d *Decoder) Span(start, end int) []byte {
 		if b == nil {
 			b = make([]byte, 0, end-start)
 		}
-		lo, hi := max(s.start, start), min(s.end, end)
-		b = append(b, d.buf[prev:lo]...)
-		orig := appendCanonical(nil, d.buf[s.start:s.start+s.n])
-		b = append(b, orig[lo-s.start:hi-s.start]...)
-		prev = hi
+		b = append(b, d.buf[prev:max(s.start, start)]...)
+		if s.start >= start && s.end <= end {
+			b = appendCanonical(b, d.buf[s.start:s.start+s.n])
+		} else { // only part of the string lies in the span
+			orig := appendCanonical(nil, d.buf[s.start:s.start+s.n])
+			b = append(b, orig[max(s.start, start)-s.start:min(s.end, end)-s.start]...)
+		}
+		prev = min(s.end, end)
 	}
 	if b == nil {
 		return d.buf[start:end:end]

@@ -1,0 +1,91 @@
+package backendtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/runner"
+)
+
+// BigText returns about n bytes of text like a tool's output: lines of
+// code and prose with tabs, quotes, backslashes and non-ASCII characters,
+// all of which a CLI's JSON escapes or keeps as they are.
+func BigText(n int) string {
+	const chunk = "func main() {\n\tfmt.Println(\"héllo, 世界\")\t// \\path\\to\\file\n}\n"
+	return strings.Repeat(chunk, n/len(chunk)+1)
+}
+
+// JSONString returns s as a JSON string the way JSON.stringify and
+// serde_json write it (no HTML escaping).
+func JSONString(s string) string {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(s); err != nil {
+		panic(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// CheckOwnedLine checks that a huge line handed over for keeps under
+// Request.DropRaw (runner.OwnParser, through LineOwned and through a
+// decoder's DecodeOwned) yields the events Line yields for a copy, Raw
+// aside, while the parser allocates less than a quarter of the line: its
+// long strings and values stay in the line's memory instead of being
+// copied. newParser returns a fresh parser for one run.
+func CheckOwnedLine(t *testing.T, newParser func() runner.Parser, line []byte) {
+	t.Helper()
+	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
+	for _, viaDecoder := range []bool{false, true} {
+		// What other goroutines allocate meanwhile counts too: the least
+		// of three tries is the parser's.
+		least := uint64(math.MaxUint64)
+		for try := range 3 {
+			n, evs := ownedAllocs(newParser(), bytes.Clone(line), viaDecoder)
+			least = min(least, n)
+			if try > 0 {
+				continue
+			}
+			if got := describeEvents(dropRaw(evs)); got != want {
+				t.Fatalf("decoder %v: owned line yields\n%.600s\nwant\n%.600s", viaDecoder, got, want)
+			}
+		}
+		if least > uint64(len(line)/4) {
+			t.Errorf("decoder %v: parsing a %d-byte line handed over for keeps allocated %d bytes, want at most a quarter of it",
+				viaDecoder, len(line), least)
+		}
+	}
+}
+
+// ownedAllocs parses line, handed over for keeps, with p borrowing, and
+// returns the bytes allocated meanwhile and a copy of the events.
+func ownedAllocs(p runner.Parser, line []byte, viaDecoder bool) (uint64, []agentcli.Event) {
+	p.(runner.BorrowParser).Borrow()
+	var dec runner.LineDecoder
+	if viaDecoder {
+		dec = p.(runner.DecodeParser).NewLineDecoder()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var evs []agentcli.Event
+	if viaDecoder {
+		evs = p.(runner.DecodeParser).Apply(dec.(runner.OwnLineDecoder).DecodeOwned(line, true, nil))
+	} else {
+		evs = p.(runner.OwnParser).LineOwned(line, true)
+	}
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc, append([]agentcli.Event(nil), evs...)
+}
+
+func dropRaw(evs []agentcli.Event) []agentcli.Event {
+	for i := range evs {
+		runner.DropRaw(&evs[i])
+	}
+	return evs
+}
