@@ -10,17 +10,12 @@ import (
 // A huge line under Request.DropRaw costs the line, not a copy as well:
 // its text, tool output or tool input stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
-	big := backendtest.JSONString(backendtest.BigText(4 << 20))
-	for name, line := range map[string]string{
-		"text":          `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":` + big + `}]},"session_id":"s"}`,
-		"thinking":      `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"thinking","thinking":` + big + `}]},"session_id":"s"}`,
-		"tool input":    `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"/x","content":` + big + `}}]},"session_id":"s"}`,
-		"tool result":   `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":` + big + `}]},"session_id":"s"}`,
-		"result blocks": `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":` + big + `}]}]},"session_id":"s"}`,
-		"result":        `{"type":"result","subtype":"success","is_error":false,"result":` + big + `,"session_id":"s"}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			backendtest.CheckOwnedLine(t, func() runner.Parser { return newParser() }, []byte(line))
-		})
-	}
+	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser() }, map[string]string{
+		"text":          `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":BIG}]},"session_id":"s"}`,
+		"thinking":      `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"thinking","thinking":BIG}]},"session_id":"s"}`,
+		"tool input":    `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"/x","content":BIG}}]},"session_id":"s"}`,
+		"tool result":   `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":BIG}]},"session_id":"s"}`,
+		"result blocks": `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":BIG}]}]},"session_id":"s"}`,
+		"result":        `{"type":"result","subtype":"success","is_error":false,"result":BIG,"session_id":"s"}`,
+	})
 }

@@ -10,14 +10,9 @@ import (
 // A huge line under Request.DropRaw costs the line, not a copy as well:
 // its text, tool parameters or tool output stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
-	big := backendtest.JSONString(backendtest.BigText(4 << 20))
-	for name, line := range map[string]string{
-		"message":     `{"type":"message","timestamp":"2026-11-22T00:00:01.000Z","role":"assistant","content":` + big + `,"delta":true}`,
-		"tool params": `{"type":"tool_use","timestamp":"2026-11-22T00:00:01.000Z","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"/x","content":` + big + `}}`,
-		"tool output": `{"type":"tool_result","timestamp":"2026-11-22T00:00:01.000Z","tool_id":"w1","status":"success","output":` + big + `}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			backendtest.CheckOwnedLine(t, func() runner.Parser { return newParser(formatStream) }, []byte(line))
-		})
-	}
+	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser(formatStream) }, map[string]string{
+		"message":     `{"type":"message","timestamp":"2026-11-22T00:00:01.000Z","role":"assistant","content":BIG,"delta":true}`,
+		"tool params": `{"type":"tool_use","timestamp":"2026-11-22T00:00:01.000Z","tool_name":"write_file","tool_id":"w1","parameters":{"file_path":"/x","content":BIG}}`,
+		"tool output": `{"type":"tool_result","timestamp":"2026-11-22T00:00:01.000Z","tool_id":"w1","status":"success","output":BIG}`,
+	})
 }

@@ -10,14 +10,9 @@ import (
 // A huge line under Request.DropRaw costs the line, not a copy as well:
 // its text or tool output stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
-	big := backendtest.JSONString(backendtest.BigText(4 << 20))
-	for name, line := range map[string]string{
-		"text":        `{"type":"text","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":` + big + `,"time":{"start":1,"end":2}}}`,
-		"tool output": `{"type":"tool_use","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"cat big"},"output":` + big + `,"metadata":{"exit":0}}}}`,
-		"tool input":  `{"type":"tool_use","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"c","tool":"write","state":{"status":"completed","input":{"filePath":"/x","content":` + big + `},"output":"ok"}}}`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			backendtest.CheckOwnedLine(t, func() runner.Parser { return newParser() }, []byte(line))
-		})
-	}
+	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser() }, map[string]string{
+		"text":        `{"type":"text","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":BIG,"time":{"start":1,"end":2}}}`,
+		"tool output": `{"type":"tool_use","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"cat big"},"output":BIG,"metadata":{"exit":0}}}}`,
+		"tool input":  `{"type":"tool_use","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"tool","callID":"c","tool":"write","state":{"status":"completed","input":{"filePath":"/x","content":BIG},"output":"ok"}}}`,
+	})
 }

@@ -32,6 +32,18 @@ func JSONString(s string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// CheckOwnedShapes runs CheckOwnedLine on each line of shapes (by name),
+// with the placeholder BIG in it replaced by a JSON string of about 4 MB
+// (BigText).
+func CheckOwnedShapes(t *testing.T, newParser func() runner.Parser, shapes map[string]string) {
+	big := JSONString(BigText(4 << 20))
+	for name, shape := range shapes {
+		t.Run(name, func(t *testing.T) {
+			CheckOwnedLine(t, newParser, []byte(strings.Replace(shape, "BIG", big, 1)))
+		})
+	}
+}
+
 // CheckOwnedLine checks that a huge line handed over for keeps under
 // Request.DropRaw (runner.OwnParser, through LineOwned and through a
 // decoder's DecodeOwned) yields the events Line yields for a copy, Raw

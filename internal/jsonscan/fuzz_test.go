@@ -219,26 +219,8 @@ func FuzzOwned(f *testing.F) {
 			var plain Decoder
 			plain.Reset(data)
 			d.ResetOwned(in, validUTF8)
-			var raws, wantRaws [][]byte
-			var strs, wantStrs []string
-			i := 0
-			for range d.Object() {
-				if i%2 == 0 {
-					raws = append(raws, d.Raw())
-				} else {
-					strs = append(strs, d.Str())
-				}
-				i++
-			}
-			i = 0
-			for range plain.Object() {
-				if i%2 == 0 {
-					wantRaws = append(wantRaws, plain.Raw())
-				} else {
-					wantStrs = append(wantStrs, plain.Str())
-				}
-				i++
-			}
+			raws, strs := readMembers(&d)
+			wantRaws, wantStrs := readMembers(&plain)
 			if !reflect.DeepEqual(raws, wantRaws) || !slices.Equal(strs, wantStrs) {
 				t.Fatalf("owned members: raw %q strings %q\nas usual: raw %q strings %q", raws, strs, wantRaws, wantStrs)
 			}
@@ -256,4 +238,19 @@ func FuzzOwned(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readMembers reads an object's members in turn as raw values and as
+// strings.
+func readMembers(d *Decoder) (raws [][]byte, strs []string) {
+	i := 0
+	for range d.Object() {
+		if i%2 == 0 {
+			raws = append(raws, d.Raw())
+		} else {
+			strs = append(strs, d.Str())
+		}
+		i++
+	}
+	return raws, strs
 }
