@@ -350,9 +350,7 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 // (see runner.DropRaw), in place.
 func WithoutRaw(r Run) Run {
 	for _, evs := range r.Events {
-		for i := range evs {
-			runner.DropRaw(&evs[i])
-		}
+		dropRaw(evs)
 	}
 	if r.Result != nil {
 		r.Result.Raw = nil

@@ -28,12 +28,9 @@ func (dl *DecodedLine[W]) KeepInPlace(d *jsonscan.Decoder) {
 	dl.InPlace = append(dl.InPlace[:0], d.InPlace()...)
 }
 
-// Original returns the line as it was printed, trimmed: Raw, or a copy
-// rebuilt from Raw when strings were decoded in place in it.
+// Original returns a copy of the line as it was printed, trimmed: of Raw,
+// rebuilt where strings were decoded in place in it.
 func (dl *DecodedLine[W]) Original() []byte {
-	if len(dl.InPlace) == 0 {
-		return dl.Raw
-	}
 	return dl.InPlace.Original(nil, dl.Raw)
 }
 
@@ -66,7 +63,7 @@ func (dl *DecodedLine[W]) Settled(backend string, evs []agentcli.Event) ([]agent
 	case dl.NotObject:
 		evs = append(evs, NotObject(backend, dl.Raw))
 	case dl.Err != nil:
-		evs = append(evs, Notice(backend, dl.Original(), dl.Err))
+		evs = append(evs, noticeOf(backend, dl.Original(), dl.Err))
 	default:
 		return evs, false
 	}

@@ -12,12 +12,17 @@ import (
 // could not understand: a *agentcli.ParseError holding (the first 4 KiB of)
 // the line. The run goes on.
 func Notice(backend string, line []byte, err error) agentcli.Event {
+	return noticeOf(backend, bytes.Clone(line), err)
+}
+
+// noticeOf is Notice for a copy of the line that the event may keep.
+func noticeOf(backend string, line []byte, err error) agentcli.Event {
 	l := line
 	if len(l) > 4096 {
 		l = l[:4096]
 	}
 	pe := &agentcli.ParseError{Backend: backend, Line: bytes.Clone(l), Err: err}
-	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(bytes.Clone(line))}
+	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(line)}
 }
 
 // DropRaw empties what Request.DropRaw drops: ev's Raw, and its Result's

@@ -255,7 +255,7 @@ func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 // already, or not.
 func (f *feed) read(l readLine) []agentcli.Event {
 	if l.dec == nil || l.TooLong > 0 {
-		if l.owned && f.own != nil && l.TooLong == 0 {
+		if l.owned && f.own != nil { // an owned line is never too long
 			return f.deltas(f.own.LineOwned(l.Data, l.utf8))
 		}
 		return f.line(l.Data, l.TooLong, l.utf8)
