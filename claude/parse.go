@@ -133,6 +133,8 @@ type parser struct {
 	lastText  string
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// owned is set while LineOwned parses a line (runner.OwnParser).
+	owned bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
@@ -144,8 +146,6 @@ type parser struct {
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
-	// owned: the line is handed over for keeps (runner.OwnParser).
-	owned bool
 	// bad is set when the line holds JSON that an event would keep (a
 	// tool input, the result line) and that is not valid: the line is
 	// then a notice, as a line that is not JSON is.
@@ -179,7 +179,7 @@ func (p *parser) Borrow() {
 }
 
 // Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
 	dl, _ := into.(*decoded)
 	if dl == nil {
 		dl = &decoded{}
@@ -189,15 +189,8 @@ func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) r
 		dl.Raw = line
 		return dl
 	}
-	x.decode(t, validUTF8, dl)
+	x.decode(t, validUTF8, owned, dl)
 	return dl
-}
-
-// DecodeOwned implements runner.OwnLineDecoder.
-func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	x.owned = true
-	defer func() { x.owned = false }()
-	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -216,11 +209,11 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 }
 
 // decode decodes the line t (trimmed, not empty) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8 bool, dl *decoded) {
+func (x *lineDecoder) decode(t []byte, validUTF8, owned bool, dl *decoded) {
 	if _, ok := dl.Begin(t); !ok {
 		return
 	}
-	if x.owned {
+	if owned {
 		x.d.ResetOwned(t, validUTF8)
 	} else {
 		x.d.ResetValid(t, validUTF8)
@@ -259,7 +252,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		return nil
 	}
 	if line[0] != '[' {
-		p.x.decode(line, p.validUTF8, &p.cur)
+		p.x.decode(line, p.validUTF8, p.owned, &p.cur)
 		p.applyDecoded(&p.cur)
 		p.cur.release()
 		return p.evs
@@ -309,9 +302,9 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 // LineOwned implements runner.OwnParser. The array of messages that
 // `--output-format json` prints is not decoded in place.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.x.owned = validUTF8, true
+	p.validUTF8, p.owned = validUTF8, true
 	evs := p.Line(line)
-	p.validUTF8, p.x.owned = false, false
+	p.validUTF8, p.owned = false, false
 	return evs
 }
 

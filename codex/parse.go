@@ -116,6 +116,8 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// owned is set while LineOwned parses a line (runner.OwnParser).
+	owned bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
@@ -177,8 +179,6 @@ func str(d *jsonscan.Decoder) string {
 // one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
-	// owned: the line is handed over for keeps (runner.OwnParser).
-	owned bool
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
@@ -198,17 +198,10 @@ func (p *parser) Borrow() {
 }
 
 // Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
 	dl := runner.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, dl)
+	x.decode(line, validUTF8, owned, dl)
 	return dl
-}
-
-// DecodeOwned implements runner.OwnLineDecoder.
-func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	x.owned = true
-	defer func() { x.owned = false }()
-	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -225,19 +218,19 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
 	p.applyDecoded(&p.cur)
 	p.cur.Release()
 	return p.evs
 }
 
 // decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 	t, ok := dl.Begin(line)
 	if !ok {
 		return
 	}
-	if x.owned {
+	if owned {
 		x.d.ResetOwned(t, validUTF8)
 	} else {
 		x.d.ResetValid(t, validUTF8)
@@ -274,9 +267,9 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 
 // LineOwned implements runner.OwnParser.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.x.owned = validUTF8, true
+	p.validUTF8, p.owned = validUTF8, true
 	evs := p.Line(line)
-	p.validUTF8, p.x.owned = false, false
+	p.validUTF8, p.owned = false, false
 	return evs
 }
 

@@ -119,6 +119,8 @@ type parser struct {
 	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
 	// the json document is checked when decoded).
 	validUTF8 bool
+	// owned is set while LineOwned parses a line (runner.OwnParser).
+	owned bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
@@ -204,8 +206,6 @@ var errInvalid = errors.New("invalid JSON")
 // the runner one per decoding goroutine (runner.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
-	// owned: the line is handed over for keeps (runner.OwnParser).
-	owned bool
 }
 
 // decoded is one stream-json line decoded by a lineDecoder, ready for
@@ -233,20 +233,13 @@ func (p *parser) Borrow() {
 // noDecoder decodes nothing: every line goes to Line.
 type noDecoder struct{}
 
-func (noDecoder) Decode([]byte, bool, runner.Decoded) runner.Decoded { return nil }
+func (noDecoder) Decode([]byte, bool, bool, runner.Decoded) runner.Decoded { return nil }
 
 // Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
 	dl := runner.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, dl)
+	x.decode(line, validUTF8, owned, dl)
 	return dl
-}
-
-// DecodeOwned implements runner.OwnLineDecoder.
-func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	x.owned = true
-	defer func() { x.owned = false }()
-	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -260,12 +253,12 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 }
 
 // decode decodes the stream-json line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 	t, ok := dl.Begin(line)
 	if !ok {
 		return
 	}
-	if x.owned {
+	if owned {
 		x.d.ResetOwned(t, validUTF8)
 	} else {
 		x.d.ResetValid(t, validUTF8)
@@ -380,14 +373,14 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 // LineOwned implements runner.OwnParser. Lines of the json format, parts
 // of one document, are not decoded in place.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.x.owned = validUTF8, p.format != formatJSON
+	p.validUTF8, p.owned = validUTF8, p.format != formatJSON
 	evs := p.Line(line)
-	p.validUTF8, p.x.owned = false, false
+	p.validUTF8, p.owned = false, false
 	return evs
 }
 
 func (p *parser) streamLine(line []byte) {
-	p.x.decode(line, p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
 	p.applyDecoded(&p.cur)
 	p.cur.Release()
 }

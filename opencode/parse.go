@@ -85,6 +85,8 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
+	// owned is set while LineOwned parses a line (runner.OwnParser).
+	owned bool
 	// borrow: lines are borrowed (runner.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
@@ -163,8 +165,6 @@ func keptWhole(typ string) bool {
 type lineDecoder struct {
 	d   jsonscan.Decoder
 	bad error // a tool input kept as JSON is not valid
-	// owned: the line is handed over for keeps (runner.OwnParser).
-	owned bool
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
@@ -184,17 +184,10 @@ func (p *parser) Borrow() {
 }
 
 // Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
 	dl := runner.ReuseLine[wireLine](into)
-	x.decode(line, validUTF8, dl)
+	x.decode(line, validUTF8, owned, dl)
 	return dl
-}
-
-// DecodeOwned implements runner.OwnLineDecoder.
-func (x *lineDecoder) DecodeOwned(line []byte, validUTF8 bool, into runner.Decoded) runner.Decoded {
-	x.owned = true
-	defer func() { x.owned = false }()
-	return x.Decode(line, validUTF8, into)
 }
 
 // Apply implements runner.DecodeParser.
@@ -211,20 +204,20 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, &p.cur)
+	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
 	p.applyDecoded(&p.cur)
 	p.cur.Release()
 	return p.evs
 }
 
 // decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8 bool, dl *decoded) {
+func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 	t, ok := dl.Begin(line)
 	if !ok {
 		return
 	}
 	x.bad = nil
-	if x.owned {
+	if owned {
 		x.d.ResetOwned(t, validUTF8)
 	} else {
 		x.d.ResetValid(t, validUTF8)
@@ -259,9 +252,9 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 
 // LineOwned implements runner.OwnParser.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.x.owned = validUTF8, true
+	p.validUTF8, p.owned = validUTF8, true
 	evs := p.Line(line)
-	p.validUTF8, p.x.owned = false, false
+	p.validUTF8, p.owned = false, false
 	return evs
 }
 

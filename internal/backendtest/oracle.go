@@ -273,11 +273,12 @@ func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 // runner hands them over under Request.DropRaw (p must implement
 // runner.BorrowParser too): each group of four lines is in memory that is
 // overwritten once their events are collected. When p is an
-// runner.OwnParser, two lines in three are handed over for keeps instead, in
-// memory of its own, as the runner hands over a line too long for its
-// buffers (to a decoder or to LineOwned, in turn), and every string that can be is decoded in place
-// (jsonscan.SetInPlaceAll), not only long ones. Apart from Raw, it must
-// yield what Parse yields: compare both through WithoutRaw.
+// runner.OwnParser, two lines in three are handed over for keeps instead,
+// in memory of its own, as the runner hands over a line too long for its
+// buffers (to a decoder or to LineOwned, in turn), and every string that
+// can be is decoded in place (jsonscan.SetInPlaceAll), not only long ones.
+// Apart from Raw, it must yield what Parse yields: compare both through
+// WithoutRaw.
 func ParseBorrowed(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
 	p.(runner.BorrowParser).Borrow()
 	defer jsonscan.SetInPlaceAll(true)()
@@ -314,14 +315,10 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 		var valid [4]bool
 		for j, l := range chunk {
 			valid[j] = utf8.Valid(l)
-			od, ok := decs[j%2].(runner.OwnLineDecoder)
-			switch {
-			case owned[j] && (i+j)%2 == 0:
+			if owned[j] && (i+j)%2 == 0 {
 				spare[j] = nil // the run's goroutine parses it (LineOwned)
-			case owned[j] && ok:
-				spare[j] = od.DecodeOwned(l, valid[j], spare[j])
-			default:
-				spare[j] = decs[j%2].Decode(l, valid[j], spare[j])
+			} else {
+				spare[j] = decs[j%2].Decode(l, valid[j], owned[j], spare[j])
 			}
 		}
 		for j, l := range chunk {

@@ -46,10 +46,10 @@ func CheckOwnedShapes(t *testing.T, newParser func() runner.Parser, shapes map[s
 
 // CheckOwnedLine checks that a huge line handed over for keeps under
 // Request.DropRaw (runner.OwnParser, through LineOwned and through a
-// decoder's DecodeOwned) yields the events Line yields for a copy, Raw
-// aside, while the parser allocates less than a quarter of the line: its
-// long strings and values stay in the line's memory instead of being
-// copied. newParser returns a fresh parser for one run.
+// decoder's Decode with owned set) yields the events Line yields for a
+// copy, Raw aside, while the parser allocates less than a quarter of the
+// line: its long strings and values stay in the line's memory instead of
+// being copied. newParser returns a fresh parser for one run.
 func CheckOwnedLine(t *testing.T, newParser func() runner.Parser, line []byte) {
 	t.Helper()
 	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
@@ -87,7 +87,7 @@ func ownedAllocs(p runner.Parser, line []byte, viaDecoder bool) (uint64, []agent
 	runtime.ReadMemStats(&before)
 	var evs []agentcli.Event
 	if viaDecoder {
-		evs = p.(runner.DecodeParser).Apply(dec.(runner.OwnLineDecoder).DecodeOwned(line, true, nil))
+		evs = p.(runner.DecodeParser).Apply(dec.Decode(line, true, true, nil))
 	} else {
 		evs = p.(runner.OwnParser).LineOwned(line, true)
 	}

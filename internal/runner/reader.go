@@ -285,15 +285,10 @@ func (r *lineReader) decode(dec LineDecoder, in, out chan []readLine) {
 	defer r.wg.Done()
 	defer close(out)
 	defer r.catch()
-	own, _ := dec.(OwnLineDecoder)
 	for b := range in {
 		for i := range b {
 			if e := &b[i]; e.TooLong == 0 {
-				if e.owned && own != nil {
-					e.dec = own.DecodeOwned(e.Data, e.utf8, e.dec)
-				} else {
-					e.dec = dec.Decode(e.Data, e.utf8, e.dec)
-				}
+				e.dec = dec.Decode(e.Data, e.utf8, e.owned, e.dec)
 			} else {
 				e.dec = nil
 			}

@@ -153,7 +153,7 @@ func (p *numParser) Apply(d Decoded) []agentcli.Event {
 	return []agentcli.Event{{Text: strconv.Itoa(*d.(*int))}}
 }
 
-func (numDecoder) Decode(line []byte, _ bool, into Decoded) Decoded {
+func (numDecoder) Decode(line []byte, _, _ bool, into Decoded) Decoded {
 	if string(line) == "boom" {
 		panic("decoder panic")
 	}
@@ -235,10 +235,7 @@ func TestReaderDecoderPanic(t *testing.T) {
 // ownDecoder decodes a line into whether it was handed over for keeps.
 type ownDecoder struct{}
 
-func (ownDecoder) Decode(line []byte, _ bool, into Decoded) Decoded { return ptr(false) }
-func (ownDecoder) DecodeOwned(line []byte, _ bool, into Decoded) Decoded {
-	return ptr(true)
-}
+func (ownDecoder) Decode(line []byte, _, owned bool, into Decoded) Decoded { return ptr(owned) }
 
 func ptr[T any](v T) *T { return &v }
 
@@ -247,7 +244,7 @@ type ownParser struct{ numParser }
 func (ownParser) NewLineDecoder() LineDecoder { return ownDecoder{} }
 
 // When borrowing, decoders take the lines that have memory of their own
-// through DecodeOwned, and only those.
+// with owned set, and only those.
 func TestReaderDecodeOwned(t *testing.T) {
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big } }'`)
 	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, true)

@@ -203,9 +203,9 @@ type BorrowParser interface {
 
 // OwnParser is implemented by a BorrowParser that can also take lines for
 // keeps. Once it borrows, the runner hands it a line it read into memory
-// of its own (one too long for the batch's buffer) through LineOwned or
-// OwnLineDecoder.DecodeOwned, instead of Line or Decode: nobody reads or
-// reuses that memory afterwards, so what the parser returns may share it
+// of its own (one too long for the batch's buffer) through LineOwned
+// instead of Line, or to its decoders with LineDecoder.Decode's owned set:
+// nobody reads or reuses that memory afterwards, so what the parser returns may share it
 // (a huge tool output then costs the line it came in, not a copy as
 // well), and the parser may modify it, as long as what the line yields
 // is the same as from Line.
@@ -214,13 +214,6 @@ type OwnParser interface {
 	// LineOwned is Line for a line handed over for keeps; validUTF8
 	// reports that it is valid UTF-8 (see UTF8Parser).
 	LineOwned(line []byte, validUTF8 bool) []agentcli.Event
-}
-
-// OwnLineDecoder is implemented by the LineDecoder of an OwnParser.
-type OwnLineDecoder interface {
-	// DecodeOwned is Decode for a line handed over for keeps (see
-	// OwnParser).
-	DecodeOwned(line []byte, validUTF8 bool, into Decoded) Decoded
 }
 
 // DecodeParser is implemented by a Parser whose work on a line splits in
@@ -245,10 +238,13 @@ type DecodeParser interface {
 // LineDecoder decodes lines for a DecodeParser.
 type LineDecoder interface {
 	// Decode decodes one stdout line; validUTF8 reports that the line is
-	// known to be valid UTF-8. into, if not nil, is an earlier result of
-	// this decoder's parser, which Decode may reuse. A nil result means
-	// the line is not decoded: the runner passes it to Line.
-	Decode(line []byte, validUTF8 bool, into Decoded) Decoded
+	// known to be valid UTF-8, and owned that it is handed over for keeps
+	// (only to a parser that borrows; see OwnParser, and BorrowParser for
+	// a decoder that ignores it). into, if not nil, is an earlier result
+	// of this decoder's parser, which Decode may reuse. A nil result
+	// means the line is not decoded: the runner passes it to Line (or
+	// LineOwned).
+	Decode(line []byte, validUTF8, owned bool, into Decoded) Decoded
 }
 
 // Decoded is a line decoded by a LineDecoder; only its parser looks
