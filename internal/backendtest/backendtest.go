@@ -552,14 +552,31 @@ func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Reques
 // recorded pid that died and was reused by an unrelated process is never
 // signalled; elsewhere the recorded pids that are alive.
 func killPids(dir string) {
-	// A daemon may fork its next process while we scan: scan again until
-	// a whole pass finds nothing alive, so a child forked after one pass's
-	// listing is caught by the next.
-	for pass := 0; pass < 50; pass++ {
-		if killPidsOnce(dir) == 0 {
-			return
+	// A daemon may fork its next process while we scan, and a process
+	// in the middle of execve shows an empty environment for a moment,
+	// so one pass can miss it. Scan until two passes in a row, 20 ms
+	// apart, find nothing alive and no recorded pid is alive either (a
+	// recorded pid is never signalled by number: it may have been
+	// reused; a pass that finds it by its environment kills it).
+	deadline := time.Now().Add(10 * time.Second)
+	for clean := 0; clean < 2 && time.Now().Before(deadline); {
+		if killPidsOnce(dir) == 0 && !recordedAlive(dir) {
+			clean++
+		} else {
+			clean = 0
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// recordedAlive reports whether a pid the fake recorded in dir is alive.
+func recordedAlive(dir string) bool {
+	for _, pid := range fakecli.ReadPids(dir) {
+		if fakecli.Alive(pid) {
+			return true
 		}
 	}
+	return false
 }
 
 // killPidsOnce kills the fake's live processes, found by the pids-file
