@@ -887,9 +887,18 @@ const onePassMax = 64 << 10
 // path: it holds a control character or invalid UTF-8, or has no end.
 func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isNew, ok, done bool) {
 	buf := d.buf
+	if high && !d.utf8 && !utf8.Valid(buf[start:i]) {
+		return nil, false, false, false
+	}
 	dst := append(d.scratch, buf[start:i]...)
-	out := len(d.scratch)
-	var h uint64
+	out := len(dst) - (i - start)
+	// hi flags bytes ≥ 0x80 as stops too, unless the line is known to be
+	// valid UTF-8: their runes are checked where they stand, so that the
+	// string is read once, not decoded and then validated.
+	var hi uint64
+	if !d.utf8 {
+		hi = msb
+	}
 	r := i
 	for {
 		if cap(dst)-len(dst) < 8 {
@@ -898,26 +907,32 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 		if r+8 <= len(buf) {
 			w := binary.LittleEndian.Uint64(buf[r:])
 			q, bs := w^(lsb*'"'), w^(lsb*'\\')
-			m := ((q-lsb)&^q | (bs-lsb)&^bs | (w-lsb*0x20)&^w) & msb
+			m := ((q-lsb)&^q | (bs-lsb)&^bs | (w-lsb*0x20)&^w | w&hi) & msb
 			if m == 0 {
-				h |= w
 				dst = binary.LittleEndian.AppendUint64(dst, w)
 				r += 8
 				continue
 			}
 			k := bits.TrailingZeros64(m) / 8
-			h |= w & (1<<(8*k) - 1)
 			dst = binary.LittleEndian.AppendUint64(dst, w)[:len(dst)+k]
 			r += k
 		} else if r >= len(buf) {
 			return nil, false, false, false
-		} else if c := buf[r]; c >= 0x20 && c != '"' && c != '\\' {
-			h |= uint64(c)
+		} else if c := buf[r]; c >= 0x20 && c != '"' && c != '\\' && (c < 0x80 || hi == 0) {
 			dst = append(dst, c)
 			r++
 			continue
 		}
 		c := buf[r]
+		if c >= 0x80 {
+			n := runeLen(buf[r:])
+			if n == 0 {
+				return nil, false, false, false // invalid UTF-8
+			}
+			dst = append(dst, buf[r:r+n]...)
+			r += n
+			continue
+		}
 		if c == '"' {
 			break
 		}
@@ -938,9 +953,6 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 		r += start
 	}
 	s := dst[out:]
-	if (high || h&msb != 0) && !d.utf8 && !utf8.Valid(s) {
-		return nil, false, false, false
-	}
 	d.pos = r + 1
 	if !fresh {
 		d.scratch = dst
@@ -950,6 +962,44 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 	copy(b, s)
 	d.scratch = dst[:out]
 	return b, true, true, true
+}
+
+// runeLen returns the length of the valid UTF-8 encoding of a rune other
+// than ASCII at the start of p, or 0 when there is none (as utf8.Valid
+// judges: no overlong forms, surrogates or runes above U+10FFFF).
+func runeLen(p []byte) int {
+	c := p[0]
+	switch {
+	case c < 0xC2 || c > 0xF4:
+		return 0
+	case c < 0xE0:
+		if len(p) < 2 || p[1]&0xC0 != 0x80 {
+			return 0
+		}
+		return 2
+	case c < 0xF0:
+		lo, hi := byte(0x80), byte(0xBF)
+		if c == 0xE0 {
+			lo = 0xA0
+		} else if c == 0xED {
+			hi = 0x9F
+		}
+		if len(p) < 3 || p[1] < lo || p[1] > hi || p[2]&0xC0 != 0x80 {
+			return 0
+		}
+		return 3
+	default:
+		lo, hi := byte(0x80), byte(0xBF)
+		if c == 0xF0 {
+			lo = 0x90
+		} else if c == 0xF4 {
+			hi = 0x8F
+		}
+		if len(p) < 4 || p[1] < lo || p[1] > hi || p[2]&0xC0 != 0x80 || p[3]&0xC0 != 0x80 {
+			return 0
+		}
+		return 4
+	}
 }
 
 // plainEnd returns the index of the first quote, backslash or control

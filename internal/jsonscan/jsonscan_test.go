@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -218,6 +219,37 @@ func TestStringUTF8Positions(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no cases")
+	}
+}
+
+// TestRuneLen: the one-pass decoder's own UTF-8 check agrees with
+// unicode/utf8 on every lead byte ≥ 0x80, every second byte, and the
+// continuation bytes at the edges of their range, whole and cut short.
+func TestRuneLen(t *testing.T) {
+	edges := []byte{0x00, 0x7f, 0x80, 0xbf, 0xc0, 0xff}
+	var p [4]byte
+	n := 0
+	for b0 := 0x80; b0 <= 0xff; b0++ {
+		for b1 := 0; b1 <= 0xff; b1++ {
+			for _, b2 := range edges {
+				for _, b3 := range edges {
+					p = [4]byte{byte(b0), byte(b1), b2, b3}
+					for l := 1; l <= 4; l++ {
+						want := 0
+						if r, size := utf8.DecodeRune(p[:l]); r != utf8.RuneError || size > 1 {
+							want = size
+						}
+						if got := runeLen(p[:l]); got != want {
+							t.Fatalf("runeLen(% x) = %d; want %d", p[:l], got, want)
+						}
+						n++
+					}
+				}
+			}
+		}
+	}
+	if n != 128*256*len(edges)*len(edges)*4 {
+		t.Fatalf("%d cases", n)
 	}
 }
 
