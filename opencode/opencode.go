@@ -230,7 +230,9 @@ func (s *state) remember(sid, dir string) {
 	if _, ok := s.dirs[sid]; !ok && len(s.dirs) >= maxSessionDirs {
 		clear(s.dirs)
 	}
-	s.dirs[sid] = dir
+	// The id may share the memory of the line it was read from, and the
+	// lines around it (see runner.detachResult): a copy keeps none alive.
+	s.dirs[strings.Clone(sid)] = dir
 }
 
 func (s *state) lookup(sid string) (string, bool) {

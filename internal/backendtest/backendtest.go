@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -479,6 +480,29 @@ func FaultMatrix(t *testing.T, k Kit) {
 		}
 	})
 	cancelFaults(t, k, sess)
+	t.Run("a kept result keeps no line alive", func(t *testing.T) {
+		// Lines are read into chunks shared with other lines: a caller
+		// that keeps only the Result of a run must not keep them alive.
+		text := strings.Repeat("hello ", 40)
+		b, dir := k.Setup(t, nil, k.Success(text, sess)...)
+		res, ids, lines := keepResultOnly(t, b)
+		if res == nil || res.Text != text {
+			t.Fatalf("result %+v; want text %q", res, text)
+		}
+		if len(ids) == 0 || ids[0] != sess {
+			t.Fatalf("session ids %q; want %q", ids, sess)
+		}
+		if lines == 0 {
+			t.Fatal("no event carried a line")
+		}
+		if n := waitCollected(); n > 0 {
+			t.Fatalf("%d of %d events' lines are still alive while only the Result and the session ids are kept", n, lines)
+		}
+		runtime.KeepAlive(res)
+		runtime.KeepAlive(ids)
+		runtime.KeepAlive(b)
+		AssertReaped(t, dir)
+	})
 	t.Run("cancel", func(t *testing.T) {
 		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
@@ -544,6 +568,47 @@ func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Reques
 		time.Sleep(per)
 	}
 	return evs, nil
+}
+
+// alive counts the lines keepResultOnly watches that are not yet
+// collected.
+var alive atomic.Int64
+
+// keepResultOnly runs b and returns its Result and the session ids of
+// its events, as a caller that keeps them to resume does, dropping the
+// rest of each event; it watches the Raw line of every event but the
+// result (see waitCollected) and returns how many it watches.
+func keepResultOnly(t *testing.T, b agentcli.Backend) (*agentcli.Result, []string, int) {
+	t.Helper()
+	var res *agentcli.Result
+	var ids []string
+	n := 0
+	for ev, err := range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.SessionID != "" {
+			ids = append(ids, ev.SessionID)
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		} else if len(ev.Raw) > 0 {
+			alive.Add(1)
+			runtime.AddCleanup(&ev.Raw[0], func(struct{}) { alive.Add(-1) }, struct{}{})
+			n++
+		}
+	}
+	return res, ids, n
+}
+
+// waitCollected collects garbage until the lines keepResultOnly watches
+// are gone, for up to about five seconds, and returns how many are left.
+func waitCollected() int64 {
+	for i := 0; i < 250 && alive.Load() > 0; i++ {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	return alive.Swap(0)
 }
 
 // killPids kills every process the fake started with record directory dir

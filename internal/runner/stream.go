@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -231,6 +233,8 @@ type feed struct {
 	own    OwnParser    // likewise, when borrowing
 	synth  evstream.Deltas
 	out    []agentcli.Event
+	// session: the last session id seen, a copy of its own.
+	session string
 	// schema: the run asked for structured output (Request.OutputSchema).
 	schema bool
 	// borrow: the run keeps no Raw (Request.DropRaw) and the parser can
@@ -285,6 +289,15 @@ func (f *feed) line(data []byte, tooLong int, validUTF8 bool) []agentcli.Event {
 func (f *feed) deltas(evs []agentcli.Event) []agentcli.Event {
 	f.out = f.out[:0]
 	for _, ev := range evs {
+		if ev.SessionID != "" {
+			// Callers keep session ids (to resume), often for long: a
+			// copy, made once per id, keeps no line alive (see
+			// detachResult).
+			if ev.SessionID != f.session {
+				f.session = strings.Clone(ev.SessionID)
+			}
+			ev.SessionID = f.session
+		}
 		f.out = f.synth.Apply(f.out, ev)
 	}
 	return f.out
@@ -302,11 +315,25 @@ func (f *feed) end(e Exit) (agentcli.Event, error) {
 		if err != nil || res.IsError {
 			res.Stderr = f.spec.stderrTail(f.red, e)
 		}
+		detachResult(res)
 	}
 	if err != nil {
 		return agentcli.Event{}, err
 	}
 	return agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil
+}
+
+// detachResult gives res memory of its own. The parser's strings and Raw
+// may share the memory of the lines they came from, which are read into
+// chunks that hold other lines too (see lineChunk); a Result is what
+// callers keep after a run, often for long and alone, so it must not keep
+// a chunk alive. It costs one copy of a few fields once per run.
+func detachResult(res *agentcli.Result) {
+	for _, s := range []*string{&res.Text, &res.SessionID, &res.Model, &res.StopReason, &res.Subtype, &res.TerminalReason, &res.Stderr} {
+		*s = strings.Clone(*s)
+	}
+	res.StructuredOutput = bytes.Clone(res.StructuredOutput)
+	res.Raw = bytes.Clone(res.Raw)
 }
 
 // End ends a run's parsing: it calls p.End and completes what it decided,
