@@ -249,51 +249,56 @@ func (numDecoder) Decode(line []byte, _, _ bool, into Decoded) Decoded {
 	return n
 }
 
-// With decoders, every line arrives in order, the first few undecoded and
-// the rest decoded once (the decoded values recycled with their batches).
+// With decoders (as many as the runner uses: decoders), every line
+// arrives in order, the first few undecoded and the rest decoded once (the
+// decoded values recycled with their batches).
 func TestReaderDecodersOrder(t *testing.T) {
-	p := startSh(t, `seq 0 19999`)
-	np := &numParser{}
-	r := startReader(context.Background(), p, &runLog{}, nil, np, 2, false)
-	n := 0
-	for b, ok := r.next(); ok; b, ok = r.next() {
-		for _, l := range b {
-			got := string(l.Data) // the first batches are not decoded
-			if l.dec != nil {
-				got = np.Apply(l.dec)[0].Text
+	for _, n := range []int{decoders(true), decoders(false)} {
+		p := startSh(t, `seq 0 19999`)
+		np := &numParser{}
+		r := startReader(context.Background(), p, &runLog{}, nil, np, n, false)
+		i := 0
+		for b, ok := r.next(); ok; b, ok = r.next() {
+			for _, l := range b {
+				got := string(l.Data) // the first batches are not decoded
+				if l.dec != nil {
+					got = np.Apply(l.dec)[0].Text
+				}
+				if got != strconv.Itoa(i) {
+					t.Fatalf("%d decoders, line %d: got %s", n, i, got)
+				}
+				i++
 			}
-			if got != strconv.Itoa(n) {
-				t.Fatalf("line %d: got %s", n, got)
-			}
-			n++
+			r.recycle(b)
 		}
-		r.recycle(b)
-	}
-	if n != 20000 || np.applied < 19000 {
-		t.Fatalf("%d lines, %d decoded", n, np.applied)
-	}
-	if e := p.Wait(); e.Code != 0 {
-		t.Fatalf("exit %+v", e)
+		if i != 20000 || np.applied < 19000 {
+			t.Fatalf("%d decoders: %d lines, %d decoded", n, i, np.applied)
+		}
+		if e := p.Wait(); e.Code != 0 {
+			t.Fatalf("exit %+v", e)
+		}
 	}
 }
 
 // With decoders too, a stalled consumer stops reading after a few
 // batches.
 func TestReaderDecodersBackpressure(t *testing.T) {
-	p := startSh(t, `yes 12345 | head -n 5000000`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false)
-	if _, ok := r.next(); !ok {
-		t.Fatal("no first batch")
-	}
-	time.Sleep(300 * time.Millisecond)
-	// One batch taken, and per decoder one waiting, one being decoded,
-	// one handed in; one being filled.
-	if n := r.read.Load(); n > 8*batchLines+1 {
-		t.Fatalf("the reader read %d lines ahead of a stalled consumer", n)
-	}
-	r.stop()
-	if e := p.Wait(); !e.Stopped {
-		t.Fatalf("exit %+v: the CLI was not stopped", e)
+	for _, n := range []int{decoders(true), decoders(false)} {
+		p := startSh(t, `yes 12345 | head -n 5000000`)
+		r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, n, false)
+		if _, ok := r.next(); !ok {
+			t.Fatal("no first batch")
+		}
+		time.Sleep(300 * time.Millisecond)
+		// One batch taken, and per decoder one waiting, one being decoded,
+		// one handed in; one being filled.
+		if read := r.read.Load(); read > int64(2+3*n)*batchLines+1 {
+			t.Fatalf("%d decoders: the reader read %d lines ahead of a stalled consumer", n, read)
+		}
+		r.stop()
+		if e := p.Wait(); !e.Stopped {
+			t.Fatalf("exit %+v: the CLI was not stopped", e)
+		}
 	}
 }
 

@@ -164,7 +164,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
 	// its own (see lineReader); applying lines and yielding stay on this
 	// one.
-	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(), f.borrow)
+	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(f.borrow), f.borrow)
 	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
