@@ -85,7 +85,7 @@ const (
 // its output (the lines, and the escaped strings decoded), so the
 // collector runs every few MB; the third decoder holds one more batch in
 // flight, and the larger live heap makes it run about a quarter less often.
-// That buys 5-10 % MB/s for 3-4 MB of peak RSS (internal/tools/bench,
+// That buys 3-10 % MB/s for 3-4 MB of peak RSS (internal/tools/bench,
 // with GODEBUG=gctrace=1 for the count). Borrowing runs allocate half as
 // much and gain little from it.
 func decoders(borrow bool) int {
