@@ -485,7 +485,8 @@ func FaultMatrix(t *testing.T, k Kit) {
 		// that keeps only the Result of a run must not keep them alive.
 		text := strings.Repeat("hello ", 40)
 		b, dir := k.Setup(t, nil, k.Success(text, sess)...)
-		res, ids, lines := keepResultOnly(t, b)
+		var alive atomic.Int64 // lines watched and not yet collected
+		res, ids, lines := keepResultOnly(t, b, &alive)
 		if res == nil || res.Text != text {
 			t.Fatalf("result %+v; want text %q", res, text)
 		}
@@ -495,7 +496,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 		if lines == 0 {
 			t.Fatal("no event carried a line")
 		}
-		if n := waitCollected(); n > 0 {
+		if n := waitCollected(&alive); n > 0 {
 			t.Fatalf("%d of %d events' lines are still alive while only the Result and the session ids are kept", n, lines)
 		}
 		runtime.KeepAlive(res)
@@ -570,15 +571,12 @@ func collectSlowly(ctx context.Context, b agentcli.Backend, req *agentcli.Reques
 	return evs, nil
 }
 
-// alive counts the lines keepResultOnly watches that are not yet
-// collected.
-var alive atomic.Int64
-
 // keepResultOnly runs b and returns its Result and the session ids of
 // its events, as a caller that keeps them to resume does, dropping the
 // rest of each event; it watches the Raw line of every event but the
-// result (see waitCollected) and returns how many it watches.
-func keepResultOnly(t *testing.T, b agentcli.Backend) (*agentcli.Result, []string, int) {
+// result, counting in alive those not yet collected (see waitCollected),
+// and returns how many it watches.
+func keepResultOnly(t *testing.T, b agentcli.Backend, alive *atomic.Int64) (*agentcli.Result, []string, int) {
 	t.Helper()
 	var res *agentcli.Result
 	var ids []string
@@ -602,13 +600,14 @@ func keepResultOnly(t *testing.T, b agentcli.Backend) (*agentcli.Result, []strin
 }
 
 // waitCollected collects garbage until the lines keepResultOnly watches
-// are gone, for up to about five seconds, and returns how many are left.
-func waitCollected() int64 {
+// are gone (alive is zero), for up to about five seconds, and returns how
+// many are left.
+func waitCollected(alive *atomic.Int64) int64 {
 	for i := 0; i < 250 && alive.Load() > 0; i++ {
 		runtime.GC()
 		time.Sleep(20 * time.Millisecond)
 	}
-	return alive.Swap(0)
+	return alive.Load()
 }
 
 // killPids kills every process the fake started with record directory dir
