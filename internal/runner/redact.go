@@ -270,15 +270,12 @@ const maxMatcherLen = 512
 // Options.Env, the backend's own, Request.Env; every entry counts, not only
 // the last of a name), read when the run starts, so a variable set after an
 // earlier run is known.
+//
+// Runs with the same credentials share one Redactor (see redactors): the
+// variables' values are read from env on every call, the automaton over
+// them is built once.
 func NewRedactor(env []string) *Redactor {
-	var secrets []string
-	seen := map[string]bool{}
-	add := func(v string) {
-		if len(v) >= minSecretLen && !seen[v] {
-			seen[v] = true
-			secrets = append(secrets, v)
-		}
-	}
+	var vals []string
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || !secretName(k) {
@@ -288,6 +285,49 @@ func NewRedactor(env []string) *Redactor {
 		if len(v) < minSecretLen || strings.IndexByte(v, 0) >= 0 || commonValues[strings.ToLower(v)] {
 			continue
 		}
+		vals = append(vals, v)
+	}
+	// The values hold no NUL byte (above), so joined with it they are a
+	// key that tells every list apart.
+	key := strings.Join(vals, "\x00")
+	redactors.Lock()
+	defer redactors.Unlock()
+	if r, ok := redactors.m[key]; ok {
+		return r
+	}
+	if len(redactors.m) >= maxRedactors || redactors.m == nil {
+		redactors.m = map[string]*Redactor{}
+	}
+	r := newRedactor(vals)
+	redactors.m[key] = r
+	return r
+}
+
+// redactors caches the Redactors NewRedactor built, by the credential
+// values they find. Every run of a program usually inherits the same API
+// keys, and building the automaton over their escaped forms costs tens of
+// microseconds (and a table of about 100 KB) per run, before the CLI can
+// start. The cache holds at most maxRedactors entries; it is emptied when
+// full, so a program that varies its credentials from run to run pays the
+// build, as before, and no more memory.
+var redactors struct {
+	sync.Mutex
+	m map[string]*Redactor
+}
+
+const maxRedactors = 16
+
+// newRedactor builds the Redactor of the credential values vals.
+func newRedactor(vals []string) *Redactor {
+	var secrets []string
+	seen := map[string]bool{}
+	add := func(v string) {
+		if len(v) >= minSecretLen && !seen[v] {
+			seen[v] = true
+			secrets = append(secrets, v)
+		}
+	}
+	for _, v := range vals {
 		add(v)
 		// As it appears inside a JSON string (JavaScript does not
 		// escape <, > and &; Go does) and in a URL.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
@@ -113,6 +114,65 @@ func TestRedactLateEnv(t *testing.T) {
 // string of CLI output an error carries, are redacted; an unknown error
 // type whose message holds a secret is wrapped with a redacted message and
 // still matches what it wrapped.
+// TestNewRedactorShared: runs whose environments hold the same credentials
+// share one Redactor, whatever else differs; other credentials get a
+// Redactor of their own, and the cache stays within its bound.
+func TestNewRedactorShared(t *testing.T) {
+	a := NewRedactor([]string{"PATH=/bin", "A_TOKEN=first-secret-value", "HOME=/home/a"})
+	b := NewRedactor([]string{"A_TOKEN=first-secret-value", "PATH=/usr/bin", "OPENCODE_CONFIG=/tmp/run-2/config.json"})
+	if a != b {
+		t.Error("the same credentials, two Redactors")
+	}
+	c := NewRedactor([]string{"PATH=/bin", "A_TOKEN=second-secret-value"})
+	if c == a {
+		t.Fatal("other credentials, the same Redactor")
+	}
+	if got := c.Redact("first-secret-value second-secret-value"); got != "first-secret-value "+redacted {
+		t.Errorf("the second Redactor redacts %q", got)
+	}
+	if got := a.Redact("first-secret-value second-secret-value"); got != redacted+" second-secret-value" {
+		t.Errorf("the first Redactor redacts %q", got)
+	}
+	for i := range 3 * maxRedactors {
+		v := fmt.Sprintf("rotated-secret-%03d", i)
+		r := NewRedactor([]string{"A_TOKEN=" + v})
+		if got := r.Redact("x " + v + " y"); got != "x "+redacted+" y" {
+			t.Fatalf("run %d: %q", i, got)
+		}
+		redactors.Lock()
+		n := len(redactors.m)
+		redactors.Unlock()
+		if n > maxRedactors {
+			t.Fatalf("run %d: %d Redactors cached, want at most %d", i, n, maxRedactors)
+		}
+	}
+}
+
+// BenchmarkNewRedactor: what a run pays for its Redactor when it inherits
+// API keys, with the Redactor cached (as every run after the first) and
+// built anew.
+//
+//	go test -run '^$' -bench NewRedactor ./internal/runner/
+func BenchmarkNewRedactor(b *testing.B) {
+	env := append(os.Environ(),
+		"ANTHROPIC_API_KEY=sk-ant-api03-"+strings.Repeat("abcdefghij", 9),
+		"OPENAI_API_KEY=sk-proj-"+strings.Repeat("0123456789", 6),
+		"GITHUB_TOKEN=ghp_"+strings.Repeat("Ab1", 12))
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			NewRedactor(env)
+		}
+	})
+	b.Run("built", func(b *testing.B) {
+		for b.Loop() {
+			redactors.Lock()
+			redactors.m = nil
+			redactors.Unlock()
+			NewRedactor(env)
+		}
+	})
+}
+
 func TestRedactError(t *testing.T) {
 	const sec = "env-secret-value-77"
 	r := NewRedactor([]string{"X_TOKEN=" + sec})
