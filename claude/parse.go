@@ -213,11 +213,7 @@ func (x *lineDecoder) decode(t []byte, validUTF8, owned bool, dl *decoded) {
 	if _, ok := dl.Begin(t); !ok {
 		return
 	}
-	if owned {
-		x.d.ResetOwned(t, validUTF8)
-	} else {
-		x.d.ResetValid(t, validUTF8)
-	}
+	x.d.ResetInput(t, validUTF8, owned)
 	x.decodeLine(&dl.W)
 	dl.Err = cmp.Or(x.d.Finish(), x.invalid(&dl.W, t))
 	dl.KeepInPlace(&x.d)

@@ -230,11 +230,7 @@ func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 	if !ok {
 		return
 	}
-	if owned {
-		x.d.ResetOwned(t, validUTF8)
-	} else {
-		x.d.ResetValid(t, validUTF8)
-	}
+	x.d.ResetInput(t, validUTF8, owned)
 	x.decodeEvent(&dl.W)
 	dl.Err = x.d.Finish()
 	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !x.d.ValidInput() {

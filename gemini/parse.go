@@ -258,11 +258,7 @@ func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 	if !ok {
 		return
 	}
-	if owned {
-		x.d.ResetOwned(t, validUTF8)
-	} else {
-		x.d.ResetValid(t, validUTF8)
-	}
+	x.d.ResetInput(t, validUTF8, owned)
 	bad := x.decodeEvent(&dl.W)
 	dl.Err = x.d.Finish()
 	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !x.d.ValidInput()) {

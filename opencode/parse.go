@@ -217,11 +217,7 @@ func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
 		return
 	}
 	x.bad = nil
-	if owned {
-		x.d.ResetOwned(t, validUTF8)
-	} else {
-		x.d.ResetValid(t, validUTF8)
-	}
+	x.d.ResetInput(t, validUTF8, owned)
 	x.decodeLine(&dl.W)
 	dl.Err = cmp.Or(x.d.Finish(), x.bad)
 	if dl.Err == nil && keptWhole(dl.W.Type) && !x.d.ValidInput() {

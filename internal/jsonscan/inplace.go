@@ -59,8 +59,14 @@ type inPlaceString struct{ start, end, n int }
 // rebuilt. Raw likewise returns a long value as a view. Shorter strings
 // and values are returned as without ResetOwned.
 func (d *Decoder) ResetOwned(data []byte, validUTF8 bool) {
+	d.ResetInput(data, validUTF8, true)
+}
+
+// ResetInput is ResetOwned when owned is true, and ResetValid otherwise:
+// for a caller that is handed some inputs for keeps and others not.
+func (d *Decoder) ResetInput(data []byte, validUTF8, owned bool) {
 	d.ResetValid(data, validUTF8)
-	d.owned = true
+	d.owned = owned
 }
 
 // InPlace returns the strings decoded in place in the current input (see
