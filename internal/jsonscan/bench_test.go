@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -589,6 +590,60 @@ func BenchmarkSynthetic(b *testing.B) {
 	for _, s := range shapes {
 		b.Run(string(s.cli), func(b *testing.B) {
 			benchLines(b, benchdata.Lines(s.cli, 2<<20), s)
+		})
+	}
+}
+
+// escapedStrings returns the strings with escapes of 4 MiB of cli's
+// synthetic event mix, each as a JSON document of its own.
+func escapedStrings(cli benchdata.CLI) (docs [][]byte, size int64) {
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			var b bytes.Buffer
+			e := json.NewEncoder(&b)
+			e.SetEscapeHTML(false)
+			if e.Encode(x) == nil && bytes.IndexByte(b.Bytes(), '\\') >= 0 {
+				docs = append(docs, bytes.TrimSpace(b.Bytes()))
+				size += int64(len(docs[len(docs)-1]))
+			}
+		case map[string]any:
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	for _, l := range benchdata.Lines(cli, 4<<20) {
+		var v any
+		if json.Unmarshal(l, &v) == nil {
+			walk(v)
+		}
+	}
+	return docs, size
+}
+
+// BenchmarkEscapedStrings decodes the strings with escapes of each CLI's
+// synthetic mix with Str (into new memory, their UTF-8 checked), the
+// decoder's hottest path on codex's output.
+func BenchmarkEscapedStrings(b *testing.B) {
+	for _, s := range shapes {
+		b.Run(string(s.cli), func(b *testing.B) {
+			docs, size := escapedStrings(s.cli)
+			var d Decoder
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, doc := range docs {
+					d.Reset(doc)
+					if _, ok := d.StrOK(); !ok {
+						b.Fatalf("%q: %v", doc, d.Finish())
+					}
+				}
+			}
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -25,6 +26,9 @@ func addSeeds(f *testing.F) {
 		`{"a":"\u00e9\ud83d\ude00\ud800x\\\"","a":2}`, "\"\xff\xed\xa0\x80\"", `[[[[{"a":[{}]}]]]]`,
 		`{"a":1,}`, `[1 2]`, `{"a":tru}`, `"\u12"`, `01`, `1e400`, `-9223372036854775809`, `{"a":[}`,
 		`{"type":"item.completed","item":{"id":"item_6","type":"web_search","id":"ws_123","action":{"type":"search"}}}`,
+		// Long enough for blocks of 64 bytes (blockPass), with every kind
+		// of stop.
+		`["\t` + strings.Repeat(`ab\\]\"é€🎉\n\u00e9`, 12) + "\xc3\x28" + `x\ud83d\ude00` + strings.Repeat("z", 90) + `",1]`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -881,8 +881,9 @@ func (d *Decoder) str(fresh bool) (b []byte, isNew, ok bool) {
 const onePassMax = 64 << 10
 
 // strOnePass decodes the string whose contents start at start, and whose
-// first escape is at i, in one pass into the scratch space: runs copied 8
-// bytes at a time, escapes decoded, up to the closing quote. It returns
+// first escape is at i, in one pass into the scratch space: 64 bytes at a
+// time while at least blockNeed are left (blockPass), then 8, runs copied
+// and escapes decoded, up to the closing quote. It returns
 // done false, having consumed nothing, when the string needs the exact
 // path: it holds a control character or invalid UTF-8, or has no end.
 func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isNew, ok, done bool) {
@@ -901,6 +902,12 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 	}
 	r := i
 	for {
+		if r+blockNeed <= len(buf) {
+			var end bool
+			if dst, r, end = blockPass(dst, buf, r, hi); end {
+				break // buf[r] is the closing quote
+			}
+		}
 		if cap(dst)-len(dst) < 8 {
 			dst = slices.Grow(dst, 64+len(dst)-out)
 		}
@@ -962,6 +969,109 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 	copy(b, s)
 	d.scratch = dst[:out]
 	return b, true, true, true
+}
+
+// blockNeed is how much input blockPass needs left to read a block: the
+// block, and the 16 bytes a run copied from the block's last byte reads.
+const blockNeed = 80
+
+// lo7 masks each byte's low 7 bits.
+const lo7 = 0x7f7f7f7f7f7f7f7f
+
+// blockPass decodes the string contents from r on in blocks of 64 bytes:
+// it finds every stop of a block (a quote, backslash, control character
+// or, when hi is msb, byte ≥ 0x80) at once, as a bit mask, then handles
+// them in turn, copying the runs between them. Branches then depend on
+// what the stops are, which is mostly the same, rather than on where they
+// fall. It returns with dst holding the contents decoded up to r', and
+// end true when buf[r'] is the closing quote; otherwise buf[r'] is a stop
+// that it leaves to the caller (an escape other than the two-byte ones, a
+// control character, invalid UTF-8), or fewer than blockNeed bytes are
+// left from r' on.
+func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
+	s := r   // the start of the run to copy next
+	ign := r // stops before ign were consumed by an escape or a rune
+	for r+blockNeed <= len(buf) {
+		if cap(dst)-len(dst) < 96 {
+			dst = slices.Grow(dst, len(dst)+96)
+		}
+		blk := (*[64]byte)(buf[r : r+64])
+		m := stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
+			stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
+			stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
+			stops8(blk[48:56], hi)<<48 | stops8(blk[56:64], hi)<<56
+		if ign > r {
+			m &= ^uint64(0) << (ign - r)
+		}
+		for m != 0 {
+			b := bits.TrailingZeros64(m)
+			p := r + b
+			m &= m - 1
+			switch c := buf[p]; {
+			case c == '\\':
+				e := simpleEscape[buf[p+1]]
+				if e == 0 {
+					return copyRun(dst, buf, s, p), p, false
+				}
+				dst = copyRun(dst, buf, s, p)
+				dst = append(dst, e)
+				s = p + 2
+				ign = s
+				m &^= 2 << b
+			case c >= 0x80:
+				n := runeLen(buf[p:])
+				if n == 0 {
+					return copyRun(dst, buf, s, p), p, false
+				}
+				ign = p + n
+				m &^= (1<<n - 1) << b
+			case c == '"':
+				return copyRun(dst, buf, s, p), p, true
+			default:
+				return copyRun(dst, buf, s, p), p, false
+			}
+		}
+		r += 64
+		if s < r {
+			dst = copyRun(dst, buf, s, r)
+			s = r
+		}
+	}
+	// A rune or escape may reach past r.
+	if ign > s {
+		dst = copyRun(dst, buf, s, ign)
+		s = ign
+	}
+	return dst, max(s, r), false
+}
+
+// stops8 returns a bit for each byte of b that is a quote, a backslash,
+// a control character or, when hi is msb, ≥ 0x80: bit i for b[i].
+func stops8(b []byte, hi uint64) uint64 {
+	w := binary.LittleEndian.Uint64(b)
+	w7 := w & lo7
+	// The high bit of each byte of ok is set when the byte is not a
+	// quote, not a backslash and not < 0x20, or ≥ 0x80 (exact per byte:
+	// no carries cross bytes).
+	ok := ((w7^(lsb*'"'))+lo7)&((w7^(lsb*'\\'))+lo7)&(w7+lsb*0x60) | w
+	st := (^ok | w&hi) & msb
+	// Gather the eight high bits into the top byte, bit i from byte i.
+	return st >> 7 * 0x0102040810204080 >> 56
+}
+
+// copyRun appends buf[s:p] to dst, 8 bytes at a time, starting with 16
+// whatever p is: dst must have room for the run and 16 bytes more, buf 16
+// bytes from s on.
+func copyRun(dst, buf []byte, s, p int) []byte {
+	n := len(dst)
+	w := dst[n:cap(dst)]
+	src := buf[s:]
+	binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(src))
+	binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(src[8:]))
+	for k := 16; k < p-s; k += 8 {
+		binary.LittleEndian.PutUint64(w[k:], binary.LittleEndian.Uint64(src[k:]))
+	}
+	return dst[:n+p-s]
 }
 
 // runeLen returns the length of the valid UTF-8 encoding of a rune other

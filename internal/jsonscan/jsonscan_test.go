@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -687,5 +688,85 @@ func TestOwned(t *testing.T) {
 				t.Error("Reset kept InPlace")
 			}
 		})
+	}
+}
+
+// TestStringBlocks: the block decoder (blockPass), which finds the stops of
+// 64 bytes at once, agrees with encoding/json for every kind of stop at
+// every offset across two blocks: each escape, runes valid, cut short and
+// invalid (also across a block's end), control characters, and escaped
+// backslashes and quotes in runs; followed by more of the document, with
+// stops of its own after the closing quote.
+func TestStringBlocks(t *testing.T) {
+	stops := []string{
+		`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\u0041\u0000`,
+		`\\]`, `\\\\`, `\\\"`, `\"\"\"`, "é", "€", "🎉", "é€🎉\\n", "\xc3", "\xe2\x82", "\xf0\x9f\x8e", "\x80", "\xed\xa0\x80", "\xff",
+		"\x1f", "\x00", "\n", `\x`, `\u12`, `#`, `]`,
+	}
+	rests := []string{``, `,"k\u0000\\\"é\t"`, `,"1","` + strings.Repeat(`x\n`, 40) + `"`}
+	n := 0
+	for pad := range 140 {
+		for _, st := range stops {
+			for _, rest := range rests {
+				// A first escape: the one-pass decoder; the 'b's: enough
+				// input left for a block.
+				doc := []byte(`["\t` + strings.Repeat("a", pad) + st + strings.Repeat("b", 150-pad%7) + `"` + rest + `]`)
+				var want []string
+				wantErr := json.Unmarshal(doc, &want)
+				for _, fresh := range []bool{true, false} {
+					var d Decoder
+					d.Reset(doc)
+					var got []string
+					for range d.Array() {
+						if fresh {
+							got = append(got, d.Str())
+						} else {
+							b, _ := d.StrBytes()
+							got = append(got, string(b))
+						}
+					}
+					err := d.Finish()
+					if (err == nil) != (wantErr == nil) || err == nil && !slices.Equal(got, want) {
+						t.Fatalf("%q (fresh %v): got %q, %v; want %q, %v", doc, fresh, got, err, want, wantErr)
+					}
+					n++
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no cases")
+	}
+}
+
+// TestBlockPass: blockPass decodes two-byte escapes and valid runes
+// itself, at every offset, and leaves the input only at the closing quote
+// or where fewer than blockNeed bytes are left, and then not inside an
+// escape or a rune.
+func TestBlockPass(t *testing.T) {
+	stops := []string{`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\\]`, `\\\\`, `\"\"`, "é", "€", "🎉", "é€🎉"}
+	n := 0
+	for pad := range 150 {
+		for _, st := range stops {
+			c := strings.Repeat("a", pad) + st + strings.Repeat("b", pad%9)
+			for _, extra := range []int{0, 10, 100} {
+				buf := []byte(c + `"` + strings.Repeat("z", extra))
+				dst, r, end := blockPass(nil, buf, 0, msb)
+				if end && r != len(c) || !end && r+blockNeed <= len(buf) {
+					t.Fatalf("%q: stopped at %d (end %v), want the quote at %d", buf, r, end, len(c))
+				}
+				var want string
+				if err := json.Unmarshal([]byte(`"`+c[:r]+`"`), &want); err != nil || !utf8.ValidString(c[:r]) {
+					t.Fatalf("%q: stopped at %d, inside an escape or a rune (%v)", buf, r, err)
+				}
+				if string(dst) != want {
+					t.Fatalf("%q: decoded %q up to %d, want %q", buf, dst, r, want)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no cases")
 	}
 }
