@@ -108,10 +108,10 @@ func TestReaderBorrowed(t *testing.T) {
 
 // Lines that are not borrowed (the run keeps Raw) are read into shared
 // chunks, never reused: every line kept to the end is intact, none can be
-// appended to over its neighbour (its capacity ends with its newline), and 200,000 short lines take a few dozen
-// allocations, against one per line. Lines longer than what a chunk has
-// left (10 KiB, every 1000th) or than a chunk (40 KiB, every 10000th)
-// arrive intact too.
+// appended to over its neighbour (its capacity ends with its newline),
+// and 200,000 short lines take a few dozen allocations, against one per
+// line. Lines longer than what a chunk has left (10 KiB, every 1000th) or
+// than a chunk (40 KiB, every 10000th) arrive intact too.
 func TestReaderChunks(t *testing.T) {
 	var mu sync.Mutex    // the reading goroutine makes chunks
 	var chunks []uintptr // where each chunk starts, in order made

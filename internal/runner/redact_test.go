@@ -110,10 +110,6 @@ func TestRedactLateEnv(t *testing.T) {
 	}
 }
 
-// Issue 7: ResultError's Subtype and TerminalReason, and every other
-// string of CLI output an error carries, are redacted; an unknown error
-// type whose message holds a secret is wrapped with a redacted message and
-// still matches what it wrapped.
 // TestNewRedactorShared: runs whose environments hold the same credentials
 // share one Redactor, whatever else differs; other credentials get a
 // Redactor of their own, and the cache stays within its bound.
@@ -173,6 +169,10 @@ func BenchmarkNewRedactor(b *testing.B) {
 	})
 }
 
+// Issue 7: ResultError's Subtype and TerminalReason, and every other
+// string of CLI output an error carries, are redacted; an unknown error
+// type whose message holds a secret is wrapped with a redacted message and
+// still matches what it wrapped.
 func TestRedactError(t *testing.T) {
 	const sec = "env-secret-value-77"
 	r := NewRedactor([]string{"X_TOKEN=" + sec})

@@ -205,10 +205,10 @@ type BorrowParser interface {
 // keeps. Once it borrows, the runner hands it a line it read into memory
 // of its own (one too long for the batch's buffer) through LineOwned
 // instead of Line, or to its decoders with LineDecoder.Decode's owned set:
-// nobody reads or reuses that memory afterwards, so what the parser returns may share it
-// (a huge tool output then costs the line it came in, not a copy as
-// well), and the parser may modify it, as long as what the line yields
-// is the same as from Line.
+// nobody reads or reuses that memory afterwards, so what the parser
+// returns may share it (a huge tool output then costs the line it came
+// in, not a copy as well), and the parser may modify it, as long as what
+// the line yields is the same as from Line.
 type OwnParser interface {
 	BorrowParser
 	// LineOwned is Line for a line handed over for keeps; validUTF8
