@@ -595,34 +595,33 @@ func BenchmarkSynthetic(b *testing.B) {
 }
 
 // escapedStrings returns the strings with escapes of 4 MiB of cli's
-// synthetic event mix, each as a JSON document of its own.
+// synthetic event mix as the fake CLI prints them, each a JSON document of
+// its own.
 func escapedStrings(cli benchdata.CLI) (docs [][]byte, size int64) {
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case string:
-			var b bytes.Buffer
-			e := json.NewEncoder(&b)
-			e.SetEscapeHTML(false)
-			if e.Encode(x) == nil && bytes.IndexByte(b.Bytes(), '\\') >= 0 {
-				docs = append(docs, bytes.TrimSpace(b.Bytes()))
-				size += int64(len(docs[len(docs)-1]))
+	var walk func(d *Decoder)
+	walk = func(d *Decoder) {
+		switch d.Kind() {
+		case Object:
+			for range d.Object() {
+				walk(d)
 			}
-		case map[string]any:
-			for _, y := range x {
-				walk(y)
+		case Array:
+			for range d.Array() {
+				walk(d)
 			}
-		case []any:
-			for _, y := range x {
-				walk(y)
+		case String:
+			if s := d.Raw(); bytes.IndexByte(s, '\\') >= 0 {
+				docs = append(docs, s)
+				size += int64(len(s))
 			}
+		default:
+			d.Skip()
 		}
 	}
+	var d Decoder
 	for _, l := range benchdata.Lines(cli, 4<<20) {
-		var v any
-		if json.Unmarshal(l, &v) == nil {
-			walk(v)
-		}
+		d.Reset(l)
+		walk(&d)
 	}
 	return docs, size
 }

@@ -891,8 +891,8 @@ func (d *Decoder) strOnePass(fresh bool, start, i int, high bool) (b []byte, isN
 	if high && !d.utf8 && !utf8.Valid(buf[start:i]) {
 		return nil, false, false, false
 	}
+	out := len(d.scratch)
 	dst := append(d.scratch, buf[start:i]...)
-	out := len(dst) - (i - start)
 	// hi flags bytes ≥ 0x80 as stops too, unless the line is known to be
 	// valid UTF-8: their runes are checked where they stand, so that the
 	// string is read once, not decoded and then validated.
