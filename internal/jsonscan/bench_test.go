@@ -598,30 +598,15 @@ func BenchmarkSynthetic(b *testing.B) {
 // synthetic event mix as the fake CLI prints them, each a JSON document of
 // its own.
 func escapedStrings(cli benchdata.CLI) (docs [][]byte, size int64) {
-	var walk func(d *Decoder)
-	walk = func(d *Decoder) {
-		switch d.Kind() {
-		case Object:
-			for range d.Object() {
-				walk(d)
-			}
-		case Array:
-			for range d.Array() {
-				walk(d)
-			}
-		case String:
+	var d Decoder
+	for _, l := range benchdata.Lines(cli, 4<<20) {
+		d.Reset(l)
+		walkStrings(&d, func() {
 			if s := d.Raw(); bytes.IndexByte(s, '\\') >= 0 {
 				docs = append(docs, s)
 				size += int64(len(s))
 			}
-		default:
-			d.Skip()
-		}
-	}
-	var d Decoder
-	for _, l := range benchdata.Lines(cli, 4<<20) {
-		d.Reset(l)
-		walk(&d)
+		})
 	}
 	return docs, size
 }
@@ -663,17 +648,23 @@ func BenchmarkReal(b *testing.B) {
 // walk reads every value, descending into containers, without keeping
 // anything.
 func walk(d *Decoder) {
+	walkStrings(d, func() { d.StrBytes() })
+}
+
+// walkStrings reads every value, descending into containers, and calls
+// str to read each string.
+func walkStrings(d *Decoder, str func()) {
 	switch d.Kind() {
 	case Object:
 		for range d.Object() {
-			walk(d)
+			walkStrings(d, str)
 		}
 	case Array:
 		for range d.Array() {
-			walk(d)
+			walkStrings(d, str)
 		}
 	case String:
-		d.StrBytes()
+		str()
 	default:
 		d.Skip()
 	}
