@@ -158,10 +158,19 @@ type Request struct {
 	// did not parse. Raw keeps every output line alive next to what was
 	// decoded from it; without it a run allocates about half as much and
 	// streams large outputs markedly faster, with the same events
-	// otherwise, and a huge line (a tool's whole output) costs about its
-	// own size in memory instead of twice that: its long strings are
-	// decoded in the line's memory. WireLog still records every line.
+	// otherwise. WireLog still records every line.
 	DropRaw bool
+
+	// MaxRawBytes bounds Raw: an event whose Raw would be longer than
+	// MaxRawBytes has none, and a Result whose Raw would be has none,
+	// with the same exceptions as DropRaw (an EventUnknown, or the
+	// EventNotice of a line that did not parse, keeps its Raw whatever
+	// its length). A line that long (a tool's whole output) then costs
+	// about its own size in memory instead of twice that: its long
+	// strings are decoded in the line's memory, which Raw would have to
+	// keep as printed. Zero means DefaultMaxRawBytes; a negative value
+	// keeps every Raw. WireLog records every line whatever its length.
+	MaxRawBytes int
 
 	// Permission says what the run may do without asking; the zero value
 	// is PermissionBypass. Capabilities.PermissionModes lists the modes a
@@ -380,9 +389,14 @@ type Event struct {
 	// belongs to, when the CLI nests sub-agent traffic; empty on the main
 	// thread.
 	Subagent string `json:"subagent,omitempty"`
-	// Raw is the CLI output line the event came from.
+	// Raw is the CLI output line the event came from; empty under
+	// Request.DropRaw and for a line longer than Request.MaxRawBytes.
 	Raw json.RawMessage `json:"raw,omitempty"`
 }
+
+// DefaultMaxRawBytes is the longest Raw an event or Result keeps when
+// Request.MaxRawBytes is zero: 1 MiB.
+const DefaultMaxRawBytes = 1 << 20
 
 // MarshalJSON encodes the event with Err as an "error" string. Raw is
 // included only when it is valid JSON.

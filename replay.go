@@ -23,7 +23,7 @@ type Replayer interface {
 //
 // The log is NDJSON, one record per line; "t" says what a record is:
 //
-//	{"t":"start","v":1,"backend":…,"deltas":…,"model":…,"session_id":…,"argv":[…],"time":…}
+//	{"t":"start","v":1,"backend":…,"deltas":…,"model":…,"session_id":…,"drop_raw":…,"max_raw_bytes":…,"argv":[…],"time":…}
 //	{"t":"in","text":"…"} or {"t":"in","b64":"…"}   bytes written to the CLI's stdin
 //	{"t":"out","line":{…}}                          a stdout line that is JSON, embedded verbatim
 //	{"t":"out","text":"…"} or {"t":"out","b64":"…"} any other stdout line

@@ -40,7 +40,8 @@ type Result struct {
 	// StructuredOutput is the JSON value of the final answer of a run
 	// with a Request.OutputSchema; nil otherwise.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
-	// Raw is the CLI's terminal event, when it printed one.
+	// Raw is the CLI's terminal event, when it printed one (and it is no
+	// longer than Request.MaxRawBytes; see also Request.DropRaw).
 	Raw json.RawMessage `json:"raw,omitempty"`
 }
 

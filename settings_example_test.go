@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
@@ -101,4 +102,30 @@ func ExampleRequest_maxBudgetUSD() {
 		fmt.Println("over budget")
 	}
 	// Output: over budget
+}
+
+// Raw is kept for lines up to Request.MaxRawBytes (1 MiB unless set): a
+// huge line, such as a tool's whole output, then costs about its own size
+// in memory, and its event carries the decoded output without the line.
+// An EventUnknown keeps its Raw whatever its length, since it has nothing
+// else to show.
+func ExampleRequest_maxRawBytes() {
+	line := func(pad int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"type":"tool_result","output":%q}`, strings.Repeat("x", pad)))
+	}
+	b := agentclitest.NewBackend(agentclitest.Call{Events: []agentcli.Event{
+		{Kind: agentcli.EventToolResult, ToolResult: &agentcli.ToolResult{ID: "t1", Output: "ok"}, Raw: line(2)},
+		{Kind: agentcli.EventToolResult, ToolResult: &agentcli.ToolResult{ID: "t2", Output: "big"}, Raw: line(2 << 20)},
+		{Kind: agentcli.EventUnknown, Raw: line(2 << 20)},
+	}})
+	for ev, err := range b.Stream(context.Background(), &agentcli.Request{Prompt: "Read the logs."}) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(ev.Kind, len(ev.Raw))
+	}
+	// Output:
+	// tool_result 36
+	// tool_result 0
+	// unknown 2097186
 }

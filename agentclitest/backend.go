@@ -23,7 +23,8 @@ type Call struct {
 	// prints everything once. Under Request.DropRaw, events, results and
 	// the Result of an *agentcli.ResultError in Err lose their Raw as
 	// with the real backends (EventUnknown events, and the notices of
-	// lines that did not parse, keep theirs).
+	// lines that did not parse, keep theirs), and likewise a Raw longer
+	// than Request.MaxRawBytes.
 	Events []agentcli.Event
 	// Result is the call's final result.
 	Result *agentcli.Result
@@ -205,27 +206,29 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 	}
 }
 
-// dropRaw returns ev as a real backend yields it under req.DropRaw: without
-// Raw, and without its Result's Raw, unless it is an EventUnknown or the
-// notice of a line that did not parse. The script is left as it is.
+// dropRaw returns ev as a real backend yields it under req.DropRaw and
+// req.MaxRawBytes: without a Raw (or its Result's Raw) longer than the
+// run keeps, unless it is an EventUnknown or the notice of a line that did
+// not parse. The script is left as it is.
 func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
-	if !req.DropRaw {
+	limit := runner.RawLimit(req)
+	if len(ev.Raw) <= limit && (ev.Result == nil || len(ev.Result.Raw) <= limit) {
 		return ev
 	}
 	if ev.Result != nil {
 		r := *ev.Result
 		ev.Result = &r
 	}
-	runner.DropRaw(&ev)
+	runner.CapRaw(&ev, limit)
 	return ev
 }
 
-// dropRawErr returns err as a real backend returns it under req.DropRaw:
-// an *agentcli.ResultError's Result without Raw. The script is left as it
-// is.
+// dropRawErr returns err as a real backend returns it under req.DropRaw
+// and req.MaxRawBytes: an *agentcli.ResultError's Result without a Raw
+// longer than the run keeps. The script is left as it is.
 func dropRawErr(req *agentcli.Request, err error) error {
 	re, ok := err.(*agentcli.ResultError)
-	if !req.DropRaw || !ok || re.Result == nil {
+	if !ok || re.Result == nil || len(re.Result.Raw) <= runner.RawLimit(req) {
 		return err
 	}
 	c, r := *re, *re.Result

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -158,5 +159,80 @@ func TestScriptedBackendDropRaw(t *testing.T) {
 	}
 	if len(evs) != 5 || kept(evs) != 2 {
 		t.Fatalf("session with DropRaw: %d of %d events keep Raw, want 2", kept(evs), len(evs))
+	}
+}
+
+// Request.MaxRawBytes drops a longer Raw as the real backends do (the
+// default, DefaultMaxRawBytes, too), in runs and in sessions, without
+// changing the script.
+func TestScriptedBackendMaxRawBytes(t *testing.T) {
+	short, long := []byte(`{"type":"x"}`), []byte(`{"type":"x","pad":"`+strings.Repeat("p", agentcli.DefaultMaxRawBytes)+`"}`)
+	call := agentclitest.Call{
+		Events: []agentcli.Event{
+			{Kind: agentcli.EventText, Text: "a", Raw: short},
+			{Kind: agentcli.EventText, Text: "b", Raw: long},
+			{Kind: agentcli.EventUnknown, Raw: long},
+			{Kind: agentcli.EventResult, Result: &agentcli.Result{Text: "ab", Raw: long}, Raw: short},
+		},
+	}
+	b := &agentclitest.Backend{Default: &call}
+	// Raw lengths of the text, unknown and result events, then the
+	// result's, from a stream (deltas skipped).
+	lens := func(req *agentcli.Request) []int {
+		var n []int
+		for ev, err := range b.Stream(context.Background(), req) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Kind != agentcli.EventTextDelta {
+				n = append(n, len(ev.Raw))
+			}
+			if ev.Result != nil {
+				n = append(n, len(ev.Result.Raw))
+			}
+		}
+		return n
+	}
+	s, l := len(short), len(long)
+	for _, c := range []struct {
+		max  int
+		want []int
+	}{
+		{0, []int{s, 0, l, s, 0}},  // DefaultMaxRawBytes
+		{-1, []int{s, l, l, s, l}}, // every Raw
+		{5, []int{0, 0, l, 0, 0}},
+	} {
+		if got := lens(&agentcli.Request{MaxRawBytes: c.max}); !slices.Equal(got, c.want) {
+			t.Errorf("MaxRawBytes %d: Raw lengths %v, want %v", c.max, got, c.want)
+		}
+	}
+	if got := lens(&agentcli.Request{}); !slices.Equal(got, []int{s, 0, l, s, 0}) {
+		t.Errorf("a second run: Raw lengths %v, the script changed", got)
+	}
+	res, err := b.Run(context.Background(), &agentcli.Request{})
+	if err != nil || res.Raw != nil || res.Text != "ab" {
+		t.Fatalf("Run: %+v, %v; want the result without its long Raw", res, err)
+	}
+	b.Push(agentclitest.Call{Err: &agentcli.ResultError{Backend: "scripted", Result: &agentcli.Result{IsError: true, Raw: long}}})
+	var re *agentcli.ResultError
+	if _, err := b.Run(context.Background(), &agentcli.Request{}); !errors.As(err, &re) || re.Result.Raw != nil {
+		t.Fatalf("error %v keeps its Result's long Raw", err)
+	}
+	sess, err := b.StartSession(context.Background(), &agentcli.Request{MaxRawBytes: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	kept := 0
+	for ev, err := range sess.Stream(context.Background(), "p") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev.Raw) > 0 {
+			kept++
+		}
+	}
+	if kept != 1 {
+		t.Fatalf("session with MaxRawBytes 5: %d events keep Raw, want the unknown one", kept)
 	}
 }

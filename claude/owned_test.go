@@ -7,8 +7,9 @@ import (
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// A huge line under Request.DropRaw costs the line, not a copy as well:
-// its text, tool output or tool input stays in the line's memory.
+// A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
+// costs the line, not a copy as well: its text, tool output or tool input
+// stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
 	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser() }, map[string]string{
 		"text":          `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":BIG}]},"session_id":"s"}`,

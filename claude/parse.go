@@ -603,8 +603,10 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	sub := w.ParentToolUseID
 	line := raw
-	if p.borrow {
-		raw = nil // see Borrow
+	if p.borrow || len(p.inPlace) > 0 {
+		// See Borrow, and runner.OwnParser: strings were decoded in
+		// place in the line, which is no longer as printed.
+		raw = nil
 	}
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
@@ -661,7 +663,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
-				if p.borrow {
+				if raw == nil { // the line as printed
 					ev.Raw = p.inPlace.Original(nil, line)
 				}
 			}
@@ -735,7 +737,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if p.borrow {
+	if raw == nil { // the line as printed
 		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)

@@ -186,3 +186,9 @@ func TestInvalidKeptJSON(t *testing.T) {
 func TestLargeStreamReplay(t *testing.T) {
 	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Claude, 4<<20), benchdata.HugeLine(benchdata.Claude, 1<<20))
 }
+
+// A huge line costs a run about its own size by default, not a decoded
+// copy as well.
+func TestHugeLineAllocs(t *testing.T) {
+	backendtest.HugeLineAllocs(t, New, benchdata.HugeStream(benchdata.Claude, 16<<20))
+}

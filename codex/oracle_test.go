@@ -134,6 +134,8 @@ func FuzzOracle(f *testing.F) {
 			backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(req), lines, exit))); d != "" {
 			t.Fatalf("borrowed lines differ from Line: %s", d)
 		}
+		// Request.MaxRawBytes: lines over it handed over for keeps.
+		backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser(req) }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {

@@ -8,8 +8,9 @@ import (
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// A huge line under Request.DropRaw costs the line, not a copy as well:
-// its text, command output or MCP result stays in the line's memory.
+// A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
+// costs the line, not a copy as well: its text, command output or MCP result
+// stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
 	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser(&agentcli.Request{}) }, map[string]string{
 		"message":   `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":BIG}}`,

@@ -476,8 +476,10 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 // apply turns the decoded line w (whose bytes are raw) into events.
 func (p *parser) apply(w *wireEvent, raw []byte) {
 	line := raw
-	if p.borrow {
-		raw = nil // see Borrow
+	if p.borrow || len(p.inPlace) > 0 {
+		// See Borrow, and runner.OwnParser: strings were decoded in
+		// place in the line, which is no longer as printed.
+		raw = nil
 	}
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
@@ -545,7 +547,7 @@ func (p *parser) apply(w *wireEvent, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if p.borrow {
+	if raw == nil { // the line as printed
 		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)

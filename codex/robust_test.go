@@ -128,3 +128,9 @@ func FuzzInputs(f *testing.F) {
 func TestLargeStreamReplay(t *testing.T) {
 	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Codex, 4<<20), benchdata.HugeLine(benchdata.Codex, 1<<20))
 }
+
+// A huge line costs a run about its own size by default, not a decoded
+// copy as well.
+func TestHugeLineAllocs(t *testing.T) {
+	backendtest.HugeLineAllocs(t, New, benchdata.HugeStream(benchdata.Codex, 16<<20))
+}

@@ -107,6 +107,8 @@ func checkNew(t *testing.T, f format, lines [][]byte, exit runner.Exit) {
 		backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(f), lines, exit))); d != "" {
 		t.Fatalf("borrowed lines differ from Line: %s", d)
 	}
+	// Request.MaxRawBytes: lines over it handed over for keeps.
+	backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser(f) }, lines, exit)
 }
 
 // FuzzOracle checks the stream-json parser against the oracle on streams

@@ -7,8 +7,9 @@ import (
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// A huge line under Request.DropRaw costs the line, not a copy as well:
-// its text, tool parameters or tool output stays in the line's memory.
+// A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
+// costs the line, not a copy as well: its text, tool parameters or tool
+// output stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
 	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser(formatStream) }, map[string]string{
 		"message":     `{"type":"message","timestamp":"2026-11-22T00:00:01.000Z","role":"assistant","content":BIG,"delta":true}`,

@@ -385,8 +385,10 @@ func (p *parser) streamLine(line []byte) {
 // into events.
 func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	raw := json.RawMessage(line)
-	if p.borrow {
-		raw = nil // see Borrow
+	if p.borrow || len(p.inPlace) > 0 {
+		// See Borrow, and runner.OwnParser: strings were decoded in
+		// place in the line, which is no longer as printed.
+		raw = nil
 	}
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
@@ -478,7 +480,7 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if p.borrow {
+	if raw == nil { // the line as printed
 		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)

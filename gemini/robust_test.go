@@ -180,3 +180,9 @@ func TestInvalidKeptJSON(t *testing.T) {
 func TestLargeStreamReplay(t *testing.T) {
 	backendtest.LargeStreamReplay(t, New, benchdata.Stream(benchdata.Gemini, 4<<20), benchdata.HugeLine(benchdata.Gemini, 1<<20))
 }
+
+// A huge line costs a run about its own size by default, not a decoded
+// copy as well.
+func TestHugeLineAllocs(t *testing.T) {
+	backendtest.HugeLineAllocs(t, New, benchdata.HugeStream(benchdata.Gemini, 16<<20))
+}

@@ -7,8 +7,9 @@ import (
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
-// A huge line under Request.DropRaw costs the line, not a copy as well:
-// its text or tool output stays in the line's memory.
+// A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
+// costs the line, not a copy as well: its text or tool output stays in the
+// line's memory.
 func TestHugeLineOwned(t *testing.T) {
 	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser() }, map[string]string{
 		"text":        `{"type":"text","timestamp":2,"sessionID":"ses_1","part":{"id":"p1","sessionID":"ses_1","messageID":"msg_1","type":"text","text":BIG,"time":{"start":1,"end":2}}}`,

@@ -449,8 +449,10 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 		}
 	}
 	line := raw
-	if p.borrow {
-		raw = nil // see Borrow
+	if p.borrow || len(p.inPlace) > 0 {
+		// See Borrow, and runner.OwnParser: strings were decoded in
+		// place in the line, which is no longer as printed.
+		raw = nil
 	}
 	base := agentcli.Event{SessionID: sid, Raw: raw}
 	switch w.Type {
@@ -554,7 +556,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if p.borrow {
+	if raw == nil { // the line as printed
 		ev.Raw = p.inPlace.Original(nil, line)
 	}
 	p.evs = append(p.evs, ev)

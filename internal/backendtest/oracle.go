@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
@@ -266,7 +267,7 @@ func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.E
 // then applied in order (lines not decoded go to Line). It must yield what
 // Parse yields.
 func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
-	return parseDecoded(spec, p, lines, exit, false)
+	return parseDecoded(spec, p, lines, exit, false, math.MaxInt)
 }
 
 // ParseBorrowed is ParseDecoded with lines the parser borrows, as the
@@ -282,10 +283,40 @@ func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 func ParseBorrowed(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
 	p.(runner.BorrowParser).Borrow()
 	defer jsonscan.SetInPlaceAll(true)()
-	return parseDecoded(spec, p, lines, exit, true)
+	return parseDecoded(spec, p, lines, exit, true, math.MaxInt)
 }
 
-func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, borrow bool) Run {
+// ParseOwned is ParseDecoded as the runner parses for a run that keeps
+// Raw of at most keep bytes (Request.MaxRawBytes; see runner.RawLimit):
+// when p is a runner.OwnParser, each line longer than keep, trimmed, is
+// handed over for keeps (to a decoder or to LineOwned, in turn), and every
+// string of it that can be is decoded in place (jsonscan.SetInPlaceAll),
+// not only long ones; the events, result and error then lose the Raw the
+// runner drops (runner.CapRaw). It must yield CapRawRun of Parse's run.
+func ParseOwned(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, keep int) Run {
+	defer jsonscan.SetInPlaceAll(true)()
+	return CapRawRun(parseDecoded(spec, p, lines, exit, false, keep), keep)
+}
+
+// CapRawRun returns r with the Raw fields a run keeping Raw of at most
+// keep bytes drops emptied (see runner.CapRaw), in place.
+func CapRawRun(r Run, keep int) Run {
+	for _, evs := range r.Events {
+		for i := range evs {
+			runner.CapRaw(&evs[i], keep)
+		}
+	}
+	if r.Result != nil && len(r.Result.Raw) > keep {
+		r.Result.Raw = nil
+	}
+	runner.CapRawErr(r.Err, keep)
+	return r
+}
+
+// parseDecoded is ParseDecoded, with lines borrowed (see ParseBorrowed)
+// or, when not, those longer than ownOver handed over for keeps (see
+// ParseOwned).
+func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, borrow bool, ownOver int) Run {
 	dp := p.(runner.DecodeParser)
 	decs := []runner.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
 	var spare [4]runner.Decoded
@@ -309,6 +340,15 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 				}
 				mem = append(mem, l...)
 				own[j] = mem[len(mem)-len(l) : len(mem) : len(mem)]
+			}
+			chunk = own[:len(chunk)]
+		} else if op != nil && ownOver < math.MaxInt {
+			var own [4][]byte
+			for j, l := range chunk {
+				own[j] = l
+				if owned[j] = len(bytes.TrimSpace(l)) > ownOver; owned[j] {
+					own[j] = bytes.Clone(l) // modified: strings decoded in place
+				}
 			}
 			chunk = own[:len(chunk)]
 		}
@@ -488,4 +528,19 @@ func SplitLines(in []byte) [][]byte {
 		lines[i] = bytes.Clone(bytes.TrimSuffix(l, []byte("\r")))
 	}
 	return lines
+}
+
+// CheckKeptRaw checks that a parser's lines handed over for keeps in a
+// run that keeps Raw (ParseOwned, for Request.MaxRawBytes) yield what Line
+// yields, but for the Raw the runner drops: with every line handed over
+// (a run keeping no Raw longer than 0 bytes) and with those longer than
+// 60 bytes. newParser returns a fresh parser for one run.
+func CheckKeptRaw(t *testing.T, spec *runner.Spec, newParser func() runner.Parser, lines [][]byte, exit runner.Exit) {
+	t.Helper()
+	for _, keep := range []int{0, 60} {
+		want := CapRawRun(Parse(spec, newParser(), lines, exit), keep)
+		if d := DiffRuns(want, ParseOwned(spec, newParser(), lines, exit, keep)); d != "" {
+			t.Fatalf("lines over %d bytes handed over for keeps differ from Line, Raw over %d bytes aside: %s", keep, keep, d)
+		}
+	}
 }

@@ -44,40 +44,46 @@ func CheckOwnedShapes(t *testing.T, newParser func() runner.Parser, shapes map[s
 	}
 }
 
-// CheckOwnedLine checks that a huge line handed over for keeps under
-// Request.DropRaw (runner.OwnParser, through LineOwned and through a
-// decoder's Decode with owned set) yields the events Line yields for a
-// copy, Raw aside, while the parser allocates less than a quarter of the
-// line: its long strings and values stay in the line's memory instead of
-// being copied. newParser returns a fresh parser for one run.
+// CheckOwnedLine checks that a huge line handed over for keeps
+// (runner.OwnParser, through LineOwned and through a decoder's Decode with
+// owned set) yields the events Line yields for a copy, Raw aside, while
+// the parser allocates less than a quarter of the line: its long strings
+// and values stay in the line's memory instead of being copied. It checks
+// a parser that borrows (Request.DropRaw) and one that does not (a run
+// that keeps Raw, for a line longer than Request.MaxRawBytes). newParser
+// returns a fresh parser for one run.
 func CheckOwnedLine(t *testing.T, newParser func() runner.Parser, line []byte) {
 	t.Helper()
 	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
-	for _, viaDecoder := range []bool{false, true} {
-		// What other goroutines allocate meanwhile counts too: the least
-		// of three tries is the parser's.
-		least := uint64(math.MaxUint64)
-		for try := range 3 {
-			n, evs := ownedAllocs(newParser(), bytes.Clone(line), viaDecoder)
-			least = min(least, n)
-			if try > 0 {
-				continue
+	for _, borrow := range []bool{true, false} {
+		for _, viaDecoder := range []bool{false, true} {
+			// What other goroutines allocate meanwhile counts too: the
+			// least of three tries is the parser's.
+			least := uint64(math.MaxUint64)
+			for try := range 3 {
+				n, evs := ownedAllocs(newParser(), bytes.Clone(line), borrow, viaDecoder)
+				least = min(least, n)
+				if try > 0 {
+					continue
+				}
+				if got := describeEvents(dropRaw(evs)); got != want {
+					t.Fatalf("borrow %v, decoder %v: owned line yields\n%.600s\nwant\n%.600s", borrow, viaDecoder, got, want)
+				}
 			}
-			if got := describeEvents(dropRaw(evs)); got != want {
-				t.Fatalf("decoder %v: owned line yields\n%.600s\nwant\n%.600s", viaDecoder, got, want)
+			if least > uint64(len(line)/4) {
+				t.Errorf("borrow %v, decoder %v: parsing a %d-byte line handed over for keeps allocated %d bytes, want at most a quarter of it",
+					borrow, viaDecoder, len(line), least)
 			}
-		}
-		if least > uint64(len(line)/4) {
-			t.Errorf("decoder %v: parsing a %d-byte line handed over for keeps allocated %d bytes, want at most a quarter of it",
-				viaDecoder, len(line), least)
 		}
 	}
 }
 
-// ownedAllocs parses line, handed over for keeps, with p borrowing, and
-// returns the bytes allocated meanwhile and a copy of the events.
-func ownedAllocs(p runner.Parser, line []byte, viaDecoder bool) (uint64, []agentcli.Event) {
-	p.(runner.BorrowParser).Borrow()
+// ownedAllocs parses line, handed over for keeps, with p borrowing or not,
+// and returns the bytes allocated meanwhile and a copy of the events.
+func ownedAllocs(p runner.Parser, line []byte, borrow, viaDecoder bool) (uint64, []agentcli.Event) {
+	if borrow {
+		p.(runner.BorrowParser).Borrow()
+	}
 	var dec runner.LineDecoder
 	if viaDecoder {
 		dec = p.(runner.DecodeParser).NewLineDecoder()

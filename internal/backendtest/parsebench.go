@@ -114,20 +114,29 @@ func catCLI(tb testing.TB, dir string, stream []byte) string {
 // decoded on the runner's goroutines when the parser allows) with a wire
 // log, and checks that replaying the log (line by line on one goroutine)
 // yields the same events. It then runs the CLI again with
-// Request.DropRaw, and checks that the events are the same but for Raw.
-// A line of an unknown event type, a line that is not JSON and huge (a
-// line, with its newline, longer than the reader's buffers, whose long
-// string DropRaw decodes in place) are added to the middle of stream,
-// where they are read in large batches.
+// Request.DropRaw, and checks that the events are the same but for Raw,
+// and with several Request.MaxRawBytes (see checkMaxRaw). A line of an
+// unknown event type, a line that is not JSON, huge (a line, with its
+// newline, longer than the reader's buffers and than
+// agentcli.DefaultMaxRawBytes, whose long string DropRaw and MaxRawBytes
+// decode in place) and a huge line of an unknown event type are added to
+// the middle of stream, where they are read in large batches.
 func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, stream, huge []byte) {
 	const unknown, notJSON = `{"type":"agentcli.test.future","n":1}`, `not JSON`
+	if len(bytes.TrimSpace(huge)) <= agentcli.DefaultMaxRawBytes {
+		t.Fatalf("the huge line has %d bytes, not more than DefaultMaxRawBytes", len(huge))
+	}
+	hugeUnknown := `{"type":"agentcli.test.future","text":` + JSONString(BigText(agentcli.DefaultMaxRawBytes)) + `}`
 	mid := len(stream) / 2
 	mid += bytes.IndexByte(stream[mid:], '\n') + 1
-	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), huge, stream[mid:])
+	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), huge, []byte(hugeUnknown+"\n"), stream[mid:])
 	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
 	defer func() {
 		if !t.Failed() {
 			checkDropRaw(t, be, unknown, notJSON)
+		}
+		if !t.Failed() {
+			checkMaxRaw(t, be, hugeUnknown)
 		}
 	}()
 	var log bytes.Buffer
@@ -199,15 +208,21 @@ func BenchFirstEvent(b *testing.B, newBackend func(*agentcli.Options) agentcli.B
 // checkDropRaw runs be (see LargeStreamReplay) with and without
 // Request.DropRaw: the events must be the same but for Raw, which only
 // EventUnknown events and the notices of lines that did not parse keep
-// (among them the unknown and the non-JSON line added to the stream).
+// (among them the unknown and the non-JSON line added to the stream), and
+// replaying the DropRaw run's wire log must yield its events again.
 func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 	live, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped, derr := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", DropRaw: true})
+	var log bytes.Buffer
+	dropped, derr := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", DropRaw: true, WireLog: &log})
 	if derr != nil {
 		t.Fatal(derr)
+	}
+	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	if d := diffEvents(dropped, derr, replayed, rerr); d != "" {
+		t.Fatalf("DropRaw: replay differs from the live run: %s", d)
 	}
 	if len(dropped) != len(live) {
 		t.Fatalf("DropRaw: %d events, want %d", len(dropped), len(live))
@@ -231,5 +246,94 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 	}
 	if d := diffEvents(live, err, dropped, derr); d != "" {
 		t.Fatalf("DropRaw: the events differ but for Raw: %s", d)
+	}
+}
+
+// checkMaxRaw runs be (see LargeStreamReplay) keeping every Raw
+// (Request.MaxRawBytes -1), then by default and with a smaller limit:
+// each run must yield the events of the first with a Raw longer than its
+// limit dropped (runner.CapRaw), the same otherwise, byte for byte, and
+// replaying its wire log must yield them again. Lines over the limit are
+// handed to the parser for keeps (their long strings decoded in place):
+// the huge line of an unknown event type keeps its Raw as printed.
+func checkMaxRaw(t *testing.T, be agentcli.Backend, hugeUnknown string) {
+	all, err := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", MaxRawBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{0, 300} {
+		var log bytes.Buffer
+		got, gerr := Collect(context.Background(), be, &agentcli.Request{Prompt: "x", MaxRawBytes: limit, WireLog: &log})
+		kept := limit
+		if limit == 0 {
+			kept = agentcli.DefaultMaxRawBytes
+		}
+		want := make([]agentcli.Event, len(all))
+		dropped, unknown := 0, 0
+		for i, ev := range all {
+			if ev.Result != nil {
+				r := *ev.Result
+				ev.Result = &r
+			}
+			had := len(ev.Raw)
+			runner.CapRaw(&ev, kept)
+			if had > 0 && len(ev.Raw) == 0 {
+				dropped++
+			}
+			if string(ev.Raw) == hugeUnknown {
+				unknown++
+			}
+			want[i] = ev
+		}
+		if dropped == 0 || unknown != 1 {
+			t.Fatalf("MaxRawBytes %d: %d events lose their Raw and %d keep the huge unknown line; want some, and 1", limit, dropped, unknown)
+		}
+		if d := diffEvents(want, err, got, gerr); d != "" {
+			t.Fatalf("MaxRawBytes %d: the events differ from a run keeping every Raw, with Raw over %d bytes dropped: %s", limit, kept, d)
+		}
+		replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+		if d := diffEvents(got, gerr, replayed, rerr); d != "" {
+			t.Fatalf("MaxRawBytes %d: replay differs from the live run: %s", limit, d)
+		}
+	}
+}
+
+// HugeLineAllocs runs a CLI that prints huge, one line of many MB (a
+// tool's whole output), by default and keeping every Raw
+// (Request.MaxRawBytes -1), and checks what each run allocates: by
+// default, since the line is longer than agentcli.DefaultMaxRawBytes, its
+// long strings are decoded in the line's memory, so the run allocates
+// little more than the line (at most 1.25 times it); keeping Raw, the
+// escaped output is decoded into a copy next to the line, which the
+// measure must see (more than 1.25 times). Only Linux reads a long line
+// into memory outside the Go heap before it is joined (internal/proc);
+// elsewhere the test is skipped.
+func HugeLineAllocs(t *testing.T, newBackend func(*agentcli.Options) agentcli.Backend, huge []byte) {
+	if runtime.GOOS != "linux" {
+		t.Skip("a long line's pieces are on the Go heap here, counted as allocations")
+	}
+	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), huge), Logger: slog.New(slog.DiscardHandler)})
+	allocs := func(req *agentcli.Request) float64 {
+		// The least of three runs: what other goroutines allocate
+		// meanwhile counts too.
+		least := uint64(1 << 62)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			evs, err := Collect(context.Background(), be, req)
+			runtime.ReadMemStats(&after)
+			if err != nil || len(evs) == 0 {
+				t.Fatalf("%d events, err %v", len(evs), err)
+			}
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
+		}
+		return float64(least) / float64(len(huge))
+	}
+	if got := allocs(&agentcli.Request{Prompt: "x"}); got > 1.25 {
+		t.Errorf("by default, a run printing a %d-byte line allocated %.2f times the line, want at most 1.25", len(huge), got)
+	}
+	if got := allocs(&agentcli.Request{Prompt: "x", MaxRawBytes: -1}); got <= 1.25 {
+		t.Errorf("keeping every Raw, a run printing a %d-byte line allocated %.2f times the line, want more than 1.25 (its decoded copy)", len(huge), got)
 	}
 }

@@ -188,6 +188,9 @@ func (g *Generator) HugeStream(n int) []byte {
 	return append(b, g.trailer...)
 }
 
+// HugeStream returns Generator.HugeStream(n) of cli's generator.
+func HugeStream(cli CLI, n int) []byte { return must(cli).HugeStream(n) }
+
 // Stream returns a whole stream of at least size bytes of cli's output.
 func Stream(cli CLI, size int) []byte {
 	var buf bytes.Buffer

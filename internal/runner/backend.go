@@ -120,5 +120,5 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		r.Cleanup()
 		return nil, b.spec.finishErr(err, Exit{}, red)
 	}
-	return redactSession(s, red, req.DropRaw), nil
+	return redactSession(s, red, RawLimit(req)), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 
 	"github.com/agentcli/agentcli"
 )
@@ -25,30 +26,57 @@ func noticeOf(backend string, line []byte, err error) agentcli.Event {
 	return agentcli.Event{Kind: agentcli.EventNotice, Err: pe, Text: pe.Error(), Raw: json.RawMessage(line)}
 }
 
-// DropRaw empties what Request.DropRaw drops: ev's Raw, and its Result's
-// Raw, unless the event has nothing else to show (an EventUnknown, or the
-// EventNotice of a line that did not parse, with a *agentcli.ParseError).
-func DropRaw(ev *agentcli.Event) {
-	var pe *agentcli.ParseError
+// RawLimit returns the longest Raw a run of req keeps (see
+// Request.MaxRawBytes): -1, none, under Request.DropRaw;
+// agentcli.DefaultMaxRawBytes for zero; math.MaxInt, no limit, for a
+// negative MaxRawBytes.
+func RawLimit(req *agentcli.Request) int {
 	switch {
-	case ev.Kind == agentcli.EventUnknown:
-	case ev.Kind == agentcli.EventNotice && errors.As(ev.Err, &pe):
-	default:
-		ev.Raw = nil
+	case req.DropRaw:
+		return -1
+	case req.MaxRawBytes == 0:
+		return agentcli.DefaultMaxRawBytes
+	case req.MaxRawBytes < 0:
+		return math.MaxInt
 	}
-	if ev.Result != nil {
+	return req.MaxRawBytes
+}
+
+// CapRaw empties what a run keeping Raw of at most limit bytes (see
+// RawLimit) drops: ev's Raw when it is longer, unless the event has
+// nothing else to show (an EventUnknown, or the EventNotice of a line
+// that did not parse, with a *agentcli.ParseError), and its Result's Raw
+// when that is longer.
+func CapRaw(ev *agentcli.Event, limit int) {
+	if len(ev.Raw) > limit {
+		var pe *agentcli.ParseError
+		switch {
+		case ev.Kind == agentcli.EventUnknown:
+		case ev.Kind == agentcli.EventNotice && errors.As(ev.Err, &pe):
+		default:
+			ev.Raw = nil
+		}
+	}
+	if ev.Result != nil && len(ev.Result.Raw) > limit {
 		ev.Result.Raw = nil
 	}
 }
 
-// DropRawErr empties the Raw of the Result a *agentcli.ResultError in err
-// carries (see DropRaw).
-func DropRawErr(err error) {
+// CapRawErr empties the Raw of the Result a *agentcli.ResultError in err
+// carries when it is longer than limit (see CapRaw).
+func CapRawErr(err error, limit int) {
 	var re *agentcli.ResultError
-	if errors.As(err, &re) && re.Result != nil {
+	if errors.As(err, &re) && re.Result != nil && len(re.Result.Raw) > limit {
 		re.Result.Raw = nil
 	}
 }
+
+// DropRaw empties what Request.DropRaw drops: CapRaw with no Raw kept.
+func DropRaw(ev *agentcli.Event) { CapRaw(ev, -1) }
+
+// DropRawErr empties the Raw of the Result a *agentcli.ResultError in err
+// carries (see DropRaw).
+func DropRawErr(err error) { CapRawErr(err, -1) }
 
 // DecodeObject decodes one output line that should hold a JSON object into
 // v. It returns nil on success, or the notice event for a line that is not

@@ -22,16 +22,16 @@ func Structured(res *agentcli.Result) error { return structured(res) }
 type redactedSession struct {
 	s   agentcli.Session
 	red *Redactor
-	// dropRaw: the session's Request.DropRaw.
-	dropRaw bool
+	// rawLimit: the longest Raw the session keeps (RawLimit).
+	rawLimit int
 }
 
 var _ agentcli.Session = (*redactedSession)(nil)
 
-// redactSession wraps s so that everything it reports passes red, and,
-// when dropRaw is true, DropRaw.
-func redactSession(s agentcli.Session, red *Redactor, dropRaw bool) agentcli.Session {
-	return &redactedSession{s: s, red: red, dropRaw: dropRaw}
+// redactSession wraps s so that everything it reports passes red, and
+// CapRaw with rawLimit.
+func redactSession(s agentcli.Session, red *Redactor, rawLimit int) agentcli.Session {
+	return &redactedSession{s: s, red: red, rawLimit: rawLimit}
 }
 
 func (r *redactedSession) ID() string { return r.s.ID() }
@@ -41,14 +41,10 @@ func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 		for ev, err := range r.s.Stream(ctx, prompt) {
 			if err != nil {
 				err = r.red.Error(err)
-				if r.dropRaw {
-					DropRawErr(err)
-				}
+				CapRawErr(err, r.rawLimit)
 			} else {
 				r.red.Event(&ev)
-				if r.dropRaw {
-					DropRaw(&ev)
-				}
+				CapRaw(&ev, r.rawLimit)
 			}
 			if !yield(ev, err) {
 				return
@@ -60,13 +56,12 @@ func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 func (r *redactedSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
 	res, err := r.s.Run(ctx, prompt)
 	r.red.Result(res)
-	if r.dropRaw {
-		if res != nil {
-			res.Raw = nil
-		}
-		DropRawErr(err)
+	if res != nil && len(res.Raw) > r.rawLimit {
+		res.Raw = nil
 	}
-	return res, r.red.Error(err)
+	err = r.red.Error(err)
+	CapRawErr(err, r.rawLimit)
+	return res, err
 }
 
 func (r *redactedSession) Interrupt(ctx context.Context) error {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"runtime"
 	"sync"
@@ -49,6 +50,9 @@ type lineReader struct {
 	// borrow: lines are read into memory that goes round with the
 	// batches (see startReader).
 	borrow bool
+	// ownOver: when not borrowing, a line longer than this (trimmed) is
+	// handed over for keeps (see startReader).
+	ownOver int
 
 	mu    sync.Mutex
 	panic any // the first panic of a stage
@@ -61,8 +65,9 @@ type lineReader struct {
 type readLine struct {
 	proc.Line
 	utf8 bool
-	// owned: the line was read into memory of its own, not the batch's,
-	// while borrowing, so the parser may keep it (see OwnParser).
+	// owned: the line is handed over for keeps (see OwnParser): while
+	// borrowing, a line read into memory of its own, not the batch's;
+	// otherwise a line longer than ownOver.
 	owned bool
 	dec   Decoded
 	// mem, in a batch's first line only, is the memory the batch's
@@ -131,8 +136,10 @@ var newLineChunk = func() []byte { return make([]byte, 0, lineChunk) }
 // decoded by n of its LineDecoders. When borrow is true, the lines are
 // read into memory that is reused once their batch is recycled, so the
 // parser must be borrowing (BorrowParser) and nothing may keep a line
-// past its batch.
-func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int, borrow bool) *lineReader {
+// past its batch. Otherwise no line's memory is reused, and a line longer
+// than ownOver, trimmed, is handed over for keeps (see OwnParser): the
+// parser must then be an OwnParser.
+func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int, borrow bool, ownOver int) *lineReader {
 	if dp == nil {
 		n = 0
 	}
@@ -146,10 +153,11 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 		free = 4 + 3*n
 	}
 	r := &lineReader{
-		p:      p,
-		free:   make(chan []readLine, free),
-		done:   make(chan struct{}),
-		borrow: borrow,
+		p:       p,
+		free:    make(chan []readLine, free),
+		done:    make(chan struct{}),
+		borrow:  borrow,
+		ownOver: ownOver,
 	}
 	ins := make([]chan []readLine, max(n, 1))
 	for i := range ins {
@@ -273,6 +281,9 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 				chunk = newLineChunk()
 			}
 			line, chunk, err = r.p.ReadLineTo(chunk)
+			// A line's memory in a chunk is its own too: nothing else
+			// reads or reuses it once the wire log has it (below).
+			owned = err == nil && longerThan(line.Data, r.ownOver)
 		}
 		if err != nil {
 			// EOF, or a read error: the exit status and the terminal
@@ -311,6 +322,12 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 	if len(batch) > 0 {
 		send()
 	}
+}
+
+// longerThan reports whether line, trimmed of surrounding space (as the
+// parsers keep it as Raw), is longer than n bytes.
+func longerThan(line []byte, n int) bool {
+	return len(line) > n && len(bytes.TrimSpace(line)) > n
 }
 
 // decode decodes the lines of the batches from in and hands them to out.

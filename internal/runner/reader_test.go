@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -35,7 +36,7 @@ func startSh(t *testing.T, script string) *proc.Process {
 func TestReaderBackpressure(t *testing.T) {
 	p := startSh(t, `yes 0123456789 | head -n 5000000`)
 	lg := &runLog{}
-	r := startReader(context.Background(), p, lg, nil, nil, 0, false)
+	r := startReader(context.Background(), p, lg, nil, nil, 0, false, math.MaxInt)
 	if b, ok := r.next(); !ok || len(b) == 0 {
 		t.Fatal("no first batch")
 	}
@@ -58,7 +59,7 @@ func TestReaderBorrowed(t *testing.T) {
 	// Lines of 1 to 6 digits and, every 10000 lines, one of 300 KiB, longer
 	// than the read buffer, which has an allocation of its own.
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; big = substr(big, 1, 307200); for (i = 0; i < 200000; i++) { print i; if (i % 10000 == 9999) print big } }'`)
-	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, true)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, true, math.MaxInt)
 	n, batches, bigs := 0, 0, 0
 	mems := map[*byte]bool{}
 	for b, ok := r.next(); ok; b, ok = r.next() {
@@ -136,7 +137,7 @@ func TestReaderChunks(t *testing.T) {
 		return false
 	}
 	p := startSh(t, `awk 'BEGIN { for (i = 0; i < 200000; i++) { print i; if (i % 1000 == 999) printf "%10240s\n", "m"; if (i % 10000 == 9999) printf "%40960s\n", "b" } }'`)
-	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, false)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, false, math.MaxInt)
 	var lines [][]byte
 	var shortBytes int
 	for b, ok := r.next(); ok; b, ok = r.next() {
@@ -193,7 +194,7 @@ func TestReaderChunks(t *testing.T) {
 // ends by itself at EOF.
 func TestReaderOrder(t *testing.T) {
 	p := startSh(t, `i=0; while [ $i -lt 3000 ]; do echo $i; i=$((i+1)); done`)
-	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, false)
+	r := startReader(context.Background(), p, &runLog{}, nil, nil, 0, false, math.MaxInt)
 	n := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
@@ -256,7 +257,7 @@ func TestReaderDecodersOrder(t *testing.T) {
 	for _, n := range []int{decoders(true), decoders(false)} {
 		p := startSh(t, `seq 0 19999`)
 		np := &numParser{}
-		r := startReader(context.Background(), p, &runLog{}, nil, np, n, false)
+		r := startReader(context.Background(), p, &runLog{}, nil, np, n, false, math.MaxInt)
 		i := 0
 		for b, ok := r.next(); ok; b, ok = r.next() {
 			for _, l := range b {
@@ -285,7 +286,7 @@ func TestReaderDecodersOrder(t *testing.T) {
 func TestReaderDecodersBackpressure(t *testing.T) {
 	for _, n := range []int{decoders(true), decoders(false)} {
 		p := startSh(t, `yes 12345 | head -n 5000000`)
-		r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, n, false)
+		r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, n, false, math.MaxInt)
 		if _, ok := r.next(); !ok {
 			t.Fatal("no first batch")
 		}
@@ -306,7 +307,7 @@ func TestReaderDecodersBackpressure(t *testing.T) {
 // stages end.
 func TestReaderDecoderPanic(t *testing.T) {
 	p := startSh(t, `seq 1 3000; echo boom; yes 7 | head -n 1000000`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false)
+	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false, math.MaxInt)
 	defer func() {
 		if v := recover(); v != "decoder panic" {
 			t.Fatalf("recovered %v, want the decoder's panic", v)
@@ -336,7 +337,7 @@ func (ownParser) NewLineDecoder() LineDecoder { return ownDecoder{} }
 // with owned set, and only those.
 func TestReaderDecodeOwned(t *testing.T) {
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big } }'`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, true)
+	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, true, math.MaxInt)
 	owned := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
@@ -351,6 +352,36 @@ func TestReaderDecodeOwned(t *testing.T) {
 	}
 	if owned < 15 {
 		t.Fatalf("%d lines decoded as owned, want the big ones (20)", owned)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+}
+
+// When not borrowing (the run keeps Raw), the lines longer than ownOver,
+// trimmed, are handed over for keeps, wherever they were read (a chunk
+// or memory of their own), and only those.
+func TestReaderOwnOver(t *testing.T) {
+	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big; if (i % 1000 == 500) printf "%0300d  \n", i; if (i % 1000 == 600) printf "%0301d\n", i } }'`)
+	const over = 300
+	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, false, over)
+	owned := 0
+	for b, ok := r.next(); ok; b, ok = r.next() {
+		for _, l := range b {
+			if want := len(strings.TrimSpace(string(l.Data))) > over; l.owned != want {
+				t.Fatalf("line of %d bytes (%.8q): owned %v, want %v", len(l.Data), l.Data, l.owned, want)
+			}
+			if l.dec != nil && *l.dec.(*bool) != l.owned {
+				t.Fatalf("line %.8q: owned %v, decoded as owned %v", l.Data, l.owned, *l.dec.(*bool))
+			}
+			if l.owned {
+				owned++
+			}
+		}
+		r.recycle(b)
+	}
+	if owned != 40 {
+		t.Fatalf("%d lines handed over, want the 20 big ones and the 20 of 301 bytes", owned)
 	}
 	if e := p.Wait(); e.Code != 0 {
 		t.Fatalf("exit %+v", e)

@@ -23,13 +23,15 @@ func (b *Backend) wireLog(r *Run, args []string, red *Redactor) *wirelog.Writer 
 		argv = append(argv, red.Redact(a))
 	}
 	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
-		Backend:   b.spec.Name,
-		Deltas:    r.Deltas,
-		Model:     r.Req.Model,
-		SessionID: r.Req.SessionID,
-		Schema:    len(r.Req.OutputSchema) > 0,
-		Argv:      argv,
-		Time:      time.Now().UTC(),
+		Backend:     b.spec.Name,
+		Deltas:      r.Deltas,
+		Model:       r.Req.Model,
+		SessionID:   r.Req.SessionID,
+		Schema:      len(r.Req.OutputSchema) > 0,
+		DropRaw:     r.Req.DropRaw,
+		MaxRawBytes: r.Req.MaxRawBytes,
+		Argv:        argv,
+		Time:        time.Now().UTC(),
 	})
 }
 
@@ -48,7 +50,8 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 			yield(agentcli.Event{}, fmt.Errorf("%s: replay: the log was written by the %s backend", b.spec.Name, rec.Start.Backend))
 			return
 		}
-		req := &agentcli.Request{Model: rec.Start.Model, SessionID: rec.Start.SessionID}
+		req := &agentcli.Request{Model: rec.Start.Model, SessionID: rec.Start.SessionID,
+			DropRaw: rec.Start.DropRaw, MaxRawBytes: rec.Start.MaxRawBytes}
 		if rec.Start.Schema {
 			req.OutputSchema = json.RawMessage("{}") // the parser needs to know, not the schema
 		}
@@ -70,8 +73,11 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				if ended != "" {
 					continue // dropped by the run too
 				}
-				for _, ev := range f.line(rec.Data, rec.TooLong, false) {
+				// rec.Data is a copy of the line's, which nothing else
+				// reads.
+				for _, ev := range f.line(rec.Data, rec.TooLong, false, f.owns(rec.Data)) {
 					red.Event(&ev)
+					CapRaw(&ev, f.rawLimit)
 					if !yield(ev, nil) {
 						return
 					}
@@ -89,10 +95,13 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				}
 				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
 				if err != nil {
-					yield(agentcli.Event{}, red.Error(err))
+					err = red.Error(err)
+					CapRawErr(err, f.rawLimit)
+					yield(agentcli.Event{}, err)
 					return
 				}
 				red.Event(&ev)
+				CapRaw(&ev, f.rawLimit)
 				yield(ev, nil)
 				return
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 	"syscall"
@@ -59,18 +60,15 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	// retries and results carry the CLI's output. It knows the run's
 	// environment once it is built.
 	red := ProcessRedactor()
+	rawLimit := RawLimit(req)
 	out := yield
 	yield = func(ev agentcli.Event, err error) bool {
 		if err != nil {
 			err = red.Error(err)
-			if req.DropRaw {
-				DropRawErr(err)
-			}
+			CapRawErr(err, rawLimit)
 		} else {
 			red.Event(&ev)
-			if req.DropRaw {
-				DropRaw(&ev)
-			}
+			CapRaw(&ev, rawLimit)
 		}
 		return out(ev, err)
 	}
@@ -164,7 +162,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
 	// its own (see lineReader); applying lines and yielding stay on this
 	// one.
-	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(f.borrow), f.borrow)
+	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(f.borrow), f.borrow, f.ownOver())
 	defer rd.stop() // on every path, before p.Close; a no-op once it ended
 	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
@@ -230,7 +228,7 @@ type feed struct {
 	parser Parser
 	utf8   UTF8Parser   // parser, when it implements it
 	dp     DecodeParser // likewise
-	own    OwnParser    // likewise, when borrowing
+	own    OwnParser    // likewise
 	synth  evstream.Deltas
 	out    []agentcli.Event
 	// session: the last session id seen, a copy of its own.
@@ -240,39 +238,61 @@ type feed struct {
 	// borrow: the run keeps no Raw (Request.DropRaw) and the parser can
 	// borrow lines (BorrowParser), so lines are read into reused memory.
 	borrow bool
+	// rawLimit: the longest Raw the run keeps (RawLimit).
+	rawLimit int
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
 	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
-		schema: len(r.Req.OutputSchema) > 0}
+		schema: len(r.Req.OutputSchema) > 0, rawLimit: RawLimit(r.Req)}
 	if bp, ok := f.parser.(BorrowParser); ok && r.Req.DropRaw {
 		bp.Borrow()
 		f.borrow = true
-		f.own, _ = f.parser.(OwnParser)
 	}
+	// A parser that borrows takes the lines that do not fit the reader's
+	// buffers for keeps; one that does not, the lines whose Raw the run
+	// does not keep (see ownOver).
+	f.own, _ = f.parser.(OwnParser)
 	f.utf8, _ = f.parser.(UTF8Parser)
 	f.dp, _ = f.parser.(DecodeParser)
 	return f
 }
 
+// ownOver returns the length over which a line read into memory that is
+// not reused (the run keeps Raw) is handed over for keeps (see
+// OwnParser): the longest Raw the run keeps, since the events of a longer
+// line keep no Raw of it, so that nothing else reads its memory. It is
+// math.MaxInt, none, when the parser cannot take lines for keeps or when
+// it borrows (then the reader hands over what does not fit its buffers).
+func (f *feed) ownOver() int {
+	if f.own == nil || f.borrow {
+		return math.MaxInt
+	}
+	return f.rawLimit
+}
+
+// owns reports whether a line of data, in memory nobody reads or reuses
+// afterwards, is handed over for keeps (see ownOver).
+func (f *feed) owns(data []byte) bool { return longerThan(data, f.ownOver()) }
+
 // read returns the events of a line handed over by the reader: decoded
 // already, or not.
 func (f *feed) read(l readLine) []agentcli.Event {
 	if l.dec == nil || l.TooLong > 0 {
-		if l.owned && f.own != nil { // an owned line is never too long
-			return f.deltas(f.own.LineOwned(l.Data, l.utf8))
-		}
-		return f.line(l.Data, l.TooLong, l.utf8)
+		return f.line(l.Data, l.TooLong, l.utf8, l.owned)
 	}
 	return f.deltas(f.dp.Apply(l.dec))
 }
 
 // line returns the events of one stdout line (or of a line of tooLong
 // bytes that was skipped); validUTF8 reports that the line is known to be
-// valid UTF-8. The slice is reused by the next call.
-func (f *feed) line(data []byte, tooLong int, validUTF8 bool) []agentcli.Event {
+// valid UTF-8, and owned that it is handed over for keeps (never a line
+// too long). The slice is reused by the next call.
+func (f *feed) line(data []byte, tooLong int, validUTF8, owned bool) []agentcli.Event {
 	var evs []agentcli.Event
 	switch {
+	case owned && f.own != nil:
+		evs = f.own.LineOwned(data, validUTF8)
 	case tooLong > 0:
 		lerr := &agentcli.LineTooLongError{Limit: f.limit, Len: tooLong}
 		evs = []agentcli.Event{{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()}}
@@ -311,6 +331,9 @@ func (f *feed) end(e Exit) (agentcli.Event, error) {
 		err = f.spec.finishErr(structured(res), e, f.red)
 	}
 	if res != nil {
+		if len(res.Raw) > f.rawLimit {
+			res.Raw = nil // not copied by detachResult only to be dropped
+		}
 		res.ExitCode = e.Code
 		if err != nil || res.IsError {
 			res.Stderr = f.spec.stderrTail(f.red, e)

@@ -5,7 +5,7 @@
 // The log is NDJSON, one record per line, each an object whose "t" says
 // what it is:
 //
-//	{"t":"start","v":1,"backend":"claude","deltas":true,"model":"…","session_id":"…","schema":true,"argv":[…],"time":"…"}
+//	{"t":"start","v":1,"backend":"claude","deltas":true,"model":"…","session_id":"…","schema":true,"drop_raw":true,"max_raw_bytes":N,"argv":[…],"time":"…"}
 //	{"t":"in","text":"…"}              bytes agentcli wrote to the CLI's stdin ("b64" when not UTF-8)
 //	{"t":"out","line":{…}}             a stdout line that is JSON, embedded verbatim (byte-exact)
 //	{"t":"out","text":"…"}             a stdout line that is UTF-8 but not JSON
@@ -17,7 +17,7 @@
 // A stdout line is the bytes between two newlines, without the newline.
 // "start" describes what the parser needs (which backend, whether deltas
 // were asked for, the model and the session id the run asked for, whether
-// it asked for structured output); argv is
+// it asked for structured output, which Raw its events kept); argv is
 // informational (secrets redacted).
 package wirelog
 
@@ -39,13 +39,17 @@ const Version = 1
 
 // Start is the first record of a log.
 type Start struct {
-	Backend   string    `json:"backend"`
-	Deltas    bool      `json:"deltas"`
-	Model     string    `json:"model,omitempty"`
-	SessionID string    `json:"session_id,omitempty"`
-	Schema    bool      `json:"schema,omitempty"` // an output schema: the final answer is JSON
-	Argv      []string  `json:"argv,omitempty"`
-	Time      time.Time `json:"time"`
+	Backend   string `json:"backend"`
+	Deltas    bool   `json:"deltas"`
+	Model     string `json:"model,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	Schema    bool   `json:"schema,omitempty"` // an output schema: the final answer is JSON
+	// DropRaw and MaxRawBytes are the run's Request fields: which Raw
+	// its events kept.
+	DropRaw     bool      `json:"drop_raw,omitempty"`
+	MaxRawBytes int       `json:"max_raw_bytes,omitempty"`
+	Argv        []string  `json:"argv,omitempty"`
+	Time        time.Time `json:"time"`
 }
 
 // Writer writes one run's log to an io.Writer. It is safe for concurrent

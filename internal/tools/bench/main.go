@@ -151,6 +151,8 @@ type contender string
 const (
 	cAgentcli contender = "agentcli"
 	cDropRaw  contender = "agentcli, DropRaw"
+	// cEveryRaw keeps Raw even on a huge line (Request.MaxRawBytes -1).
+	cEveryRaw contender = "agentcli, every Raw"
 	cTS       contender = "TS SDK"
 	cBare     contender = "bare os/exec"
 	cFloor    contender = "fake | cat"
@@ -259,6 +261,9 @@ func bench(ctx context.Context, c config, log io.Writer) (string, error) {
 		if sc.slow == 0 {
 			cs = append(cs, cDropRaw)
 		}
+		if sc.huge {
+			cs = append(cs, cEveryRaw)
+		}
 		if node != "" && tsSDK(cli) != "" {
 			cs = append(cs, cTS)
 		}
@@ -301,9 +306,13 @@ func runOne(ctx context.Context, c config, ct contender, cli benchdata.CLI, sc *
 		cmd = exec.CommandContext(ctx, node, args...)
 		cmd.Dir = c.nodeDir
 	default:
-		mode := map[contender]string{cAgentcli: "agentcli", cDropRaw: "agentcli", cBare: "bare", cFloor: "floor"}[ct]
+		mode := map[contender]string{cAgentcli: "agentcli", cDropRaw: "agentcli", cEveryRaw: "agentcli", cBare: "bare", cFloor: "floor"}[ct]
+		maxRaw := 0
+		if ct == cEveryRaw {
+			maxRaw = -1
+		}
 		cmd = exec.CommandContext(ctx, runner, "-mode", mode, "-cli", string(cli), "-fake", fake, "-slow-events", strconv.Itoa(sc.slow),
-			"-drop-raw="+strconv.FormatBool(ct == cDropRaw))
+			"-drop-raw="+strconv.FormatBool(ct == cDropRaw), "-max-raw="+strconv.Itoa(maxRaw))
 	}
 	cmd.Env = append(os.Environ(), "BENCH_FAKE_CLI="+string(cli), "BENCH_FAKE_BYTES="+strconv.FormatInt(sc.size, 10),
 		"GORACE=atexit_sleep_ms=0") // race-built binaries (the smoke test) otherwise sleep 1 s at exit

@@ -47,7 +47,7 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cli := range benchdata.CLIs {
-		for row, want := range map[string]int{"agentcli | ": 3, "bare os/exec": 2, `fake \| cat`: 2} {
+		for row, want := range map[string]int{"agentcli | ": 3, "agentcli, every Raw | ": 1, "bare os/exec": 2, `fake \| cat`: 2} {
 			if n := strings.Count(rep, "| "+string(cli)+" | "+row); n != want {
 				t.Errorf("%d rows %q, want %d, in\n%s", n, row, want, rep)
 			}

@@ -73,7 +73,7 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 	fmt.Fprintf(&b, "Machine: %s. Command: `%s`. Medians of %d interleaved round(s) (each contender in its own process, the order rotated every round); run took %s.\n\n",
 		machine(), command(), c.rounds, took.Round(time.Second))
 	fmt.Fprintf(&b, "Every contender reads the same bytes from the same fake CLI (`internal/tools/bench/fakecli`, streams from `internal/benchdata`). "+
-		"agentcli: `agentcli.Open` + `Stream`, every event yielded with its Raw line. TS SDK: `query()` / `runStreamed()` on Node. "+
+		"agentcli: `agentcli.Open` + `Stream`, every event yielded with its Raw line (up to the default Request.MaxRawBytes; `every Raw`: all of them, `DropRaw`: none). TS SDK: `query()` / `runStreamed()` on Node. "+
 		"bare os/exec: start the fake and read its lines without parsing. fake | cat: the ceiling of any pipe reader. "+
 		"Peak RSS: the contender process's VmHWM. Events are each side's own (agentcli events, SDK messages), so events/s ratios compare different units.\n\n")
 	for si, sc := range scs {
@@ -114,10 +114,10 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 				}
 			case sc.huge:
 				line := float64(sc.size) / (1 << 20)
-				for _, ct := range []contender{cAgentcli, cDropRaw, cTS, cBare, cFloor} {
+				for _, ct := range []contender{cAgentcli, cDropRaw, cEveryRaw, cTS, cBare, cFloor} {
 					if x := f[ct]; x.ok {
 						rss := "—"
-						if ct == cAgentcli || ct == cDropRaw || ct == cTS {
+						if ct == cAgentcli || ct == cDropRaw || ct == cEveryRaw || ct == cTS {
 							rss = fmt.Sprintf("%.1f×", x.rssMB/line)
 						}
 						fmt.Fprintf(&b, "| %s | %s | %.3f | %s | %s | %s |\n", cli, name(ct), x.wall, num(x.mbps), ifRSS(ct, x.rssMB), rss)

@@ -7,7 +7,7 @@
 //
 //	agentcli  agentcli.Open(cli, &Options{Path: fake}) and Stream, as a
 //	          user writes it: every event yielded, Raw kept (with
-//	          -drop-raw: Request.DropRaw)
+//	          -drop-raw: Request.DropRaw; -max-raw N: Request.MaxRawBytes)
 //	bare      a bare os/exec baseline: start the fake, read its lines, no
 //	          parsing (the time to the first line is the floor for agentcli's
 //	          time to first event)
@@ -53,6 +53,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of the run to this file")
 	dropRaw := flag.Bool("drop-raw", false, "agentcli mode: set Request.DropRaw")
+	maxRaw := flag.Int("max-raw", 0, "agentcli mode: Request.MaxRawBytes (-1: keep every Raw)")
 	flag.Parse()
 	if *memProfile != "" {
 		runtime.MemProfileRate = 64 << 10
@@ -74,7 +75,7 @@ func main() {
 	var err error
 	switch *mode {
 	case "agentcli":
-		r, err = runAgentcli(*cli, *fake, *slow, *dropRaw)
+		r, err = runAgentcli(*cli, *fake, *slow, *dropRaw, *maxRaw)
 	case "bare":
 		r, err = runBare(*cli, *fake)
 	case "floor":
@@ -90,13 +91,13 @@ func main() {
 	io.Copy(io.Discard, os.Stdin) // the driver reads /proc/<pid>/status, then closes stdin
 }
 
-func runAgentcli(cli, fake string, slow int, dropRaw bool) (Result, error) {
+func runAgentcli(cli, fake string, slow int, dropRaw bool, maxRaw int) (Result, error) {
 	var r Result
 	b, err := agentcli.Open(cli, &agentcli.Options{Path: fake})
 	if err != nil {
 		return r, err
 	}
-	req := &agentcli.Request{Prompt: "Fix the failing tests.", DropRaw: dropRaw}
+	req := &agentcli.Request{Prompt: "Fix the failing tests.", DropRaw: dropRaw, MaxRawBytes: maxRaw}
 	start := time.Now()
 	var res *agentcli.Result
 	for ev, err := range b.Stream(context.Background(), req) {
