@@ -596,18 +596,13 @@ func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
 	return u
 }
 
-// apply turns the decoded line w (whose bytes are raw) into events.
-func (p *parser) apply(w *wireLine, raw []byte) {
+// apply turns the decoded line w (whose bytes are line) into events.
+func (p *parser) apply(w *wireLine, line []byte) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
 	sub := w.ParentToolUseID
-	line := raw
-	if p.borrow || len(p.inPlace) > 0 {
-		// See Borrow, and runner.OwnParser: strings were decoded in
-		// place in the line, which is no longer as printed.
-		raw = nil
-	}
+	raw := runner.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
 	case "system":
@@ -663,9 +658,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
-				if raw == nil { // the line as printed
-					ev.Raw = p.inPlace.Original(nil, line)
-				}
+				ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
 			}
 			p.evs = append(p.evs, ev)
 		}
@@ -737,9 +730,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if raw == nil { // the line as printed
-		ev.Raw = p.inPlace.Original(nil, line)
-	}
+	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 

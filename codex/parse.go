@@ -473,14 +473,9 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 	r.Content = d.Span(start, d.Offset())
 }
 
-// apply turns the decoded line w (whose bytes are raw) into events.
-func (p *parser) apply(w *wireEvent, raw []byte) {
-	line := raw
-	if p.borrow || len(p.inPlace) > 0 {
-		// See Borrow, and runner.OwnParser: strings were decoded in
-		// place in the line, which is no longer as printed.
-		raw = nil
-	}
+// apply turns the decoded line w (whose bytes are line) into events.
+func (p *parser) apply(w *wireEvent, line []byte) {
+	raw := runner.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -547,9 +542,7 @@ func (p *parser) apply(w *wireEvent, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if raw == nil { // the line as printed
-		ev.Raw = p.inPlace.Original(nil, line)
-	}
+	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 

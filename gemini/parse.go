@@ -384,12 +384,7 @@ func (p *parser) streamLine(line []byte) {
 // applyEvent turns a decoded stream-json line w (whose bytes are line)
 // into events.
 func (p *parser) applyEvent(w *wireEvent, line []byte) {
-	raw := json.RawMessage(line)
-	if p.borrow || len(p.inPlace) > 0 {
-		// See Borrow, and runner.OwnParser: strings were decoded in
-		// place in the line, which is no longer as printed.
-		raw = nil
-	}
+	raw := json.RawMessage(runner.LineRaw(line, p.borrow, p.inPlace))
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
@@ -480,9 +475,7 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if raw == nil { // the line as printed
-		ev.Raw = p.inPlace.Original(nil, line)
-	}
+	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 

@@ -432,8 +432,8 @@ func (x *lineDecoder) decodeError() apiError {
 	return e
 }
 
-// apply turns the decoded line w (whose bytes are raw) into events.
-func (p *parser) apply(w *wireLine, raw []byte) {
+// apply turns the decoded line w (whose bytes are line) into events.
+func (p *parser) apply(w *wireLine, line []byte) {
 	part := &w.Part
 	sid := w.SessionID
 	if sid == "" {
@@ -448,12 +448,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
-	line := raw
-	if p.borrow || len(p.inPlace) > 0 {
-		// See Borrow, and runner.OwnParser: strings were decoded in
-		// place in the line, which is no longer as printed.
-		raw = nil
-	}
+	raw := runner.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{SessionID: sid, Raw: raw}
 	switch w.Type {
 	case "step_start":
@@ -556,9 +551,7 @@ func (p *parser) apply(w *wireLine, raw []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	if raw == nil { // the line as printed
-		ev.Raw = p.inPlace.Original(nil, line)
-	}
+	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 

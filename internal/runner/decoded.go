@@ -76,3 +76,26 @@ func (dl *DecodedLine[W]) Release() {
 	dl.W = zero
 	dl.Raw, dl.Err, dl.InPlace = nil, nil, dl.InPlace[:0]
 }
+
+// LineRaw returns what the events of a decoded line keep as Raw: the line
+// as printed, or nil when the parser borrows lines (see BorrowParser) or
+// strings were decoded in place in it (ip, see OwnParser), which leaves it
+// no longer as printed. An EventUnknown, which has nothing else to show,
+// takes UnknownRaw instead.
+func LineRaw(line []byte, borrow bool, ip jsonscan.InPlace) []byte {
+	if borrow || len(ip) > 0 {
+		return nil
+	}
+	return line
+}
+
+// UnknownRaw returns the Raw of an EventUnknown of line, given what the
+// line's other events keep (raw, from LineRaw): raw, or when that is nil a
+// copy of the line as printed, rebuilt where strings were decoded in place
+// in it.
+func UnknownRaw(raw, line []byte, ip jsonscan.InPlace) []byte {
+	if raw != nil {
+		return raw
+	}
+	return ip.Original(nil, line)
+}
