@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -105,21 +104,12 @@ var robustCases = []robustCase{
 // of its size (the oracle allocated depth × size).
 func linearAlloc(line string) func(backendtest.Run) error {
 	return func(backendtest.Run) error {
-		n := allocated(func() { newParser().Line([]byte(line)) })
+		n := backendtest.Allocated(func() { newParser().Line([]byte(line)) })
 		if n > 4*uint64(len(line))+64<<10 {
 			return fmt.Errorf("parsing a %d-byte line allocated %d bytes", len(line), n)
 		}
 		return nil
 	}
-}
-
-// allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var a, b runtime.MemStats
-	runtime.ReadMemStats(&a)
-	f()
-	runtime.ReadMemStats(&b)
-	return b.TotalAlloc - a.TotalAlloc
 }
 
 func TestRobust(t *testing.T) {
@@ -139,7 +129,7 @@ func TestRobustOracle(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if strings.HasPrefix(c.name, "nested") {
 				line := []byte(c.lines)
-				if n := allocated(func() { newOracleParser().Line(line) }); n < 16*uint64(len(line)) {
+				if n := backendtest.Allocated(func() { newOracleParser().Line(line) }); n < 16*uint64(len(line)) {
 					t.Fatalf("the oracle allocated only %d bytes for a %d-byte line", n, len(line))
 				}
 				return

@@ -384,17 +384,8 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 }
 
 // WithoutRaw returns r with the Raw fields Request.DropRaw drops emptied
-// (see runner.DropRaw), in place.
-func WithoutRaw(r Run) Run {
-	for _, evs := range r.Events {
-		dropRaw(evs)
-	}
-	if r.Result != nil {
-		r.Result.Raw = nil
-	}
-	runner.DropRawErr(r.Err)
-	return r
-}
+// (see runner.DropRaw), in place: CapRawRun keeping no Raw.
+func WithoutRaw(r Run) Run { return CapRawRun(r, -1) }
 
 // DiffRuns describes the first difference between two runs of the same
 // lines, or returns "". Notices are compared by their error's type (and a

@@ -88,17 +88,26 @@ func ownedAllocs(p runner.Parser, line []byte, borrow, viaDecoder bool) (uint64,
 	if viaDecoder {
 		dec = p.(runner.DecodeParser).NewLineDecoder()
 	}
+	var evs []agentcli.Event
+	n := Allocated(func() {
+		if viaDecoder {
+			evs = p.(runner.DecodeParser).Apply(dec.Decode(line, true, true, nil))
+		} else {
+			evs = p.(runner.OwnParser).LineOwned(line, true)
+		}
+	})
+	return n, append([]agentcli.Event(nil), evs...)
+}
+
+// Allocated returns the bytes allocated while f runs (by f, and by any
+// other goroutine meanwhile).
+func Allocated(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	var evs []agentcli.Event
-	if viaDecoder {
-		evs = p.(runner.DecodeParser).Apply(dec.Decode(line, true, true, nil))
-	} else {
-		evs = p.(runner.OwnParser).LineOwned(line, true)
-	}
+	f()
 	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc, append([]agentcli.Event(nil), evs...)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 func dropRaw(evs []agentcli.Event) []agentcli.Event {
