@@ -107,11 +107,27 @@ type Request struct {
 	// MaxTurns limits agentic turns; 0 means the CLI's default.
 	MaxTurns int
 
-	// AllowedTools and DisallowedTools filter the CLI's tools, in the CLI's
-	// own rule syntax (for Claude, e.g. "Bash(git *)").
+	// AllowedTools, when not empty, is the complete list of tools the
+	// agent may use, in every permission mode, one-shot and live: a tool
+	// that is not listed is not offered to the model (or, where a CLI
+	// cannot take it away, every call of it is refused). A listed tool is
+	// approved in advance: it runs without asking (under PermissionPlan
+	// the CLI's plan mode still decides).
+	//
+	// A rule is a tool name, canonical (ToolNameBash, ToolNameRead, ...;
+	// any case) or the CLI's own ("run_shell_command"), or an MCP tool as
+	// "mcp__SERVER__TOOL" (every tool of a server: "mcp__SERVER"). A
+	// rule may limit the calls it approves with a pattern in
+	// parentheses, in Claude Code's syntax: "Bash(git *)" approves
+	// commands that start with "git"; the tool's other calls are then
+	// refused, or asked about under PermissionAsk. Which rules a backend
+	// can enforce differs (claude takes every rule it knows; see the
+	// backend's documentation): a rule it cannot enforce fails the run
+	// with an *UnsupportedError before anything starts.
 	AllowedTools []string
-	// DisallowedTools lists tool rules the CLI must refuse, in the same
-	// syntax as AllowedTools.
+	// DisallowedTools lists tools that never run, in every permission
+	// mode (PermissionBypass included), even when AllowedTools lists
+	// them too; same syntax as AllowedTools.
 	DisallowedTools []string
 
 	// Dir is the working directory of the CLI process; empty means the
@@ -173,9 +189,10 @@ type Request struct {
 	MaxRawBytes int
 
 	// Permission says what the run may do without asking; the zero value
-	// is PermissionBypass. Capabilities.PermissionModes lists the modes a
-	// backend supports; any other fails the run before the CLI starts
-	// with an *UnsupportedError.
+	// is PermissionDeny (whatever would need approval is refused).
+	// Capabilities.PermissionModes lists the modes a backend supports;
+	// any other fails the run before the CLI starts with an
+	// *UnsupportedError.
 	Permission PermissionMode
 
 	// OnPermission decides the tool calls the CLI asks about under
@@ -270,7 +287,9 @@ type Capabilities struct {
 	SystemPrompt SystemPromptMode `json:"system_prompt"`
 	// MaxTurns reports whether Request.MaxTurns is enforced by the CLI.
 	MaxTurns bool `json:"max_turns"`
-	// ToolFilter reports whether AllowedTools/DisallowedTools are supported.
+	// ToolFilter reports whether AllowedTools/DisallowedTools are
+	// enforced. A backend without it fails a request that sets them with
+	// an *UnsupportedError.
 	ToolFilter bool `json:"tool_filter"`
 	// Cost reports whether the CLI reports a cost in USD.
 	Cost bool `json:"cost"`

@@ -60,10 +60,10 @@ type Interactor interface {
 // option. Unlike a run's prompt, it is an argument of the CLI (the CLIs
 // take a first message no other way), so other local users can read it in
 // the process list, and it is limited to what one argument can hold
-// (128 KiB on Linux). Permission maps to the UI's own modes: PermissionBypass (the
-// zero value) to the CLI's skip-permissions (yolo) mode, PermissionAsk to
-// its mode that asks the person at the terminal (Request.OnPermission is
-// not used), PermissionPlan and PermissionDeny where the CLI has such a
+// (128 KiB on Linux). Permission maps to the UI's own modes: PermissionBypass to
+// the CLI's skip-permissions (yolo) mode, PermissionAsk and the zero
+// value to its mode that asks the person at the terminal
+// (Request.OnPermission is not used), PermissionPlan and PermissionDeny where the CLI has such a
 // mode; any other fails with an *UnsupportedError before anything starts.
 // Timeout bounds the whole session. OnText, WireLog and PermissionTimeout
 // are not used: nothing is parsed.

@@ -108,6 +108,10 @@ type Config struct {
 	// comma-separated; commas inside parentheses, as in "Bash(echo a,b)",
 	// do not separate).
 	AllowedTools []string
+	// Permission is the default permission mode (PERMISSION_MODE:
+	// bypass, ask, deny or plan; unset or invalid leaves the zero value,
+	// which refuses what would need approval).
+	Permission PermissionMode
 
 	// maxTurnsSet records that BACKEND_MAX_TURNS was given explicitly.
 	maxTurnsSet bool
@@ -142,6 +146,14 @@ func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) C
 		}
 	}
 	c.AllowedTools = splitToolRules(get("ALLOWED_TOOLS"))
+	if v := get("PERMISSION_MODE"); v != "" {
+		switch m := PermissionMode(strings.ToLower(v)); m {
+		case PermissionBypass, PermissionAsk, PermissionDeny, PermissionPlan:
+			c.Permission = m
+		default:
+			logger.Warn("agentcli: invalid PERMISSION_MODE, using the default (deny)", "value", v)
+		}
+	}
 	return c
 }
 
@@ -158,8 +170,8 @@ func (c Config) Open(opts *Options) (Backend, error) {
 	return Open(c.Backend, &o)
 }
 
-// Apply fills the request fields that are still zero from c: Model, MaxTurns
-// and AllowedTools. The default max-turns value is applied only when caps
+// Apply fills the request fields that are still zero from c: Model,
+// MaxTurns, AllowedTools and Permission. The default max-turns value is applied only when caps
 // says the backend enforces max turns, so that an implicit default never
 // causes an "unsupported option" warning; a value set explicitly in the
 // environment is always applied (and warned about by backends that cannot
@@ -173,5 +185,8 @@ func (c Config) Apply(req *Request, caps Capabilities) {
 	}
 	if len(req.AllowedTools) == 0 && len(c.AllowedTools) > 0 {
 		req.AllowedTools = slices.Clone(c.AllowedTools)
+	}
+	if req.Permission == "" {
+		req.Permission = c.Permission
 	}
 }

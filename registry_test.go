@@ -96,6 +96,23 @@ func TestConfigFromLookup(t *testing.T) {
 	if c.Backend != "gemini" || c.CLIPath != "/opt/gemini" || c.Model != "m1" || c.MaxTurns != 7 || !slices.Equal(c.AllowedTools, want) {
 		t.Fatalf("config %+v", c)
 	}
+	for in, want := range map[string]agentcli.PermissionMode{"ask": agentcli.PermissionAsk, " Bypass ": agentcli.PermissionBypass,
+		"deny": agentcli.PermissionDeny, "plan": agentcli.PermissionPlan, "": "", "yolo": ""} {
+		logs.Reset()
+		c = agentcli.ConfigFromLookup(env(map[string]string{"PERMISSION_MODE": in}), log)
+		if c.Permission != want || (in == "yolo") != strings.Contains(logs.String(), "PERMISSION_MODE") {
+			t.Fatalf("PERMISSION_MODE=%q: %q, logs %q", in, c.Permission, logs.String())
+		}
+		req := &agentcli.Request{}
+		c.Apply(req, agentcli.Capabilities{})
+		if req.Permission != want {
+			t.Fatalf("PERMISSION_MODE=%q applied as %q", in, req.Permission)
+		}
+		req = &agentcli.Request{Permission: agentcli.PermissionPlan}
+		if c.Apply(req, agentcli.Capabilities{}); req.Permission != agentcli.PermissionPlan {
+			t.Fatalf("PERMISSION_MODE=%q overwrote the request's mode", in)
+		}
+	}
 	for _, bad := range []string{"x", "-3", "0", "2.5"} {
 		logs.Reset()
 		c = agentcli.ConfigFromLookup(env(map[string]string{"BACKEND_MAX_TURNS": bad}), log)

@@ -87,18 +87,26 @@ type Unwrapper interface {
 	Unwrap() Backend
 }
 
-// PermissionMode says what a run may do without asking. The zero value is
-// PermissionBypass, agentcli's behaviour before permission modes existed.
+// PermissionMode says what a run may do without asking. The zero value
+// means PermissionDeny: a run refuses whatever would need approval, as
+// each CLI does when it runs headless without a bypass flag. Skipping
+// every check takes an explicit PermissionBypass.
 type PermissionMode string
 
 const (
 	// PermissionBypass: every tool call runs without asking (each CLI's
-	// skip-permissions or yolo mode). This is the zero value's meaning.
+	// skip-permissions or yolo mode). Only for an agent that runs where
+	// it can do no harm (a container, a throw-away checkout).
 	PermissionBypass PermissionMode = "bypass"
 	// PermissionAsk: Request.OnPermission decides every tool call the CLI
 	// would ask about.
 	PermissionAsk PermissionMode = "ask"
-	// PermissionDeny: every tool call the CLI would ask about is refused.
+	// PermissionDeny: every tool call the CLI would ask about is refused,
+	// and the refusal reaches the model, which goes on without it:
+	// reading and searching run, writing files and running commands do
+	// not (codex runs commands in its read-only sandbox, where they can
+	// read but not write). Tools listed in Request.AllowedTools are
+	// approved in advance and run. This is the zero value's meaning.
 	PermissionDeny PermissionMode = "deny"
 	// PermissionPlan: the CLI's plan (read-only) mode: it may read and
 	// plan but not change anything. Only where the CLI has one.

@@ -78,14 +78,22 @@ func (b *Backend) askAll(ctx, runCtx context.Context, turnErr func() error, req 
 	return nil
 }
 
-// decide answers one request as a real backend does under req.Permission.
+// decide answers one request as a real backend does under req's tool
+// lists and permission mode (the zero value refuses).
 func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcli.PermissionRequest) (agentcli.PermissionDecision, bool) {
 	refuse := agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
 	norm := func(d agentcli.PermissionDecision) agentcli.PermissionDecision {
 		return permit.Normalize(pr.Options, d, b.Caps.EditInput)
 	}
+	// The tool lists first, in every mode, as a real backend does.
+	switch toolname.Judge(req.AllowedTools, req.DisallowedTools, &pr.Tool) {
+	case toolname.Allow:
+		return norm(agentcli.PermissionDecision{Kind: agentcli.AllowOnce}), false
+	case toolname.Refuse:
+		return norm(refuse), false
+	}
 	switch req.Permission {
-	case "", agentcli.PermissionBypass:
+	case agentcli.PermissionBypass:
 		return norm(agentcli.PermissionDecision{Kind: agentcli.AllowOnce}), false
 	case agentcli.PermissionAsk:
 		if req.OnPermission == nil {

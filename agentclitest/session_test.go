@@ -201,3 +201,31 @@ func ExampleBackend_StartSession() {
 	// cleaned up <nil>
 	// rm -rf build → reject_once no rm
 }
+
+// TestScriptedToolLists: the scripted backend answers permission requests
+// from the request's tool lists before its mode, as the real backends do,
+// and the zero mode refuses.
+func TestScriptedToolLists(t *testing.T) {
+	read := agentcli.PermissionRequest{Tool: agentcli.ToolUse{ID: "r", Name: agentcli.ToolNameRead, RawName: "read"}}
+	cases := []struct {
+		req  agentcli.Request
+		want []agentcli.PermissionOptionKind // shell, read
+	}{
+		{agentcli.Request{Prompt: "p"}, []agentcli.PermissionOptionKind{agentcli.RejectOnce, agentcli.RejectOnce}},
+		{agentcli.Request{Prompt: "p", AllowedTools: []string{"Read"}}, []agentcli.PermissionOptionKind{agentcli.RejectOnce, agentcli.AllowOnce}},
+		{agentcli.Request{Prompt: "p", AllowedTools: []string{"Read"}, Permission: agentcli.PermissionBypass},
+			[]agentcli.PermissionOptionKind{agentcli.RejectOnce, agentcli.AllowOnce}},
+		{agentcli.Request{Prompt: "p", DisallowedTools: []string{"bash"}, Permission: agentcli.PermissionBypass},
+			[]agentcli.PermissionOptionKind{agentcli.RejectOnce, agentcli.AllowOnce}},
+	}
+	for _, c := range cases {
+		b := agentclitest.NewBackend(agentclitest.Call{Ask: []agentcli.PermissionRequest{shell("touch x"), read}, Result: &agentcli.Result{}})
+		if _, err := b.Run(context.Background(), &c.req); err != nil {
+			t.Fatal(err)
+		}
+		ds := b.Decisions()
+		if len(ds) != 2 || ds[0].Decision.Kind != c.want[0] || ds[1].Decision.Kind != c.want[1] {
+			t.Errorf("allow %q disallow %q mode %q: %+v", c.req.AllowedTools, c.req.DisallowedTools, c.req.Permission, ds)
+		}
+	}
+}

@@ -57,19 +57,14 @@ func buildArgsMCP(req *agentcli.Request, f format, systemPromptFile, mcpConfigFi
 	if f == formatStream {
 		args = append(args, "--include-partial-messages")
 	}
-	args = append(args, permissionArgs(req.Permission)...)
+	args = append(args, permissionArgs(req)...)
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
 	}
-	for _, t := range req.AllowedTools {
-		args = append(args, "--allowedTools="+t)
-	}
-	for _, t := range req.DisallowedTools {
-		args = append(args, "--disallowedTools="+t)
-	}
+	args = append(args, toolArgs(req)...)
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-turns="+strconv.Itoa(req.MaxTurns))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"
+	"github.com/agentcli/agentcli/internal/toolname"
 	"pgregory.net/rapid"
 )
 
@@ -26,6 +27,7 @@ func TestArgsGolden(t *testing.T) {
 	}{
 		{"minimal-json", agentcli.Request{Prompt: "hi"}, formatJSON, ""},
 		{"minimal-stream", agentcli.Request{Prompt: "hi"}, formatStream, ""},
+		{"bypass", agentcli.Request{Prompt: "hi", Permission: agentcli.PermissionBypass}, formatJSON, ""},
 		{"full", agentcli.Request{
 			Prompt: "--help", SessionID: "387144c4-c3b7-4733-aa27-be4c71200f23", Model: "claude-sonnet-4-5",
 			MaxTurns: 25, AllowedTools: []string{"Read", "Bash(git *)"}, DisallowedTools: []string{"WebFetch"},
@@ -50,7 +52,41 @@ func genRequest(t *rapid.T) *agentcli.Request {
 		AllowedTools:    rapid.SliceOfN(tool, 0, 4).Draw(t, "allowed"),
 		DisallowedTools: rapid.SliceOfN(tool, 0, 3).Draw(t, "disallowed"),
 		Dir:             rapid.StringMatching(`(/[a-z ]{1,8}){0,3}`).Draw(t, "dir"),
+		Permission: rapid.SampledFrom([]agentcli.PermissionMode{"", agentcli.PermissionBypass,
+			agentcli.PermissionDeny, agentcli.PermissionPlan}).Draw(t, "permission"),
 	}
+}
+
+// ruleArg is what claude receives of a tool rule: the rule as it is,
+// or, when it names a canonical tool in any case, the rule rebuilt with
+// claude's spelling of the name.
+func ruleArg(rule string) string {
+	r, err := toolname.ParseRule(rule)
+	if err != nil || toolname.CanonicalName(r.Name) == "" {
+		return rule
+	}
+	name := toolname.CanonicalName(r.Name)
+	if name == "Task" {
+		name = "Agent"
+	}
+	if r.HasPattern {
+		return name + "(" + r.Pattern + ")"
+	}
+	return name
+}
+
+// wantMode returns the permission flag claude must get for req: the
+// option's name and value.
+func wantMode(req *agentcli.Request) (string, string) {
+	switch req.Permission {
+	case agentcli.PermissionBypass:
+		if len(req.AllowedTools) == 0 {
+			return "--dangerously-skip-permissions", ""
+		}
+	case agentcli.PermissionPlan:
+		return "--permission-mode", "plan"
+	}
+	return "--permission-mode", "dontAsk" // the zero value and deny; bypass with an allow list
 }
 
 // TestArgsProperties checks, for any request: the flags Claude Code needs
@@ -75,10 +111,31 @@ func TestArgsProperties(t *testing.T) {
 		if len(p.Positional) != 0 {
 			t.Fatalf("argv has positional words %q; they would become prompt text", p.Positional)
 		}
-		for _, need := range []string{"-p", "--output-format", "--dangerously-skip-permissions"} {
+		mode, modeVal := wantMode(req)
+		for _, need := range []string{"-p", "--output-format", mode} {
 			if p.Values[need] == nil {
 				t.Fatalf("missing %s in %q", need, args)
 			}
+		}
+		if modeVal != "" && !slices.Equal(p.Values[mode], []string{modeVal}) {
+			t.Fatalf("%s = %q, want %q", mode, p.Values[mode], modeVal)
+		}
+		var allowed, disallowed []string
+		var tools []string
+		for _, r := range req.AllowedTools {
+			allowed = append(allowed, ruleArg(r))
+			if n, _, _ := strings.Cut(ruleArg(r), "("); !slices.Contains(tools, n) {
+				tools = append(tools, n)
+			}
+		}
+		for _, r := range req.DisallowedTools {
+			disallowed = append(disallowed, ruleArg(r))
+		}
+		if len(req.AllowedTools) > 0 && !slices.Equal(p.Values["--tools"], []string{strings.Join(tools, ",")}) {
+			t.Fatalf("--tools = %q, want %q", p.Values["--tools"], strings.Join(tools, ","))
+		}
+		if len(req.AllowedTools) == 0 && p.Values["--tools"] != nil {
+			t.Fatalf("--tools without an allow list: %q", args)
 		}
 		if f == formatStream && p.Values["--verbose"] == nil {
 			t.Fatalf("stream-json without --verbose: %q", args)
@@ -98,8 +155,8 @@ func TestArgsProperties(t *testing.T) {
 			"--append-system-prompt-file": one(sys),
 			"--max-turns":                 one(turns),
 			"--model":                     one(req.Model),
-			"--allowedTools":              req.AllowedTools,
-			"--disallowedTools":           req.DisallowedTools,
+			"--allowedTools":              allowed,
+			"--disallowedTools":           disallowed,
 		} {
 			if got := p.Values[flag]; !slices.Equal(got, want) && len(got)+len(want) > 0 {
 				t.Fatalf("%s parsed as %q, want %q (argv %q)", flag, got, want, args)

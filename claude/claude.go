@@ -3,7 +3,13 @@
 //
 // Runs use `claude -p --input-format stream-json --output-format stream-json
 // --verbose` (plus `--include-partial-messages` when text deltas are wanted)
-// with `--dangerously-skip-permissions`. The prompt is written to the CLI's
+// with `--permission-mode=dontAsk` for the zero Request.Permission (deny:
+// claude refuses every call that is not approved in advance, and tells the
+// model), `--dangerously-skip-permissions` for PermissionBypass and
+// `--permission-mode=plan` for PermissionPlan (PermissionAsk is a live
+// session; see live.go). Request.AllowedTools and DisallowedTools become
+// `--tools`, `--allowedTools` and `--disallowedTools` (see toolArgs). The
+// prompt is written to the CLI's
 // stdin as one JSON user message marked as not typed at the prompt, so it
 // reaches the model verbatim: never read as a flag, never run as a slash
 // command ("/help"), never expanded as a file mention ("@README.md"). The

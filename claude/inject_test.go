@@ -61,9 +61,23 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 		if req.MaxTurns > 0 {
 			turns = strconv.Itoa(req.MaxTurns)
 		}
+		var allowed, disallowed []string
+		for _, r := range req.AllowedTools {
+			allowed = append(allowed, ruleArg(r))
+		}
+		if len(req.AllowedTools) > 0 {
+			// A server no rule names is taken away whole (the hostile
+			// rules are no MCP rules).
+			for _, s := range req.MCPServers {
+				disallowed = append(disallowed, "mcp__"+s.Name)
+			}
+		}
+		for _, r := range req.DisallowedTools {
+			disallowed = append(disallowed, ruleArg(r))
+		}
 		for flag, vals := range map[string][]string{
 			"--resume": one(req.SessionID), "--model": one(req.Model), "--max-turns": one(turns),
-			"--allowedTools": req.AllowedTools, "--disallowedTools": req.DisallowedTools,
+			"--allowedTools": allowed, "--disallowedTools": disallowed,
 		} {
 			if g := got.Values[flag]; !slices.Equal(g, vals) && len(g)+len(vals) > 0 {
 				t.Fatalf("%s = %q, want %q (argv %q)", flag, g, vals, args)
@@ -98,9 +112,16 @@ func TestInjectionRegressions(t *testing.T) {
 				t.Fatalf("%q: %v", args, err)
 			}
 			for _, bad := range []string{"--mcp-config", "--settings", "--permission-mode", "-p"} {
-				if bad == "-p" {
+				switch bad {
+				case "-p":
 					if len(p.Values["-p"]) != 1 {
 						t.Fatalf("-p given %d times in %q", len(p.Values["-p"]), args)
+					}
+					continue
+				case "--permission-mode":
+					// The zero value's own flag, and nothing else.
+					if !slices.Equal(p.Values[bad], []string{"dontAsk"}) {
+						t.Fatalf("--permission-mode = %q in %q", p.Values[bad], args)
 					}
 					continue
 				}

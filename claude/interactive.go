@@ -55,8 +55,8 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 //	       [--fallback-model=M] [--effort=LEVEL] [--mcp-config=FILE --strict-mcp-config]
 //	       [ExtraArgs...] [-- PROMPT]
 //
-// PERMISSION is --dangerously-skip-permissions for PermissionBypass (the
-// zero value; as root it needs IS_SANDBOX=1, and the UI shows its own
+// PERMISSION is --dangerously-skip-permissions for PermissionBypass (as
+// root it needs IS_SANDBOX=1, and the UI shows its own
 // warning dialog the first time unless the settings'
 // skipDangerousModePermissionPrompt is set), and --permission-mode=default
 // (asking, "manual" in the UI), =plan or =dontAsk (refuse what is not
@@ -72,9 +72,9 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 func interactiveArgs(req *agentcli.Request, systemPromptFile, mcpConfigFile string) ([]string, error) {
 	var args []string
 	switch req.Permission {
-	case "", agentcli.PermissionBypass:
-		args = append(args, "--dangerously-skip-permissions")
-	case agentcli.PermissionAsk:
+	case agentcli.PermissionBypass:
+		args = append(args, permissionArgs(req)...) // dontAsk with an allow list
+	case "", agentcli.PermissionAsk:
 		args = append(args, "--permission-mode=default")
 	case agentcli.PermissionPlan:
 		args = append(args, "--permission-mode=plan")
@@ -89,12 +89,7 @@ func interactiveArgs(req *agentcli.Request, systemPromptFile, mcpConfigFile stri
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
 	}
-	for _, t := range req.AllowedTools {
-		args = append(args, "--allowedTools="+t)
-	}
-	for _, t := range req.DisallowedTools {
-		args = append(args, "--disallowedTools="+t)
-	}
+	args = append(args, toolArgs(req)...)
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}

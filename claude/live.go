@@ -55,6 +55,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,19 +63,91 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/live"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/toolname"
 )
 
-// permissionArgs returns the flags of a permission mode.
-func permissionArgs(m agentcli.PermissionMode) []string {
-	switch m {
+// permissionArgs returns the flags of req's permission mode. The zero
+// value is deny. Under bypass with an allow list, dontAsk takes the place
+// of --dangerously-skip-permissions: the listed tools are approved in
+// advance (toolArgs), and whatever the list does not approve is refused
+// (a call outside a rule's pattern, an MCP tool not listed) instead of
+// run.
+func permissionArgs(req *agentcli.Request) []string {
+	switch req.Permission {
 	case agentcli.PermissionAsk:
 		return []string{"--permission-mode=default", "--permission-prompt-tool=stdio"}
-	case agentcli.PermissionDeny:
-		return []string{"--permission-mode=dontAsk"}
 	case agentcli.PermissionPlan:
 		return []string{"--permission-mode=plan"}
+	case agentcli.PermissionBypass:
+		if len(req.AllowedTools) == 0 {
+			return []string{"--dangerously-skip-permissions"}
+		}
 	}
-	return []string{"--dangerously-skip-permissions"}
+	return []string{"--permission-mode=dontAsk"}
+}
+
+// toolArgs returns the flags that hold claude to req's tool lists. It is
+// pure; the rules are valid (argcheck.ToolRules).
+//
+// An allow list becomes --tools=NAMES, the built-in tools that exist at
+// all (the names of its rules that are not MCP rules, canonical spelling;
+// "" for none), and one --allowedTools=RULE per rule, which approves the
+// rule's calls in advance. An MCP server of the request that no rule
+// names is taken away whole (--disallowedTools=mcp__NAME): --tools
+// governs built-in tools only. Each disallowed rule is
+// --disallowedTools=RULE, which claude enforces in every mode
+// (--dangerously-skip-permissions included; verified with 2.1.330).
+func toolArgs(req *agentcli.Request) []string {
+	var args []string
+	if len(req.AllowedTools) > 0 {
+		var names []string
+		servers := map[string]bool{}
+		for _, t := range req.AllowedTools {
+			r, err := toolname.ParseRule(t)
+			if err == nil && r.IsMCP() {
+				servers[strings.ToLower(r.MCPServer)] = true
+				continue
+			}
+			name, _, _ := strings.Cut(claudeRule(t), "(")
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+		args = append(args, "--tools="+strings.Join(names, ","))
+		for _, t := range req.AllowedTools {
+			args = append(args, "--allowedTools="+claudeRule(t))
+		}
+		for _, s := range req.MCPServers {
+			if !servers[strings.ToLower(s.Name)] {
+				args = append(args, "--disallowedTools=mcp__"+s.Name)
+			}
+		}
+	}
+	for _, t := range req.DisallowedTools {
+		args = append(args, "--disallowedTools="+claudeRule(t))
+	}
+	return args
+}
+
+// claudeRule returns rule as claude takes it: a canonical tool name in
+// any case spelt as claude spells it ("bash" is Bash; Task is claude's
+// Agent), anything else as it is.
+func claudeRule(rule string) string {
+	r, err := toolname.ParseRule(rule)
+	if err != nil {
+		return rule // validate refuses it
+	}
+	name := toolname.CanonicalName(r.Name)
+	switch name {
+	case "":
+		return rule
+	case agentcli.ToolNameTask:
+		name = "Agent"
+	}
+	if r.HasPattern {
+		return name + "(" + r.Pattern + ")"
+	}
+	return name
 }
 
 // startSession starts a claude live session for the prepared run r: the

@@ -24,7 +24,12 @@ func TestLiveArgsGolden(t *testing.T) {
 		sys  string
 		mcp  string
 	}{
-		{"live-bypass", agentcli.Request{}, "", ""},
+		{"live-zero", agentcli.Request{}, "", ""},
+		{"live-bypass", agentcli.Request{Permission: agentcli.PermissionBypass}, "", ""},
+		{"live-bypass-allowed", agentcli.Request{Permission: agentcli.PermissionBypass,
+			AllowedTools: []string{"bash(git *)", "Read", "mcp__docs__search"}, DisallowedTools: []string{"task"},
+			MCPServers: []agentcli.MCPServer{{Name: "docs", Command: "docs-server"}, {Name: "shell", Command: "shell-server"}},
+		}, "", "/tmp/agentcli-run-1/mcp.json"},
 		{"live-ask", agentcli.Request{Permission: agentcli.PermissionAsk}, "", ""},
 		{"live-deny", agentcli.Request{Permission: agentcli.PermissionDeny}, "", ""},
 		{"live-plan", agentcli.Request{Permission: agentcli.PermissionPlan}, "", ""},

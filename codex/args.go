@@ -78,7 +78,15 @@ type runFiles struct {
 // --output-schema=FILE. Each -c value is a TOML value that agentcli
 // encodes, never the caller's text as it is.
 func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
-	args := []string{"exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"}
+	req = restrict(req)
+	pol, _ := policyFor(req) // validate refused what it cannot hold
+	args := []string{"exec", "--json"}
+	if pol.readOnly {
+		args = append(args, "--sandbox=read-only")
+	} else {
+		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
+	}
+	args = append(args, "--skip-git-repo-check")
 	if dir != "" {
 		args = append(args, "--cd="+dir)
 	}
@@ -95,6 +103,7 @@ func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 			args = append(args, "-c", o)
 		}
 	}
+	args = append(args, pol.args()...)
 	if req.Effort != "" {
 		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
 	}
@@ -123,7 +132,10 @@ func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) {
 		return argcheck.SessionError(Name, "a thread UUID")
 	}
-	return argcheck.ToolRules(Name, req)
+	if err := argcheck.ToolRules(Name, req); err != nil {
+		return err
+	}
+	return checkTools(req)
 }
 
 // developerInstructionsArg is the value of the -c option that carries the

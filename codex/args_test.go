@@ -42,7 +42,13 @@ var argCases = []struct {
 	{name: "resume_full", req: agentcli.Request{Prompt: "and now?", SessionID: "01a20096-ac79-7f83-8b64-1211be7331ad",
 		Model: "mock-model", Dir: "/work/other", SystemPrompt: "be brief", ExtraArgs: []string{"--ephemeral"}}, dir: "/work/other"},
 	{name: "resume_dash_id", req: agentcli.Request{Prompt: "x", SessionID: "-not-a-flag"}},
-	{name: "ignored_options", req: agentcli.Request{Prompt: "x", MaxTurns: 3, AllowedTools: []string{"Bash"}, DisallowedTools: []string{"Edit"}}},
+	{name: "ignored_options", req: agentcli.Request{Prompt: "x", MaxTurns: 3}},
+	{name: "bypass", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionBypass}},
+	{name: "plan", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionPlan}},
+	{name: "tool_lists", req: agentcli.Request{Prompt: "x", AllowedTools: []string{"Read", "edit", "mcp__docs__search"},
+		DisallowedTools: []string{"WebSearch", "mcp__docs__drop"}, Permission: agentcli.PermissionBypass,
+		MCPServers: []agentcli.MCPServer{{Name: "docs", Command: "docs-mcp"}, {Name: "other", Command: "other-mcp"}}}},
+	{name: "tool_lists_read_only", req: agentcli.Request{Prompt: "x", AllowedTools: []string{"Read", "Grep"}, Permission: agentcli.PermissionBypass}},
 }
 
 func TestGoldenArgs(t *testing.T) {
@@ -235,6 +241,8 @@ func genRequest(t *rapid.T, withExtra bool) agentcli.Request {
 		SystemPrompt: rapid.OneOf(rapid.Just(""), genText()).Draw(t, "system"),
 		Model:        rapid.OneOf(rapid.Just(""), genText()).Draw(t, "model"),
 		SessionID:    rapid.OneOf(rapid.Just(""), rapid.Just("01a20096-ac79-7f83-8b64-1211be7331ad"), genText()).Draw(t, "session"),
+		Permission: rapid.SampledFrom([]agentcli.PermissionMode{"", agentcli.PermissionBypass,
+			agentcli.PermissionDeny, agentcli.PermissionPlan}).Draw(t, "permission"),
 	}
 	if withExtra {
 		r.ExtraArgs = rapid.SliceOfN(rapid.SampledFrom([]string{"--ephemeral", "--ignore-rules", "--enable=x", "--strict-config"}), 0, 2).Draw(t, "extra")
@@ -253,7 +261,13 @@ func TestArgsProperties(t *testing.T) {
 		if args[0] != "exec" || args[len(args)-1] != "-" {
 			t.Fatalf("argv %q must start with exec and end with -", args)
 		}
-		for _, f := range []string{"--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"} {
+		// Only bypass runs without codex's sandbox; the zero value (deny)
+		// and plan run in the read-only one.
+		mode := "--sandbox=read-only"
+		if req.Permission == agentcli.PermissionBypass {
+			mode = "--dangerously-bypass-approvals-and-sandbox"
+		}
+		for _, f := range []string{"--json", mode, "--skip-git-repo-check"} {
 			if !slices.Contains(args, f) {
 				t.Fatalf("argv %q lacks %s", args, f)
 			}
@@ -334,7 +348,7 @@ func TestFakeAcceptsArgv(t *testing.T) {
 			if err != nil || res.Text != "ok" {
 				t.Fatalf("run: %v, %+v", err, res)
 			}
-			warned := strings.Contains(logs.String(), "max turns") && strings.Contains(logs.String(), "allowed/disallowed tools")
+			warned := strings.Contains(logs.String(), "max turns")
 			if warned != (c.name == "ignored_options") {
 				t.Fatalf("warnings about unsupported options: %q", logs.String())
 			}

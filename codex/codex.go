@@ -6,7 +6,7 @@
 //
 // Every run is
 //
-//	codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
+//	codex exec --json --sandbox=read-only|--dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
 //	    [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] \
 //	    [-c model_reasoning_effort="LEVEL"] [--output-schema=FILE] [ExtraArgs...] \
 //	    [resume -- SESSION_ID] -
@@ -19,9 +19,13 @@
 // working directory and, made absolute, the --cd value. Options sit before
 // `resume` because --cd (like -s, -p and --add-dir) exists only at the exec
 // level; exec-level options also apply to the resumed thread. codex exec
-// never asks for approvals; the bypass flag also turns off codex's own
-// sandbox, which needs unprivileged user namespaces that containers seldom
-// have.
+// never asks for approvals: the zero Request.Permission (deny) and
+// PermissionPlan run in codex's read-only sandbox (commands run, writes
+// fail, and the model sees why), PermissionBypass without it (the bypass
+// flag); tool lists are codex's feature switches (see tools.go). The
+// sandbox needs unprivileged user namespaces (codex ships bubblewrap),
+// which some containers lack: there, use PermissionBypass inside a
+// sandbox of your own.
 //
 // # System prompt
 //
@@ -174,6 +178,7 @@ var spec = runner.Spec{
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
 		CumulativeUsage: true,
+		ToolFilter:      true,
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
@@ -243,8 +248,7 @@ var tools = runner.Tools{
 // a profile of their own: codex takes one. MCP servers with Env or Headers
 // (credentials, as a rule) never go on the command line. The profile is
 // removed when the run ends.
-func writeRunProfile(r *runner.Run) (string, error) {
-	req := r.Req
+func writeRunProfile(r *runner.Run, req *agentcli.Request) (string, error) {
 	if req.SystemPrompt == "" && len(req.MCPServers) == 0 {
 		return "", nil
 	}
@@ -270,14 +274,14 @@ func writeRunProfile(r *runner.Run) (string, error) {
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
-	req := r.Req
+	req := restrict(r.Req)
 	if req.SystemPrompt != "" && req.SessionID != "" {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
 	var files runFiles
 	var err error
-	if files.profile, err = writeRunProfile(r); err != nil {
+	if files.profile, err = writeRunProfile(r, req); err != nil {
 		return nil, err
 	}
 	if len(req.OutputSchema) > 0 {

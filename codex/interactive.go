@@ -14,14 +14,14 @@ import (
 // no output schema (--output-schema is codex exec's): it is ignored with a
 // warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
-	req := *r.Req
+	req := *restrict(r.Req)
 	if len(req.OutputSchema) > 0 {
 		if err := r.Unsupported("structured output (output schema)"); err != nil {
 			return nil, err
 		}
 		req.OutputSchema = nil
 	}
-	profile, err := writeRunProfile(r)
+	profile, err := writeRunProfile(r, &req)
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +50,10 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 // from starting (or joining) codex's shared background server, a process
 // that would outlive the UI (and that codex 0.169.0 installs by copying
 // its binary into CODEX_HOME). PERMISSION is
-// --dangerously-bypass-approvals-and-sandbox for PermissionBypass (the zero
-// value) and --ask-for-approval=on-request (the model asks the person at
-// the terminal; the sandbox is codex's default) for PermissionAsk; codex
+// --dangerously-bypass-approvals-and-sandbox for PermissionBypass and
+// --ask-for-approval=on-request (the model asks the person at the
+// terminal; the sandbox is codex's default) for PermissionAsk and the zero
+// value; codex
 // has no plan or deny mode on its command line. The session id and the
 // first message are positional, after "--", so they are never options or
 // a subcommand (codex's parser, clap, matches subcommands only before
@@ -63,10 +64,15 @@ func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, erro
 		args = append(args, "resume")
 	}
 	args = append(args, "--no-daemon")
+	pol, _ := policyFor(req) // validate refused what it cannot hold
 	switch req.Permission {
-	case "", agentcli.PermissionBypass:
+	case agentcli.PermissionBypass:
+		if pol.readOnly {
+			args = append(args, "--ask-for-approval=never", "--sandbox=read-only")
+			break
+		}
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
-	case agentcli.PermissionAsk:
+	case "", agentcli.PermissionAsk:
 		args = append(args, "--ask-for-approval=on-request")
 	default:
 		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "permission mode " + string(req.Permission),
@@ -88,6 +94,7 @@ func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, erro
 			args = append(args, "-c", o)
 		}
 	}
+	args = append(args, pol.args()...)
 	if req.Effort != "" {
 		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
 	}

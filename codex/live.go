@@ -58,6 +58,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 
@@ -123,19 +124,24 @@ func turnParams(req *agentcli.Request, thread, prompt string) map[string]any {
 }
 
 // approval returns codex's approvalPolicy and sandbox for a permission mode.
-func approval(m agentcli.PermissionMode) (policy, sandbox string) {
-	switch m {
+func approval(req *agentcli.Request) (policy, sandbox string) {
+	switch runner.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "untrusted", "danger-full-access"
 	case agentcli.PermissionPlan:
 		return "never", "read-only"
+	}
+	if len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0 {
+		// codex asks, and the session answers from the lists (a listed
+		// tool is allowed, any other refused; live.Host.Ask).
+		return "untrusted", "danger-full-access"
 	}
 	return "never", "danger-full-access"
 }
 
 // startSession starts a codex live session for the prepared run r.
 func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
-	req, dir := r.Req, r.Dir
+	req, dir := restrict(r.Req), r.Dir
 	s, err := live.Start(ctx, live.Config{
 		Backend: Name,
 		Path:    r.Path,
@@ -223,7 +229,7 @@ func (p *appServer) Start(ctx context.Context) error {
 	if err := p.rpc.Notify("initialized", nil); err != nil {
 		return err
 	}
-	policy, sandbox := approval(p.req.Permission)
+	policy, sandbox := approval(p.req)
 	params := map[string]any{"approvalPolicy": policy, "sandbox": sandbox}
 	if p.dir != "" {
 		params["cwd"] = p.dir
@@ -234,7 +240,14 @@ func (p *appServer) Start(ctx context.Context) error {
 	if p.req.SystemPrompt != "" {
 		params["developerInstructions"] = strings.ToValidUTF8(p.req.SystemPrompt, "\uFFFD")
 	}
-	if cfg := liveConfig(p.req); cfg != nil {
+	cfg := liveConfig(p.req)
+	if pol, _ := policyFor(p.req); len(pol.overrides) > 0 || len(pol.servers) > 0 {
+		if cfg == nil {
+			cfg = map[string]any{}
+		}
+		maps.Copy(cfg, pol.config())
+	}
+	if len(cfg) > 0 {
 		params["config"] = cfg
 	}
 	method := "thread/start"

@@ -21,16 +21,21 @@ func TestLiveArgsAndModes(t *testing.T) {
 	}
 	// The policies verified against codex 0.169.0 (see live.go).
 	cases := map[agentcli.PermissionMode][2]string{
-		"":                        {"never", "danger-full-access"},
+		"":                        {"untrusted", "danger-full-access"}, // deny
 		agentcli.PermissionBypass: {"never", "danger-full-access"},
 		agentcli.PermissionAsk:    {"untrusted", "danger-full-access"},
 		agentcli.PermissionDeny:   {"untrusted", "danger-full-access"},
 		agentcli.PermissionPlan:   {"never", "read-only"},
 	}
 	for m, want := range cases {
-		if p, s := approval(m); p != want[0] || s != want[1] {
+		if p, s := approval(&agentcli.Request{Permission: m}); p != want[0] || s != want[1] {
 			t.Errorf("approval(%q) = %s, %s; want %s, %s", m, p, s, want[0], want[1])
 		}
+	}
+	// Under bypass, tool lists make codex ask, and the session answers
+	// from them.
+	if p, s := approval(&agentcli.Request{Permission: agentcli.PermissionBypass, AllowedTools: []string{"Read"}}); p != "untrusted" || s != "danger-full-access" {
+		t.Errorf("approval(bypass, allow list) = %s, %s; want untrusted, danger-full-access", p, s)
 	}
 }
 

@@ -113,6 +113,17 @@ func TestSettingsValuesArriveWhole(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, s := range req.MCPServers {
+			if len(req.AllowedTools) > 0 {
+				// An allow list that names no server (hostile rules are
+				// no MCP rules) leaves every server out of the run.
+				if v := override("mcp_servers." + s.Name + ".url"); v != "" {
+					t.Fatalf("%s is in the run despite an allow list without it: %q", s.Name, args)
+				}
+				if v := override("mcp_servers." + s.Name + ".command"); v != "" {
+					t.Fatalf("%s is in the run despite an allow list without it: %q", s.Name, args)
+				}
+				continue
+			}
 			if seen[s.Name] {
 				continue // the runner refuses a name used twice
 			}

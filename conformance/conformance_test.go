@@ -327,6 +327,7 @@ func testWireLog(t *testing.T, c cliCase, b agentcli.Backend) {
 			agentclitest.Turn{Text: "It printed wirelog."},
 		)
 		req, tag := e.request("Run the command.")
+		req.Permission = agentcli.PermissionBypass // the command runs
 		evs, err := backendtest.ReplayRoundTrip(t, b, req, stream)
 		assertNoProcs(t, tag)
 		if err != nil {
@@ -346,6 +347,7 @@ func testTool(t *testing.T, c cliCase, b agentcli.Backend) {
 		agentclitest.Turn{Text: "done"},
 	)
 	req, tag := e.request("Run the conformance command.")
+	req.Permission = agentcli.PermissionBypass // the command runs
 	evs, err := stream(t, context.Background(), b, req, tag)
 	if err != nil {
 		t.Fatalf("Stream: %s", errSummary(err))

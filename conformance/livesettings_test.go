@@ -62,6 +62,7 @@ func TestLiveMCPServers(t *testing.T) {
 			servers, logPath, h, query := liveMCPServers(t)
 			req, tag := e.liveRequest()
 			req.MCPServers = servers
+			req.Permission = agentcli.PermissionBypass // the tools run
 			s := liveSession(t, b, req, tag)
 			var pids []int
 			for i, want := range []string{"first", "second", "third"} {
@@ -276,6 +277,7 @@ func TestLiveMaxBudget(t *testing.T) {
 	b := openBackend(t, "claude", nil)
 	req, tag := e.liveRequest()
 	req.MaxBudgetUSD = 0.00001
+	req.Permission = agentcli.PermissionBypass
 	s := liveSession(t, b, req, tag)
 	for i := range 2 {
 		res, err := s.Run(context.Background(), "spend")

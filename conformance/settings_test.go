@@ -84,6 +84,7 @@ func TestMCPServers(t *testing.T) {
 				t.Fatal(err)
 			}
 			req, tag := e.request("call the probe")
+			req.Permission = agentcli.PermissionBypass // the tool runs
 			req.MCPServers = []agentcli.MCPServer{{
 				Name: server, Command: cmd, Args: mcpHostile,
 				Env: append(env, mcptest.EnvPrefix+"SECRET="+mcpSecret, mcptest.EnvPrefix+"PLAIN=plain"),
@@ -114,6 +115,7 @@ func TestMCPHTTPServer(t *testing.T) {
 			e := newEnv(t, cli, agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: tool}}, agentclitest.Turn{Text: "done"})
 			b := openBackend(t, cli, nil)
 			req, tag := e.request("call the probe")
+			req.Permission = agentcli.PermissionBypass // the tool runs
 			hdr := mcptest.HeaderPrefix + "Token"
 			// Unescaped: the CLIs see the references as they are.
 			query := "q=" + mcpHostile[1] + "-" + mcpHostile[2] + "-" + mcpHostile[4]
@@ -477,6 +479,7 @@ func TestMaxBudget(t *testing.T) {
 	b := openBackend(t, "claude", nil)
 	req, tag := e.request("spend")
 	req.MaxBudgetUSD = 0.00001
+	req.Permission = agentcli.PermissionBypass
 	res, _, err := run(t, b, req, tag)
 	var re *agentcli.ResultError
 	if !errors.As(err, &re) || !errors.Is(err, agentcli.ErrResult) {

@@ -56,7 +56,7 @@ func TestApplyIsHermetic(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := openBackend(t, cli, nil)
-			req := &agentcli.Request{Prompt: "Print the environment.", Timeout: runTimeout}
+			req := &agentcli.Request{Prompt: "Print the environment.", Timeout: runTimeout, Permission: agentcli.PermissionBypass}
 			w.Apply(req)
 			res, err := b.Run(context.Background(), req)
 			if err != nil || res.Text != "done" {

@@ -58,8 +58,10 @@ func (e *PromptTooLongError) Error() string {
 func buildArgs(req *agentcli.Request, f format) []string {
 	args := []string{
 		"--output-format", f.String(),
-		// Headless runs cannot ask for approval; auto-approve every tool.
-		"--approval-mode", "yolo",
+		// Headless runs cannot ask for approval: yolo runs every tool;
+		// default leaves out every tool that would ask (but those
+		// tools.allowed lists; see tools.go); plan is read-only.
+		"--approval-mode", approvalMode(req),
 		// Folder trust is on by default: in an untrusted directory a
 		// headless run downgrades yolo to "default" and then exits 55
 		// (FatalUntrustedWorkspaceError). --skip-trust trusts the
@@ -72,20 +74,14 @@ func buildArgs(req *agentcli.Request, f format) []string {
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
-	if len(req.MCPServers) > 0 {
-		// Only the request's servers: gemini skips every other one
-		// (the user's, the project's, the extensions'), and ignores
-		// its mcp.excluded list. Names hold no comma (runner.IsMCPName),
-		// which gemini splits the value on.
-		var names []string
-		for _, s := range req.MCPServers {
-			if s.Name != "" {
-				names = append(names, s.Name)
-			}
-		}
-		if len(names) > 0 {
-			args = append(args, "--allowed-mcp-server-names="+strings.Join(names, ","))
-		}
+	lists, _ := listsFor(req) // validate refused what gemini cannot hold
+	if names := lists.serverNames(req); names != "" {
+		// Only the request's servers (and, with an allow list, those it
+		// names): gemini skips every other one (the user's, the
+		// project's, the extensions'), and ignores its mcp.excluded
+		// list. Names hold no comma (runner.IsMCPName), which gemini
+		// splits the value on.
+		args = append(args, "--allowed-mcp-server-names="+names)
 	}
 	args = append(args, req.ExtraArgs...)
 	return args
@@ -105,7 +101,26 @@ func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) && id != "latest" && !argcheck.IsIndex(id) {
 		return argcheck.SessionError(Name, `a UUID, "latest" or a session index`)
 	}
-	return argcheck.ToolRules(Name, req)
+	if err := argcheck.ToolRules(Name, req); err != nil {
+		return err
+	}
+	return checkTools(req)
+}
+
+// approvalMode returns gemini's --approval-mode for req's permission
+// mode: yolo for bypass (tools.core and tools.exclude still hold: gemini
+// refuses a shell command outside the core list's prefixes "by policy"),
+// plan for plan, and default otherwise (the zero value and deny: a tool
+// that would ask is left out, unless tools.allowed approves it in
+// advance).
+func approvalMode(req *agentcli.Request) string {
+	switch req.Permission {
+	case agentcli.PermissionBypass:
+		return "yolo"
+	case agentcli.PermissionPlan:
+		return "plan"
+	}
+	return "default"
 }
 
 // promptInput returns what is written to gemini's stdin for req: the system

@@ -27,6 +27,10 @@ func TestArgsGolden(t *testing.T) {
 	}{
 		{"minimal-json", agentcli.Request{Prompt: "hi"}, formatJSON},
 		{"minimal-stream", agentcli.Request{Prompt: "hi"}, formatStream},
+		{"bypass", agentcli.Request{Prompt: "hi", Permission: agentcli.PermissionBypass}, formatJSON},
+		{"plan", agentcli.Request{Prompt: "hi", Permission: agentcli.PermissionPlan}, formatJSON},
+		{"mcp-allow-list", agentcli.Request{Prompt: "hi", AllowedTools: []string{"Bash(git *)", "mcp__b__x"},
+			MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}, {Name: "b", Command: "y"}}}, formatJSON},
 		{"full", agentcli.Request{
 			Prompt: "--help", SystemPrompt: "be brief", SessionID: "80c7d477-2a40-44bb-b157-f5511d74c3c6", Model: "gemini-2.5-flash",
 			MaxTurns: 25, AllowedTools: []string{"run_shell_command"}, Dir: "/src",
@@ -56,6 +60,8 @@ func genRequest(t *rapid.T) *agentcli.Request {
 		AllowedTools:    rapid.SliceOfN(rapid.StringMatching(`[a-z_]{1,10}`), 0, 3).Draw(t, "allowed"),
 		DisallowedTools: rapid.SliceOfN(rapid.StringMatching(`[a-z_]{1,10}`), 0, 3).Draw(t, "disallowed"),
 		Dir:             rapid.StringMatching(`(/[a-z ]{1,8}){0,3}`).Draw(t, "dir"),
+		Permission: rapid.SampledFrom([]agentcli.PermissionMode{"", agentcli.PermissionBypass,
+			agentcli.PermissionDeny, agentcli.PermissionPlan}).Draw(t, "permission"),
 	}
 }
 
@@ -76,7 +82,10 @@ func TestArgsProperties(t *testing.T) {
 		if !slices.Equal(args, buildArgs(&other, f)) {
 			t.Fatalf("argv depends on the prompt")
 		}
-		for _, need := range []string{"--output-format", "--approval-mode", "yolo", "--skip-trust"} {
+		// yolo only for bypass; the zero value (deny) is default.
+		mode := map[agentcli.PermissionMode]string{"": "default", agentcli.PermissionBypass: "yolo",
+			agentcli.PermissionDeny: "default", agentcli.PermissionPlan: "plan"}[req.Permission]
+		for _, need := range []string{"--output-format", "--approval-mode", mode, "--skip-trust"} {
 			if !slices.Contains(args, need) {
 				t.Fatalf("missing %s in %q", need, args)
 			}

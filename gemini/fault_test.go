@@ -65,7 +65,7 @@ func TestPromptOnStdin(t *testing.T) {
 	if rec.Stdin != "Answer in French.\n\n--help" || rec.Prompt != "" {
 		t.Fatalf("stdin %q, positional %q", rec.Stdin, rec.Prompt)
 	}
-	want := "--output-format json --approval-mode yolo --skip-trust --resume=latest --model=gemini-2.5-flash"
+	want := "--output-format json --approval-mode default --skip-trust --resume=latest --model=gemini-2.5-flash"
 	if got := strings.Join(rec.Args, " "); got != want {
 		t.Fatalf("argv %q, want %q", got, want)
 	}

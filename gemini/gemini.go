@@ -5,11 +5,15 @@
 //
 // Runs use
 //
-//	gemini --output-format json|stream-json --approval-mode yolo --skip-trust [--resume=ID] [--model=M] \
+//	gemini --output-format json|stream-json --approval-mode default|yolo|plan --skip-trust [--resume=ID] [--model=M] \
 //	    [--allowed-mcp-server-names=NAME,...]
 //
 // with stream-json for Stream (and for Run when Request.OnText is set) and
-// json otherwise. --skip-trust is required: folder trust is on by default,
+// json otherwise. The approval mode is default for the zero
+// Request.Permission (deny: headless gemini leaves out every tool that
+// would ask, unless tools.allowed approves it), yolo for PermissionBypass
+// and plan for PermissionPlan; tool lists go to the private settings
+// overlay (see tools.go). --skip-trust is required: folder trust is on by default,
 // and a headless run in an untrusted directory exits 55 after downgrading
 // yolo. Request.ExtraArgs follow these flags; do not repeat one of them
 // there (gemini turns a repeated --output-format into an array and falls
@@ -171,6 +175,7 @@ var spec = runner.Spec{
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,
 		Resume:          true,
+		ToolFilter:      true,
 		SystemPrompt:    agentcli.SystemPromptPrepend,
 		Sessions:        true,
 		Interrupt:       true,
@@ -234,6 +239,7 @@ var tools = runner.Tools{
 	"ask_user":            agentcli.ToolNameAskUserQuestion,
 	"activate_skill":      agentcli.ToolNameSkill,
 	"delegate_to_agent":   agentcli.ToolNameTask,
+	"invoke_agent":        agentcli.ToolNameTask,
 }
 
 // prepare builds one run: stream-json when the caller streams, json

@@ -28,8 +28,8 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 //
 //	gemini --approval-mode=MODE [--resume=ID] [--model=M] [ExtraArgs...] [--prompt-interactive=TEXT]
 //
-// MODE is yolo for PermissionBypass (the zero value), default (the UI asks
-// the person at the terminal) for PermissionAsk and plan (read-only) for
+// MODE is yolo for PermissionBypass, default (the UI asks the person at
+// the terminal) for PermissionAsk and the zero value and plan (read-only) for
 // PermissionPlan; gemini has no deny mode. Folder trust is left to the UI
 // (it asks, unless folder trust is off or the folder is trusted): an
 // untrusted folder turns yolo into default.
@@ -48,9 +48,9 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 func interactiveArgs(req *agentcli.Request) ([]string, error) {
 	var args []string
 	switch req.Permission {
-	case "", agentcli.PermissionBypass:
+	case agentcli.PermissionBypass:
 		args = append(args, "--approval-mode=yolo")
-	case agentcli.PermissionAsk:
+	case "", agentcli.PermissionAsk:
 		args = append(args, "--approval-mode=default")
 	case agentcli.PermissionPlan:
 		args = append(args, "--approval-mode=plan")

@@ -16,16 +16,18 @@ func TestInteractiveArgs(t *testing.T) {
 		req  agentcli.Request
 		want []string
 	}{
-		{"zero", agentcli.Request{}, []string{"--approval-mode=yolo"}},
+		// The zero value lets the UI ask the person at the terminal.
+		{"zero", agentcli.Request{}, []string{"--approval-mode=default"}},
+		{"bypass", agentcli.Request{Permission: agentcli.PermissionBypass}, []string{"--approval-mode=yolo"}},
 		{"ask", agentcli.Request{Permission: agentcli.PermissionAsk}, []string{"--approval-mode=default"}},
 		{"plan", agentcli.Request{Permission: agentcli.PermissionPlan}, []string{"--approval-mode=plan"}},
-		{"full", agentcli.Request{Prompt: "--help", SessionID: "latest", Model: "-m", ExtraArgs: []string{"-d"}},
+		{"full", agentcli.Request{Prompt: "--help", SessionID: "latest", Model: "-m", ExtraArgs: []string{"-d"}, Permission: agentcli.PermissionBypass},
 			[]string{"--approval-mode=yolo", "--resume=latest", "--model=-m", "-d", "--prompt-interactive=--help"}},
 		// The system prompt is prepended, and what gemini would act on
 		// is escaped, as in a run.
-		{"system", agentcli.Request{Prompt: "read @README.md", SystemPrompt: "be brief"},
+		{"system", agentcli.Request{Prompt: "read @README.md", SystemPrompt: "be brief", Permission: agentcli.PermissionBypass},
 			[]string{"--approval-mode=yolo", "--prompt-interactive=be brief\n\nread \\@README.md"}},
-		{"slash", agentcli.Request{Prompt: "/quit"}, []string{"--approval-mode=yolo", "--prompt-interactive= /quit"}},
+		{"slash", agentcli.Request{Prompt: "/quit", Permission: agentcli.PermissionBypass}, []string{"--approval-mode=yolo", "--prompt-interactive= /quit"}},
 	}
 	for _, c := range cases {
 		got, err := interactiveArgs(&c.req)

@@ -60,7 +60,13 @@ func liveArgs(req *agentcli.Request) []string {
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
-	if names := runner.MCPNames(req); len(names) > 0 && sessionMode(req.Permission) == "yolo" {
+	if len(req.AllowedTools) > 0 {
+		// The servers the allow list names, and no other (the user's
+		// own included); the session asks about their tools and
+		// answers from the list (live.Host.Ask).
+		lists, _ := listsFor(req)
+		args = append(args, "--allowed-mcp-server-names="+lists.serverNames(req))
+	} else if names := runner.MCPNames(req); len(names) > 0 && sessionMode(req) == "yolo" {
 		// As in a one-shot run: the request's servers and no other. Only
 		// where nothing asks: gemini also allows every tool of the
 		// servers it names without asking.
@@ -81,7 +87,8 @@ func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 // when the request's effort needs settings, or nothing. MCP servers travel
 // in the protocol instead.
 func liveEnv(r *runner.Run) ([]string, error) {
-	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort})
+	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort,
+		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools})
 	if extra == nil {
 		return nil, nil
 	}
@@ -92,11 +99,19 @@ func liveEnv(r *runner.Run) ([]string, error) {
 	return []string{"GEMINI_CLI_HOME=" + over}, nil
 }
 
-// sessionMode returns gemini's approval mode for a permission mode.
-func sessionMode(m agentcli.PermissionMode) string {
-	switch m {
+// sessionMode returns gemini's approval mode for req's permission mode.
+// Under bypass with an allow list gemini asks, and the session answers
+// from the list (a listed tool is allowed, any other refused), since
+// yolo would run every tool of a server the list names.
+func sessionMode(req *agentcli.Request) string {
+	switch runner.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "default"
+	case agentcli.PermissionBypass:
+		if len(req.AllowedTools) > 0 {
+			return "default"
+		}
+		return "yolo"
 	case agentcli.PermissionPlan:
 		return "plan"
 	}
@@ -146,14 +161,21 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 	ac := acp.Config{
 		Dir:       r.Dir,
 		SessionID: req.SessionID,
-		Mode:      sessionMode(req.Permission),
+		Mode:      sessionMode(req),
 		Guard:     guardPrompt,
 		RawName:   toolName,
 		Usage:     quotaUsage,
 		Tools:     tools,
 	}
-	if len(req.MCPServers) > 0 {
-		ac.MCPServers = acp.MCPServers(req.MCPServers, mcpValue)
+	lists, _ := listsFor(req)
+	var servers []agentcli.MCPServer
+	for _, s := range req.MCPServers {
+		if lists.keeps(s.Name) {
+			servers = append(servers, s)
+		}
+	}
+	if len(servers) > 0 {
+		ac.MCPServers = acp.MCPServers(servers, mcpValue)
 	}
 	if req.SystemPrompt != "" && req.SessionID == "" {
 		ac.FirstPrefix = req.SystemPrompt + "\n\n"

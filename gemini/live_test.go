@@ -24,7 +24,7 @@ func TestLiveArgsAndModes(t *testing.T) {
 	// gemini would also allow every tool of the servers it is told to
 	// allow (verified against 0.61.0 by conformance TestLiveMCPPermissions).
 	servers := []agentcli.MCPServer{{Name: "a", Command: "x"}, {Name: "b-2", URL: "http://127.0.0.1:1/"}}
-	for m, want := range map[agentcli.PermissionMode]bool{"": true, agentcli.PermissionBypass: true,
+	for m, want := range map[agentcli.PermissionMode]bool{"": false, agentcli.PermissionBypass: true,
 		agentcli.PermissionAsk: false, agentcli.PermissionDeny: false, agentcli.PermissionPlan: false} {
 		got := liveArgs(&agentcli.Request{MCPServers: servers, Permission: m})
 		if slices.Contains(got, "--allowed-mcp-server-names=a,b-2") != want {
@@ -35,12 +35,25 @@ func TestLiveArgsAndModes(t *testing.T) {
 		t.Errorf("mcpValue = %q", got)
 	}
 	for m, want := range map[agentcli.PermissionMode]string{
-		"": "yolo", agentcli.PermissionBypass: "yolo", agentcli.PermissionAsk: "default",
+		"": "default", agentcli.PermissionBypass: "yolo", agentcli.PermissionAsk: "default",
 		agentcli.PermissionDeny: "default", agentcli.PermissionPlan: "plan",
 	} {
-		if got := sessionMode(m); got != want {
+		if got := sessionMode(&agentcli.Request{Permission: m}); got != want {
 			t.Errorf("sessionMode(%q) = %q, want %q", m, got, want)
 		}
+	}
+	// Bypass with an allow list: gemini asks and the session answers
+	// from the list; only the servers the list names start.
+	req := &agentcli.Request{Permission: agentcli.PermissionBypass, AllowedTools: []string{"Read", "mcp__b-2__x"}, MCPServers: servers}
+	if got := sessionMode(req); got != "default" {
+		t.Errorf("sessionMode(bypass, allow list) = %q, want default", got)
+	}
+	if got := liveArgs(req); !slices.Contains(got, "--allowed-mcp-server-names=b-2") {
+		t.Errorf("liveArgs(bypass, allow list) = %q", got)
+	}
+	req.AllowedTools = []string{"Read"}
+	if got := liveArgs(req); !slices.Contains(got, "--allowed-mcp-server-names="+noServers) {
+		t.Errorf("liveArgs(allow list without servers) = %q", got)
 	}
 }
 

@@ -48,10 +48,26 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 	}
 	p2 := func(s string) string { return p1(strings.ReplaceAll(s, "$", `\$`)) }
 	settings = map[string]any{}
+	lists, _ := listsFor(req) // validate refused what gemini cannot hold
+	lists.settings(settings)
 	if len(req.MCPServers) > 0 {
 		servers := map[string]any{}
 		for _, s := range req.MCPServers {
+			if !lists.keeps(s.Name) {
+				continue
+			}
 			sv := map[string]any{}
+			if inc := lists.include[strings.ToLower(s.Name)]; len(inc) > 0 {
+				sv["includeTools"] = inc
+			}
+			if exc := lists.excludeMCP[strings.ToLower(s.Name)]; len(exc) > 0 {
+				sv["excludeTools"] = exc
+			}
+			if lists.servers != nil {
+				// Named by the allow list: its tools (includeTools)
+				// are approved in advance.
+				sv["trust"] = true
+			}
 			if s.URL != "" {
 				sv["url"], sv["type"] = p1(s.URL), "http"
 				if len(s.Headers) > 0 {
@@ -78,7 +94,9 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 			}
 			servers[s.Name] = sv
 		}
-		settings["mcpServers"] = servers
+		if len(servers) > 0 {
+			settings["mcpServers"] = servers
+		}
 	}
 	if level, budget, ok := thinking(req.Effort); ok {
 		alias := func(cfg map[string]any) map[string]any {

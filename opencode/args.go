@@ -16,7 +16,16 @@ import (
 // parser (yargs) takes everything after the first "=" as the value, while
 // `--session -x` would leave the session empty and read -x as options.
 func buildArgs(req *agentcli.Request, dir string) []string {
-	args := []string{"run", "--format", "json", "--auto", "--thinking"}
+	args := []string{"run", "--format", "json"}
+	switch req.Permission {
+	case agentcli.PermissionBypass:
+		// Approve every request the configuration does not deny (the
+		// tool lists' "deny" entries hold; see tools.go).
+		args = append(args, "--auto")
+	case agentcli.PermissionPlan:
+		args = append(args, "--agent=plan")
+	}
+	args = append(args, "--thinking")
 	if dir != "" {
 		args = append(args, "--dir="+dir)
 	}
@@ -52,5 +61,8 @@ func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !argcheck.IsPrefixedID(id, "ses_", maxSessionIDLen) {
 		return argcheck.SessionError(Name, `"ses_" and letters or digits`)
 	}
-	return argcheck.ToolRules(Name, req)
+	if err := argcheck.ToolRules(Name, req); err != nil {
+		return err
+	}
+	return checkTools(req)
 }

@@ -39,7 +39,9 @@ var argCases = []struct {
 	{name: "extra_args", req: agentcli.Request{Prompt: "hi", ExtraArgs: []string{"--agent", "plan", "--variant", "high"}}, dir: "/work/proj"},
 	{name: "full", req: agentcli.Request{Prompt: "and now?", SessionID: "ses_dff6793f1ffexetM9p7dUjfPFi",
 		Model: "agentclitest/agentclitest-model", SystemPrompt: "be brief", ExtraArgs: []string{"--print-logs"}}, dir: "/work/other"},
-	{name: "ignored_options", req: agentcli.Request{Prompt: "x", MaxTurns: 3, AllowedTools: []string{"Bash"}, DisallowedTools: []string{"Edit"}}, dir: "/work/proj"},
+	{name: "ignored_options", req: agentcli.Request{Prompt: "x", MaxTurns: 3}, dir: "/work/proj"},
+	{name: "bypass", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionBypass}, dir: "/work/proj"},
+	{name: "plan", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionPlan}, dir: "/work/proj"},
 }
 
 func TestGoldenArgs(t *testing.T) {
@@ -130,6 +132,8 @@ func TestArgsProperties(t *testing.T) {
 			Model:        anyString().Draw(t, "model"),
 			SessionID:    anyString().Draw(t, "session"),
 			MaxTurns:     rapid.IntRange(0, 5).Draw(t, "maxTurns"),
+			Permission: rapid.SampledFrom([]agentcli.PermissionMode{"", agentcli.PermissionBypass,
+				agentcli.PermissionDeny, agentcli.PermissionPlan}).Draw(t, "permission"),
 		}
 		dir := ""
 		if rapid.Bool().Draw(t, "hasDir") {
@@ -137,9 +141,17 @@ func TestArgsProperties(t *testing.T) {
 		}
 		args := buildArgs(&req, dir)
 
-		// Required flags, always, in front.
-		if !slices.Equal(args[:5], []string{"run", "--format", "json", "--auto", "--thinking"}) {
-			t.Fatalf("argv does not start with the required flags: %q", args)
+		// Required flags, always, in front: --auto (approve what the
+		// config does not deny) only for bypass, the plan agent for plan.
+		want := []string{"run", "--format", "json", "--thinking"}
+		switch req.Permission {
+		case agentcli.PermissionBypass:
+			want = slices.Insert(want, 3, "--auto")
+		case agentcli.PermissionPlan:
+			want = slices.Insert(want, 3, "--agent=plan")
+		}
+		if len(args) < len(want) || !slices.Equal(args[:len(want)], want) {
+			t.Fatalf("argv does not start with the required flags %q: %q", want, args)
 		}
 		count := func(prefix string) (n int, val string) {
 			for _, a := range args {

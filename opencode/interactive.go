@@ -65,8 +65,12 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		}
 		job.Env = append(job.Env, "OPENCODE_CONFIG="+cfg)
 	}
-	if m := req.Permission; m == agentcli.PermissionAsk || m == agentcli.PermissionDeny {
-		job.Env = append(job.Env, "OPENCODE_PERMISSION="+mergePermission(r.Lookup("OPENCODE_PERMISSION"), permissionOverlay(m, req.MCPServers)))
+	preq := req
+	if preq.Permission == "" {
+		preq.Permission = agentcli.PermissionAsk // the TUI asks the person
+	}
+	if v := permissionEnv(&preq, r.Lookup("OPENCODE_PERMISSION")); v != "" {
+		job.Env = append(job.Env, "OPENCODE_PERMISSION="+v)
 	}
 	job.Args, err = interactiveArgs(&req)
 	if err != nil {
@@ -82,8 +86,9 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 //	opencode [--auto | --agent=plan] [--model=PROVIDER/MODEL] [--session=ID] [ExtraArgs...] [--prompt=TEXT]
 //
 // --auto (approve every permission request the configuration does not
-// deny) is PermissionBypass (the zero value); PermissionAsk and
-// PermissionDeny pass no flag (interactive sets their rules in
+// deny) is PermissionBypass; PermissionAsk (and the zero value, with
+// which the TUI asks the person at the terminal) and PermissionDeny pass
+// no flag (interactive sets their rules in
 // OPENCODE_PERMISSION); PermissionPlan selects opencode's built-in
 // read-only plan agent. The TUI runs in the process's working directory
 // (Request.Dir); unlike a run it takes no --dir, so a session must be
@@ -96,9 +101,9 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 func interactiveArgs(req *agentcli.Request) ([]string, error) {
 	var args []string
 	switch req.Permission {
-	case "", agentcli.PermissionBypass:
+	case agentcli.PermissionBypass:
 		args = append(args, "--auto")
-	case agentcli.PermissionAsk, agentcli.PermissionDeny:
+	case "", agentcli.PermissionAsk, agentcli.PermissionDeny:
 	case agentcli.PermissionPlan:
 		args = append(args, "--agent=plan")
 	default:

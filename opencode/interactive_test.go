@@ -16,13 +16,15 @@ func TestInteractiveArgs(t *testing.T) {
 		req  agentcli.Request
 		want []string
 	}{
-		{"zero", agentcli.Request{}, []string{"--auto"}},
+		// The zero value lets the TUI ask the person at the terminal.
+		{"zero", agentcli.Request{}, nil},
+		{"bypass", agentcli.Request{Permission: agentcli.PermissionBypass}, []string{"--auto"}},
 		{"ask", agentcli.Request{Permission: agentcli.PermissionAsk}, nil},
 		{"deny", agentcli.Request{Permission: agentcli.PermissionDeny}, nil},
 		{"plan", agentcli.Request{Permission: agentcli.PermissionPlan}, []string{"--agent=plan"}},
-		{"prompt", agentcli.Request{Prompt: "--help", Model: "p/-m", ExtraArgs: []string{"--mini"}},
+		{"prompt", agentcli.Request{Prompt: "--help", Model: "p/-m", ExtraArgs: []string{"--mini"}, Permission: agentcli.PermissionBypass},
 			[]string{"--auto", "--model=p/-m", "--mini", "--prompt=--help"}},
-		{"resume", agentcli.Request{SessionID: "ses_abc"}, []string{"--auto", "--session=ses_abc"}},
+		{"resume", agentcli.Request{SessionID: "ses_abc", Permission: agentcli.PermissionBypass}, []string{"--auto", "--session=ses_abc"}},
 	}
 	for _, c := range cases {
 		got, err := interactiveArgs(&c.req)

@@ -50,7 +50,6 @@ package opencode
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"unicode"
 
@@ -64,26 +63,11 @@ import (
 // things or reach out.
 var changingTools = []string{"bash", "edit", "webfetch", "websearch", "codesearch", "external_directory"}
 
-// permissionOverlay returns the OPENCODE_PERMISSION entries of a mode, or
-// nil. Under ask and deny the tools of the request's MCP servers
-// ("NAME_*") are asked about or refused too: opencode would run them
-// without asking.
-func permissionOverlay(m agentcli.PermissionMode, servers []agentcli.MCPServer) map[string]any {
-	o := modeOverlay(m)
-	if o != nil && m != agentcli.PermissionPlan {
-		v := o["bash"]
-		for _, s := range servers {
-			o[s.Name+"_*"] = v
-		}
-	}
-	return o
-}
-
 // modeOverlay returns the OPENCODE_PERMISSION entries of a mode for
 // opencode's own tools, or nil.
-func modeOverlay(m agentcli.PermissionMode) map[string]any {
-	set := func(v string, keys ...string) map[string]any {
-		o := map[string]any{}
+func modeOverlay(m agentcli.PermissionMode) map[string]string {
+	set := func(v string, keys ...string) map[string]string {
+		o := map[string]string{}
 		for _, k := range keys {
 			o[k] = v
 		}
@@ -98,28 +82,6 @@ func modeOverlay(m agentcli.PermissionMode) map[string]any {
 		return set("deny", "bash", "edit")
 	}
 	return nil
-}
-
-// mergePermission returns the OPENCODE_PERMISSION value that puts overlay
-// over prev (the caller's value, if any: a JSON object, or a JSON string
-// such as "allow" that applies to every tool).
-func mergePermission(prev string, overlay map[string]any) string {
-	merged := map[string]any{}
-	if prev != "" {
-		var obj map[string]any
-		var all string
-		switch {
-		case json.Unmarshal([]byte(prev), &obj) == nil:
-			merged = obj
-		case json.Unmarshal([]byte(prev), &all) == nil:
-			merged["*"] = all
-		}
-	}
-	for k, v := range overlay {
-		merged[k] = v
-	}
-	b, _ := json.Marshal(merged)
-	return string(b)
 }
 
 // liveArgs returns the arguments of a live session. It is pure.
@@ -182,8 +144,8 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	env := r.Env
-	if o := permissionOverlay(req.Permission, req.MCPServers); o != nil {
-		env = append(env[:len(env):len(env)], "OPENCODE_PERMISSION="+mergePermission(r.Lookup("OPENCODE_PERMISSION"), o))
+	if v := permissionEnv(req, r.Lookup("OPENCODE_PERMISSION")); v != "" {
+		env = append(env[:len(env):len(env)], "OPENCODE_PERMISSION="+v)
 	}
 	ac := acp.Config{
 		Dir:       dir,

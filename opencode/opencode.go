@@ -6,14 +6,17 @@
 //
 // Every run (Run and Stream alike) uses
 //
-//	opencode run --format json --auto --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] \
+//	opencode run --format json [--auto | --agent=plan] --thinking --dir=DIR [--model=PROVIDER/MODEL] [--session=ID] \
 //	    [--variant=LEVEL] [ExtraArgs...]
 //
 // --auto approves every permission request that the configuration does not
 // explicitly deny; without it a headless run rejects anything configured as
 // "ask" (it prints "permission requested: …; auto-rejecting" on stderr, the
-// tool call fails and the run still exits 0). It is the equivalent of the
-// other backends' bypass modes. --thinking only makes opencode print the
+// tool call fails and the run still exits 0). It is PermissionBypass, the
+// equivalent of the other backends' bypass modes; the zero
+// Request.Permission (deny) sets the tools that change things or reach
+// out to "deny" in OPENCODE_PERMISSION instead (opencode takes them away
+// from the model), and tool lists go there too (see tools.go). --thinking only makes opencode print the
 // model's reasoning (it does not change the request). --dir is
 // Request.Dir made absolute (the current directory when empty); see
 // Sessions. Caller-supplied values use the --flag=value form so that a value
@@ -178,6 +181,7 @@ var spec = runner.Spec{
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,
+		ToolFilter:      true,
 		SystemPrompt:    agentcli.SystemPromptAppend,
 		Cost:            true,
 		Sessions:        true,
@@ -315,6 +319,9 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		// Not set anywhere in the environment (checked above), so it
 		// cannot override a caller's value.
 		job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+	}
+	if v := permissionEnv(req, r.Lookup("OPENCODE_PERMISSION")); v != "" {
+		job.Env = append(job.Env, "OPENCODE_PERMISSION="+v)
 	}
 	job.Stdin = []byte(prompt)
 	return job, nil

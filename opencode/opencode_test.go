@@ -63,7 +63,7 @@ func TestRegistered(t *testing.T) {
 			t.Fatalf("%q opened %T", name, b)
 		}
 	}
-	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true,
+	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true,
 		MCP: true, Efforts: agentcli.Efforts(),
 		Sessions: true, Interrupt: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
@@ -220,7 +220,10 @@ func TestUnsupportedOptionsWarn(t *testing.T) {
 	if _, err := b.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []string{"max turns", "allowed/disallowed tools"} {
+	if strings.Contains(logs.String(), "allowed/disallowed tools") {
+		t.Errorf("a tool list opencode enforces is warned about: %s", logs)
+	}
+	for _, w := range []string{"max turns"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("no warning about %s: %s", w, logs)
 		}

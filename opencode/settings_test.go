@@ -63,7 +63,8 @@ func TestConfigContent(t *testing.T) {
 // OPENCODE_CONFIG; with OPENCODE_CONFIG already set they cannot, and the
 // run fails with an UnsupportedError saying why.
 func TestPrepareSettings(t *testing.T) {
-	req := &agentcli.Request{Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "x", Env: []string{"T=s3cret"}}}}
+	req := &agentcli.Request{Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "x", Env: []string{"T=s3cret"}}},
+		Permission: agentcli.PermissionBypass}
 	r := &runner.Run{Req: req, Dir: t.TempDir(), Options: &agentcli.Options{}, State: spec.NewState()}
 	defer r.Cleanup()
 	job, err := prepare(t.Context(), r)

@@ -13,11 +13,13 @@
 // to run something ("run", "execute") makes the offline model call the
 // CLI's shell tool once, so that -permission ask shows an approval prompt.
 //
-// -permission bypass|ask|deny|plan chooses Request.Permission. Under ask,
-// every tool call the CLI asks about is shown on stderr with a question
-// answered by the next stdin line: y (allow once), a (allow always) or
-// anything else (refuse); a request nobody answers is refused. A one-shot
-// run in a mode other than bypass is run as a one-turn live session.
+// -permission bypass|ask|deny|plan chooses Request.Permission; without it
+// (and without PERMISSION_MODE) a run refuses whatever would need approval
+// (agentcli's zero value, deny): reading runs, writing files and commands
+// do not. Under ask, every tool call the CLI asks about is shown on stderr
+// with a question answered by the next stdin line: y (allow once), a
+// (allow always) or anything else (refuse); a request nobody answers is
+// refused. A one-shot run under ask is run as a one-turn live session.
 //
 // -interactive hands the terminal to the CLI's own interactive UI instead
 // (with the same model, system prompt, session, -permission and -offline
@@ -25,7 +27,7 @@
 // permissions under ask) and exits with the CLI's exit status.
 //
 // Defaults come from the environment: AGENT_BACKEND, BACKEND_CLI_PATH,
-// BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS. When the CLI binary is
+// BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS, PERMISSION_MODE. When the CLI binary is
 // not on PATH, the copy installed by scripts/install-clis.sh is used.
 //
 // Exit status: 0 on success, 1 on any run error (the typed error's message
@@ -84,7 +86,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	replay := fs.String("replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
 	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
 	chat := fs.Bool("chat", false, "live session: each stdin line is one turn")
-	permission := fs.String("permission", "bypass", "permission mode: bypass, ask, deny or plan")
+	permission := fs.String("permission", "", "permission mode: bypass, ask, deny or plan (default: PERMISSION_MODE, else deny)")
 	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
@@ -106,7 +108,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	mode := agentcli.PermissionMode(*permission)
 	switch mode {
-	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 	default:
 		fmt.Fprintf(stderr, "agentrun: unknown permission mode %q (bypass, ask, deny or plan)\n", *permission)
 		return 2
@@ -169,9 +171,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Model:        *model,
 		Timeout:      *timeout,
 	}
+	if mode != "" {
+		req.Permission = mode
+	}
 	cfg.Apply(req, b.Capabilities())
-	req.Permission = mode
-	if mode == agentcli.PermissionAsk && !*interactive {
+	if req.Permission == agentcli.PermissionAsk && !*interactive {
 		req.OnPermission = askOn(in, stderr)
 	}
 

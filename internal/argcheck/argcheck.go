@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/toolname"
 )
 
 // IsUUID reports whether s is a UUID in its canonical textual form: 32
@@ -99,29 +100,22 @@ func SessionError(backend, want string) error {
 	}
 }
 
-// ToolRules checks req.AllowedTools and req.DisallowedTools: a rule must
-// not be empty (or only white space), and must not start with "-", which a
-// CLI taking a list of rules would read as an option. The error is an
-// *agentcli.RequestError naming the field and index.
+// ToolRules checks req.AllowedTools and req.DisallowedTools against the
+// rule syntax (see toolname.ParseRule): a rule must not be empty, must
+// not start with "-", which a CLI taking a list of rules would read as an
+// option, and is a tool name with an optional pattern in parentheses. The
+// error is an *agentcli.RequestError naming the field and index.
 //
-// Every backend applies the check, including those that ignore tool rules,
-// so that a request is valid or invalid whatever the backend.
+// Every backend applies the check, so that a request is valid or invalid
+// whatever the backend.
 func ToolRules(backend string, req *agentcli.Request) error {
 	for _, f := range []struct {
 		name  string
 		rules []string
 	}{{"AllowedTools", req.AllowedTools}, {"DisallowedTools", req.DisallowedTools}} {
 		for i, r := range f.rules {
-			t := strings.TrimLeftFunc(r, unicode.IsSpace)
-			reason := ""
-			switch {
-			case t == "":
-				reason = "empty tool rule"
-			case t[0] == '-':
-				reason = `a tool rule must not start with "-"`
-			}
-			if reason != "" {
-				return &agentcli.RequestError{Backend: backend, Field: f.name + "[" + strconv.Itoa(i) + "]", Reason: reason}
+			if _, err := toolname.ParseRule(r); err != nil {
+				return &agentcli.RequestError{Backend: backend, Field: f.name + "[" + strconv.Itoa(i) + "]", Reason: err.Error()}
 			}
 		}
 	}

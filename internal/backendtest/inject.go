@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"
+	"github.com/agentcli/agentcli/internal/toolname"
 )
 
 // HostileString generates strings that try to become options when they
@@ -153,14 +154,25 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 		}
 		b.MCPServers = append(b.MCPServers, ok)
 	}
-	b.AllowedTools, b.DisallowedTools = nil, nil
-	for range req.AllowedTools {
-		b.AllowedTools = append(b.AllowedTools, "Read")
-	}
-	for range req.DisallowedTools {
-		b.DisallowedTools = append(b.DisallowedTools, "Read")
-	}
+	b.AllowedTools, b.DisallowedTools = benignRules(req.AllowedTools), benignRules(req.DisallowedTools)
 	return &b
+}
+
+// benignRules returns rules with each one that is not a valid rule naming
+// a known tool (canonical, or an MCP tool) replaced by a valid rule naming
+// a tool no CLI has: what a backend makes of a list depends on which tools
+// it names, and a rule it cannot read names none.
+func benignRules(rules []string) []string {
+	var out []string
+	for i, r := range rules {
+		p, err := toolname.ParseRule(r)
+		if err == nil && !p.HasPattern && (p.IsMCP() || toolname.CanonicalName(p.Name) != "") {
+			out = append(out, r)
+			continue
+		}
+		out = append(out, fmt.Sprintf("zz-tool-%d", i))
+	}
+	return out
 }
 
 // requestFields are the Request fields a validation error may name.

@@ -31,6 +31,7 @@ import (
 	"github.com/agentcli/agentcli/internal/permit"
 	"github.com/agentcli/agentcli/internal/proc"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/toolname"
 )
 
 // Proto is one CLI's live protocol. Start, Prompt and Interrupt are called
@@ -96,6 +97,10 @@ type Config struct {
 // DeniedMessage is the refusal message sent with a default or
 // mode-imposed decision (see permit.DeniedMessage).
 const DeniedMessage = permit.DeniedMessage
+
+// ToolListMessage is the refusal message of a tool call that the
+// request's tool lists do not allow.
+const ToolListMessage = "The host does not allow this tool (Request.AllowedTools, DisallowedTools)."
 
 // closeWait is how long Close waits for the CLI to exit by itself once its
 // stdin is closed, before the kill ladder starts.
@@ -185,7 +190,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		id:      req.SessionID,
 	}
 	if s.mode == "" {
-		s.mode = agentcli.PermissionBypass
+		s.mode = agentcli.PermissionDeny // the zero value's meaning
 	}
 	if s.permTO <= 0 {
 		s.permTO = agentcli.DefaultPermissionTimeout
@@ -919,8 +924,19 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 	if pr.SessionID == "" {
 		pr.SessionID = s.ID()
 	}
+	// The tool lists come first, in every mode: a listed tool is approved
+	// in advance, any other refused (the CLI's own configuration holds
+	// the lists too, where it can; see each backend).
+	switch toolname.Judge(s.req.AllowedTools, s.req.DisallowedTools, &pr.Tool) {
+	case toolname.Allow:
+		answer(permit.Normalize(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
+		return
+	case toolname.Refuse:
+		answer(permit.Normalize(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: ToolListMessage}, false))
+		return
+	}
 	switch s.mode {
-	case agentcli.PermissionBypass, "":
+	case agentcli.PermissionBypass:
 		answer(permit.Normalize(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
 		return
 	case agentcli.PermissionAsk:

@@ -46,7 +46,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	// is not needed, and which modes exist is the UI's business. A copy
 	// is validated without them; Spec.Interactive gets the mode back.
 	rq := *req
-	rq.Permission, rq.OnPermission = "", nil
+	rq.Permission, rq.OnPermission = agentcli.PermissionBypass, nil // every backend has it
 	r, err := b.prepareRun(&rq, false, false)
 	if err != nil {
 		return -1, err

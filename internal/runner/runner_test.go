@@ -73,7 +73,8 @@ func TestDecodeObject(t *testing.T) {
 
 // testSpec is a minimal backend declaration for runner tests.
 func testSpec() *Spec {
-	return &Spec{Name: "b", Binary: "b", Package: "b-pkg", Caps: agentcli.Capabilities{Resume: true, SystemPrompt: agentcli.SystemPromptDeveloper}}
+	return &Spec{Name: "b", Binary: "b", Package: "b-pkg", Caps: agentcli.Capabilities{Resume: true, SystemPrompt: agentcli.SystemPromptDeveloper,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionDeny}}}
 }
 
 func TestResolve(t *testing.T) {
@@ -159,8 +160,13 @@ func TestWarnUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := logs.String()
-	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
+	if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "max turns") {
 		t.Fatalf("warnings: %q", out)
+	}
+	// A tool list the backend cannot enforce is never a warning: the
+	// request fails before anything starts.
+	if err := b.validate(req, false); !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(err.Error(), "allowed/disallowed tools") {
+		t.Fatalf("validate with a tool list the backend lacks: %v", err)
 	}
 	// Strict: the first unsupported option is an error naming it.
 	logs.Reset()

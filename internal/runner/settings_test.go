@@ -206,8 +206,13 @@ func TestDropUnsupported(t *testing.T) {
 	if req.Effort != agentcli.EffortMax || req.FallbackModel != "m" || len(req.MCPServers) != 1 {
 		t.Fatalf("the caller's request changed: %+v", req)
 	}
-	req = &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow}
+	req = &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow, Permission: agentcli.PermissionDeny}
 	if r, err := b.prepareRun(req, false, true); err != nil || r.Req != req {
 		t.Fatalf("a supported request is not passed as it is: %v", err)
+	}
+	// The zero permission mode reaches Prepare as what it means.
+	req = &agentcli.Request{Prompt: "p"}
+	if r, err := b.prepareRun(req, false, true); err != nil || r.Req.Permission != agentcli.PermissionDeny || req.Permission != "" {
+		t.Fatalf("zero mode: %v, prepared %q, caller's %q", err, r.Req.Permission, req.Permission)
 	}
 }

@@ -67,7 +67,7 @@ type Spec struct {
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
 	// Prompt may be empty (no first message) and Permission is left to
-	// Interactive ("" means bypass): it maps the mode to the UI's own or
+	// Interactive ("" means the UI's own asking mode): it maps the mode to the UI's own or
 	// returns an *agentcli.UnsupportedError. Job.Stdin must be nil (the
 	// CLI reads the terminal) and OnSession is not called. Files in
 	// r.TempDir() and r.Defer functions are cleaned up when the CLI has

@@ -37,8 +37,15 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 	if err != nil {
 		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
 	}
+	rq := b.dropUnsupported(req)
+	if rq.Permission == "" {
+		// Backends see the mode the zero value means.
+		c := *rq
+		c.Permission = Mode(rq)
+		rq = &c
+	}
 	return &Run{
-		Req:     b.dropUnsupported(req),
+		Req:     rq,
 		Deltas:  deltas,
 		Path:    path,
 		Dir:     dir,
@@ -82,12 +89,12 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	}
 	defer r.Cleanup()
 	red = NewRedactor(redactEnv(r.Env, req))
-	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
-		// Permission modes other than bypass need the host in the loop:
-		// the run is one turn of a live session.
+	if Mode(req) == agentcli.PermissionAsk && b.spec.StartSession != nil {
+		// PermissionAsk needs the host in the loop: the run is one turn
+		// of a live session. The other modes are the CLI's own flags.
 		if req.WireLog != nil {
-			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
-				"backend", b.spec.Name, "permission", m)
+			r.Logger.Warn("agentcli: a run with PermissionAsk goes through a live session, which writes no wire log",
+				"backend", b.spec.Name)
 		}
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
 			r.Req = sreq

@@ -75,17 +75,24 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 			return bad("Dir", "%s is not a directory", req.Dir)
 		}
 	}
-	switch m := req.Permission; m {
-	case "", agentcli.PermissionBypass:
-	case agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+	switch m := Mode(req); m {
+	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 		if !slices.Contains(b.spec.Caps.PermissionModes, m) {
-			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "permission mode " + string(m)}
+			ue := &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "permission mode " + string(m)}
+			if req.Permission == "" {
+				ue.Reason = "the zero value of Request.Permission; this backend cannot refuse tool calls, so choose a mode it has explicitly"
+			}
+			return ue
 		}
 		if m == agentcli.PermissionAsk && req.OnPermission == nil {
 			return bad("OnPermission", "required with PermissionAsk")
 		}
 	default:
 		return bad("Permission", "unknown mode %q", m)
+	}
+	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !b.spec.Caps.ToolFilter {
+		// A restriction the CLI cannot enforce is never just a warning.
+		return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "allowed/disallowed tools"}
 	}
 	if err := checkSettings(b.spec.Name, req); err != nil {
 		return err
@@ -96,6 +103,15 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 		}
 	}
 	return nil
+}
+
+// Mode returns the permission mode of req: Request.Permission, with the
+// zero value meaning agentcli.PermissionDeny.
+func Mode(req *agentcli.Request) agentcli.PermissionMode {
+	if req.Permission == "" {
+		return agentcli.PermissionDeny
+	}
+	return req.Permission
 }
 
 // CheckPrompt rejects a prompt no CLI can answer: empty or only white
@@ -116,9 +132,6 @@ func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
 	}
 	if req.MaxTurns > 0 && !caps.MaxTurns {
 		out = append(out, "max turns")
-	}
-	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
-		out = append(out, "allowed/disallowed tools")
 	}
 	if req.SystemPrompt != "" && caps.SystemPrompt == agentcli.SystemPromptNone {
 		out = append(out, "system prompt")
