@@ -99,6 +99,9 @@ func startInteractive(t *testing.T, c interactiveCase, b agentcli.Backend, edit 
 	req, tag := e.request("")
 	req.ReplaceEnv = true
 	req.Env = append(req.Env, "TERM=xterm-256color")
+	// The UIs' skip-permissions modes, whose screens c.ready knows (the
+	// zero value is the UI's asking mode).
+	req.Permission = agentcli.PermissionBypass
 	if edit != nil {
 		edit(e, req)
 	}
