@@ -35,7 +35,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -44,8 +44,10 @@ func main() {
 // -offline.
 var onOffline func(*agentclitest.Server)
 
-// run is the whole program; it returns the exit status.
-func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+// run is the whole program, in the environment environ ("K=V"); it returns
+// the exit status.
+func run(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	lookup := lookupIn(environ)
 	fs := flag.NewFlagSet("discord-gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	console := fs.Bool("console", false, "read prompts from stdin and print replies to stdout instead of connecting to Discord")
@@ -71,8 +73,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			logger.Error("DISCORD_TOKEN is not set (or use -console)")
 			return 1
 		}
-		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 {
-			logger.Error("set ALLOWED_USERS or ALLOWED_ROLES: an agent with a shell must not take orders from anyone in a server")
+		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 && len(cfg.Approvers) == 0 {
+			logger.Error("set ALLOWED_USERS, ALLOWED_ROLES or APPROVERS: an agent with a shell must not take orders from anyone in a server")
 			return 1
 		}
 	}
@@ -112,6 +114,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		Permission:        cfg.Permission,
 		PermissionTimeout: cfg.PermissionTimeout,
 	}
+	// The CLI's environment is an allow-list (see childEnv), never the
+	// gateway's own: DISCORD_TOKEN stays here.
+	tmpl.ReplaceEnv = true
+	tmpl.Env = childEnv(environ, name, cfg.AgentEnv)
 	cfg.Agent.Apply(&tmpl, caps)
 	switch {
 	case tmpl.Permission == "" && slices.Contains(caps.PermissionModes, agentcli.PermissionAsk):
@@ -140,6 +146,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			logger.Error("offline", "err", err)
 			return 1
 		}
+		// The wiring's environment (a private home, the server's URL and
+		// key) replaces the allow-list; the operator's additions stay.
+		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
 		w.Apply(&tmpl)
 		if _, set := lookup("STATE_DIR"); !set {
 			// The offline CLI's sessions go away with home; so do ours.
