@@ -219,7 +219,7 @@ func TestErrorText(t *testing.T) {
 	}{
 		{&agentcli.CanceledError{Backend: "x", Err: errStopped}, "Stopped"},
 		{errors.Join(agentcli.ErrInterrupted), "Stopped"},
-		{&agentcli.TimeoutError{Backend: "x"}, "longer than"},
+		{&agentcli.TimeoutError{Backend: "x"}, "Query timed out"},
 		{&agentcli.ResultError{Backend: "x", APIStatus: 429, Kind: agentcli.ErrRateLimited}, "rate-limiting"},
 		{&agentcli.ExitError{Backend: "x", Code: 1, Kind: agentcli.ErrAuth}, "credentials"},
 		{errors.New("line one\nline two"), "failed: line one"},
