@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -23,7 +24,11 @@ import (
 
 func TestMain(m *testing.M) {
 	guardExec() // the test binary stands in for the gateway's own as a CLI's guard
-	os.Exit(m.Run())
+	code := m.Run()
+	if built.path != "" {
+		os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
 }
 
 // getSID, setSID and deleteEntry read and write the session id of a
