@@ -316,7 +316,7 @@ func newDiscordSession(token, gatewayURL string, log *slog.Logger) (*discordgo.S
 	s.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages |
 		discordgo.IntentMessageContent
 	s.SyncEvents = true
-	tr := &discordTransport{base: http.DefaultTransport, gatewayURL: gatewayURL, log: log}
+	tr := &discordTransport{base: http.DefaultTransport.(*http.Transport).Clone(), gatewayURL: gatewayURL, log: log}
 	s.Client = &http.Client{Transport: tr, Timeout: 60 * time.Second}
 	return s, tr, nil
 }

@@ -134,19 +134,6 @@ func (c *recChat) StartThread(ctx context.Context, channel, messageID, name stri
 	return messageID, nil
 }
 
-// inChannel returns the messages posted to channel, in order.
-func (c *recChat) inChannel(channel string) []*recMsg {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []*recMsg
-	for _, m := range c.order {
-		if m.channel == channel {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // replies returns the messages that answer message id, in order.
 func (c *recChat) replies(id string) []*recMsg {
 	c.mu.Lock()

@@ -934,19 +934,6 @@ func (rt *Runtime) dropLive(conv string) {
 	}
 }
 
-// liveCount returns the live sessions held.
-func (rt *Runtime) liveCount() int {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	n := 0
-	for _, cs := range rt.convs {
-		if cs.live != nil {
-			n++
-		}
-	}
-	return n
-}
-
 // consume reads a run's events: text and tool calls go to the output, the
 // result is returned.
 func (rt *Runtime) consume(ctx context.Context, out *output, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Result, error) {
@@ -1313,7 +1300,7 @@ type output struct {
 	target replyTarget
 	id     string // the placeholder's id, if one was posted
 
-	ctx    context.Context // ends at finish: pending edits are dropped
+	ctx    context.Context // ends at finish: no further edit starts
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -1363,8 +1350,12 @@ func (o *output) loop() {
 	}
 }
 
+// typing renews the typing indicator. Like flush, it does not end with
+// o.ctx: a request cancelled in flight can take another request's answer
+// with it in net/http (seen under load: a placeholder posted that its
+// poster never heard of), so the loop only stops starting new ones.
 func (o *output) typing() {
-	ctx, cancel := context.WithTimeout(o.ctx, o.rt.o.DeliveryTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(o.rt.o.DeliveryTimeout, 10*time.Second))
 	defer cancel()
 	if err := o.rt.o.Chat.Typing(ctx, o.target.channel); err != nil && o.ctx.Err() == nil {
 		o.rt.log.Debug("typing indicator", "channel", o.target.channel, "err", err)
@@ -1381,7 +1372,7 @@ func (o *output) flush() {
 	o.dirty = false
 	s := preview(slices.Concat(o.notes, o.tools), o.buf.String(), o.rt.o.MaxLen)
 	o.mu.Unlock()
-	ctx, cancel := context.WithTimeout(o.ctx, o.rt.o.DeliveryTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(o.rt.o.DeliveryTimeout, 10*time.Second))
 	defer cancel()
 	if err := o.rt.o.Chat.Edit(ctx, o.target.channel, o.id, s); err != nil && o.ctx.Err() == nil {
 		o.rt.log.Warn("editing the placeholder", "channel", o.target.channel, "err", err)
@@ -1504,15 +1495,27 @@ func (o *output) finish(r Reply) {
 			parts = append(parts, r.Summary)
 		}
 	}
-	ctx, cancel := o.rt.deliveryCtx()
-	defer cancel()
 	if o.id != "" {
-		if err := o.rt.o.Chat.Edit(ctx, o.target.channel, o.id, parts[0]); err != nil {
-			o.rt.log.Error("delivering the reply", "channel", o.target.channel, "err", err)
-		} else {
-			parts = parts[1:]
+		// The placeholder becomes the answer. An edit that fails is tried
+		// again before the answer is posted anew: a placeholder left
+		// "Working…" beside it would say the answer never came.
+		for attempt := 1; ; attempt++ {
+			ctx, cancel := o.rt.deliveryCtx()
+			err := o.rt.o.Chat.Edit(ctx, o.target.channel, o.id, parts[0])
+			cancel()
+			if err == nil {
+				parts = parts[1:]
+				break
+			}
+			o.rt.log.Error("delivering the reply", "channel", o.target.channel, "attempt", attempt, "err", err)
+			if attempt == 3 {
+				break
+			}
+			time.Sleep(time.Duration(attempt) * time.Second)
 		}
 	}
+	ctx, cancel := o.rt.deliveryCtx()
+	defer cancel()
 	for _, p := range parts {
 		if _, err := o.rt.o.Chat.Post(ctx, o.target.channel, o.target.replyTo, p); err != nil {
 			o.rt.log.Error("delivering the reply", "channel", o.target.channel, "err", err)
