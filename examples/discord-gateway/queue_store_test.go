@@ -245,3 +245,38 @@ func TestFileStoreConcurrent(t *testing.T) {
 		}
 	}
 }
+
+func TestFileJournal(t *testing.T) {
+	dir := t.TempDir()
+	j, err := NewFileJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Message{ID: "111", Channel: "c", Text: "a", Seq: 3}
+	b := Message{ID: "odd/id", Channel: "c", Text: "b", Seq: 1}
+	c := Message{ID: "222", Channel: "c", Text: "c", Seq: 2}
+	for _, m := range []Message{a, b, c} {
+		if err := j.Queued(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Running(c, "thread", "ph"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Done(a); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "m-999.json"), []byte("{half"), 0o600)
+	j2, _ := NewFileJournal(dir) // a restart
+	got, err := j2.Pending()
+	if err == nil || !strings.Contains(err.Error(), "m-999.json") {
+		t.Errorf("a corrupt entry is not reported: %v", err)
+	}
+	if len(got) != 2 || got[0].Message.ID != "odd/id" || got[1].Message.ID != "222" || got[0].Running ||
+		!got[1].Running || got[1].Channel != "thread" || got[1].Placeholder != "ph" {
+		t.Fatalf("pending %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m-999.json")); err == nil {
+		t.Error("the corrupt entry is still there")
+	}
+}

@@ -159,10 +159,11 @@ func telling(text string) string {
 	return first
 }
 
-// summary is the line shown under a finished answer: how long it took,
-// the tokens and the cost, where the CLI reports them.
+// summary is the line shown under a finished answer (Discord's small
+// print): how long it took, the tokens and the cost, where the CLI reports
+// them.
 func summary(d time.Duration, res *agentcli.Result) string {
-	parts := []string{"✅ " + roundDuration(d).String()}
+	parts := []string{"✅ " + humanDuration(d)}
 	if res != nil {
 		u := res.Usage
 		in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
@@ -180,13 +181,13 @@ func summary(d time.Duration, res *agentcli.Result) string {
 	return "-# " + strings.Join(parts, " · ")
 }
 
-// roundDuration rounds d for people: tenths of a second below a minute,
-// seconds above.
-func roundDuration(d time.Duration) time.Duration {
+// humanDuration shows d for people: "4.2 s" below a minute, "3m12s"
+// above.
+func humanDuration(d time.Duration) string {
 	if d < time.Minute {
-		return d.Round(100 * time.Millisecond)
+		return fmt.Sprintf("%.1f s", d.Seconds())
 	}
-	return d.Round(time.Second)
+	return d.Round(time.Second).String()
 }
 
 // thousands formats n with thin separators: 12,345.

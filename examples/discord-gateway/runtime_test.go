@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -520,5 +521,45 @@ func TestErrorsReachTheChat(t *testing.T) {
 	defer h.close(t)
 	if got := h.answered(t, h.send("c", "x")); !strings.Contains(got, "credentials") {
 		t.Fatalf("answer %q", got)
+	}
+}
+
+// TestRecover: after a crash, a message that was being answered gets its
+// placeholder edited to ask for a resend (or a reply, without one); the
+// messages that were waiting are answered, in their order.
+func TestRecover(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := NewFileJournal(filepath.Join(dir, "inflight"))
+	chat := newRecChat()
+	ph, _ := chat.Post(context.Background(), "c", "m1", "⏳ Working…")
+	j.Running(Message{ID: "m1", Channel: "c", Text: "cut short", Seq: 1}, "c", ph)
+	j.Running(Message{ID: "m2", Channel: "d", Text: "also cut", Seq: 2}, "d", "")
+	j.Queued(Message{ID: "m4", Channel: "c", Text: "second", Seq: 4})
+	j.Queued(Message{ID: "m3", Channel: "c", Text: "first", Seq: 3})
+	agent := newFakeAgent()
+	store, _ := NewFileStore(dir)
+	rt := NewRuntime(Options{Backend: agent, Store: store, Queue: NewMemQueue(5, 50), Journal: j, Chat: chat, Logger: quiet()})
+	resent, requeued := rt.Recover(context.Background())
+	if resent != 2 || requeued != 2 {
+		t.Fatalf("recover: %d resent, %d requeued", resent, requeued)
+	}
+	rt.Start()
+	h := &harness{rt: rt, chat: chat, store: store}
+	h.answered(t, "m4")
+	h.close(t)
+	if got := chat.answer("m1"); !strings.Contains(got, "restarted") || !strings.Contains(got, "send it again") {
+		t.Errorf("the interrupted message shows %q", got)
+	}
+	if got := chat.answer("m2"); !strings.Contains(got, "send it again") {
+		t.Errorf("the interrupted message without a placeholder: %q", got)
+	}
+	if got := agent.sessionsCopy()["fs-1"]; strings.Join(got, ",") != "first,second" {
+		t.Errorf("the waiting messages ran as %v", got)
+	}
+	if p, _ := j.Pending(); len(p) != 0 {
+		t.Errorf("journal left %+v", p)
+	}
+	if n := rt.nextSeq(); n <= 4 {
+		t.Errorf("sequence %d after recovering 4", n)
 	}
 }
