@@ -133,6 +133,7 @@ type discordChat struct {
 
 	mu        sync.Mutex
 	notBefore map[string]time.Time // channel → end of its last 429's retry_after
+	noThreads map[string]bool      // channels where a thread could not be started
 }
 
 // rateRetries bounds the 429 retries of one call.
@@ -261,8 +262,13 @@ func (d *discordChat) Ask(ctx context.Context, channel string, card Card) (strin
 }
 
 // StartThread starts a public thread from the message; Discord gives it
-// the message's id.
+// the message's id. A channel where that fails (the bot may not create
+// threads there, Discord says no) is remembered: its next messages are
+// one conversation in the channel (see threadless).
 func (d *discordChat) StartThread(ctx context.Context, channel, messageID, name string) (string, error) {
+	if d.threadless(channel) {
+		return "", errNoThreads
+	}
 	var id string
 	err := d.call(ctx, channel, func(opts ...discordgo.RequestOption) error {
 		ch, err := d.s.MessageThreadStartComplex(channel, messageID, &discordgo.ThreadStart{
@@ -275,7 +281,28 @@ func (d *discordChat) StartThread(ctx context.Context, channel, messageID, name 
 		}
 		return err
 	})
+	var re *discordgo.RESTError
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
+		d.mu.Lock()
+		if d.noThreads == nil {
+			d.noThreads = map[string]bool{}
+		}
+		first := !d.noThreads[channel]
+		d.noThreads[channel] = true
+		d.mu.Unlock()
+		if first {
+			d.log.Warn("cannot start threads in this channel (does the bot have Create Public Threads?): "+
+				"it is one conversation from now on", "channel", channel, "err", err)
+		}
+	}
 	return id, err
+}
+
+// threadless reports whether starting a thread in channel failed before.
+func (d *discordChat) threadless(channel string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.noThreads[channel]
 }
 
 // Fetch downloads an attachment, at most limit bytes.
@@ -398,6 +425,7 @@ func (in *intake) close() {
 // discordGateway routes a discordgo session's events to a Runtime.
 type discordGateway struct {
 	s       *discordgo.Session
+	chat    *discordChat
 	rt      *Runtime
 	log     *slog.Logger
 	in      *intake
@@ -499,11 +527,15 @@ func displayName(u *discordgo.User, m *discordgo.Member) string {
 
 // startsTask reports whether a message in channel starts a task of its
 // own: the channel is a text or announcement channel, not a thread (where
-// the thread is the conversation) nor anything else. The channel's type
+// the thread is the conversation) nor anything else, and threads could be
+// started there so far. The channel's type
 // comes from discordgo's state (filled by the guild events), else from the
 // API (remembered); when neither knows, the channel is its own
 // conversation.
 func (g *discordGateway) startsTask(channel string) bool {
+	if g.chat != nil && g.chat.threadless(channel) {
+		return false
+	}
 	kind, ok := g.channelType(channel)
 	if !ok {
 		return false

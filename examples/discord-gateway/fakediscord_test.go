@@ -41,6 +41,7 @@ type fakeDiscord struct {
 	nextID     int64
 	limited    map[string]fakeLimit // "METHOD path-prefix" → the next matching request's 429
 	channels   map[string]int       // channel id → type (0 text, 1 DM, 11 thread)
+	noThreads  map[string]bool      // text channels where the bot may not start threads
 	files      map[string][]byte    // /files/<name>
 	commands   map[string][]any     // registration path → commands
 	identifies int
@@ -81,7 +82,7 @@ func newFakeDiscord(t testing.TB) *fakeDiscord {
 	}
 	f := &fakeDiscord{t: t, base: "http://" + ln.Addr().String(), heartbeat: 45 * time.Second,
 		events: make(chan []byte, 8192), limited: map[string]fakeLimit{}, channels: map[string]int{},
-		files: map[string][]byte{}, commands: map[string][]any{}, nextID: 900_000_000, ready: make(chan struct{})}
+		files: map[string][]byte{}, noThreads: map[string]bool{}, commands: map[string][]any{}, nextID: 900_000_000, ready: make(chan struct{})}
 	f.api = f.base + "/api/v9"
 	f.ws = "ws://" + ln.Addr().String() + "/ws"
 	mux := http.NewServeMux()
@@ -207,6 +208,10 @@ func (f *fakeDiscord) rest(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && len(parts) == 5 && parts[0] == "channels" && parts[2] == "messages" && parts[4] == "threads":
 		if f.channels[parts[1]] == 11 {
 			status, out = 400, map[string]any{"message": "Cannot start a thread in a thread", "code": 50024}
+			break
+		}
+		if f.noThreads[parts[1]] {
+			status, out = 403, map[string]any{"message": "Missing Permissions", "code": 50013}
 			break
 		}
 		f.channels[parts[3]] = 11

@@ -265,7 +265,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	o.Fetch = chat.Fetch
 	rt := NewRuntime(o)
 	rt.Recover(ctx)
-	gw := &discordGateway{s: s, rt: rt, log: logger, in: newIntake(), threads: cfg.Threads,
+	gw := &discordGateway{s: s, chat: chat, rt: rt, log: logger, in: newIntake(), threads: cfg.Threads,
 		cmds: cfg.SlashCommands, guilds: cfg.CommandGuilds}
 	gw.attach()
 	rt.Start()

@@ -588,8 +588,9 @@ func TestProgramGlobal429(t *testing.T) {
 }
 
 // TestProgramConnection (finding 9): heartbeats are sent and acknowledged;
-// a dropped connection is resumed (no second identify) and the messages
-// sent meanwhile are answered, once; long and empty answers never make
+// a dropped connection, and one whose heartbeats go unacknowledged, is
+// resumed (no second identify) and the messages sent meanwhile are
+// answered, once; long and empty answers never make
 // Discord refuse a request.
 func TestProgramConnection(t *testing.T) {
 	f := newFakeDiscord(t)
@@ -606,6 +607,18 @@ func TestProgramConnection(t *testing.T) {
 	}
 	if i, _, _ := f.counts(); i != 1 {
 		t.Errorf("%d identifies; a dropped connection should be resumed", i)
+	}
+	// Heartbeats that Discord stops acknowledging: discordgo gives the
+	// connection up and resumes on a new one.
+	f.mu.Lock()
+	f.noAcks = true
+	f.mu.Unlock()
+	waitFor(t, "a resume after unacknowledged heartbeats", func() bool { _, r, _ := f.counts(); return r >= 2 })
+	f.mu.Lock()
+	f.noAcks = false
+	f.mu.Unlock()
+	if got := p.answer(p.send("c1", "alice", "after the silence")); !strings.Contains(got, "echo: ") {
+		t.Errorf("after a zombie connection: %q", got)
 	}
 	placeholders := 0
 	for _, r := range f.find("POST", "channels/c1/messages") {
@@ -668,10 +681,26 @@ func TestProgramThreads(t *testing.T) {
 	p.answer(old)
 	unknown := p.send("nowhere", "alice", "in a channel nobody knows")
 	p.answer(unknown)
-	if n := len(f.find("POST", "/threads")); n != 2 {
-		t.Errorf("%d threads started, want 2 (the two tasks)", n)
+	// A channel where the bot may not start threads: the first task is
+	// answered in the channel, and the channel is one conversation from
+	// then on.
+	f.mu.Lock()
+	f.channels["locked"] = 0
+	f.noThreads["locked"] = true
+	f.mu.Unlock()
+	refusedTask := p.send("locked", "alice", "no thread for me")
+	p.answer(refusedTask)
+	if r, _ := f.placeholder(refusedTask); r.path != "channels/locked/messages" {
+		t.Errorf("a task without its thread was answered in %s", r.path)
+	}
+	p.answer(p.send("locked", "alice", "then the channel it is"))
+	if n := len(f.find("POST", "/threads")); n != 3 {
+		t.Errorf("%d threads asked for, want 3 (the two tasks, and one refused)", n)
 	}
 	sessions := agent.sessionsCopy()
+	if got := sessions["fs-7"]; len(got) != 1 || body(got[0]) != "then the channel it is" {
+		t.Errorf("after a refused thread: %v", sessions)
+	}
 	var got []string
 	for _, id := range []string{"fs-1", "fs-2", "fs-3", "fs-4", "fs-5"} {
 		var bodies []string
