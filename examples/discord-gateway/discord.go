@@ -528,10 +528,9 @@ func displayName(u *discordgo.User, m *discordgo.Member) string {
 // startsTask reports whether a message in channel starts a task of its
 // own: the channel is a text or announcement channel, not a thread (where
 // the thread is the conversation) nor anything else, and threads could be
-// started there so far. The channel's type
-// comes from discordgo's state (filled by the guild events), else from the
-// API (remembered); when neither knows, the channel is its own
-// conversation.
+// started there so far. The channel's type comes from discordgo's state
+// (filled by the guild events), else from the API (remembered); when
+// neither knows, the channel is its own conversation.
 func (g *discordGateway) startsTask(channel string) bool {
 	if g.chat != nil && g.chat.threadless(channel) {
 		return false

@@ -82,13 +82,13 @@ type Queue interface {
 	// the queue is full and with ErrClosed after Close; it does not block
 	// for long.
 	Put(ctx context.Context, m Message) error
-	// Take blocks until a message is ready (the oldest of a channel that
-	// has none in progress) and returns it, marked in progress. After
+	// Take blocks until a message is ready (the oldest of a conversation
+	// that has none in progress) and returns it, marked in progress. After
 	// Close it goes on returning the messages left, then ErrClosed. It
 	// returns ctx's error when ctx ends first.
 	Take(ctx context.Context) (Message, error)
 	// Done reports that the message Take returned has been answered; its
-	// channel's next message becomes ready.
+	// conversation's next message becomes ready.
 	Done(m Message)
 	// Close stops Put. It does not block.
 	Close()

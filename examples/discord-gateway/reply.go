@@ -18,12 +18,12 @@ import (
 // Reply is what the gateway answers one message with: an error and no
 // text, or a text (never empty) and the session id it belongs to.
 type Reply struct {
-	// Channel is where the reply goes; always set.
+	// Channel is the conversation the reply answers in; always set.
 	Channel string
 	// Text is the answer of a successful run.
 	Text string
 	// SessionID is the agent session the run belongs to, when known; the
-	// channel's next message resumes it.
+	// conversation's next message resumes it.
 	SessionID string
 	// Err is why the run failed.
 	Err error
