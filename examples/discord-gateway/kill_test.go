@@ -281,16 +281,20 @@ func killAndRestart(t *testing.T, bin, dir string, env []string, checkEnv func()
 	if err := g.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	<-g.done
 	g.done <- nil // for the cleanup
 	waitFor(t, "the CLI to die with the gateway", func() bool { return !alive(cli.pid) })
+	t.Logf("the CLI was gone %v after the gateway's SIGKILL", time.Since(killed).Round(time.Millisecond))
 	if !alive(sleeper.pid) {
 		t.Log("the CLI's child died too (nothing left for the sweep)")
 	}
 
+	restarted := time.Now()
 	g2 := startSubprocess(t, bin, full)
 	waitFor(t, "the restarted gateway to connect", func() bool { i, _, _ := f.counts(); return i == 2 })
 	waitFor(t, "the sweep of what the killed gateway left", func() bool { return !alive(sleeper.pid) })
+	t.Logf("the CLI's child was gone %v after the restart", time.Since(restarted).Round(time.Millisecond))
 	if left := tagged(tag); len(left) > 0 {
 		for _, p := range left {
 			if strings.HasPrefix(p.cmdline, child) {
