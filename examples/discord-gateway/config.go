@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +19,22 @@ import (
 type Config struct {
 	// Token is the Discord bot token (DISCORD_TOKEN).
 	Token string
+	// APIURL is the base of Discord's REST API, version included
+	// (DISCORD_API_URL; default https://discord.com/api/v9). A proxy or a
+	// test double goes here.
+	APIURL string
+	// GatewayURL is Discord's websocket gateway (DISCORD_GATEWAY_URL); empty
+	// means the one the API names (GET /gateway).
+	GatewayURL string
 	// Agent is the backend configuration: AGENT_BACKEND (default claude),
 	// BACKEND_CLI_PATH, BACKEND_MODEL, BACKEND_MAX_TURNS (default 25),
 	// ALLOWED_TOOLS.
 	Agent agentcli.Config
+	// AgentEnv is what the operator adds to the CLI's environment
+	// (AGENT_ENV, comma separated): NAME passes the gateway's own NAME,
+	// NAME=value sets it. Nothing else of the gateway's environment reaches
+	// the CLI beyond the allow-list of childEnv.
+	AgentEnv []string
 	// WorkingDir is where the agent works (WORKING_DIR; default: the
 	// current directory).
 	WorkingDir string
@@ -33,14 +47,18 @@ type Config struct {
 	// that may use the bot (ALLOWED_USERS, ALLOWED_ROLES; comma
 	// separated). At least one is required for Discord.
 	AllowedUsers, AllowedRoles []string
-	// StateDir holds the session store (STATE_DIR; default
-	// ./gateway-state).
+	// Approvers are user or role ids (APPROVERS) that may answer any
+	// permission request and stop or reset any conversation; everyone else
+	// answers only their own.
+	Approvers []string
+	// StateDir holds the session store, the in-flight journal and the lock
+	// (STATE_DIR; default ./gateway-state).
 	StateDir string
 	// MaxConcurrent is the limit on runs at once (MAX_CONCURRENT_RUNS;
 	// default 4).
 	MaxConcurrent int
-	// QueueDepth is how many messages may wait per channel, QueueTotal in
-	// all (QUEUE_DEPTH, default 5; QUEUE_TOTAL, default 200).
+	// QueueDepth is how many messages may wait per conversation,
+	// QueueTotal in all (QUEUE_DEPTH, default 5; QUEUE_TOTAL, default 200).
 	QueueDepth, QueueTotal int
 	// RetryAttempts, RetryDelay: attempts per message on transient errors
 	// and the first backoff, doubling after (RETRY_ATTEMPTS, default 3;
@@ -53,12 +71,33 @@ type Config struct {
 	// PermissionTimeout bounds a permission request (PERMISSION_TIMEOUT,
 	// default 5 minutes); no answer denies.
 	PermissionTimeout time.Duration
-	// Live asks for a live session per channel where the backend has them
-	// (LIVE_SESSIONS, default true).
+	// Live asks for a live session per conversation where the backend has
+	// them (LIVE_SESSIONS, default true).
 	Live bool
 	// LiveIdle closes a live session after this long idle (LIVE_IDLE,
 	// default 15m).
 	LiveIdle time.Duration
+	// MaxLive caps the live CLI processes kept at once
+	// (MAX_LIVE_SESSIONS, default 8); the least recently used idle one is
+	// closed to make room.
+	MaxLive int
+	// Threads gives every task started in a server's text channel a
+	// thread of its own, one conversation per thread (THREADS, default
+	// true). False makes the channel one conversation.
+	Threads bool
+	// SlashCommands registers /new, /stop, /backend, /model, /status and
+	// /usage with Discord at start-up (SLASH_COMMANDS, default true).
+	SlashCommands bool
+	// CommandGuilds registers the slash commands in these servers only
+	// (COMMAND_GUILDS), where they appear at once; empty registers them
+	// globally.
+	CommandGuilds []string
+	// Models are the models /model offers and accepts (MODELS, comma
+	// separated); empty makes /model show the model only.
+	Models []string
+	// AttachmentMax bounds the text attachments inlined into one prompt,
+	// in bytes (ATTACHMENT_MAX_BYTES, default 100000).
+	AttachmentMax int
 }
 
 // LoadConfig reads the configuration through lookup (os.LookupEnv). An
@@ -67,33 +106,47 @@ type Config struct {
 func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config, error) {
 	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
 	c := Config{
-		Token:        get("DISCORD_TOKEN"),
-		Agent:        agentcli.ConfigFromLookup(lookup, logger),
-		WorkingDir:   get("WORKING_DIR"),
-		AllowedUsers: list(get("ALLOWED_USERS")),
-		AllowedRoles: list(get("ALLOWED_ROLES")),
-		StateDir:     get("STATE_DIR"),
-		Permission:   agentcli.PermissionMode(strings.ToLower(get("PERMISSION_MODE"))),
+		Token:         get("DISCORD_TOKEN"),
+		APIURL:        get("DISCORD_API_URL"),
+		GatewayURL:    get("DISCORD_GATEWAY_URL"),
+		Agent:         agentcli.ConfigFromLookup(lookup, logger),
+		AgentEnv:      list(get("AGENT_ENV")),
+		WorkingDir:    get("WORKING_DIR"),
+		AllowedUsers:  list(get("ALLOWED_USERS")),
+		AllowedRoles:  list(get("ALLOWED_ROLES")),
+		Approvers:     list(get("APPROVERS")),
+		StateDir:      get("STATE_DIR"),
+		Permission:    agentcli.PermissionMode(strings.ToLower(get("PERMISSION_MODE"))),
+		CommandGuilds: list(get("COMMAND_GUILDS")),
+		Models:        list(get("MODELS")),
 	}
 	if c.StateDir == "" {
 		c.StateDir = "gateway-state"
 	}
+	if c.APIURL == "" {
+		c.APIURL = "https://discord.com/api/v9"
+	}
 	var err error
+	fail := func(format string, args ...any) {
+		if err == nil {
+			err = fmt.Errorf(format, args...)
+		}
+	}
 	num := func(key string, def int) int {
 		v := get(key)
-		if v == "" || err != nil {
+		if v == "" {
 			return def
 		}
 		n, e := strconv.Atoi(v)
 		if e != nil || n < 1 {
-			err = fmt.Errorf("%s=%q: want a positive number", key, v)
+			fail("%s=%q: want a positive number", key, v)
 			return def
 		}
 		return n
 	}
 	dur := func(key string, def time.Duration) time.Duration {
 		v := get(key)
-		if v == "" || err != nil {
+		if v == "" {
 			return def
 		}
 		if n, e := strconv.ParseFloat(v, 64); e == nil && n > 0 {
@@ -101,10 +154,22 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 		}
 		d, e := time.ParseDuration(v)
 		if e != nil || d <= 0 {
-			err = fmt.Errorf("%s=%q: want seconds or a duration such as 90s or 10m", key, v)
+			fail("%s=%q: want seconds or a duration such as 90s or 10m", key, v)
 			return def
 		}
 		return d
+	}
+	boolean := func(key string, def bool) bool {
+		v := get(key)
+		if v == "" {
+			return def
+		}
+		b, e := strconv.ParseBool(v)
+		if e != nil {
+			fail("%s=%q: want true or false", key, v)
+			return def
+		}
+		return b
 	}
 	c.QueryTimeout = dur("QUERY_TIMEOUT", 10*time.Minute)
 	c.MaxConcurrent = num("MAX_CONCURRENT_RUNS", 4)
@@ -114,37 +179,55 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	c.RetryDelay = dur("RETRY_DELAY", 5*time.Second)
 	c.PermissionTimeout = dur("PERMISSION_TIMEOUT", agentcli.DefaultPermissionTimeout)
 	c.LiveIdle = dur("LIVE_IDLE", 15*time.Minute)
-	c.Live = true
-	if v := get("LIVE_SESSIONS"); v != "" && err == nil {
-		b, e := strconv.ParseBool(v)
-		if e != nil {
-			err = fmt.Errorf("LIVE_SESSIONS=%q: want true or false", v)
-		}
-		c.Live = b
-	}
+	c.MaxLive = num("MAX_LIVE_SESSIONS", 8)
+	c.AttachmentMax = num("ATTACHMENT_MAX_BYTES", 100_000)
+	c.Live = boolean("LIVE_SESSIONS", true)
+	c.Threads = boolean("THREADS", true)
+	c.SlashCommands = boolean("SLASH_COMMANDS", true)
 	switch c.Permission {
 	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 	default:
-		if err == nil {
-			err = fmt.Errorf("PERMISSION_MODE=%q: want bypass, ask, deny or plan", c.Permission)
+		fail("PERMISSION_MODE=%q: want bypass, ask, deny or plan", c.Permission)
+	}
+	for _, k := range []struct{ key, v string }{{"DISCORD_API_URL", c.APIURL}, {"DISCORD_GATEWAY_URL", c.GatewayURL}} {
+		if k.v == "" {
+			continue
+		}
+		u, e := url.Parse(k.v)
+		if e != nil || u.Host == "" || (k.key == "DISCORD_API_URL" && u.Scheme != "https" && u.Scheme != "http") ||
+			(k.key == "DISCORD_GATEWAY_URL" && u.Scheme != "wss" && u.Scheme != "ws") {
+			fail("%s=%q: want an absolute %s URL", k.key, k.v, map[bool]string{true: "http(s)", false: "ws(s)"}[k.key == "DISCORD_API_URL"])
 		}
 	}
-	if f := get("SYSTEM_PROMPT_FILE"); f != "" && err == nil {
+	for _, e := range c.AgentEnv {
+		name, _, _ := strings.Cut(e, "=")
+		switch {
+		case !envName.MatchString(name):
+			fail("AGENT_ENV: %q is not a variable name", name)
+		case strings.HasPrefix(strings.ToUpper(name), "DISCORD_"):
+			// The bot's own credentials never go to the agent, whoever
+			// asks.
+			fail("AGENT_ENV: %s would hand the bot's Discord settings to the agent", name)
+		}
+	}
+	if f := get("SYSTEM_PROMPT_FILE"); f != "" {
 		b, e := os.ReadFile(f)
 		if e != nil {
-			err = fmt.Errorf("SYSTEM_PROMPT_FILE: %w", e)
+			fail("SYSTEM_PROMPT_FILE: %v", e)
 		}
 		c.SystemPrompt = strings.TrimSpace(string(b))
 	}
-	if c.WorkingDir != "" && err == nil {
+	if c.WorkingDir != "" {
 		abs, e := filepath.Abs(c.WorkingDir)
 		if fi, se := os.Stat(abs); e != nil || se != nil || !fi.IsDir() {
-			err = fmt.Errorf("WORKING_DIR=%q is not a directory", c.WorkingDir)
+			fail("WORKING_DIR=%q is not a directory", c.WorkingDir)
 		}
 		c.WorkingDir = abs
 	}
 	return c, err
 }
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // list splits a comma-separated list, dropping empty items.
 func list(s string) []string {
@@ -158,17 +241,27 @@ func list(s string) []string {
 }
 
 // allowed returns the authorization check for the configured users and
-// roles.
+// roles. Approvers are allowed too.
 func (c Config) allowed() func(user string, roles []string) bool {
-	return func(user string, roles []string) bool {
-		if slices.Contains(c.AllowedUsers, user) {
+	ids := slices.Concat(c.AllowedUsers, c.AllowedRoles, c.Approvers)
+	return func(user string, roles []string) bool { return anyIn(ids, user, roles) }
+}
+
+// approver returns the check for APPROVERS.
+func (c Config) approver() func(user string, roles []string) bool {
+	ids := slices.Clone(c.Approvers)
+	return func(user string, roles []string) bool { return anyIn(ids, user, roles) }
+}
+
+// anyIn reports whether user or one of roles is among ids.
+func anyIn(ids []string, user string, roles []string) bool {
+	if user != "" && slices.Contains(ids, user) {
+		return true
+	}
+	for _, r := range roles {
+		if slices.Contains(ids, r) {
 			return true
 		}
-		for _, r := range roles {
-			if slices.Contains(c.AllowedRoles, r) {
-				return true
-			}
-		}
-		return false
 	}
+	return false
 }

@@ -45,15 +45,19 @@ func (c *consoleChat) Edit(ctx context.Context, channel, id, text string) error 
 
 func (c *consoleChat) Typing(ctx context.Context, channel string) error { return nil }
 
-func (c *consoleChat) Ask(ctx context.Context, channel, text string, buttons []Button) (string, error) {
+func (c *consoleChat) Ask(ctx context.Context, channel string, card Card) (string, error) {
 	var labels []string
-	for _, b := range buttons {
+	for _, b := range card.Buttons {
 		labels = append(labels, "/"+strings.ToLower(b.Label))
 	}
 	c.mu.Lock()
-	c.buttons = buttons
+	c.buttons = card.Buttons
 	c.mu.Unlock()
-	return c.print(text + "\n[answer with " + strings.Join(labels, ", ") + "]"), nil
+	return c.print(card.Text + "\n[answer with " + strings.Join(labels, ", ") + "]"), nil
+}
+
+func (c *consoleChat) StartThread(ctx context.Context, channel, messageID, name string) (string, error) {
+	return "", errNoThreads
 }
 
 // press turns "/allow", "/always" or "/deny" into a press of that button
@@ -77,7 +81,7 @@ func (c *consoleChat) press(rt *Runtime, line string) bool {
 		c.print("No permission request is waiting.")
 		return true
 	}
-	text, _ := rt.Press(consoleChannel, id, consoleUser, nil)
+	text, _ := rt.Answer(consoleChannel, id, consoleUser, nil, nil)
 	c.print(text)
 	return true
 }

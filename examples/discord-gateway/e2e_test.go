@@ -37,14 +37,13 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	onOffline = func(s *agentclitest.Server) { srv = s }
 	defer func() { onOffline = nil }()
 
-	env := map[string]string{"AGENT_BACKEND": "claude", "QUERY_TIMEOUT": "120"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	env := []string{"AGENT_BACKEND=claude", "QUERY_TIMEOUT=120"}
 	stdin := strings.NewReader("Remember the word pelican.\nWhich word did I ask you to remember?\n")
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	code := run(ctx, []string{"-console", "-offline", "-offline-reply", "Noted: the offline model answers."},
-		lookup, stdin, &stdout, &stderr)
+		env, stdin, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
@@ -81,10 +80,9 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 // TestStartupCheckFails: a backend whose CLI cannot be found is reported
 // with its name and path, and the program exits 1.
 func TestStartupCheckFails(t *testing.T) {
-	env := map[string]string{"AGENT_BACKEND": "codex", "BACKEND_CLI_PATH": "/nonexistent/codex-cli"}
-	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	env := []string{"AGENT_BACKEND=codex", "BACKEND_CLI_PATH=/nonexistent/codex-cli"}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"-console"}, lookup, strings.NewReader(""), &stdout, &stderr)
+	code := run(context.Background(), []string{"-console"}, env, strings.NewReader(""), &stdout, &stderr)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
@@ -95,13 +93,12 @@ func TestStartupCheckFails(t *testing.T) {
 }
 
 func TestDiscordModeNeedsTokenAndUsers(t *testing.T) {
-	for _, env := range []map[string]string{
+	for _, env := range [][]string{
 		{},
-		{"DISCORD_TOKEN": "x"},
+		{"DISCORD_TOKEN=x"},
 	} {
-		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), nil, lookup, strings.NewReader(""), &stdout, &stderr); code != 1 {
+		if code := run(context.Background(), nil, env, strings.NewReader(""), &stdout, &stderr); code != 1 {
 			t.Fatalf("%v: exit %d, want 1", env, code)
 		}
 	}
@@ -120,7 +117,9 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatalf("%+v", c)
 	}
 	for k, v := range map[string]string{"QUERY_TIMEOUT": "soon", "MAX_CONCURRENT_RUNS": "0", "PERMISSION_MODE": "yolo",
-		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe"} {
+		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe",
+		"AGENT_ENV": "DISCORD_TOKEN", "THREADS": "sometimes", "MAX_LIVE_SESSIONS": "-1",
+		"DISCORD_API_URL": "discord.com", "DISCORD_GATEWAY_URL": "https://gateway.discord.gg"} {
 		lookup := func(key string) (string, bool) {
 			if key == k {
 				return v, true

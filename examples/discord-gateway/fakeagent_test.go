@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -18,6 +19,8 @@ import (
 //     interrupted (live) or its context ends;
 //   - "ask ...": asks permission for a Bash call and answers with the
 //     decision's kind;
+//   - "partial ...": streams some text, then fails with a 503;
+//   - "usage ...": answers with token counts and a cost;
 //   - anything else: answers "echo: <prompt>".
 //
 // Sessions are kept as in echoBackend: an unknown SessionID fails with
@@ -32,6 +35,11 @@ type fakeAgent struct {
 	interrupts int
 	turnDelay  time.Duration // before the first event of every turn
 	textDelay  time.Duration // after the streamed text, before the result
+	// fault, when set, is asked at the start of every turn: an error
+	// fails the turn before any output (and an *agentcli.ExitError kills
+	// a live session's CLI); it may count attempts.
+	fault func(prompt string) error
+	turns int // turns played
 }
 
 func newFakeAgent() *fakeAgent { return &fakeAgent{sessions: map[string][]string{}} }
@@ -93,9 +101,38 @@ func (a *fakeAgent) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2
 	}
 }
 
+// body returns the prompt without the gateway's "Message from ..." line.
+func body(prompt string) string {
+	if strings.HasPrefix(prompt, "Message from ") {
+		if i := strings.IndexByte(prompt, '\n'); i >= 0 {
+			return prompt[i+1:]
+		}
+	}
+	return prompt
+}
+
 // turn plays one turn of session id.
-func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.Request, interrupted <-chan struct{},
+func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.Request, live *fakeLive,
 	yield func(agentcli.Event, error) bool) {
+	var interrupted <-chan struct{}
+	if live != nil {
+		interrupted = live.currentIntr()
+	}
+	a.mu.Lock()
+	a.turns++
+	fault := a.fault
+	a.mu.Unlock()
+	if fault != nil {
+		if err := fault(prompt); err != nil {
+			var ee *agentcli.ExitError
+			if live != nil && errors.As(err, &ee) {
+				live.die(err)
+				err = fmt.Errorf("fake: %w", agentcli.ErrSessionClosed)
+			}
+			yield(agentcli.Event{}, err)
+			return
+		}
+	}
 	a.record(id, prompt)
 	if a.turnDelay > 0 {
 		select {
@@ -107,8 +144,18 @@ func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.R
 		return
 	}
 	text := "echo: " + prompt
-	switch {
-	case strings.HasPrefix(prompt, "slow"):
+	var res agentcli.Result
+	switch b := body(prompt); {
+	case strings.HasPrefix(b, "partial"):
+		if yield(agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: id, Text: "half an answer"}, nil) {
+			yield(agentcli.Event{}, &agentcli.ResultError{Backend: "fake", APIStatus: 503, Message: "overloaded"})
+		}
+		return
+	case strings.HasPrefix(b, "usage"):
+		cost := 0.0123
+		res.Usage = agentcli.Usage{InputTokens: 1000, CacheReadTokens: 234, OutputTokens: 56}
+		res.CostUSD = &cost
+	case strings.HasPrefix(b, "slow"):
 		if !yield(agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: id, Text: "thinking about it…"}, nil) {
 			return
 		}
@@ -119,7 +166,7 @@ func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.R
 			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: "fake", Err: context.Cause(ctx)})
 		}
 		return
-	case strings.HasPrefix(prompt, "ask"):
+	case strings.HasPrefix(b, "ask"):
 		tool := agentcli.ToolUse{ID: "t1", Name: "Bash", RawName: "Bash", Kind: agentcli.ToolExecute,
 			Input: json.RawMessage(`{"command":"rm -rf build"}`)}
 		if !yield(agentcli.Event{Kind: agentcli.EventToolUse, SessionID: id, Tool: &tool}, nil) {
@@ -153,7 +200,8 @@ func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.R
 	}
 	for _, ev := range []agentcli.Event{
 		{Kind: agentcli.EventText, SessionID: id, Text: text},
-		{Kind: agentcli.EventResult, SessionID: id, Result: &agentcli.Result{Text: text, SessionID: id}},
+		{Kind: agentcli.EventResult, SessionID: id, Result: &agentcli.Result{Text: text, SessionID: id,
+			Usage: res.Usage, CostUSD: res.CostUSD}},
 	} {
 		if !yield(ev, nil) {
 			return
@@ -202,7 +250,21 @@ type fakeLive struct {
 
 	mu     sync.Mutex
 	closed bool
+	died   error         // the CLI's crash, when it crashed
 	intr   chan struct{} // of the current turn
+}
+
+func (s *fakeLive) currentIntr() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.intr
+}
+
+// die ends the session as a crashed CLI would.
+func (s *fakeLive) die(err error) {
+	s.mu.Lock()
+	s.closed, s.died = true, err
+	s.mu.Unlock()
 }
 
 func (s *fakeLive) ID() string { return s.id }
@@ -210,6 +272,9 @@ func (s *fakeLive) ID() string { return s.id }
 func (s *fakeLive) Err() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.died != nil {
+		return s.died
+	}
 	if s.closed {
 		return agentcli.ErrSessionClosed
 	}
@@ -267,7 +332,7 @@ func (s *fakeLive) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli
 			}
 			s.mu.Unlock()
 		}()
-		s.a.turn(ctx, s.id, prompt, &s.req, intr, yield)
+		s.a.turn(ctx, s.id, prompt, &s.req, s, yield)
 	}
 }
 

@@ -8,6 +8,7 @@ require (
 	github.com/agentcli/agentcli v0.0.0-00010101000000-000000000000
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/gorilla/websocket v1.4.2
+	golang.org/x/sys v0.41.0
 	pgregory.net/rapid v1.3.0
 )
 
@@ -15,5 +16,4 @@ require (
 	github.com/coder/acp-go-sdk v0.13.0 // indirect
 	golang.org/x/crypto v0.0.0-20210421170649-83a5a9bb288b // indirect
 	golang.org/x/sync v0.19.0 // indirect
-	golang.org/x/sys v0.41.0 // indirect
 )

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -20,6 +22,32 @@ import (
 	"github.com/agentcli/agentcli"
 )
 
+func TestMain(m *testing.M) {
+	guardExec() // the test binary stands in for the gateway's own as a CLI's guard
+	code := m.Run()
+	if built.path != "" {
+		os.RemoveAll(filepath.Dir(built.path))
+	}
+	os.Exit(code)
+}
+
+// getSID, setSID and deleteEntry read and write the session id of a
+// conversation.
+func getSID(s SessionStore, conv string) (string, error) {
+	e, err := s.Get(context.Background(), conv)
+	return e.SessionID, err
+}
+
+func setSID(s SessionStore, conv, id string) error {
+	_, err := s.Update(context.Background(), conv, func(e *Entry) { e.SessionID = id })
+	return err
+}
+
+func deleteEntry(s SessionStore, conv string) error {
+	_, err := s.Update(context.Background(), conv, func(e *Entry) { *e = Entry{} })
+	return err
+}
+
 // quiet is a logger for tests; GATEWAY_TEST_LOG=1 shows the logs.
 func quiet() *slog.Logger {
 	if os.Getenv("GATEWAY_TEST_LOG") != "" {
@@ -30,18 +58,20 @@ func quiet() *slog.Logger {
 
 // recChat is a Chat that records everything, in order.
 type recChat struct {
-	mu    sync.Mutex
-	seq   int
-	msgs  map[string]*recMsg
-	order []*recMsg // by post
-	typed atomic.Int64
-	asked chan *recMsg // permission requests, when set
+	mu      sync.Mutex
+	seq     int
+	msgs    map[string]*recMsg
+	order   []*recMsg // by post
+	typed   atomic.Int64
+	asked   chan *recMsg      // permission requests, when set
+	threads map[string]string // started: id → name
 }
 
 type recMsg struct {
 	id, channel, replyTo string
 	texts                []string // the posted text, then every edit
 	buttons              []Button
+	mention              string
 	posted, last         int // sequence numbers of the post and the last change
 }
 
@@ -76,16 +106,32 @@ func (c *recChat) Typing(ctx context.Context, channel string) error {
 	return nil
 }
 
-func (c *recChat) Ask(ctx context.Context, channel, text string, buttons []Button) (string, error) {
-	id, _ := c.Post(ctx, channel, "", text)
+func (c *recChat) Ask(ctx context.Context, channel string, card Card) (string, error) {
+	id, _ := c.Post(ctx, channel, "", card.Text)
 	c.mu.Lock()
 	m := c.msgs[id]
-	m.buttons = buttons
+	m.buttons = card.Buttons
+	m.mention = card.Mention
 	c.mu.Unlock()
 	if c.asked != nil {
 		c.asked <- m
 	}
 	return id, nil
+}
+
+// StartThread starts a thread whose id is the message's, as Discord does;
+// channel "nothreads" refuses.
+func (c *recChat) StartThread(ctx context.Context, channel, messageID, name string) (string, error) {
+	if channel == "nothreads" {
+		return "", errors.New("missing permissions")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.threads == nil {
+		c.threads = map[string]string{}
+	}
+	c.threads[messageID] = name
+	return messageID, nil
 }
 
 // replies returns the messages that answer message id, in order.

@@ -94,7 +94,7 @@ func TestLoadWithFaults(t *testing.T) {
 	if err := os.WriteFile(store.path(corrupt), []byte(`{"channel":"ch07","session_id":`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Set(context.Background(), ghost, "session-the-cli-lost"); err != nil {
+	if err := setSID(store, ghost, "session-the-cli-lost"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -166,7 +166,7 @@ func TestLoadWithFaults(t *testing.T) {
 			t.Fatalf("%s: sessions heard %v, want %v", name(c), got, want)
 		}
 		// The store holds the channel's last session.
-		sid, err := store.Get(context.Background(), name(c))
+		sid, err := getSID(store, name(c))
 		if err != nil || sid != ids[len(ids)-1] {
 			t.Fatalf("%s: store holds %q (%v), want %q", name(c), sid, err, ids[len(ids)-1])
 		}
@@ -180,7 +180,7 @@ func TestLoadWithFaults(t *testing.T) {
 		switch {
 		case strings.HasSuffix(f.Name(), ".json"):
 			b, _ := os.ReadFile(filepath.Join(dir, f.Name()))
-			var e entry
+			var e fileEntry
 			if err := json.Unmarshal(b, &e); err != nil || e.SessionID == "" {
 				t.Errorf("%s: %s", f.Name(), b)
 			}

@@ -1,7 +1,7 @@
 // Command discord-gateway answers Discord messages with a coding-agent CLI
-// (Claude Code, Codex, Gemini CLI or OpenCode) through agentcli: one
-// conversation per channel, kept across restarts, replies streamed into
-// an edited message, tool permissions asked with buttons.
+// (Claude Code, Codex, Gemini CLI or OpenCode) through agentcli: a thread
+// per task (or one conversation per channel), kept across restarts, replies
+// streamed into an edited message, tool permissions asked with buttons.
 //
 //	DISCORD_TOKEN=... ALLOWED_USERS=123456789 discord-gateway
 //	discord-gateway -console            # stdin/stdout instead of Discord
@@ -14,14 +14,18 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,11 +35,13 @@ import (
 	_ "github.com/agentcli/agentcli/codex"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	"github.com/bwmarrin/discordgo"
 )
 
 func main() {
+	guardExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.LookupEnv, os.Stdin, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -44,8 +50,10 @@ func main() {
 // -offline.
 var onOffline func(*agentclitest.Server)
 
-// run is the whole program; it returns the exit status.
-func run(ctx context.Context, args []string, lookup func(string) (string, bool), stdin io.Reader, stdout, stderr io.Writer) int {
+// run is the whole program, in the environment environ ("K=V"); it returns
+// the exit status.
+func run(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	lookup := lookupIn(environ)
 	fs := flag.NewFlagSet("discord-gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	console := fs.Bool("console", false, "read prompts from stdin and print replies to stdout instead of connecting to Discord")
@@ -71,8 +79,8 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			logger.Error("DISCORD_TOKEN is not set (or use -console)")
 			return 1
 		}
-		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 {
-			logger.Error("set ALLOWED_USERS or ALLOWED_ROLES: an agent with a shell must not take orders from anyone in a server")
+		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 && len(cfg.Approvers) == 0 {
+			logger.Error("set ALLOWED_USERS, ALLOWED_ROLES or APPROVERS: an agent with a shell must not take orders from anyone in a server")
 			return 1
 		}
 	}
@@ -112,6 +120,10 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		Permission:        cfg.Permission,
 		PermissionTimeout: cfg.PermissionTimeout,
 	}
+	// The CLI's environment is an allow-list (see childEnv), never the
+	// gateway's own: DISCORD_TOKEN stays here.
+	tmpl.ReplaceEnv = true
+	tmpl.Env = childEnv(environ, name, cfg.AgentEnv)
 	cfg.Agent.Apply(&tmpl, caps)
 	switch {
 	case tmpl.Permission == "" && slices.Contains(caps.PermissionModes, agentcli.PermissionAsk):
@@ -140,6 +152,9 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			logger.Error("offline", "err", err)
 			return 1
 		}
+		// The wiring's environment (a private home, the server's URL and
+		// key) replaces the allow-list; the operator's additions stay.
+		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
 		w.Apply(&tmpl)
 		if _, set := lookup("STATE_DIR"); !set {
 			// The offline CLI's sessions go away with home; so do ours.
@@ -150,6 +165,35 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		}
 		logger.Info("offline: the CLI talks to a local scripted model server", "url", srv.URL())
 	}
+
+	// One gateway per state directory; what a previous one (killed, so
+	// that it could not stop them) left running is killed now.
+	tag, unlock, err := lockState(stateDir)
+	if err != nil {
+		logger.Error("state directory", "dir", stateDir, "err", err)
+		return 1
+	}
+	defer unlock()
+	if n := sweep(tag); n > 0 {
+		logger.Warn("killed processes a previous run of the gateway left behind", "count", n)
+	}
+	tmpl.Env = append(tmpl.Env, envTag+"="+tag)
+	runner := b
+	if guardSupported {
+		// Every CLI is started through this binary, which has the kernel
+		// kill it when the gateway dies (see guardExec).
+		target, err := resolveCLI(path, name)
+		self, serr := os.Executable()
+		if err == nil && serr == nil {
+			runner, err = agentcli.Open(name, &agentcli.Options{Path: self, Logger: logger})
+		}
+		if err != nil || serr != nil {
+			logger.Error("starting the CLIs through the gateway's guard", "err", errors.Join(err, serr))
+			return 1
+		}
+		tmpl.Env = append(tmpl.Env, envExec+"="+target, envParent+"="+strconv.Itoa(os.Getpid()))
+	}
+
 	store, err := NewFileStore(filepath.Join(stateDir, "sessions", name))
 	if err != nil {
 		logger.Error("session store", "err", err)
@@ -157,7 +201,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	}
 
 	o := Options{
-		Backend: agentcli.WithLimit(b, cfg.MaxConcurrent),
+		Backend: agentcli.WithLimit(runner, cfg.MaxConcurrent),
 		Store:   store,
 		Queue:   NewMemQueue(cfg.QueueDepth, cfg.QueueTotal),
 		Request: tmpl,
@@ -166,12 +210,16 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 			BaseDelay:   cfg.RetryDelay,
 			MaxDelay:    max(cfg.RetryDelay, 2*time.Minute),
 		},
-		Live:     cfg.Live,
-		LiveIdle: cfg.LiveIdle,
-		Logger:   logger,
+		Live:          cfg.Live,
+		LiveIdle:      cfg.LiveIdle,
+		MaxLive:       cfg.MaxLive,
+		Models:        cfg.Models,
+		AttachmentMax: cfg.AttachmentMax,
+		Summary:       true,
+		Logger:        logger,
 	}
 	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
-		"max_concurrent_runs", cfg.MaxConcurrent, "state", store.dir)
+		"max_concurrent_runs", cfg.MaxConcurrent, "state", stateDir)
 
 	if *console {
 		chat := &consoleChat{w: stdout}
@@ -185,29 +233,67 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return 0
 	}
 
-	s, err := newDiscordSession(cfg.Token)
+	journal, err := NewFileJournal(filepath.Join(stateDir, "inflight"))
+	if err != nil {
+		logger.Error("journal", "err", err)
+		return 1
+	}
+	setDiscordAPI(cfg.APIURL)
+	discordgo.Logger = func(level, caller int, format string, a ...any) {
+		l := slog.LevelDebug
+		switch level {
+		case discordgo.LogError:
+			l = slog.LevelError
+		case discordgo.LogWarning:
+			l = slog.LevelWarn
+		}
+		logger.Log(context.Background(), l, "discordgo: "+fmt.Sprintf(format, a...))
+	}
+	s, tr, err := newDiscordSession(cfg.Token, cfg.GatewayURL, logger)
 	if err != nil {
 		logger.Error("discord", "err", err)
 		return 1
 	}
-	o.Chat = &discordChat{s: s, log: logger}
+	chat := &discordChat{s: s, log: logger, tr: tr, files: &http.Client{Timeout: time.Minute}}
+	o.Chat = chat
+	o.Journal = journal
 	o.Preview = true
 	o.MaxLen = discordMaxLen
 	o.Allowed = cfg.allowed()
+	o.Approver = cfg.approver()
+	o.Mention = true
+	o.Fetch = chat.Fetch
 	rt := NewRuntime(o)
-	attachDiscord(s, rt, logger)
+	rt.Recover(ctx)
+	gw := &discordGateway{s: s, chat: chat, rt: rt, log: logger, in: newIntake(), threads: cfg.Threads,
+		cmds: cfg.SlashCommands, guilds: cfg.CommandGuilds}
+	gw.attach()
 	rt.Start()
 	if err := s.Open(); err != nil {
 		logger.Error("connecting to Discord", "err", err)
+		gw.in.close()
 		rt.Shutdown(context.Background())
 		return 1
 	}
 	logger.Info("connected to Discord")
 	<-ctx.Done()
 	logger.Info("shutting down: answering the messages already taken")
-	s.Close() // no new messages
+	s.Close()     // no new events
+	gw.in.close() // those already received are handed over
 	shutdown(context.Background(), rt)
 	return 0
+}
+
+// resolveCLI returns the absolute path of the CLI: path when set, else
+// the backend's name on PATH.
+func resolveCLI(path, name string) (string, error) {
+	if path == "" {
+		path = name
+	}
+	if !strings.Contains(path, "/") {
+		return exec.LookPath(path)
+	}
+	return filepath.Abs(path)
 }
 
 // shutdown drains rt: a minute for the answers in progress, then runs are

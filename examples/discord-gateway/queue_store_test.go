@@ -140,37 +140,36 @@ func TestMemQueueTakeWakesOnDone(t *testing.T) {
 
 func TestFileStore(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
 	s, err := NewFileStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ch := range []string{"123456", "odd/../name with spaces", ""} {
-		if id, err := s.Get(ctx, ch); id != "" || err != nil {
+		if id, err := getSID(s, ch); id != "" || err != nil {
 			t.Fatalf("empty store: %q, %v", id, err)
 		}
-		if err := s.Set(ctx, ch, "sess-"+ch); err != nil {
+		if err := setSID(s, ch, "sess-"+ch); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Set(ctx, ch, "sess2-"+ch); err != nil {
+		if err := setSID(s, ch, "sess2-"+ch); err != nil {
 			t.Fatal(err)
 		}
-		if id, err := s.Get(ctx, ch); id != "sess2-"+ch || err != nil {
+		if id, err := getSID(s, ch); id != "sess2-"+ch || err != nil {
 			t.Fatalf("get %q: %q, %v", ch, id, err)
 		}
 	}
 	// A new store on the same directory (a restart) reads them back.
 	s2, _ := NewFileStore(dir)
-	if id, _ := s2.Get(ctx, "odd/../name with spaces"); id != "sess2-odd/../name with spaces" {
+	if id, _ := getSID(s2, "odd/../name with spaces"); id != "sess2-odd/../name with spaces" {
 		t.Fatalf("after restart: %q", id)
 	}
-	if err := s2.Delete(ctx, "123456"); err != nil {
+	if err := deleteEntry(s2, "123456"); err != nil {
 		t.Fatal(err)
 	}
-	if id, _ := s2.Get(ctx, "123456"); id != "" {
+	if id, _ := getSID(s2, "123456"); id != "" {
 		t.Fatalf("after delete: %q", id)
 	}
-	if err := s2.Delete(ctx, "123456"); err != nil {
+	if err := deleteEntry(s2, "123456"); err != nil {
 		t.Fatalf("second delete: %v", err)
 	}
 	files, _ := os.ReadDir(dir)
@@ -183,15 +182,14 @@ func TestFileStore(t *testing.T) {
 
 func TestFileStoreCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	ctx := context.Background()
 	s, _ := NewFileStore(dir)
-	s.Set(ctx, "42", "good")
-	s.Set(ctx, "43", "good")
+	setSID(s, "42", "good")
+	setSID(s, "43", "good")
 	for ch, junk := range map[string]string{"42": `{"channel":"42","sess`, "43": `{"channel":"99","session_id":"x"}`} {
 		if err := os.WriteFile(s.path(ch), []byte(junk), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		id, err := s.Get(ctx, ch)
+		id, err := getSID(s, ch)
 		if id != "" || !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("corrupt %s: %q, %v", ch, id, err)
 		}
@@ -199,11 +197,11 @@ func TestFileStoreCorrupt(t *testing.T) {
 			t.Fatalf("not moved aside: %v", err)
 		}
 		// The channel goes on without a session, and the next Set heals it.
-		if id, err := s.Get(ctx, ch); id != "" || err != nil {
+		if id, err := getSID(s, ch); id != "" || err != nil {
 			t.Fatalf("after quarantine: %q, %v", id, err)
 		}
-		s.Set(ctx, ch, "new")
-		if id, _ := s.Get(ctx, ch); id != "new" {
+		setSID(s, ch, "new")
+		if id, _ := getSID(s, ch); id != "new" {
 			t.Fatalf("after heal: %q", id)
 		}
 	}
@@ -223,14 +221,13 @@ func TestFileStoreCorrupt(t *testing.T) {
 func TestFileStoreConcurrent(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := NewFileStore(dir)
-	ctx := context.Background()
 	var wg sync.WaitGroup
 	for c := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range 10 {
-				if err := s.Set(ctx, fmt.Sprint(c), fmt.Sprint("s", i)); err != nil {
+				if err := setSID(s, fmt.Sprint(c), fmt.Sprint("s", i)); err != nil {
 					t.Error(err)
 				}
 			}
@@ -242,9 +239,44 @@ func TestFileStoreConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e entry
+		var e fileEntry
 		if err := json.Unmarshal(b, &e); err != nil || e.SessionID != "s9" {
 			t.Fatalf("channel %d: %s, %v", c, b, err)
 		}
+	}
+}
+
+func TestFileJournal(t *testing.T) {
+	dir := t.TempDir()
+	j, err := NewFileJournal(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := Message{ID: "111", Channel: "c", Text: "a", Seq: 3}
+	b := Message{ID: "odd/id", Channel: "c", Text: "b", Seq: 1}
+	c := Message{ID: "222", Channel: "c", Text: "c", Seq: 2}
+	for _, m := range []Message{a, b, c} {
+		if err := j.Queued(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Running(c, "thread", "ph"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Done(a); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "m-999.json"), []byte("{half"), 0o600)
+	j2, _ := NewFileJournal(dir) // a restart
+	got, err := j2.Pending()
+	if err == nil || !strings.Contains(err.Error(), "m-999.json") {
+		t.Errorf("a corrupt entry is not reported: %v", err)
+	}
+	if len(got) != 2 || got[0].Message.ID != "odd/id" || got[1].Message.ID != "222" || got[0].Running ||
+		!got[1].Running || got[1].Channel != "thread" || got[1].Placeholder != "ph" {
+		t.Fatalf("pending %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m-999.json")); err == nil {
+		t.Error("the corrupt entry is still there")
 	}
 }

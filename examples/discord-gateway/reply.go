@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -16,15 +18,20 @@ import (
 // Reply is what the gateway answers one message with: an error and no
 // text, or a text (never empty) and the session id it belongs to.
 type Reply struct {
-	// Channel is where the reply goes; always set.
+	// Channel is the conversation the reply answers in; always set.
 	Channel string
 	// Text is the answer of a successful run.
 	Text string
 	// SessionID is the agent session the run belongs to, when known; the
-	// channel's next message resumes it.
+	// conversation's next message resumes it.
 	SessionID string
 	// Err is why the run failed.
 	Err error
+	// Partial is what the failed run had shown already (text and tool
+	// calls); the run was not retried, so that nothing runs twice.
+	Partial string
+	// Summary is the line shown under a successful answer.
+	Summary string
 }
 
 // emptyAnswer stands for a successful run that produced no text.
@@ -60,7 +67,8 @@ var errStopped = errors.New("stopped by /stop")
 var errShutdown = errors.New("the gateway is shutting down")
 
 // errorText is the message shown for a failed run. The full error goes to
-// the log; users see its first line, shortened.
+// the log; users see what it says in one line: the CLI's own error rather
+// than the runtime's warnings around it (see errorDetail).
 func errorText(err error, timeout time.Duration) string {
 	switch {
 	case errors.Is(err, errStopped), errors.Is(err, agentcli.ErrInterrupted):
@@ -68,17 +76,136 @@ func errorText(err error, timeout time.Duration) string {
 	case errors.Is(err, errShutdown):
 		return "⏹ Not finished: the gateway is restarting. Please send that again in a minute."
 	case errors.Is(err, agentcli.ErrTimeout):
-		return fmt.Sprintf("⏱ The agent took longer than %v and was stopped.", timeout)
+		if timeout > 0 {
+			return fmt.Sprintf("⏱ Query timed out after %v: the agent was stopped.", timeout)
+		}
+		return "⏱ Query timed out: the agent was stopped."
 	case errors.Is(err, agentcli.ErrRateLimited):
 		return "⚠️ The model API is rate-limiting this bot; please try again later."
 	case errors.Is(err, agentcli.ErrAuth):
 		return "⚠️ The agent's credentials were rejected; the operator has to log the CLI in again."
 	}
-	msg := err.Error()
-	if i := strings.IndexByte(msg, '\n'); i >= 0 {
-		msg = msg[:i]
+	return "⚠️ The agent failed: " + shorten(errorDetail(err), 300)
+}
+
+// errorDetail says in one line what went wrong: for a CLI that exited or
+// ended without a result, its exit status and the line of its stderr that
+// names the error (not Node's deprecation warnings before it); for an
+// error result, the CLI's message; otherwise the error's most telling line.
+func errorDetail(err error) string {
+	var ee *agentcli.ExitError
+	var nr *agentcli.NoResultError
+	var re *agentcli.ResultError
+	switch {
+	case errors.As(err, &re):
+		s := re.Message
+		if s == "" {
+			s = strings.TrimPrefix(re.Error(), re.Backend+": ")
+		} else if re.APIStatus != 0 {
+			s = fmt.Sprintf("API status %d: %s", re.APIStatus, s)
+		}
+		return oneLine(telling(s))
+	case errors.As(err, &ee):
+		s := fmt.Sprintf("exit status %d", ee.Code)
+		if ee.Code < 0 {
+			s = "the CLI was killed"
+		}
+		if line := telling(ee.Stderr); line != "" {
+			s += ": " + line
+		} else if ee.Hint != "" {
+			s += ": " + ee.Hint
+		}
+		return s
+	case errors.As(err, &nr):
+		s := fmt.Sprintf("the CLI ended without an answer (exit status %d)", nr.Code)
+		if line := telling(nr.Stderr); line != "" {
+			s += ": " + line
+		}
+		return s
 	}
-	return "⚠️ The agent failed: " + shorten(msg, 300)
+	if line := telling(err.Error()); line != "" {
+		return line
+	}
+	return err.Error()
+}
+
+var (
+	// noiseLine matches what runtimes print around an error: Node's
+	// warnings and their "(Use `node --trace-...`)" hints, stack frames,
+	// source excerpts and carets.
+	noiseLine = regexp.MustCompile(`^\(node:\d+\)|^\(Use ` + "`" + `node |^at |^\^+$|^npm (warn|notice)|Warning:`)
+	// errorLine matches a line that names an error ("Error: boom",
+	// "TypeError: ...", "error: ...", "fatal: ...").
+	errorLine = regexp.MustCompile(`^([\w.$]*(Error|Exception)(\s*\[[^\]]*\])?:|(?i:error|fatal|panic)\b)`)
+)
+
+// telling returns the line of text that best says what failed: the first
+// that names an error, else the first that is not noise; "" when there is
+// none.
+func telling(text string) string {
+	first := ""
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || noiseLine.MatchString(l) {
+			continue
+		}
+		if errorLine.MatchString(l) {
+			return l
+		}
+		if first == "" {
+			first = l
+		}
+	}
+	return first
+}
+
+// summary is the line shown under a finished answer (Discord's small
+// print): how long it took, the tokens and the cost, where the CLI reports
+// them.
+func summary(d time.Duration, res *agentcli.Result) string {
+	parts := []string{"✅ " + humanDuration(d)}
+	if res != nil {
+		u := res.Usage
+		in := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+		if in > 0 || u.OutputTokens > 0 {
+			t := fmt.Sprintf("%s tokens in, %s out", thousands(in), thousands(u.OutputTokens))
+			if u.Cumulative {
+				t += " (whole session)"
+			}
+			parts = append(parts, t)
+		}
+		if res.CostUSD != nil {
+			parts = append(parts, fmt.Sprintf("$%.4f", *res.CostUSD))
+		}
+	}
+	return "-# " + strings.Join(parts, " · ")
+}
+
+// humanDuration shows d for people: "4.2 s" below a minute, "3m12s"
+// above.
+func humanDuration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// thousands formats n with thin separators: 12,345.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // shorten cuts s to at most n runes, marking the cut with "…".

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/agentcli/agentcli"
@@ -219,7 +220,7 @@ func TestErrorText(t *testing.T) {
 	}{
 		{&agentcli.CanceledError{Backend: "x", Err: errStopped}, "Stopped"},
 		{errors.Join(agentcli.ErrInterrupted), "Stopped"},
-		{&agentcli.TimeoutError{Backend: "x"}, "longer than"},
+		{&agentcli.TimeoutError{Backend: "x"}, "Query timed out"},
 		{&agentcli.ResultError{Backend: "x", APIStatus: 429, Kind: agentcli.ErrRateLimited}, "rate-limiting"},
 		{&agentcli.ExitError{Backend: "x", Code: 1, Kind: agentcli.ErrAuth}, "credentials"},
 		{errors.New("line one\nline two"), "failed: line one"},
@@ -227,6 +228,52 @@ func TestErrorText(t *testing.T) {
 		got := errorText(tt.err, 0)
 		if !strings.Contains(got, tt.want) || strings.Contains(got, "line two") {
 			t.Errorf("errorText(%v) = %q, want it to say %q", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestSummary(t *testing.T) {
+	cost := 0.5
+	for _, tt := range []struct {
+		d    time.Duration
+		res  *agentcli.Result
+		want string
+	}{
+		{40 * time.Millisecond, nil, "-# ✅ 0.0 s"},
+		{4250 * time.Millisecond, &agentcli.Result{Usage: agentcli.Usage{InputTokens: 1200, CacheReadTokens: 34000, OutputTokens: 5}},
+			"-# ✅ 4.2 s · 35,200 tokens in, 5 out"},
+		{192 * time.Second, &agentcli.Result{CostUSD: &cost, Usage: agentcli.Usage{OutputTokens: 1234567, Cumulative: true}},
+			"-# ✅ 3m12s · 0 tokens in, 1,234,567 out (whole session) · $0.5000"},
+	} {
+		if got := summary(tt.d, tt.res); got != tt.want {
+			t.Errorf("summary(%v) = %q, want %q", tt.d, got, tt.want)
+		}
+	}
+}
+
+// TestErrorDetail: the line that names the error, never Node's warnings
+// before it (finding 3).
+func TestErrorDetail(t *testing.T) {
+	dep := "(node:77) [DEP0040] DeprecationWarning: The `punycode` module is deprecated.\n" +
+		"(Use `node --trace-deprecation ...` to show where the warning was created)\n"
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{&agentcli.ExitError{Backend: "x", Code: 1, Stderr: dep + "Error: connect ECONNREFUSED 127.0.0.1:443\n    at TCPConnectWrap.afterConnect"},
+			"exit status 1: Error: connect ECONNREFUSED 127.0.0.1:443"},
+		{&agentcli.ExitError{Backend: "x", Code: 2, Stderr: dep + "usage: codex [OPTIONS]\nerror: unexpected argument '--bogus' found"},
+			"exit status 2: error: unexpected argument '--bogus' found"},
+		{&agentcli.ExitError{Backend: "x", Code: 1, Stderr: dep}, "exit status 1"},
+		{&agentcli.ExitError{Backend: "x", Code: -1}, "the CLI was killed"},
+		{&agentcli.NoResultError{Backend: "x", Code: 1, Stderr: dep + "TypeError: Cannot read properties of undefined (reading 'id')"},
+			"the CLI ended without an answer (exit status 1): TypeError: Cannot read properties of undefined (reading 'id')"},
+		{&agentcli.ResultError{Backend: "x", APIStatus: 400, Message: "model: claude-9 not found"}, "API status 400: model: claude-9 not found"},
+		{&agentcli.ResultError{Backend: "x", Subtype: "error_max_turns", TerminalReason: "max_turns"}, "error result (error_max_turns): max_turns"},
+		{errors.New(dep + "fatal: not a git repository"), "fatal: not a git repository"},
+	} {
+		if got := errorDetail(tt.err); got != tt.want {
+			t.Errorf("errorDetail(%v)\n got %q\nwant %q", tt.err, got, tt.want)
 		}
 	}
 }

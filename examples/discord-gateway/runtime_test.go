@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,6 @@ func TestStoreFollowsResults(t *testing.T) {
 		h := newHarness(t, dir, Options{Backend: agentclitest.NewBackend(calls...),
 			Retry: agentcli.RetryOptions{MaxAttempts: 1}, Preview: preview, MaxLen: 2000})
 		defer h.close(t)
-		ctx := context.Background()
 		want := ""
 		for i, c := range calls {
 			id := h.send("ch", fmt.Sprint("prompt ", i))
@@ -132,7 +132,7 @@ func TestStoreFollowsResults(t *testing.T) {
 			if sid != "" {
 				want = sid
 			}
-			if got, err := h.store.Get(ctx, "ch"); got != want || err != nil {
+			if got, err := getSID(h.store, "ch"); got != want || err != nil {
 				t.Fatalf("after message %d the store holds %q (%v), want %q", i, got, err, want)
 			}
 		}
@@ -190,17 +190,32 @@ func TestCommands(t *testing.T) {
 	h := newHarness(t, t.TempDir(), Options{Backend: agent, Live: true, Preview: true, MaxLen: 2000,
 		Request: agentcli.Request{Model: "m1"}})
 	defer h.close(t)
-	id := h.send("c", "/backend")
-	waitFor(t, "the /backend answer", func() bool { return len(h.chat.replies(id)) == 1 })
-	if got := h.chat.answer(id); !strings.Contains(got, "fake") || !strings.Contains(got, "m1") || !strings.Contains(got, "none yet") {
+	ask := func(cmd string) string {
+		id := h.send("c", cmd)
+		waitFor(t, "the "+cmd+" answer", func() bool { return len(h.chat.replies(id)) == 1 })
+		return h.chat.answer(id)
+	}
+	if got := ask("/backend"); !strings.Contains(got, "fake") || !strings.Contains(got, "m1") || !strings.Contains(got, "live sessions") {
 		t.Fatalf("/backend: %q", got)
 	}
-	h.answered(t, h.send("c", "hello"))
-	id = h.send("c", "/backend")
-	waitFor(t, "the /backend answer", func() bool { return len(h.chat.replies(id)) == 1 })
-	if got := h.chat.answer(id); !strings.Contains(got, "live session") || !strings.Contains(got, "fs-1") {
-		t.Fatalf("/backend with a session: %q", got)
+	if got := ask("/status"); !strings.Contains(got, "idle") || !strings.Contains(got, "none yet") {
+		t.Fatalf("/status: %q", got)
 	}
+	h.answered(t, h.send("c", "hello"))
+	if got := ask("/status"); !strings.Contains(got, "live session open") || !strings.Contains(got, "fs-1") ||
+		!strings.Contains(got, "started by <@u1>") {
+		t.Fatalf("/status with a session: %q", got)
+	}
+	if got := ask("/usage"); !strings.Contains(got, "This conversation: 1 answers") {
+		t.Fatalf("/usage: %q", got)
+	}
+	if got := ask("/model"); !strings.Contains(got, "Model: m1") {
+		t.Fatalf("/model: %q", got)
+	}
+	if got := ask("/model other"); !strings.Contains(got, "not configured") {
+		t.Fatalf("/model other without MODELS: %q", got)
+	}
+	id := ""
 	id = h.send("c", "/stop")
 	waitFor(t, "the /stop answer", func() bool { return len(h.chat.replies(id)) == 1 })
 	if got := h.chat.answer(id); !strings.Contains(got, "Nothing") {
@@ -213,7 +228,7 @@ func TestCommands(t *testing.T) {
 	// starts a session of its own.
 	id = h.send("c", "/new")
 	waitFor(t, "the /new answer", func() bool { return len(h.chat.replies(id)) == 1 })
-	if sid, _ := h.store.Get(context.Background(), "c"); sid != "" {
+	if sid, _ := getSID(h.store, "c"); sid != "" {
 		t.Fatalf("store after /new: %q", sid)
 	}
 	if agent.openSessions() != 0 {
@@ -246,6 +261,7 @@ func TestBusy(t *testing.T) {
 	waitFor(t, "the first run", func() bool { agent.mu.Lock(); defer agent.mu.Unlock(); return len(agent.runs) == 1 })
 	second := h.send("c", "two")
 	third := h.send("c", "three")
+	waitFor(t, "the busy answer", func() bool { return len(h.chat.replies(third)) == 1 })
 	if got := h.chat.answer(third); !strings.Contains(got, "Busy") {
 		t.Fatalf("third message: %q, want busy", got)
 	}
@@ -348,11 +364,11 @@ func TestUnknownSessionClearedAndRetriedOnce(t *testing.T) {
 			dir := t.TempDir()
 			h := newHarness(t, dir, Options{Backend: agent, Live: live})
 			defer h.close(t)
-			h.store.Set(context.Background(), "c", "ghost")
+			setSID(h.store, "c", "ghost")
 			if got := h.answered(t, h.send("c", "hi")); got != "echo: hi" {
 				t.Fatalf("answer %q", got)
 			}
-			if sid, _ := h.store.Get(context.Background(), "c"); sid != "fs-1" {
+			if sid, _ := getSID(h.store, "c"); sid != "fs-1" {
 				t.Fatalf("store holds %q, want the new session", sid)
 			}
 			agent.mu.Lock()
@@ -394,8 +410,9 @@ func TestPermissionButtons(t *testing.T) {
 			}
 			newH := func(timeout time.Duration) *harness {
 				h := newHarness(t, t.TempDir(), Options{Backend: b, Live: live, Preview: true, MaxLen: 2000,
-					Request: agentcli.Request{Permission: agentcli.PermissionAsk, PermissionTimeout: timeout},
-					Allowed: func(user string, _ []string) bool { return user == "u1" }})
+					Request:  agentcli.Request{Permission: agentcli.PermissionAsk, PermissionTimeout: timeout},
+					Allowed:  func(user string, _ []string) bool { return user == "u1" || user == "u2" || user == "boss" },
+					Approver: func(user string, _ []string) bool { return user == "boss" }})
 				h.chat.asked = make(chan *recMsg, 1)
 				return h
 			}
@@ -417,20 +434,29 @@ func TestPermissionButtons(t *testing.T) {
 						bid = b.ID
 					}
 				}
-				if text, ok := h.rt.Press("c", bid, "intruder", nil); ok || !strings.Contains(text, "not allowed") {
-					t.Fatalf("press by a stranger: %q, %v", text, ok)
+				if m.mention != "u1" {
+					t.Fatalf("the permission request mentions %q, want the requester u1", m.mention)
 				}
-				if text, ok := h.rt.Press("elsewhere", bid, "u1", nil); ok {
+				for _, who := range []string{"intruder", "u2"} { // a stranger; another allowed user
+					if text, ok := h.rt.Answer("c", bid, who, nil, nil); ok || !strings.Contains(text, "Only <@u1>") {
+						t.Fatalf("press by %s: %q, %v", who, text, ok)
+					}
+				}
+				if text, ok := h.rt.Answer("elsewhere", bid, "u1", nil, nil); ok {
 					t.Fatalf("press from another channel: %q", text)
 				}
-				text, ok := h.rt.Press("c", bid, "u1", nil)
-				if !ok || !strings.Contains(text, tt.label) {
+				presser := "u1"
+				if tt.button == "always" {
+					presser = "boss" // an approver answers for anyone
+				}
+				text, ok := h.rt.Answer("c", bid, presser, nil, nil)
+				if !ok || !strings.Contains(text, tt.label) || !strings.Contains(text, "<@"+presser+">") {
 					t.Fatalf("press: %q, %v", text, ok)
 				}
 				if got := h.answered(t, id); got != "decision: "+tt.decision {
 					t.Fatalf("answer %q, want decision %s", got, tt.decision)
 				}
-				if _, ok := h.rt.Press("c", bid, "u1", nil); ok {
+				if _, ok := h.rt.Answer("c", bid, "u1", nil, nil); ok {
 					t.Fatal("a second press decided again")
 				}
 			}
@@ -477,6 +503,7 @@ func TestHardShutdown(t *testing.T) {
 	}
 	// Messages after shutdown are answered at once.
 	late := h.send("c", "late")
+	waitFor(t, "the answer to a late message", func() bool { return len(h.chat.replies(late)) == 1 })
 	if got := h.chat.answer(late); !strings.Contains(got, "restarting") {
 		t.Fatalf("late message: %q", got)
 	}
@@ -494,5 +521,45 @@ func TestErrorsReachTheChat(t *testing.T) {
 	defer h.close(t)
 	if got := h.answered(t, h.send("c", "x")); !strings.Contains(got, "credentials") {
 		t.Fatalf("answer %q", got)
+	}
+}
+
+// TestRecover: after a crash, a message that was being answered gets its
+// placeholder edited to ask for a resend (or a reply, without one); the
+// messages that were waiting are answered, in their order.
+func TestRecover(t *testing.T) {
+	dir := t.TempDir()
+	j, _ := NewFileJournal(filepath.Join(dir, "inflight"))
+	chat := newRecChat()
+	ph, _ := chat.Post(context.Background(), "c", "m1", "⏳ Working…")
+	j.Running(Message{ID: "m1", Channel: "c", Text: "cut short", Seq: 1}, "c", ph)
+	j.Running(Message{ID: "m2", Channel: "d", Text: "also cut", Seq: 2}, "d", "")
+	j.Queued(Message{ID: "m4", Channel: "c", Text: "second", Seq: 4})
+	j.Queued(Message{ID: "m3", Channel: "c", Text: "first", Seq: 3})
+	agent := newFakeAgent()
+	store, _ := NewFileStore(dir)
+	rt := NewRuntime(Options{Backend: agent, Store: store, Queue: NewMemQueue(5, 50), Journal: j, Chat: chat, Logger: quiet()})
+	resent, requeued := rt.Recover(context.Background())
+	if resent != 2 || requeued != 2 {
+		t.Fatalf("recover: %d resent, %d requeued", resent, requeued)
+	}
+	rt.Start()
+	h := &harness{rt: rt, chat: chat, store: store}
+	h.answered(t, "m4")
+	h.close(t)
+	if got := chat.answer("m1"); !strings.Contains(got, "restarted") || !strings.Contains(got, "send it again") {
+		t.Errorf("the interrupted message shows %q", got)
+	}
+	if got := chat.answer("m2"); !strings.Contains(got, "send it again") {
+		t.Errorf("the interrupted message without a placeholder: %q", got)
+	}
+	if got := agent.sessionsCopy()["fs-1"]; strings.Join(got, ",") != "first,second" {
+		t.Errorf("the waiting messages ran as %v", got)
+	}
+	if p, _ := j.Pending(); len(p) != 0 {
+		t.Errorf("journal left %+v", p)
+	}
+	if n := rt.nextSeq(); n <= 4 {
+		t.Errorf("sequence %d after recovering 4", n)
 	}
 }

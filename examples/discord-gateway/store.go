@@ -11,32 +11,49 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentcli/agentcli"
 )
 
-// SessionStore remembers the agent session of each channel, so that a
-// restart resumes every conversation. It is safe for concurrent use.
+// SessionStore remembers what the gateway knows of each conversation (its
+// agent session, who started it, its model and what it has cost), so that
+// a restart resumes every conversation. It is safe for concurrent use.
 //
 // This is the seam a deployment larger than one host replaces with a
 // shared store (see the README, "Beyond one machine").
 type SessionStore interface {
-	// Get returns the channel's session id, or "" when it has none. A
-	// stored entry that cannot be read is reported as an error (and
-	// forgotten): the caller goes on without a session.
-	Get(ctx context.Context, channel string) (string, error)
-	// Set stores the channel's session id; it is durable when Set
-	// returns.
-	Set(ctx context.Context, channel, sessionID string) error
-	// Delete forgets the channel's session.
-	Delete(ctx context.Context, channel string) error
+	// Get returns the conversation's entry; the zero Entry when it has
+	// none. A stored entry that cannot be read is reported as an error
+	// (and forgotten): the caller goes on without it.
+	Get(ctx context.Context, conv string) (Entry, error)
+	// Update applies fn to the conversation's entry (the zero Entry when
+	// it has none or it cannot be read) and stores the result, durably
+	// when Update returns; a zero result deletes the entry. Updates of one
+	// conversation are serialized. It returns the stored entry.
+	Update(ctx context.Context, conv string, fn func(*Entry)) (Entry, error)
+}
+
+// Entry is what is stored of one conversation.
+type Entry struct {
+	// SessionID is the agent session; the next message resumes it.
+	SessionID string `json:"session_id,omitempty"`
+	// Owner is the user who started the conversation: with the approvers,
+	// the one who may stop or reset it.
+	Owner string `json:"owner,omitempty"`
+	// Model is the conversation's model (/model); "" is the default.
+	Model string `json:"model,omitempty"`
+	// Usage, CostUSD and Answers sum up the conversation's runs (/usage).
+	Usage   agentcli.Usage `json:"usage,omitzero"`
+	CostUSD float64        `json:"cost_usd,omitempty"`
+	Answers int            `json:"answers,omitempty"`
 }
 
 // ErrCorrupt reports a stored session entry that could not be read.
 var ErrCorrupt = errors.New("corrupt session entry")
 
-// FileStore is a SessionStore with one small JSON file per channel in a
+// FileStore is a SessionStore with one small JSON file per conversation in a
 // directory. Every write goes to a temporary file that is synced and then
 // renamed over the old one, so a crash leaves either the old or the new
 // entry, never a torn one.
@@ -47,11 +64,11 @@ type FileStore struct {
 	locks map[string]*sync.Mutex
 }
 
-// entry is the content of one file.
-type entry struct {
-	Channel   string    `json:"channel"`
-	SessionID string    `json:"session_id"`
-	Updated   time.Time `json:"updated"`
+// fileEntry is the content of one file.
+type fileEntry struct {
+	Channel string    `json:"channel"`
+	Updated time.Time `json:"updated"`
+	Entry
 }
 
 // NewFileStore opens (creating it if needed) a FileStore in dir and
@@ -93,54 +110,61 @@ func (s *FileStore) lock(channel string) func() {
 }
 
 // Get implements SessionStore. A file that does not parse, or belongs to
-// another channel, is renamed to *.corrupt and reported as ErrCorrupt.
-func (s *FileStore) Get(ctx context.Context, channel string) (string, error) {
-	defer s.lock(channel)()
-	p := s.path(channel)
+// another conversation, is renamed to *.corrupt and reported as
+// ErrCorrupt.
+func (s *FileStore) Get(ctx context.Context, conv string) (Entry, error) {
+	defer s.lock(conv)()
+	return s.read(conv)
+}
+
+// read returns the entry of conv; its lock is held.
+func (s *FileStore) read(conv string) (Entry, error) {
+	p := s.path(conv)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
+		return Entry{}, nil
 	}
 	if err != nil {
-		return "", err
+		return Entry{}, err
 	}
-	var e entry
-	if err := json.Unmarshal(b, &e); err != nil || e.Channel != channel || strings.TrimSpace(e.SessionID) == "" {
+	var e fileEntry
+	if err := json.Unmarshal(b, &e); err != nil || e.Channel != conv || e.Entry == (Entry{}) {
 		os.Rename(p, p+".corrupt")
 		if err == nil {
-			err = errors.New("wrong channel or empty session id")
+			err = errors.New("wrong conversation or empty entry")
 		}
-		return "", fmt.Errorf("%w %s (moved aside to %s.corrupt): %v", ErrCorrupt, p, filepath.Base(p), err)
+		return Entry{}, fmt.Errorf("%w %s (moved aside to %s.corrupt): %v", ErrCorrupt, p, filepath.Base(p), err)
 	}
-	return e.SessionID, nil
+	return e.Entry, nil
 }
 
-// Set implements SessionStore.
-func (s *FileStore) Set(ctx context.Context, channel, sessionID string) error {
-	defer s.lock(channel)()
-	b, err := json.Marshal(entry{Channel: channel, SessionID: sessionID, Updated: time.Now().UTC()})
+// Update implements SessionStore.
+func (s *FileStore) Update(ctx context.Context, conv string, fn func(*Entry)) (Entry, error) {
+	defer s.lock(conv)()
+	e, _ := s.read(conv) // a corrupt entry was moved aside: start from zero
+	fn(&e)
+	if e == (Entry{}) {
+		err := os.Remove(s.path(conv))
+		if errors.Is(err, fs.ErrNotExist) {
+			return e, nil
+		}
+		if err != nil {
+			return e, err
+		}
+		return e, syncDir(s.dir)
+	}
+	b, err := json.Marshal(fileEntry{Channel: conv, Updated: time.Now().UTC(), Entry: e})
 	if err != nil {
-		return err
+		return e, err
 	}
-	return writeAtomic(s.path(channel), b)
-}
-
-// Delete implements SessionStore.
-func (s *FileStore) Delete(ctx context.Context, channel string) error {
-	defer s.lock(channel)()
-	err := os.Remove(s.path(channel))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return syncDir(s.dir)
+	return e, writeAtomic(s.path(conv), b, true)
 }
 
 // writeAtomic replaces the file at path with data: a temporary file in
-// the same directory, synced, renamed over path, and the directory synced.
-func writeAtomic(path string, data []byte) error {
+// the same directory, renamed over path. With durable, the file and then
+// the directory are synced too, so that the new content survives a crash
+// of the machine; without it, only a crash of the process.
+func writeAtomic(path string, data []byte, durable bool) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*.tmp")
 	if err != nil {
@@ -157,8 +181,10 @@ func writeAtomic(path string, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		return err
+	if durable {
+		if err := f.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
@@ -167,6 +193,9 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	ok = true
+	if !durable {
+		return nil
+	}
 	return syncDir(dir)
 }
 
