@@ -66,7 +66,8 @@ type Config struct {
 	RetryAttempts int
 	RetryDelay    time.Duration
 	// Permission is PERMISSION_MODE (bypass, ask, deny, plan); empty
-	// means ask when the backend can, bypass otherwise.
+	// means ask when the backend can, deny (whatever would need approval
+	// is refused) otherwise.
 	Permission agentcli.PermissionMode
 	// PermissionTimeout bounds a permission request (PERMISSION_TIMEOUT,
 	// default 5 minutes); no answer denies.
@@ -83,7 +84,8 @@ type Config struct {
 	MaxLive int
 	// Threads gives every task started in a server's text channel a
 	// thread of its own, one conversation per thread (THREADS, default
-	// true). False makes the channel one conversation.
+	// false: the channel, or a thread a user opened, is the
+	// conversation).
 	Threads bool
 	// SlashCommands registers /new, /stop, /backend, /model, /status and
 	// /usage with Discord at start-up (SLASH_COMMANDS, default true).
@@ -182,7 +184,7 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	c.MaxLive = num("MAX_LIVE_SESSIONS", 8)
 	c.AttachmentMax = num("ATTACHMENT_MAX_BYTES", 100_000)
 	c.Live = boolean("LIVE_SESSIONS", true)
-	c.Threads = boolean("THREADS", true)
+	c.Threads = boolean("THREADS", false)
 	c.SlashCommands = boolean("SLASH_COMMANDS", true)
 	switch c.Permission {
 	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:

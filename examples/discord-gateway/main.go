@@ -129,8 +129,9 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	case tmpl.Permission == "" && slices.Contains(caps.PermissionModes, agentcli.PermissionAsk):
 		tmpl.Permission = agentcli.PermissionAsk
 	case tmpl.Permission == "":
-		tmpl.Permission = agentcli.PermissionBypass
-		logger.Warn("this backend cannot ask for permission: tools run without approval (ALLOWED_TOOLS limits them)", "backend", name)
+		// agentcli's zero value: whatever would need approval is refused.
+		tmpl.Permission = agentcli.PermissionDeny
+		logger.Warn("this backend cannot ask for permission: tool calls that need approval are refused (PERMISSION_MODE=bypass runs them; ALLOWED_TOOLS approves some)", "backend", name)
 	case tmpl.Permission != agentcli.PermissionBypass && !slices.Contains(caps.PermissionModes, tmpl.Permission):
 		logger.Error("PERMISSION_MODE not supported by this backend", "backend", name, "mode", tmpl.Permission,
 			"supported", caps.PermissionModes)

@@ -656,7 +656,7 @@ func TestProgramThreads(t *testing.T) {
 	f.channel("general", 0)
 	f.channel("old-thread", 11)
 	agent := newFakeAgent()
-	p := startProgram(t, f, agent, "")
+	p := startProgram(t, f, agent, "", "THREADS=true")
 	task := p.send("general", "alice", "fix the build\nit fails since Monday")
 	if got := p.answer(task); !strings.Contains(got, "fix the build") {
 		t.Fatalf("the task's answer: %q", got)

@@ -1037,7 +1037,7 @@ func (rt *Runtime) describe(conv string) string {
 	e, _ := rt.o.Store.Get(context.Background(), conv)
 	perm := rt.o.Request.Permission
 	if perm == "" {
-		perm = agentcli.PermissionBypass
+		perm = agentcli.PermissionDeny // agentcli's zero value
 	}
 	mode := "one CLI process per message"
 	if rt.liveOK.Load() {
