@@ -158,6 +158,13 @@ func (c *call) receive(m *nats.Msg) {
 			return
 		}
 		c.partial = append(c.partial, payload...)
+		if len(c.queue) == 0 {
+			// Everything before is consumed and the pieces are held
+			// here (bounded by MaxMessageBytes): they must not hold the
+			// window, or a message larger than it could never complete.
+			c.consumed = seq
+			c.consumedBytes += len(payload)
+		}
 	} else {
 		full := payload
 		if c.partial != nil {
@@ -186,9 +193,15 @@ func (c *call) receive(m *nats.Msg) {
 		c.queueBytes += len(full)
 		c.signal()
 	}
-	if kind == kindEnd || c.expect-1-c.ackedRecv >= uint64(c.b.opts.Window/4+1) {
+	if kind == kindEnd || c.expect-1-c.ackedRecv >= uint64(c.b.opts.Window/4+1) || c.consumedEnough() {
 		c.sendAckLocked(0)
 	}
+}
+
+// consumedEnough reports whether consumption advanced enough since the
+// last ack to tell the worker.
+func (c *call) consumedEnough() bool {
+	return c.consumed-c.ackedConsumed >= uint64(c.b.opts.Window/4+1) || c.consumedBytes >= c.b.opts.WindowBytes/4
 }
 
 // handshake answers a worker's kindAccept.
@@ -239,7 +252,9 @@ func (c *call) sendAckLocked(flags byte) {
 // worker the caller is alive) and finds the worker lost after its
 // silence.
 func (c *call) tick(now time.Time) {
-	c.mu.Lock()
+	if !c.mu.TryLock() {
+		return // receiving: the worker is not silent
+	}
 	defer c.mu.Unlock()
 	if !c.accepted || c.endSeen || c.lost != nil {
 		return
@@ -281,8 +296,11 @@ func (c *call) done(it item) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.consumed = it.seq
+	if len(c.queue) == 0 {
+		c.consumed = c.expect - 1 // the rest are pieces held in partial
+	}
 	c.consumedBytes += len(it.payload)
-	if c.consumed-c.ackedConsumed >= uint64(c.b.opts.Window/4+1) || c.consumedBytes >= c.b.opts.WindowBytes/4 {
+	if c.consumedEnough() {
 		c.sendAckLocked(0)
 	}
 }

@@ -165,31 +165,31 @@ type wireError struct {
 	Msg  string   `json:"msg,omitempty"`
 	Is   []string `json:"is,omitempty"`
 
-	Backend        string           `json:"backend,omitempty"`
-	Field          string           `json:"field,omitempty"`
-	Reason         string           `json:"reason,omitempty"`
-	Feature        string           `json:"feature,omitempty"`
-	Path           string           `json:"path,omitempty"`
-	Hint           string           `json:"hint,omitempty"`
-	Stderr         string           `json:"stderr,omitempty"`
-	Subtype        string           `json:"subtype,omitempty"`
-	TerminalReason string           `json:"terminal_reason,omitempty"`
-	Message        string           `json:"message,omitempty"`
-	Name           string           `json:"name,omitempty"`
-	Worker         string           `json:"worker,omitempty"`
-	Kind           string           `json:"kind,omitempty"`
-	Sentinel       string           `json:"sentinel,omitempty"`
-	Code           int              `json:"code,omitempty"`
-	APIStatus      int              `json:"api_status,omitempty"`
-	Limit          int              `json:"limit,omitempty"`
-	Len            int              `json:"len,omitempty"`
-	Duration       int64            `json:"duration,omitempty"`
-	Started        bool             `json:"started,omitempty"`
-	Line           []byte           `json:"line,omitempty"`
-	Valid          []string         `json:"valid,omitempty"`
-	Result         *wireResult      `json:"result,omitempty"`
-	Cause          *wireError       `json:"cause,omitempty"`
-	Typed          []*wireError     `json:"typed,omitempty"`
+	Backend        string       `json:"backend,omitempty"`
+	Field          string       `json:"field,omitempty"`
+	Reason         string       `json:"reason,omitempty"`
+	Feature        string       `json:"feature,omitempty"`
+	Path           string       `json:"path,omitempty"`
+	Hint           string       `json:"hint,omitempty"`
+	Stderr         string       `json:"stderr,omitempty"`
+	Subtype        string       `json:"subtype,omitempty"`
+	TerminalReason string       `json:"terminal_reason,omitempty"`
+	Message        string       `json:"message,omitempty"`
+	Name           string       `json:"name,omitempty"`
+	Worker         string       `json:"worker,omitempty"`
+	Kind           string       `json:"kind,omitempty"`
+	Sentinel       string       `json:"sentinel,omitempty"`
+	Code           int          `json:"code,omitempty"`
+	APIStatus      int          `json:"api_status,omitempty"`
+	Limit          int          `json:"limit,omitempty"`
+	Len            int          `json:"len,omitempty"`
+	Duration       int64        `json:"duration,omitempty"`
+	Started        bool         `json:"started,omitempty"`
+	Line           []byte       `json:"line,omitempty"`
+	Valid          []string     `json:"valid,omitempty"`
+	Result         *wireResult  `json:"result,omitempty"`
+	Cause          *wireError   `json:"cause,omitempty"`
+	Typed          []*wireError `json:"typed,omitempty"`
 }
 
 // maxErrText bounds each string of an encoded error.

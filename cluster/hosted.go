@@ -267,13 +267,20 @@ func (w *Worker) importSession(ctx context.Context, dir, id string) (string, err
 	if w.opts.Sessions == nil || len(id) > 512 {
 		return id, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, exportTimeout)
+	defer cancel()
 	var res jetstream.ObjectResult
-	err := retry(ctx, func(ctx context.Context) error {
+	// Not retry: the result reads its chunks under the context given to
+	// Get, which must outlive the attempt.
+	err := retry(ctx, func(actx context.Context) error {
+		if _, err := w.res.sessions.GetInfo(actx, sessionKey(w.name, id)); err != nil {
+			if errors.Is(err, jetstream.ErrObjectNotFound) {
+				return fmt.Errorf("%w: %w", nats.ErrBadSubject, err) // not retried
+			}
+			return err
+		}
 		var err error
 		res, err = w.res.sessions.Get(ctx, sessionKey(w.name, id))
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return fmt.Errorf("%w: %w", nats.ErrBadSubject, err) // not retried
-		}
 		return err
 	})
 	if errors.Is(err, jetstream.ErrObjectNotFound) {

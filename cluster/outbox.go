@@ -39,6 +39,7 @@ type outbox struct {
 	pending   []pframe  // frames after consumed, in order
 	pendBytes int       // bytes of pending
 	progress  time.Time // when recv last advanced or frames were resent
+	backoff   int       // timer retransmissions since recv last advanced
 	heard     time.Time // when the caller was last heard
 	room      chan struct{}
 	dead      chan struct{}
@@ -160,6 +161,7 @@ func (o *outbox) ack(payload []byte) {
 	if recv > o.recv {
 		o.recv = recv
 		o.progress = time.Now()
+		o.backoff = 0
 		advanced = true
 	}
 	if consumed > o.consumed {
@@ -206,10 +208,16 @@ func (o *outbox) retransmitLocked() {
 }
 
 // tick is called every heartbeat interval: it sends a heartbeat,
-// retransmits frames that stalled for rto, and abandons the stream when
-// the caller was not heard for deadAfter while the connection was up.
+// retransmits frames the caller has not received for rto (doubling with
+// each retransmission that brings no progress: a caller busy with a large
+// message is not a lost frame; real losses are reported by the caller at
+// once), and abandons the stream when the caller was not heard for
+// deadAfter while the connection was up. A stream whose sender is
+// publishing is skipped: its frames say the worker is alive.
 func (o *outbox) tick(now time.Time, rto, deadAfter time.Duration) {
-	o.mu.Lock()
+	if !o.mu.TryLock() {
+		return
+	}
 	defer o.mu.Unlock()
 	if o.deadErr != nil {
 		return
@@ -223,8 +231,9 @@ func (o *outbox) tick(now time.Time, rto, deadAfter time.Duration) {
 		o.abandonLocked(ErrCallerLost)
 		return
 	}
-	if len(o.pending) > 0 && o.pending[len(o.pending)-1].seq > o.recv && now.Sub(o.progress) >= rto {
+	if len(o.pending) > 0 && o.pending[len(o.pending)-1].seq > o.recv && now.Sub(o.progress) >= rto<<min(o.backoff, 6) {
 		o.retransmitLocked()
+		o.backoff++
 	}
 	hb := newFrame(kindHeartbeat, 0, binary.AppendUvarint(nil, o.next-1))
 	_ = o.nc.Publish(o.subject, hb)

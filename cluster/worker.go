@@ -459,7 +459,7 @@ func (w *Worker) ticks(stop, done chan struct{}) {
 			}
 			w.mu.Unlock()
 			for _, s := range streams {
-				s.out.tick(now, w.opts.Heartbeat, s.deadAfter)
+				s.out.tick(now, 4*w.opts.Heartbeat, s.deadAfter)
 			}
 			clear(streams)
 			w.closeIdleSessions()
