@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -57,6 +56,7 @@ type Backend struct {
 	js   jetstream.JetStream
 	opts Options
 	res  *resources
+	rc   *reconnects
 
 	mu    sync.Mutex
 	calls map[*call]struct{}
@@ -104,6 +104,7 @@ func NewBackend(nc *nats.Conn, opts *Options) (*Backend, error) {
 	}
 	b := &Backend{nc: nc, js: js, opts: o, res: res, calls: map[*call]struct{}{},
 		workers: map[string]registration{}, stop: make(chan struct{})}
+	b.rc = watchReconnects(nc, b.stop)
 	wctx, wcancel := context.WithCancel(context.Background())
 	b.cancel = wcancel
 	w, err := res.workers.WatchAll(wctx)
@@ -273,8 +274,9 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 }
 
 // collect consumes a run's events with Backend.Run's contract: the
-// Result of an *agentcli.ResultError comes back with it, and a stream
-// without a result is an *agentcli.NoResultError.
+// Result of an *agentcli.ResultError comes back with it, so does the
+// Result before a *SessionNotSavedError, and a stream without a result is
+// an *agentcli.NoResultError.
 func collect(name string, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Result, error) {
 	var res *agentcli.Result
 	for ev, err := range seq {
@@ -283,7 +285,7 @@ func collect(name string, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Resul
 			if errors.As(err, &re) && re.Result != nil {
 				return re.Result, err
 			}
-			return res, err
+			return res, err // with a *SessionNotSavedError, the run's
 		}
 		if ev.Kind == agentcli.EventResult {
 			res = ev.Result
@@ -304,20 +306,12 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		if req != nil {
 			r = *req
 		}
-		c := b.newCall(&r)
-		if err := c.open(); err != nil {
+		c, err := b.start(ctx, &r, jobRun)
+		if err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
 		defer c.close()
-		if err := b.submit(ctx, c, jobRun, &r); err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
-		if err := b.waitAccept(ctx, c); err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
 		end, err, broke := c.consume(ctx, r.Timeout, yield)
 		switch {
 		case broke:
@@ -325,6 +319,8 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, err)
 		case end != nil && end.Err != nil:
 			yield(agentcli.Event{}, decodeError(end.Err))
+		case end != nil && end.SaveErr != nil:
+			yield(agentcli.Event{}, decodeError(end.SaveErr))
 		}
 	}
 }
@@ -348,7 +344,7 @@ func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcl
 	}
 	if len(data) > b.inlineLimit() {
 		body, _ := json.Marshal(j.Req)
-		err := retry(ctx, func(ctx context.Context) error {
+		err := b.rc.retry(ctx, time.Minute, func(ctx context.Context) error {
 			_, err := b.res.blobs.PutBytes(ctx, c.id, body)
 			return err
 		})
@@ -359,7 +355,7 @@ func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcl
 		data, _ = json.Marshal(j)
 	}
 	subject := workSubject(b.opts.Prefix, name)
-	err = retry(ctx, func(ctx context.Context) error {
+	err = b.rc.retry(ctx, 5*time.Second, func(ctx context.Context) error {
 		_, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(c.id))
 		return err
 	})
@@ -378,26 +374,35 @@ func (b *Backend) unavailable(ctx context.Context, what string, err error) error
 	return fmt.Errorf("%s: %w: %s: %w", b.opts.Backend, ErrUnavailable, what, err)
 }
 
-// retry calls f until it succeeds, ctx ends, or the connection is
-// closed, backing off between attempts; each attempt has 5 seconds.
-func retry(ctx context.Context, f func(context.Context) error) error {
-	wait := 20 * time.Millisecond
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := f(actx)
-		cancel()
-		if err == nil || ctx.Err() != nil || errors.Is(err, nats.ErrConnectionClosed) ||
-			errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) {
-			return err
+// maxResubmits bounds how often a job whose worker died before starting
+// it is submitted again.
+const maxResubmits = 3
+
+// start submits a job for req and waits until a worker has taken it
+// (the handshake done); the call is open then, and the caller closes
+// it. A job claimed by a worker that died before its handshake was never
+// started (a worker starts only on the caller's go-ahead, which is now
+// refused to it): it is submitted again under a new id, up to
+// maxResubmits times.
+func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string) (*call, error) {
+	for attempt := 0; ; attempt++ {
+		c := b.newCall(req)
+		if err := c.open(); err != nil {
+			return nil, err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
+		err := b.submit(ctx, c, kind, req)
+		if err == nil {
+			err = b.waitAccept(ctx, c)
 		}
-		wait = min(2*wait, time.Second)
+		if err == nil {
+			return c, nil
+		}
+		c.close()
+		var lost *WorkerLostError
+		if !errors.As(err, &lost) || lost.Started || attempt+1 >= maxResubmits {
+			return nil, err
+		}
+		b.opts.Logger.Warn("cluster: resubmitting a job its worker never started", "worker", lost.Worker)
 	}
 }
 
@@ -425,14 +430,15 @@ func (b *Backend) waitAccept(ctx context.Context, c *call) error {
 				since = now
 				continue
 			}
-			gctx, cancel := context.WithTimeout(ctx, 2*b.opts.Heartbeat)
+			gctx, cancel := b.rc.attempt(ctx, 2*b.opts.Heartbeat)
 			e, err := b.res.claims.Get(gctx, c.id)
 			cancel()
 			if err != nil {
 				continue
 			}
 			v := string(e.Value())
-			if !strings.HasPrefix(v, "w:") {
+			worker := claimWorker(v)
+			if worker == "" {
 				continue
 			}
 			if v != claimer {
@@ -447,7 +453,7 @@ func (b *Backend) waitAccept(ctx context.Context, c *call) error {
 			c.refuse = !accepted
 			c.mu.Unlock()
 			if !accepted {
-				return &WorkerLostError{Backend: b.opts.Backend, Worker: v[2:], Silence: now.Sub(since),
+				return &WorkerLostError{Backend: b.opts.Backend, Worker: worker, Silence: now.Sub(since),
 					Reason: "it claimed the run and never started it"}
 			}
 		}

@@ -26,7 +26,37 @@ var (
 	ErrCallerLost = errors.New("caller lost")
 	// ErrNoWorkers: no live worker serves the backend (Backend.Check).
 	ErrNoWorkers = errors.New("no live worker for the backend")
+	// ErrSessionNotSaved: a run or turn ended, but its session could not
+	// be saved for other workers (see *SessionNotSavedError).
+	ErrSessionNotSaved = errors.New("session not saved")
 )
+
+// SessionNotSavedError reports that a run or turn ended, with its result,
+// but the worker could not save the session to the pool's object store
+// (WorkerOptions.Sessions) within a few minutes of retries: resuming it
+// on another worker would miss this run, so the caller is told instead
+// of finding out from the model. It comes after the run's events (Run
+// returns it with the Result) and is never transient: the run happened.
+// A live session whose turn reports it keeps working on its worker.
+type SessionNotSavedError struct {
+	// Backend names the backend.
+	Backend string
+	// Session is the session id.
+	Session string
+	// Worker is the worker that holds the session's files.
+	Worker string
+	// Err says why (the store's or the porter's error).
+	Err error
+}
+
+// Error implements the error interface.
+func (e *SessionNotSavedError) Error() string {
+	return fmt.Sprintf("%s: session %s not saved by worker %s (other workers would resume it without this run): %v",
+		e.Backend, e.Session, e.Worker, e.Err)
+}
+
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
+func (e *SessionNotSavedError) Unwrap() []error { return []error{ErrSessionNotSaved, e.Err} }
 
 // WorkerLostError reports that the worker running a run (or a turn of a
 // live session) stopped answering after it took the work: nothing was
@@ -125,6 +155,7 @@ var sentinels = []struct {
 	{"worker_lost", ErrWorkerLost},
 	{"caller_lost", ErrCallerLost},
 	{"no_workers", ErrNoWorkers},
+	{"session_not_saved", ErrSessionNotSaved},
 	{"fs_not_exist", fs.ErrNotExist},
 	{"fs_permission", fs.ErrPermission},
 	{"exec_not_found", exec.ErrNotFound},
@@ -307,6 +338,9 @@ func encodeTyped(w *wireError, err error, depth int) bool {
 		}
 	case *agentcli.UnknownBackendError:
 		w.Type, w.Name, w.Valid = "unknown_backend", clip(e.Name), e.Valid
+	case *SessionNotSavedError:
+		w.Type, w.Backend, w.Name, w.Worker = "not_saved", e.Backend, clip(e.Session), e.Worker
+		w.Cause = encodeErrorDepth(e.Err, depth+1)
 	case *WorkerLostError:
 		w.Type, w.Backend, w.Worker, w.Started = "worker_lost", e.Backend, e.Worker, e.Started
 		w.Duration, w.Reason = int64(e.Silence), clip(e.Reason)
@@ -365,6 +399,8 @@ func decodeErrorDepth(w *wireError, depth int) error {
 		return e
 	case "unknown_backend":
 		return &agentcli.UnknownBackendError{Name: w.Name, Valid: w.Valid}
+	case "not_saved":
+		return &SessionNotSavedError{Backend: w.Backend, Session: w.Name, Worker: w.Worker, Err: cause()}
 	case "worker_lost":
 		return &WorkerLostError{Backend: w.Backend, Worker: w.Worker, Started: w.Started,
 			Silence: time.Duration(w.Duration), Reason: w.Reason}

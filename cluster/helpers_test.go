@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // natsServer is an embedded NATS server with JetStream, its store in a
@@ -86,7 +89,9 @@ func itoa(i int) string {
 func (n *natsServer) connect(t testing.TB) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(n.url(), nats.MaxReconnects(-1), nats.ReconnectWait(20*time.Millisecond),
-		nats.ReconnectJitter(0, 0), nats.NoCallbacksAfterClientClose())
+		nats.RetryOnFailedConnect(true),
+		nats.ReconnectJitter(0, 0), nats.NoCallbacksAfterClientClose(),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +129,7 @@ func startWorker(t testing.TB, n *natsServer, local agentcli.Backend, opts *Work
 	nc := n.connect(t)
 	w, err := NewWorker(nc, local, opts)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal(err) // options only: no network
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tw := &testWorker{w: w, nc: nc, local: local, stop: cancel, done: make(chan error, 1)}
@@ -134,7 +139,9 @@ func startWorker(t testing.TB, n *natsServer, local agentcli.Backend, opts *Work
 		select {
 		case <-tw.done:
 		case <-time.After(30 * time.Second):
-			t.Error("worker did not stop")
+			buf := make([]byte, 1<<22)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("worker did not stop:\n%s", buf)
 		}
 	})
 	waitRegistered(t, n, w.ID())
@@ -160,22 +167,24 @@ func waitRegistered(t testing.TB, n *natsServer, id string) {
 	t.Helper()
 	nc := n.connect(t)
 	defer nc.Close()
-	b, err := NewBackend(nc, testOptions())
+	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := b.res.workers.Get(ctx, id)
+		kv, err := js.KeyValue(ctx, "agentcli_workers")
+		if err == nil {
+			_, err = kv.Get(ctx, id)
+		}
 		cancel()
 		if err == nil {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("worker %s did not register", id)
+	t.Errorf("worker %s did not register", id)
 }
 
 func newPoolBackend(t testing.TB, n *natsServer, opts *Options) *Backend {
@@ -199,3 +208,5 @@ func scripted(call agentclitest.Call, caps agentcli.Capabilities) *agentclitest.
 	b.Caps = caps
 	return b
 }
+
+func getenv(k string) string { return os.Getenv(k) }

@@ -174,7 +174,7 @@ func (h *hosted) turn(s *stream, prompt string) {
 	dead := h.sess.Err() != nil
 	if !abandoned {
 		end := wireEnd{Err: encodeError(h.w.outcome(s, runErr)), SessionID: id, SessionDead: dead}
-		end.Exported = h.w.exportSession(h.dir, id)
+		end.SaveErr = encodeError(h.w.exportSession(h.dir, id))
 		s.end(end, s.deadAfter)
 	}
 	h.w.mu.Lock()
@@ -205,18 +205,21 @@ func (h *hosted) close() {
 // closeIdleSessions closes the sessions idle for SessionIdle (all idle
 // ones while draining).
 func (w *Worker) closeIdleSessions() {
+	// Lock order: h.mu before w.mu (control holds h.mu to start a turn).
 	w.mu.Lock()
-	var idle []*hosted
+	all := make([]*hosted, 0, len(w.sessions))
 	for h := range w.sessions {
-		h.mu.Lock()
-		if h.cur == nil && (w.draining || time.Since(h.lastUsed) > w.opts.SessionIdle) {
-			idle = append(idle, h)
-		}
-		h.mu.Unlock()
+		all = append(all, h)
 	}
+	draining := w.draining
 	w.mu.Unlock()
-	for _, h := range idle {
-		h.close()
+	for _, h := range all {
+		h.mu.Lock()
+		idle := h.cur == nil && (draining || time.Since(h.lastUsed) > w.opts.SessionIdle)
+		h.mu.Unlock()
+		if idle {
+			h.close()
+		}
 	}
 }
 
@@ -233,33 +236,69 @@ func (w *Worker) closeSessions() {
 	}
 }
 
-// exportTimeout bounds saving one session.
+// exportTimeout bounds saving one session, retries included, and
+// restoring one.
 const exportTimeout = 2 * time.Minute
 
-// exportSession saves session id, run in dir, to the sessions store and
-// reports whether it did. Failures are logged: the run's outcome stands.
-func (w *Worker) exportSession(dir, id string) bool {
-	if w.opts.Sessions == nil || id == "" || len(id) > 512 {
-		return false
+// exportSession saves session id, run in dir, to the sessions store. It
+// retries (a NATS restart) for up to exportTimeout: an archive older than
+// the run would make the next turn on another worker resume without it.
+// It returns nil when there is nothing to save (no porter, no id), and
+// the *SessionNotSavedError the caller gets otherwise.
+func (w *Worker) exportSession(dir, id string) error {
+	if w.opts.Sessions == nil || id == "" {
+		return nil
+	}
+	notSaved := func(err error) error {
+		w.opts.Logger.Warn("cluster: saving a session failed", "worker", w.opts.ID, "session", id, "err", err)
+		return &SessionNotSavedError{Backend: w.name, Session: id, Worker: w.opts.ID, Err: err}
+	}
+	if len(id) > 512 {
+		return notSaved(errors.New("session id over 512 bytes"))
 	}
 	ctx, cancel := context.WithTimeout(w.life, exportTimeout)
 	defer cancel()
+	err := w.rc.retry(ctx, exportTimeout, func(actx context.Context) error {
+		err := w.exportOnce(actx, dir, id)
+		var pe *porterError
+		if errors.As(err, &pe) {
+			return &permanent{err}
+		}
+		return err
+	})
+	if err != nil {
+		return notSaved(err)
+	}
+	return nil
+}
+
+// porterError is a failure of the SessionPorter itself (not retried).
+type porterError struct{ err error }
+
+func (e *porterError) Error() string { return e.err.Error() }
+func (e *porterError) Unwrap() error { return e.err }
+
+// exportOnce streams one export into the store.
+func (w *Worker) exportOnce(ctx context.Context, dir, id string) error {
 	pr, pw := io.Pipe()
+	exported := make(chan error, 1)
 	go func() {
 		err := w.opts.Sessions.Export(ctx, w.b, dir, id, &limitWriter{w: pw, n: w.opts.MaxArchiveBytes})
 		pw.CloseWithError(err)
+		exported <- err
 	}()
 	_, err := w.res.sessions.Put(ctx, jetstream.ObjectMeta{
 		Name:     sessionKey(w.name, id),
 		Metadata: map[string]string{"worker": w.opts.ID, "backend": w.name},
 	}, pr)
-	pr.CloseWithError(err)
-	if err != nil {
-		w.opts.Logger.Warn("cluster: saving a session failed", "worker", w.opts.ID, "session", id, "err", err)
-		return false
+	pr.CloseWithError(errExportAbandoned) // a failed Put stops the porter
+	if perr := <-exported; perr != nil && !errors.Is(perr, errExportAbandoned) {
+		return &porterError{perr}
 	}
-	return true
+	return err
 }
+
+var errExportAbandoned = errors.New("export abandoned: the store failed")
 
 // importSession restores session id from the sessions store, if it is
 // there, for a run in dir, and returns the id to resume.
@@ -267,35 +306,41 @@ func (w *Worker) importSession(ctx context.Context, dir, id string) (string, err
 	if w.opts.Sessions == nil || len(id) > 512 {
 		return id, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, exportTimeout)
-	defer cancel()
-	var res jetstream.ObjectResult
-	// Not retry: the result reads its chunks under the context given to
-	// Get, which must outlive the attempt.
-	err := retry(ctx, func(actx context.Context) error {
-		if _, err := w.res.sessions.GetInfo(actx, sessionKey(w.name, id)); err != nil {
-			if errors.Is(err, jetstream.ErrObjectNotFound) {
-				return fmt.Errorf("%w: %w", nats.ErrBadSubject, err) // not retried
-			}
+	// No deadline on this context: the store's reader waits for its
+	// context's deadline, whatever else ends it, but without one it looks
+	// every few seconds whether it was cancelled.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer time.AfterFunc(exportTimeout, func() { cancel(context.DeadlineExceeded) }).Stop()
+	nid := ""
+	err := w.rc.retry(ctx, 0, func(actx context.Context) error {
+		res, err := w.res.sessions.Get(actx, sessionKey(w.name, id))
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			nid = id // a session this worker has, or none: the CLI will tell
+			return nil
+		}
+		if err != nil {
 			return err
 		}
-		var err error
-		res, err = w.res.sessions.Get(ctx, sessionKey(w.name, id))
-		return err
+		defer func() { _ = res.Close() }()
+		got, err := w.opts.Sessions.Import(actx, w.b, dir, io.LimitReader(res, w.opts.MaxArchiveBytes))
+		if err != nil {
+			if actx.Err() != nil {
+				return err // the store's read was cut: again
+			}
+			return &permanent{fmt.Errorf("%s: importing session %s: %w", w.name, id, err)}
+		}
+		nid = got
+		if nid == "" {
+			nid = id
+		}
+		return nil
 	})
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		return id, nil // a session this worker has, or none: the CLI will tell
-	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: reading session %s: %w", w.name, ErrUnavailable, id, err)
-	}
-	defer func() { _ = res.Close() }()
-	nid, err := w.opts.Sessions.Import(ctx, w.b, dir, io.LimitReader(res, w.opts.MaxArchiveBytes))
-	if err != nil {
-		return "", fmt.Errorf("%s: importing session %s: %w", w.name, id, err)
-	}
-	if nid == "" {
-		nid = id
+		if ctx.Err() != nil || errors.Is(err, nats.ErrConnectionClosed) {
+			return "", fmt.Errorf("%s: %w: reading session %s: %w", w.name, ErrUnavailable, id, err)
+		}
+		return "", err
 	}
 	return nid, nil
 }

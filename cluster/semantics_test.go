@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"iter"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,8 +319,9 @@ func TestWorkerDiesMidRun(t *testing.T) {
 // TestRedeliveryOfUnstartedWork: a worker that fetched a job and died
 // before claiming it (here: a consumer that fetches and walks away) does
 // not lose it: another worker runs it, once. A worker that claimed a
-// job and died before starting it ends the run with a *WorkerLostError
-// whose Started is false, and nobody runs it.
+// job and died before its handshake never started it: the job is
+// submitted again (and a *WorkerLostError with Started false ends the run
+// only after maxResubmits such deaths).
 func TestRedeliveryOfUnstartedWork(t *testing.T) {
 	n := startNATS(t)
 	b := newPoolBackend(t, n, nil)
@@ -377,28 +379,57 @@ func TestRedeliveryOfUnstartedWork(t *testing.T) {
 	<-w.done
 	w.done <- nil
 
-	// 2. Claimed by a worker that died before its handshake.
+	// 2. Claimed by workers that died before their handshake, every
+	// time: submitted again (the job never started), maxResubmits
+	// times in all, then a *WorkerLostError whose Started is false.
 	go func() {
 		_, err := b.Run(ctx, &agentcli.Request{Prompt: "orphan"})
 		done <- err
 	}()
-	m := steal()
-	var j job
-	if err := json.Unmarshal(m.Data(), &j); err != nil {
-		t.Fatal(err)
+	orphan := func(ghost string) {
+		t.Helper()
+		m := steal()
+		var j job
+		if err := json.Unmarshal(m.Data(), &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.Req.Prompt != "orphan" {
+			t.Fatalf("stole %q", j.Req.Prompt)
+		}
+		if _, err := b.res.claims.Create(ctx, j.ID, []byte(claimValue(ghost, "1"))); err != nil {
+			t.Fatal(err)
+		}
+		_ = m.Ack()
 	}
-	if _, err := b.res.claims.Create(ctx, j.ID, []byte("w:ghost")); err != nil {
-		t.Fatal(err)
+	for i := range maxResubmits {
+		orphan("ghost" + strconv.Itoa(i))
 	}
-	_ = m.Ack()
 	select {
 	case err := <-done:
 		var lost *WorkerLostError
-		if !errors.As(err, &lost) || lost.Started || lost.Worker != "ghost" {
+		if !errors.As(err, &lost) || lost.Started || lost.Worker != "ghost"+strconv.Itoa(maxResubmits-1) {
 			t.Fatalf("orphaned run: %v (%T)", err, err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("orphaned run did not end")
+	}
+
+	// 3. Once, then a live worker: it runs.
+	go func() {
+		var err error
+		res, err = b.Run(ctx, &agentcli.Request{Prompt: "orphan"})
+		done <- err
+	}()
+	orphan("ghost")
+	local.Push(agentclitest.Reply("ran after all", "s"))
+	startWorker(t, n, local, nil)
+	select {
+	case err := <-done:
+		if err != nil || res.Text != "ran after all" {
+			t.Fatalf("resubmitted run = %+v, %v", res, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("resubmitted run did not finish")
 	}
 }
 

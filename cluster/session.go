@@ -29,7 +29,8 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 		r = *req
 	}
 	r.Prompt = ""
-	s := &session{b: b, req: r, id: r.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	s := &session{b: b, req: r, id: r.SessionID, resumable: r.SessionID != "",
+		slot: make(chan struct{}, 1), closed: make(chan struct{})}
 	if err := s.place(ctx); err != nil {
 		return nil, err
 	}
@@ -43,8 +44,13 @@ type session struct {
 	slot   chan struct{} // one turn at a time
 	closed chan struct{}
 
-	mu        sync.Mutex
-	id        string
+	mu sync.Mutex
+	id string
+	// resumable: the session has a history to resume when it moves (it
+	// was started to resume one, or a turn of it ended); a session that
+	// never finished a turn starts afresh instead, since no worker has
+	// saved anything of it.
+	resumable bool
 	home      *wireSession // nil: the next turn places the session
 	err       error
 	cur       *call
@@ -56,19 +62,15 @@ type session struct {
 func (s *session) place(ctx context.Context) error {
 	s.mu.Lock()
 	req := s.req
-	req.SessionID = s.id
+	if s.resumable {
+		req.SessionID = s.id
+	}
 	s.mu.Unlock()
-	c := s.b.newCall(&req)
-	if err := c.open(); err != nil {
+	c, err := s.b.start(ctx, &req, jobSession)
+	if err != nil {
 		return err
 	}
 	defer c.close()
-	if err := s.b.submit(ctx, c, jobSession, &req); err != nil {
-		return err
-	}
-	if err := s.b.waitAccept(ctx, c); err != nil {
-		return err
-	}
 	end, err, _ := c.consume(ctx, 0, func(agentcli.Event, error) bool { return true })
 	if err != nil {
 		return err
@@ -156,6 +158,11 @@ func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 		if errors.As(err, &lost) {
 			s.moved()
 		}
+		if end != nil {
+			s.mu.Lock()
+			s.resumable = true
+			s.mu.Unlock()
+		}
 		if end != nil && end.SessionDead {
 			s.mu.Lock()
 			if s.err == nil {
@@ -173,6 +180,8 @@ func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 			yield(agentcli.Event{}, err)
 		case end != nil && end.Err != nil:
 			yield(agentcli.Event{}, decodeError(end.Err))
+		case end != nil && end.SaveErr != nil:
+			yield(agentcli.Event{}, decodeError(end.SaveErr))
 		}
 	}
 }

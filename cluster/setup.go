@@ -19,7 +19,7 @@ import (
 //	                       the jobs (runs and live-session starts) waiting
 //	                       for a worker; one durable pull consumer per
 //	                       backend, "work_<backend>", shared by its workers
-//	KV     P_claims        job id → "w:<worker>" or "x" (cancelled): the
+//	KV     P_claims        job id → "w:<worker>:<nonce>" or "x" (withdrawn): the
 //	                       compare-and-set that makes a job start at most
 //	                       once, whatever the redeliveries
 //	KV     P_workers       worker id → its registration (backend,
@@ -55,6 +55,20 @@ func sessionSubject(prefix, worker, id string) string {
 	return prefix + ".s." + worker + "." + id
 }
 func consumerName(backend string) string { return "work_" + backend }
+
+// claimValue is a worker's claim of a job in the claims bucket; nonce
+// is unique to one attempt.
+func claimValue(worker, nonce string) string { return "w:" + worker + ":" + nonce }
+
+// claimWorker returns the worker of a claim value, or "".
+func claimWorker(v string) string {
+	rest, ok := strings.CutPrefix(v, "w:")
+	if !ok {
+		return ""
+	}
+	worker, _, _ := strings.Cut(rest, ":")
+	return worker
+}
 
 // sessionKey names the archive of a session in the sessions store.
 func sessionKey(backend, id string) string { return backend + "/" + id }

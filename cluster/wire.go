@@ -220,9 +220,9 @@ type wireEnd struct {
 	SessionDead bool `json:"session_dead,omitempty"`
 	// SessionID is the session's id after the turn, when known.
 	SessionID string `json:"session_id,omitempty"`
-	// Exported reports that the session was saved to the object store
-	// after the run.
-	Exported bool `json:"exported,omitempty"`
+	// SaveErr is a *SessionNotSavedError: the session could not be
+	// saved to the object store after the run.
+	SaveErr *wireError `json:"save_err,omitempty"`
 }
 
 // wireSession describes a live session hosted by a worker.

@@ -32,6 +32,7 @@ type Worker struct {
 	opts  WorkerOptions
 	name  string
 	res   *resources
+	rc    *reconnects
 	chunk int
 
 	slots chan struct{}
@@ -89,25 +90,12 @@ func (w *Worker) ID() string { return w.opts.ID }
 // connection closes it stops every run at once, as a crash would, and
 // returns nats.ErrConnectionClosed.
 func (w *Worker) Run(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, w.opts.SetupTimeout)
-	res, err := ensureResources(sctx, w.js, w.opts.Prefix, w.opts.Replicas, w.opts.Storage)
-	if err != nil {
-		cancel()
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	w.rc = watchReconnects(w.nc, stopWatch)
+	cons, err := w.setup(ctx)
+	if err != nil || cons == nil {
 		return err
-	}
-	w.res = res
-	cons, err := w.js.CreateOrUpdateConsumer(sctx, res.workName, jetstream.ConsumerConfig{
-		Durable:       consumerName(w.name),
-		Description:   "agentcli workers of backend " + w.name,
-		FilterSubject: workSubject(w.opts.Prefix, w.name),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.opts.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: -1,
-	})
-	cancel()
-	if err != nil {
-		return fmt.Errorf("cluster: consumer %s: %w", consumerName(w.name), err)
 	}
 	w.register(ctx)
 	tickDone := make(chan struct{})
@@ -141,6 +129,44 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.stopRuns(errWorkerStopping)
 	w.opts.Logger.Info("cluster: worker stopped", "worker", w.opts.ID, "err", err)
 	return err
+}
+
+// setup opens the pool's resources and the backend's consumer. A pool
+// that cannot be reached yet (NATS restarting) is waited for, with each
+// failure logged, until ctx ends; only a closed connection or a
+// configuration JetStream refuses ends it at once.
+func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
+	var cons jetstream.Consumer
+	err := w.rc.retry(ctx, w.opts.SetupTimeout, func(actx context.Context) error {
+		res, err := ensureResources(actx, w.js, w.opts.Prefix, w.opts.Replicas, w.opts.Storage)
+		if err == nil {
+			w.res = res
+			cons, err = w.js.CreateOrUpdateConsumer(actx, res.workName, jetstream.ConsumerConfig{
+				Durable:       consumerName(w.name),
+				Description:   "agentcli workers of backend " + w.name,
+				FilterSubject: workSubject(w.opts.Prefix, w.name),
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       w.opts.AckWait,
+				MaxDeliver:    -1,
+				MaxAckPending: -1,
+			})
+			if err != nil {
+				err = fmt.Errorf("cluster: consumer %s: %w", consumerName(w.name), err)
+			}
+		}
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 {
+			return &permanent{err} // refused: retrying will not help
+		}
+		if err != nil {
+			w.opts.Logger.Warn("cluster: the pool is not reachable yet", "worker", w.opts.ID, "err", err)
+		}
+		return err
+	})
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	return cons, err
 }
 
 // waitGroup waits for wg up to d and reports whether it finished.
@@ -273,16 +299,23 @@ func (w *Worker) take(msg jetstream.Msg) {
 // false when another worker claimed it or its caller withdrew it, and an
 // error when the outcome cannot be known.
 func (w *Worker) claim(id string) (bool, error) {
-	mine := []byte("w:" + w.opts.ID)
-	deadline := time.Now().Add(w.opts.CallerDeadAfter)
+	// The value is unique to this take: a later delivery of the same job
+	// (a lost ack, a duplicate) to this very worker must not find it
+	// "ours" and run it again.
+	mine := []byte(claimValue(w.opts.ID, newID()))
+	// Until the job would be redelivered anyway; the other taker's claim
+	// then meets ours in the same compare-and-set.
+	deadline := time.Now().Add(max(w.opts.CallerDeadAfter, w.opts.AckWait))
 	for {
-		ctx, cancel := context.WithTimeout(w.life, 2*time.Second)
+		ctx, cancel := w.rc.attempt(w.life, 2*time.Second)
 		_, err := w.res.claims.Create(ctx, id, mine)
 		if err == nil {
 			cancel()
 			return true, nil
 		}
+		cancel()
 		// Exists, or unknown (a lost reply): read what is there.
+		ctx, cancel = w.rc.attempt(w.life, 2*time.Second)
 		e, gerr := w.res.claims.Get(ctx, id)
 		cancel()
 		if gerr == nil {
@@ -305,8 +338,13 @@ func (w *Worker) handshake(s *stream, j *job) bool {
 	payload, _ := json.Marshal(wireAccept{Worker: w.opts.ID, Heartbeat: w.opts.Heartbeat})
 	frame := newFrame(kindAccept, 0, payload)
 	subject := callerSubject(w.opts.Prefix, j.ID)
-	deadline := time.Now().Add(w.callerDeadAfter(j.Heartbeat))
+	wait := w.callerDeadAfter(j.Heartbeat)
+	deadline := time.Now().Add(wait)
 	for time.Now().Before(deadline) && w.life.Err() == nil {
+		if !w.nc.IsConnected() {
+			// Time without a connection is nobody's silence.
+			deadline = time.Now().Add(wait)
+		}
 		msg, err := w.nc.Request(subject, frame, 2*w.opts.Heartbeat)
 		if err == nil {
 			kind, _, _, perr := parseFrame(msg.Data)
@@ -332,11 +370,11 @@ func (w *Worker) fetchBlob(j *job) error {
 	ctx, cancel := context.WithTimeout(w.life, time.Minute)
 	defer cancel()
 	var data []byte
-	err := retry(ctx, func(ctx context.Context) error {
+	err := w.rc.retry(ctx, 30*time.Second, func(ctx context.Context) error {
 		var err error
 		data, err = w.res.blobs.GetBytes(ctx, j.Blob)
 		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return fmt.Errorf("%w: %w", nats.ErrBadSubject, err) // not retried
+			return &permanent{err}
 		}
 		return err
 	})
@@ -367,7 +405,7 @@ func (w *Worker) run(s *stream, j *job) {
 		sid = req.SessionID
 	}
 	end := wireEnd{Err: encodeError(w.outcome(s, runErr)), SessionID: sid}
-	end.Exported = w.exportSession(req.Dir, sid)
+	end.SaveErr = encodeError(w.exportSession(req.Dir, sid))
 	s.end(end, s.deadAfter)
 }
 
