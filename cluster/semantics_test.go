@@ -619,3 +619,87 @@ func TestBackPressure(t *testing.T) {
 		t.Errorf("worker produced %d events ahead of a stalled consumer, want at most about the window (32)", maxAhead)
 	}
 }
+
+// TestLiveSessionCallbacks: a live session's OnText and OnPermission run
+// in the caller for every turn; an interrupt ends a pending permission
+// callback's context (and the worker refuses by default); a turn over
+// Request.Timeout ends with a *TimeoutError and the session goes on.
+func TestLiveSessionCallbacks(t *testing.T) {
+	n := startNATS(t)
+	local := agentclitest.NewBackend()
+	local.Caps = askCaps
+	startWorker(t, n, local, nil)
+	b := newPoolBackend(t, n, nil)
+	ctx := context.Background()
+
+	var mu sync.Mutex
+	var texts []string
+	asked := make(chan struct{}, 1)
+	ctxEnded := make(chan struct{}, 1)
+	onPerm := func(ctx context.Context, pr *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		if pr.Tool.ID == "hang" {
+			asked <- struct{}{}
+			<-ctx.Done()
+			ctxEnded <- struct{}{}
+			return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+		}
+		return agentcli.PermissionDecision{Kind: agentcli.AllowAlways}
+	}
+	s, err := b.StartSession(ctx, &agentcli.Request{Permission: agentcli.PermissionAsk, OnPermission: onPerm,
+		Timeout: 500 * time.Millisecond, OnText: func(t string) { mu.Lock(); texts = append(texts, t); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	one := agentclitest.Reply("first answer", "sid")
+	one.Ask = []agentcli.PermissionRequest{{Tool: agentcli.ToolUse{ID: "ok", Name: "Read"}}}
+	local.Push(one)
+	if res, err := s.Run(ctx, "one"); err != nil || res.Text != "first answer" {
+		t.Fatalf("turn 1 = %+v, %v", res, err)
+	}
+	mu.Lock()
+	got := strings.Join(texts, "")
+	mu.Unlock()
+	if got != "first answer" {
+		t.Errorf("OnText got %q", got)
+	}
+	if s.ID() != "sid" {
+		t.Errorf("ID = %q", s.ID())
+	}
+
+	hang := agentclitest.Reply("never", "sid")
+	hang.Ask = []agentcli.PermissionRequest{{Tool: agentcli.ToolUse{ID: "hang", Name: "Bash"}}}
+	local.Push(hang)
+	done := make(chan error, 1)
+	go func() { _, err := s.Run(ctx, "two"); done <- err }()
+	<-asked
+	if err := s.Interrupt(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctxEnded:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the pending callback's context did not end at the interrupt")
+	}
+	if err := <-done; !errors.Is(err, agentcli.ErrInterrupted) {
+		t.Fatalf("interrupted turn: %v", err)
+	}
+	ds := local.Decisions()
+	if len(ds) != 2 || ds[0].Decision.Kind != agentcli.AllowAlways || !ds[1].Default {
+		t.Errorf("decisions at the worker: %+v", ds)
+	}
+
+	slow := agentclitest.Reply("too slow", "sid")
+	slow.Delay = 400 * time.Millisecond
+	local.Push(slow)
+	_, err = s.Run(ctx, "three")
+	var te *agentcli.TimeoutError
+	if !errors.As(err, &te) || te.Timeout != 500*time.Millisecond {
+		t.Fatalf("slow turn: %v (%T)", err, err)
+	}
+	local.Push(agentclitest.Reply("still here", "sid"))
+	if res, err := s.Run(ctx, "four"); err != nil || res.Text != "still here" {
+		t.Fatalf("turn after a timeout = %+v, %v", res, err)
+	}
+}
