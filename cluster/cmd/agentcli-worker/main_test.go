@@ -4,6 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,5 +101,65 @@ func TestWorkerCommand(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the worker did not drain")
+	}
+}
+
+// BenchmarkIdleWorkerRSS builds the command, starts it against an
+// embedded NATS server, waits until it has joined the pool, and reports
+// its resident memory while idle (Linux only: /proc):
+//
+//	cd cluster && go test -run '^$' -bench IdleWorkerRSS ./cmd/agentcli-worker
+func BenchmarkIdleWorkerRSS(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("reads /proc")
+	}
+	bin := filepath.Join(b.TempDir(), "agentcli-worker")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+		StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		b.Fatal("nats server did not start")
+	}
+	defer srv.Shutdown()
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	pool, err := cluster.NewBackend(nc, &cluster.Options{Backend: "claude"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pool.Close()
+	for b.Loop() {
+		cmd := exec.Command(bin, "-nats", srv.ClientURL(), "-backend", "claude", "-cli-path", "/nonexistent/claude")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		for deadline := time.Now().Add(10 * time.Second); errors.Is(pool.Check(context.Background()), cluster.ErrNoWorkers); {
+			if time.Now().After(deadline) {
+				b.Fatal("the worker did not join")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(time.Second) // idle
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+				b.ReportMetric(float64(kb), "KiB-RSS")
+			}
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
 	}
 }
