@@ -123,8 +123,10 @@ func NewBackend(nc *nats.Conn, opts *Options) (*Backend, error) {
 	return b, nil
 }
 
-// Close stops the Backend's background work. Runs in progress go on; new
-// ones should not be started. It does not close the NATS connection.
+// Close stops the Backend's background work, and it takes no more runs.
+// Let the runs in progress end first: without the Backend's heartbeats,
+// their workers stop them after WorkerOptions.CallerDeadAfter. It does not
+// close the NATS connection.
 func (b *Backend) Close() error {
 	b.stopOnce.Do(func() {
 		close(b.stop)
@@ -132,6 +134,19 @@ func (b *Backend) Close() error {
 	})
 	b.wg.Wait()
 	return nil
+}
+
+func (b *Backend) closed() bool {
+	select {
+	case <-b.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *Backend) errClosed() error {
+	return fmt.Errorf("%s: %w: the Backend is closed", b.opts.Backend, ErrUnavailable)
 }
 
 // Name reports the backend the workers run, such as "claude".
@@ -305,6 +320,10 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		r := agentcli.Request{}
 		if req != nil {
 			r = *req
+		}
+		if b.closed() {
+			yield(agentcli.Event{}, b.errClosed())
+			return
 		}
 		c, err := b.start(ctx, &r, jobRun)
 		if err != nil {

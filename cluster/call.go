@@ -185,7 +185,7 @@ func (c *call) receive(m *nats.Msg) {
 		case kindEnd:
 			c.endSeen = true
 		}
-		if len(c.queue) > 4*c.b.opts.Window+16 {
+		if len(c.queue) > 4*c.b.opts.Window+16 || c.queueBytes > 2*c.b.opts.WindowBytes+c.b.opts.MaxMessageBytes {
 			c.failLocked(fmt.Errorf("%s: worker %s overran the window", c.b.opts.Backend, c.worker))
 			return
 		}
@@ -306,9 +306,10 @@ func (c *call) done(it item) {
 }
 
 // consume delivers the stream to yield until it ends. It returns the end
-// frame (nil when none came), the error that ends the caller's sequence
-// (nil when the stream ended as the worker said, whose error is in end),
-// and whether yield asked to stop. timeout, when positive, is the
+// frame (nil when none came; when the caller stopped the stream, the end
+// that came after), the error that ends the caller's sequence (nil when
+// the stream ended as the worker said, whose error is in end), and
+// whether yield asked to stop. timeout, when positive, is the
 // Request.Timeout the worker enforces; the caller gives up some time
 // after it.
 func (c *call) consume(ctx context.Context, timeout time.Duration, yield func(agentcli.Event, error) bool) (end *wireEnd, err error, broke bool) {
@@ -329,8 +330,8 @@ func (c *call) consume(ctx context.Context, timeout time.Duration, yield func(ag
 			select {
 			case <-c.notify:
 			case <-ctx.Done():
-				c.stop(cancelCtx, c.b.opts.WorkerDeadAfter)
-				return nil, &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)}, false
+				e := c.stop(cancelCtx, c.b.opts.WorkerDeadAfter)
+				return e, &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)}, false
 			case <-backstop:
 				e := c.stop(cancelTimeout, c.b.opts.WorkerDeadAfter)
 				if e != nil && e.Err != nil && e.Err.Type == "timeout" {

@@ -29,6 +29,9 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 		r = *req
 	}
 	r.Prompt = ""
+	if b.closed() {
+		return nil, b.errClosed()
+	}
 	s := &session{b: b, req: r, id: r.SessionID, resumable: r.SessionID != "",
 		slot: make(chan struct{}, 1), closed: make(chan struct{})}
 	if err := s.place(ctx); err != nil {
@@ -73,6 +76,10 @@ func (s *session) place(ctx context.Context) error {
 	defer c.close()
 	end, err, _ := c.consume(ctx, 0, func(agentcli.Event, error) bool { return true })
 	if err != nil {
+		if end != nil && end.Session != nil {
+			// Started as the caller gave up: nobody will use it.
+			go func() { _, _ = s.b.request(end.Session.Subject, newFrame(kindClose, 0, nil), 1) }()
+		}
 		return err
 	}
 	if end.Err != nil {
@@ -291,10 +298,14 @@ func (s *session) Interrupt(ctx context.Context) error {
 		return nil
 	}
 	c.permCancel()
-	ms := uint64(10_000)
-	if d, ok := ctx.Deadline(); ok {
-		ms = uint64(max(time.Until(d).Milliseconds(), 1))
+	if _, ok := ctx.Deadline(); !ok {
+		// A worker that died during the interrupt must not hold it forever.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.b.opts.WorkerDeadAfter)
+		defer cancel()
 	}
+	d, _ := ctx.Deadline()
+	ms := uint64(max(time.Until(d).Milliseconds(), 1))
 	frame := newFrame(kindInterrupt, 0, binary.AppendUvarint(nil, ms))
 	msg, err := s.b.nc.RequestWithContext(ctx, home.Subject, frame)
 	if err != nil {
@@ -310,8 +321,9 @@ func (s *session) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// Close ends the session on its worker. It blocks at most a few
-// heartbeat intervals when the worker does not answer.
+// Close ends the session on its worker and returns once the worker has
+// closed its CLI, or after Options.WorkerDeadAfter when it does not
+// answer.
 func (s *session) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
@@ -323,7 +335,7 @@ func (s *session) Close() error {
 		s.mu.Unlock()
 		close(s.closed)
 		if home != nil {
-			_, _ = s.b.request(home.Subject, newFrame(kindClose, 0, nil), 3)
+			_, _ = s.b.nc.Request(home.Subject, newFrame(kindClose, 0, nil), s.b.opts.WorkerDeadAfter)
 		}
 	})
 	return nil
