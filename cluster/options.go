@@ -71,11 +71,13 @@ type Options struct {
 	QueuePoll time.Duration
 
 	// Window is how many frames (events, pieces of large events, wire-log
-	// records) a worker may send ahead of what the caller has consumed;
-	// WindowBytes bounds the same in bytes. They bound the memory a run
-	// holds on each side, and a slow consumer slows its own run when the
-	// window is full. Zero means 256 frames and 4 MiB.
-	Window      int
+	// records) a worker may send ahead of what the caller has consumed.
+	// With WindowBytes it bounds the memory a run holds on each side, and
+	// a slow consumer slows its own run, and only it, when the window is
+	// full. Zero means 256 frames.
+	Window int
+	// WindowBytes bounds the same in bytes (a single frame may exceed
+	// it). Zero means 4 MiB.
 	WindowBytes int
 
 	// MaxMessageBytes bounds one event or wire-log record reassembled from
@@ -83,11 +85,13 @@ type Options struct {
 	// 128 MiB (twice agentcli's default longest line).
 	MaxMessageBytes int
 
-	// Replicas and Storage configure the JetStream streams and buckets
+	// Replicas is the replica count of the JetStream streams and buckets
 	// the Backend creates when they do not exist yet (existing ones are
-	// used as they are). Zero means 1 replica and file storage.
+	// used as they are). Zero means 1; use 3 on a NATS cluster.
 	Replicas int
-	Storage  jetstream.StorageType
+	// Storage is the storage of the streams and buckets it creates. The
+	// zero value is file storage.
+	Storage jetstream.StorageType
 
 	// SetupTimeout bounds NewBackend's and NewWorker's JetStream set-up.
 	// Zero means 10 seconds.
@@ -158,9 +162,12 @@ type WorkerOptions struct {
 	// MaxArchiveBytes bounds one session archive. Zero means 1 GiB.
 	MaxArchiveBytes int64
 
-	// Replicas, Storage and SetupTimeout: see Options.
-	Replicas     int
-	Storage      jetstream.StorageType
+	// Replicas is as Options.Replicas.
+	Replicas int
+	// Storage is as Options.Storage.
+	Storage jetstream.StorageType
+	// SetupTimeout bounds each attempt of the worker's JetStream set-up
+	// (Run retries until its context ends). Zero means 10 seconds.
 	SetupTimeout time.Duration
 
 	// Logger receives the worker's log. Nil means none.
