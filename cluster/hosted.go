@@ -135,6 +135,7 @@ func (h *hosted) control(m *nats.Msg) {
 			return
 		}
 		s := h.w.newStream(t.Stream, t.Heartbeat, t.Window)
+		h.w.watch(s)
 		h.cur, h.turnID, h.lastUsed = s, t.Stream, time.Now()
 		h.w.wg.Add(1)
 		h.mu.Unlock()

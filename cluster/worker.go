@@ -83,7 +83,7 @@ func NewWorker(nc *nats.Conn, b agentcli.Backend, opts *WorkerOptions) (*Worker,
 func (w *Worker) ID() string { return w.opts.ID }
 
 // Run takes and runs jobs until ctx is done or the NATS connection is
-// closed. When ctx ends it stops taking jobs, closes its idle live
+// closed; it may be called once. When ctx ends it stops taking jobs, closes its idle live
 // sessions (their next turn moves), waits up to
 // WorkerOptions.DrainTimeout for the runs in progress, stops those left
 // (their callers get a *WorkerLostError), and returns nil. When the
@@ -276,6 +276,7 @@ func (w *Worker) take(msg jetstream.Msg) {
 	if !w.handshake(s, &j) {
 		return
 	}
+	w.watch(s)
 	if j.Blob != "" {
 		if err := w.fetchBlob(&j); err != nil {
 			s.end(wireEnd{Err: encodeError(err)}, w.callerDeadAfter(j.Heartbeat))
@@ -464,10 +465,17 @@ func (w *Worker) newStream(id string, callerHB time.Duration, win window) *strea
 		_ = sub.SetPendingLimits(-1, -1)
 		s.sub = sub
 	}
+	return s
+}
+
+// watch adds s to the streams the worker heartbeats, retransmits and
+// watches for a silent caller: once the caller is known to listen (after
+// the handshake, or at once for a turn it asked for).
+func (w *Worker) watch(s *stream) {
+	s.out.heardFrom()
 	w.mu.Lock()
 	w.streams[s] = struct{}{}
 	w.mu.Unlock()
-	return s
 }
 
 func clampInt(v, lo, hi, def int) int {
