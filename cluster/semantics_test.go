@@ -83,12 +83,15 @@ func TestPermissionAcrossTheWire(t *testing.T) {
 // the worker's slot is free again (MaxRuns 1, the next run succeeds).
 func TestCancelAndTimeout(t *testing.T) {
 	n := startNATS(t)
+	// Each event takes a minute: only a cancellation that reaches the
+	// worker's backend frees its one slot for quick() in time.
 	slow := agentclitest.Reply("slow answer", "s")
-	slow.Delay = 200 * time.Millisecond
+	slow.Delay = time.Minute
 	local := scripted(slow, agentcli.Capabilities{})
+	stopped := make(chan struct{})
 	wo := testWorkerOptions()
 	wo.MaxRuns = 1
-	startWorker(t, n, local, wo)
+	startWorker(t, n, &breakable{Backend: local, stopped: stopped}, wo)
 	b := newPoolBackend(t, n, nil)
 	quick := func() {
 		t.Helper()
@@ -105,24 +108,23 @@ func TestCancelAndTimeout(t *testing.T) {
 	defer cancel(nil)
 	var got []agentcli.EventKind
 	var err error
-	start := time.Now()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		cancel(cause)
+	}()
 	for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "cancel me"}) {
 		if e != nil {
 			err = e
 			break
 		}
 		got = append(got, ev.Kind)
-		cancel(cause)
 	}
 	var ce *agentcli.CanceledError
 	if !errors.As(err, &ce) || !errors.Is(err, cause) || !errors.Is(err, agentcli.ErrCanceled) {
 		t.Fatalf("cancelled run: err = %v (%T), want a *CanceledError with the cause", err, err)
 	}
-	if len(got) != 1 {
-		t.Errorf("events after cancel: %v", got)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("cancel took %v", d)
+	if len(got) != 0 {
+		t.Errorf("events: %v", got)
 	}
 	quick()
 
@@ -136,7 +138,34 @@ func TestCancelAndTimeout(t *testing.T) {
 	for range b.Stream(context.Background(), &agentcli.Request{Prompt: "break"}) {
 		break
 	}
+	select {
+	case <-stopped:
+	default:
+		t.Error("breaking out returned before the worker's run stopped")
+	}
 	quick()
+}
+
+// breakable runs the prompt "break" as one event, then waits for its
+// context, and closes stopped when it ends; other prompts go to the
+// scripted backend.
+type breakable struct {
+	*agentclitest.Backend
+	stopped chan struct{}
+}
+
+func (b *breakable) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	if req.Prompt != "break" {
+		return b.Backend.Stream(ctx, req)
+	}
+	return func(yield func(agentcli.Event, error) bool) {
+		defer close(b.stopped)
+		if !yield(agentcli.Event{Kind: agentcli.EventInit, SessionID: "b"}, nil) {
+			return
+		}
+		<-ctx.Done()
+		yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)})
+	}
 }
 
 // TestLiveSessionInterrupt: a live session through the pool: turns in
@@ -288,7 +317,6 @@ func TestWorkerDiesMidRun(t *testing.T) {
 	b := newPoolBackend(t, n, nil)
 	var err error
 	events := 0
-	start := time.Now()
 	for _, e := range b.Stream(context.Background(), &agentcli.Request{Prompt: "doomed"}) {
 		if e != nil {
 			err = e
@@ -305,9 +333,6 @@ func TestWorkerDiesMidRun(t *testing.T) {
 	if !errors.As(err, &lost) || !lost.Started || lost.Worker != a.w.ID() ||
 		!errors.Is(err, ErrWorkerLost) || !errors.Is(err, agentcli.ErrNoResult) {
 		t.Fatalf("err = %v (%T), want a *WorkerLostError for %s", err, err, a.w.ID())
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v to notice", d)
 	}
 	time.Sleep(time.Second) // room for a wrongful redelivery
 	if len(first.Requests()) != 1 {
@@ -602,12 +627,13 @@ func TestBackPressure(t *testing.T) {
 			// Stalled here: the worker must not run ahead.
 			time.Sleep(300 * time.Millisecond)
 			maxAhead = local.produced.Load() - int64(consumed)
-			start := time.Now()
-			if res, err := b.Run(ctx, &agentcli.Request{Prompt: "other"}); err != nil || res.Text != "fast" {
-				t.Fatalf("other run = %+v, %v", res, err)
-			}
-			if d := time.Since(start); d > 2*time.Second {
-				t.Errorf("the other run took %v behind a slow consumer", d)
+			// The stalled run is still stalled while this one runs: it
+			// must not wait for it.
+			octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			res, err := b.Run(octx, &agentcli.Request{Prompt: "other"})
+			cancel()
+			if err != nil || res.Text != "fast" {
+				t.Fatalf("other run behind a stalled consumer = %+v, %v", res, err)
 			}
 		}
 	}
