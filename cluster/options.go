@@ -42,7 +42,8 @@ type Options struct {
 	// Backend is the registry name of the backend the workers run, such
 	// as "claude"; it is also what Backend.Name reports. Empty means
 	// agentcli.DefaultBackend. Workers serve the runs of their own
-	// backend's name only.
+	// backend's name only. Aliases ("claude-code") resolve only when this
+	// process imports the backend's package; otherwise give the name.
 	Backend string
 
 	// Prefix starts every subject, stream and bucket name of the pool,
@@ -181,10 +182,13 @@ func (o *Options) withDefaults() (Options, error) {
 	if o != nil {
 		r = *o
 	}
+	if name, err := agentcli.Resolve(r.Backend); err == nil {
+		r.Backend = name // an alias, when this process registered the backend
+	}
+	r.Backend = strings.ToLower(strings.TrimSpace(r.Backend))
 	if r.Backend == "" {
 		r.Backend = agentcli.DefaultBackend
 	}
-	r.Backend = strings.ToLower(strings.TrimSpace(r.Backend))
 	if !validToken(r.Backend) {
 		return r, fmt.Errorf("cluster: invalid backend name %q", r.Backend)
 	}
