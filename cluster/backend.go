@@ -1,0 +1,518 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Backend is an agentcli.Backend whose runs go to a pool of workers
+// (see Worker) over NATS JetStream: each Run, Stream or live session is a
+// job on a work queue that one worker of the backend takes, runs on its
+// own local backend, and streams back event by event, in order. It also
+// implements agentcli.SessionStarter.
+//
+// What crosses the wire, and how:
+//
+//   - Every Request field but the three below is sent as it is, to be
+//     used on the worker's machine: Dir, Env, MCPServers and ExtraArgs
+//     name things there (see WorkerOptions.MapDir), and Env's values
+//     (often credentials) travel through NATS, so use TLS and NATS
+//     authorization.
+//   - OnText and OnPermission run in this process, in the same order and
+//     with the same contexts as locally: the worker's backend calls its
+//     own stand-ins, which send each call here; a permission decision
+//     goes back before the request's deadline (PermissionTimeout, counted
+//     on the worker) or not at all, and the request's context here ends
+//     at that deadline, when the turn is interrupted or cancelled, and
+//     when the run ends.
+//   - WireLog is written here, record by record, in order, one Write per
+//     record, from the goroutine that iterates the run. It has no other
+//     io.Writer or callback field.
+//
+// Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
+// session's Interrupt reach the worker, which stops its CLI as the local
+// backend would; Run and Stream return once the worker reports the run
+// over (its CLI reaped), or after Options.WorkerDeadAfter when it cannot.
+// Time spent waiting in the queue for a free worker counts against ctx
+// but not against Request.Timeout, as with agentcli.WithLimit.
+//
+// A run whose worker dies or stays silent for Options.WorkerDeadAfter ends
+// with a *WorkerLostError; the pool never runs it again by itself. A job
+// not yet started when its worker died goes to another worker, once.
+//
+// A Backend is safe for concurrent use. Close it when done.
+type Backend struct {
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	opts Options
+	res  *resources
+	rc   *reconnects
+
+	mu    sync.Mutex
+	calls map[*call]struct{}
+
+	regMu   sync.Mutex
+	workers map[string]registration
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// registration is a worker's entry in the workers bucket.
+type registration struct {
+	Backend   string                `json:"backend"`
+	Caps      agentcli.Capabilities `json:"caps"`
+	MaxRuns   int                   `json:"max_runs"`
+	Running   int                   `json:"running"`
+	Check     *wireError            `json:"check,omitempty"`
+	Heartbeat time.Duration         `json:"hb"`
+	Time      time.Time             `json:"time"`
+}
+
+// NewBackend returns a Backend that submits its runs to the workers of
+// opts.Backend on the pool reached through nc. It creates the pool's
+// JetStream streams and buckets that do not exist yet, blocking up to
+// opts.SetupTimeout. nc stays the caller's: the Backend neither closes it
+// nor sets its handlers; it should reconnect forever (nats.MaxReconnects(-1))
+// so that runs survive a NATS restart. opts may be nil; it is copied.
+func NewBackend(nc *nats.Conn, opts *Options) (*Backend, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.SetupTimeout)
+	defer cancel()
+	res, err := ensureResources(ctx, js, o.Prefix, o.Replicas, o.Storage)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{nc: nc, js: js, opts: o, res: res, calls: map[*call]struct{}{},
+		workers: map[string]registration{}, stop: make(chan struct{})}
+	b.rc = watchReconnects(nc, b.stop)
+	wctx, wcancel := context.WithCancel(context.Background())
+	b.cancel = wcancel
+	w, err := res.workers.WatchAll(wctx)
+	if err != nil {
+		wcancel()
+		return nil, fmt.Errorf("cluster: watching the workers: %w", err)
+	}
+	initial := make(chan struct{})
+	b.wg.Add(2)
+	go b.pump()
+	go b.watch(w, initial)
+	select {
+	case <-initial:
+	case <-ctx.Done():
+	}
+	return b, nil
+}
+
+// Close stops the Backend's background work, and it takes no more runs.
+// Let the runs in progress end first: without the Backend's heartbeats,
+// their workers stop them after WorkerOptions.CallerDeadAfter. It does not
+// close the NATS connection.
+func (b *Backend) Close() error {
+	b.stopOnce.Do(func() {
+		close(b.stop)
+		b.cancel()
+	})
+	b.wg.Wait()
+	return nil
+}
+
+func (b *Backend) closed() bool {
+	select {
+	case <-b.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *Backend) errClosed() error {
+	return fmt.Errorf("%s: %w: the Backend is closed", b.opts.Backend, ErrUnavailable)
+}
+
+// Name reports the backend the workers run, such as "claude".
+func (b *Backend) Name() string { return b.opts.Backend }
+
+// Capabilities reports Options.Capabilities when set, otherwise the
+// capabilities a live worker of the backend registered (the zero value
+// while none is known).
+func (b *Backend) Capabilities() agentcli.Capabilities {
+	if b.opts.Capabilities != nil {
+		return cloneCaps(*b.opts.Capabilities)
+	}
+	if r, ok := b.liveWorker(); ok {
+		return cloneCaps(r.Caps)
+	}
+	return agentcli.Capabilities{}
+}
+
+func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
+	c.PermissionModes = slices.Clone(c.PermissionModes)
+	c.Efforts = slices.Clone(c.Efforts)
+	return c
+}
+
+// Check reports whether a live worker serves the backend and its CLI is
+// reachable there: nil when one worker's check passed, the error of a
+// worker's check when all of them failed, and a *agentcli.BinaryError
+// matching agentcli.ErrNotFound and ErrNoWorkers when no worker of the
+// backend is registered. It does not block.
+func (b *Backend) Check(ctx context.Context) error {
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
+	var failed error
+	for _, r := range b.workers {
+		if r.Backend != b.opts.Backend || time.Since(r.Time) > registryTTL {
+			continue
+		}
+		if r.Check == nil {
+			return nil
+		}
+		if failed == nil {
+			failed = decodeError(r.Check)
+		}
+	}
+	if failed != nil {
+		return failed
+	}
+	return &agentcli.BinaryError{Backend: b.opts.Backend, Path: "worker pool " + b.opts.Prefix,
+		Err: agentcli.ErrNotFound, Cause: ErrNoWorkers,
+		Hint: "start a worker: agentcli-worker -backend " + b.opts.Backend}
+}
+
+// liveWorker returns the most recent live registration of the backend.
+func (b *Backend) liveWorker() (registration, bool) {
+	b.regMu.Lock()
+	defer b.regMu.Unlock()
+	var best registration
+	found := false
+	for _, r := range b.workers {
+		if r.Backend == b.opts.Backend && time.Since(r.Time) <= registryTTL && (!found || r.Time.After(best.Time)) {
+			best, found = r, true
+		}
+	}
+	return best, found
+}
+
+// watch keeps the registrations of the workers up to date.
+func (b *Backend) watch(w jetstream.KeyWatcher, initial chan struct{}) {
+	defer b.wg.Done()
+	defer func() { _ = w.Stop() }()
+	once := sync.OnceFunc(func() { close(initial) })
+	defer once()
+	for {
+		select {
+		case <-b.stop:
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				once()
+				continue
+			}
+			b.regMu.Lock()
+			if e.Operation() != jetstream.KeyValuePut {
+				delete(b.workers, e.Key())
+			} else {
+				var r registration
+				if json.Unmarshal(e.Value(), &r) == nil {
+					r.Time = e.Created() // the server's clock, not the worker's
+					b.workers[e.Key()] = r
+				}
+			}
+			b.regMu.Unlock()
+		}
+	}
+}
+
+// track adds or removes a call from those the pump heartbeats.
+func (b *Backend) track(c *call, on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if on {
+		b.calls[c] = struct{}{}
+	} else {
+		delete(b.calls, c)
+	}
+}
+
+// pump ticks every call in progress each heartbeat interval.
+func (b *Backend) pump() {
+	defer b.wg.Done()
+	t := time.NewTicker(b.opts.Heartbeat)
+	defer t.Stop()
+	var calls []*call
+	for {
+		select {
+		case <-b.stop:
+			return
+		case now := <-t.C:
+			b.mu.Lock()
+			calls = calls[:0]
+			for c := range b.calls {
+				calls = append(calls, c)
+			}
+			b.mu.Unlock()
+			for _, c := range calls {
+				c.tick(now)
+			}
+			clear(calls)
+		}
+	}
+}
+
+// Run implements agentcli.Backend: it streams the run and returns its
+// Result, as the local backends do.
+func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
+	return collect(b.opts.Backend, b.Stream(ctx, req))
+}
+
+// collect consumes a run's events with Backend.Run's contract: the
+// Result of an *agentcli.ResultError comes back with it, so does the
+// Result before a *SessionNotSavedError, and a stream without a result is
+// an *agentcli.NoResultError.
+func collect(name string, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Result, error) {
+	var res *agentcli.Result
+	for ev, err := range seq {
+		if err != nil {
+			var re *agentcli.ResultError
+			if errors.As(err, &re) && re.Result != nil {
+				return re.Result, err
+			}
+			return res, err // with a *SessionNotSavedError, the run's
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	if res == nil {
+		return nil, &agentcli.NoResultError{Backend: name}
+	}
+	return res, nil
+}
+
+// Stream implements agentcli.Backend: it submits the run to the pool
+// when the iteration begins, waits for a worker to take it (bounded by
+// ctx only), and yields the worker's events in order.
+func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		r := agentcli.Request{}
+		if req != nil {
+			r = *req
+		}
+		if b.closed() {
+			yield(agentcli.Event{}, b.errClosed())
+			return
+		}
+		c, err := b.start(ctx, &r, jobRun)
+		if err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		defer c.close()
+		end, err, broke := c.consume(ctx, r.Timeout, yield)
+		switch {
+		case broke:
+		case err != nil:
+			yield(agentcli.Event{}, err)
+		case end != nil && end.Err != nil:
+			yield(agentcli.Event{}, decodeError(end.Err))
+		case end != nil && end.SaveErr != nil:
+			yield(agentcli.Event{}, decodeError(end.SaveErr))
+		}
+	}
+}
+
+// inlineLimit is the largest job that goes in a message; a larger
+// request goes to the blobs store.
+func (b *Backend) inlineLimit() int {
+	return max(int(b.nc.MaxPayload())-8<<10, 4<<10)
+}
+
+// submit puts the job of call c on the work queue. A publish that fails
+// or whose acknowledgement is lost is retried with the same message id,
+// which JetStream deduplicates, until ctx ends.
+func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcli.Request) error {
+	name := b.opts.Backend
+	j := job{V: protocolVersion, ID: c.id, Kind: kind, Heartbeat: b.opts.Heartbeat,
+		Window: window{Frames: b.opts.Window, Bytes: b.opts.WindowBytes}, Req: toWire(req)}
+	data, err := json.Marshal(j)
+	if err != nil {
+		return &agentcli.RequestError{Backend: name, Field: "Request", Reason: err.Error()}
+	}
+	if len(data) > b.inlineLimit() {
+		body, _ := json.Marshal(j.Req)
+		err := b.rc.retry(ctx, time.Minute, func(ctx context.Context) error {
+			_, err := b.res.blobs.PutBytes(ctx, c.id, body)
+			return err
+		})
+		if err != nil {
+			return b.unavailable(ctx, "storing a large request", err)
+		}
+		j.Req, j.Blob = nil, c.id
+		data, _ = json.Marshal(j)
+	}
+	subject := workSubject(b.opts.Prefix, name)
+	err = b.rc.retry(ctx, 5*time.Second, func(ctx context.Context) error {
+		_, err := b.js.Publish(ctx, subject, data, jetstream.WithMsgID(c.id))
+		return err
+	})
+	if err != nil {
+		return b.unavailable(ctx, "submitting the run", err)
+	}
+	return nil
+}
+
+// unavailable returns the error of a pool operation that failed: a
+// *agentcli.CanceledError when ctx ended, else ErrUnavailable.
+func (b *Backend) unavailable(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return &agentcli.CanceledError{Backend: b.opts.Backend, Err: context.Cause(ctx)}
+	}
+	return fmt.Errorf("%s: %w: %s: %w", b.opts.Backend, ErrUnavailable, what, err)
+}
+
+// maxResubmits bounds how often a job whose worker died before starting
+// it is submitted again.
+const maxResubmits = 3
+
+// start submits a job for req and waits until a worker has taken it
+// (the handshake done); the call is open then, and the caller closes
+// it. A job claimed by a worker that died before its handshake was never
+// started (a worker starts only on the caller's go-ahead, which is now
+// refused to it): it is submitted again under a new id, up to
+// maxResubmits times.
+func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string) (*call, error) {
+	for attempt := 0; ; attempt++ {
+		c := b.newCall(req)
+		if err := c.open(); err != nil {
+			return nil, err
+		}
+		err := b.submit(ctx, c, kind, req)
+		if err == nil {
+			err = b.waitAccept(ctx, c)
+		}
+		if err == nil {
+			return c, nil
+		}
+		c.close()
+		var lost *WorkerLostError
+		if !errors.As(err, &lost) || lost.Started || attempt+1 >= maxResubmits {
+			return nil, err
+		}
+		b.opts.Logger.Warn("cluster: resubmitting a job its worker never started", "worker", lost.Worker)
+	}
+}
+
+// waitAccept waits until a worker takes the job of c. A worker that
+// claimed the job and stays silent for WorkerDeadAfter (it died between
+// the two) ends the wait with a *WorkerLostError.
+func (b *Backend) waitAccept(ctx context.Context, c *call) error {
+	poll := time.NewTicker(b.opts.QueuePoll)
+	defer poll.Stop()
+	var claimer string
+	var since time.Time
+	for {
+		c.mu.Lock()
+		accepted := c.accepted
+		c.mu.Unlock()
+		if accepted {
+			return nil
+		}
+		select {
+		case <-c.notify:
+		case <-ctx.Done():
+			return b.abandon(ctx, c)
+		case now := <-poll.C:
+			if !b.nc.IsConnected() {
+				since = now
+				continue
+			}
+			gctx, cancel := b.rc.attempt(ctx, 2*b.opts.Heartbeat)
+			e, err := b.res.claims.Get(gctx, c.id)
+			cancel()
+			if err != nil {
+				continue
+			}
+			v := string(e.Value())
+			worker := claimWorker(v)
+			if worker == "" {
+				continue
+			}
+			if v != claimer {
+				claimer, since = v, now
+				continue
+			}
+			if now.Sub(since) <= b.opts.WorkerDeadAfter {
+				continue
+			}
+			c.mu.Lock()
+			accepted = c.accepted
+			c.refuse = !accepted
+			c.mu.Unlock()
+			if !accepted {
+				return &WorkerLostError{Backend: b.opts.Backend, Worker: worker, Silence: now.Sub(since),
+					Reason: "it claimed the run and never started it"}
+			}
+		}
+	}
+}
+
+// abandon withdraws the job of c, whose ctx ended before a worker took
+// it: a worker that has not claimed it yet will skip it, one that has
+// is told no at its handshake.
+func (b *Backend) abandon(ctx context.Context, c *call) error {
+	canceled := &agentcli.CanceledError{Backend: b.opts.Backend, Err: context.Cause(ctx)}
+	c.mu.Lock()
+	c.refuse = true
+	accepted := c.accepted
+	c.mu.Unlock()
+	if accepted {
+		c.stop(cancelCtx, b.opts.WorkerDeadAfter)
+		return canceled
+	}
+	wait := 2 * b.opts.Heartbeat
+	kctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, err := b.res.claims.Create(kctx, c.id, []byte("x"))
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		// A worker claimed it: wait briefly for its handshake, to tell
+		// it no rather than leave it waiting for a caller that left.
+		for {
+			c.mu.Lock()
+			refused := c.refused
+			c.mu.Unlock()
+			if refused {
+				break
+			}
+			select {
+			case <-c.notify:
+				continue
+			case <-kctx.Done():
+			}
+			break
+		}
+	}
+	return canceled
+}

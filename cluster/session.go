@@ -1,0 +1,342 @@
+package cluster
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/nats-io/nats.go"
+)
+
+// StartSession implements agentcli.SessionStarter: it submits the start
+// of a live session to the pool and returns once a worker has started
+// it. The session is pinned to that worker while it lives there; when the
+// worker is gone, or closed the session after WorkerOptions.SessionIdle,
+// the next turn moves it: the session is started again on any worker,
+// resuming its id there (from the object store with
+// WorkerOptions.Sessions), and the turn runs on it. A turn in progress
+// when its worker dies ends with a *WorkerLostError and is not run again;
+// the next turn moves the session. ctx bounds the start only (the wait
+// for a worker included).
+func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
+	r := agentcli.Request{}
+	if req != nil {
+		r = *req
+	}
+	r.Prompt = ""
+	if b.closed() {
+		return nil, b.errClosed()
+	}
+	s := &session{b: b, req: r, id: r.SessionID, resumable: r.SessionID != "",
+		slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	if err := s.place(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// session is the caller's handle of a live session in the pool.
+type session struct {
+	b      *Backend
+	req    agentcli.Request
+	slot   chan struct{} // one turn at a time
+	closed chan struct{}
+
+	mu sync.Mutex
+	id string
+	// resumable: the session has a history to resume when it moves (it
+	// was started to resume one, or a turn of it ended); a session that
+	// never finished a turn starts afresh instead, since no worker has
+	// saved anything of it.
+	resumable bool
+	home      *wireSession // nil: the next turn places the session
+	err       error
+	cur       *call
+	closeOnce sync.Once
+}
+
+// place starts the session on a worker (again, resuming its id, when it
+// moves).
+func (s *session) place(ctx context.Context) error {
+	s.mu.Lock()
+	req := s.req
+	if s.resumable {
+		req.SessionID = s.id
+	}
+	s.mu.Unlock()
+	c, err := s.b.start(ctx, &req, jobSession)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	end, err, _ := c.consume(ctx, 0, func(agentcli.Event, error) bool { return true })
+	if err != nil {
+		if end != nil && end.Session != nil {
+			// Started as the caller gave up: nobody will use it.
+			go func() { _, _ = s.b.request(end.Session.Subject, newFrame(kindClose, 0, nil), 1) }()
+		}
+		return err
+	}
+	if end.Err != nil {
+		return decodeError(end.Err)
+	}
+	if end.Session == nil || !validToken(end.Session.Worker) {
+		return &agentcli.ParseError{Backend: s.b.opts.Backend, Err: errors.New("session start without a session")}
+	}
+	s.mu.Lock()
+	s.home = end.Session
+	if end.Session.ID != "" {
+		s.id = end.Session.ID
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+func (s *session) setID(id string) {
+	s.mu.Lock()
+	s.id = id
+	s.mu.Unlock()
+}
+
+func (s *session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// closedErr is the error of a turn on a session that has ended.
+func (s *session) closedErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err == nil || errors.Is(s.err, agentcli.ErrSessionClosed) {
+		return agentcli.ErrSessionClosed
+	}
+	return &sessionLostError{lost: s.err}
+}
+
+func (s *session) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
+	return collect(s.b.opts.Backend, s.Stream(ctx, prompt))
+}
+
+// Stream sends prompt as the next turn to the worker holding the session
+// (moving the session first when it has none) and yields the turn's
+// events.
+func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		name := s.b.opts.Backend
+		select {
+		case s.slot <- struct{}{}:
+		case <-ctx.Done():
+			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)})
+			return
+		case <-s.closed:
+			yield(agentcli.Event{}, s.closedErr())
+			return
+		}
+		defer func() { <-s.slot }()
+		if s.Err() != nil {
+			yield(agentcli.Event{}, s.closedErr())
+			return
+		}
+		c, err := s.startTurn(ctx, prompt)
+		if err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		defer func() {
+			s.mu.Lock()
+			s.cur = nil
+			s.mu.Unlock()
+			c.close()
+		}()
+		end, err, broke := c.consume(ctx, s.req.Timeout, yield)
+		var lost *WorkerLostError
+		if errors.As(err, &lost) {
+			s.moved()
+		}
+		if end != nil {
+			s.mu.Lock()
+			s.resumable = true
+			s.mu.Unlock()
+		}
+		if end != nil && end.SessionDead {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = decodeError(end.Err)
+				if s.err == nil {
+					s.err = agentcli.ErrSessionClosed
+				}
+			}
+			s.home = nil
+			s.mu.Unlock()
+		}
+		switch {
+		case broke:
+		case err != nil:
+			yield(agentcli.Event{}, err)
+		case end != nil && end.Err != nil:
+			yield(agentcli.Event{}, decodeError(end.Err))
+		case end != nil && end.SaveErr != nil:
+			yield(agentcli.Event{}, decodeError(end.SaveErr))
+		}
+	}
+}
+
+// moved forgets the session's worker: the next turn places it again.
+func (s *session) moved() {
+	s.mu.Lock()
+	s.home = nil
+	s.mu.Unlock()
+}
+
+// startTurn hands the turn to the session's worker and returns its call.
+// A worker that is gone before it took the turn (no one listens on the
+// session's subject) is replaced: the session moves, once.
+func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
+	for attempt := 0; ; attempt++ {
+		s.mu.Lock()
+		home := s.home
+		s.mu.Unlock()
+		if home == nil {
+			if err := s.place(ctx); err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			home = s.home
+			s.mu.Unlock()
+		}
+		c := s.b.newCall(&s.req)
+		c.onSession = s.setID
+		c.pinned(home.Worker, s.b.opts.Heartbeat)
+		if err := c.open(); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.cur = c
+		s.mu.Unlock()
+		payload, _ := json.Marshal(wireTurn{Stream: c.id, Prompt: prompt, Heartbeat: s.b.opts.Heartbeat,
+			Window: window{Frames: s.b.opts.Window, Bytes: s.b.opts.WindowBytes}})
+		took, err := s.sendTurn(ctx, home.Subject, newFrame(kindTurn, 0, payload))
+		if err == nil {
+			return c, nil
+		}
+		s.mu.Lock()
+		s.cur = nil
+		s.mu.Unlock()
+		c.close()
+		if errors.Is(err, nats.ErrNoResponders) && !took && attempt == 0 {
+			s.moved() // the worker, or its copy of the session, is gone
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil, &agentcli.CanceledError{Backend: s.b.opts.Backend, Err: context.Cause(ctx)}
+		}
+		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
+			s.moved()
+			return nil, &WorkerLostError{Backend: s.b.opts.Backend, Worker: home.Worker, Started: took,
+				Reason: "it did not answer the turn"}
+		}
+		return nil, err
+	}
+}
+
+// sendTurn sends a turn request, retrying on timeouts. took reports that
+// the worker may have received it (an attempt timed out rather than
+// finding no one).
+func (s *session) sendTurn(ctx context.Context, subject string, frame []byte) (took bool, err error) {
+	deadline := time.Now().Add(s.b.opts.WorkerDeadAfter)
+	for {
+		wait := 2 * s.b.opts.Heartbeat
+		if d, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(d))
+		}
+		if wait <= 0 {
+			return took, context.DeadlineExceeded
+		}
+		msg, err := s.b.nc.Request(subject, frame, wait)
+		if err == nil {
+			_, err = parseReply(msg.Data)
+			return true, err
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			if !s.b.nc.IsConnected() || (took && time.Now().Before(deadline)) {
+				// Resubscribing after a reconnection, maybe.
+				time.Sleep(s.b.opts.Heartbeat / 4)
+				continue
+			}
+			return took, err
+		}
+		if errors.Is(err, nats.ErrConnectionClosed) || ctx.Err() != nil {
+			return took, err
+		}
+		took = true
+		if time.Now().After(deadline) {
+			return took, nats.ErrTimeout
+		}
+	}
+}
+
+// Interrupt stops the turn in progress: the worker interrupts its CLI,
+// and the caller's permission callbacks of the turn see their context
+// end. It returns once the worker's CLI acknowledged or ctx is done.
+func (s *session) Interrupt(ctx context.Context) error {
+	s.mu.Lock()
+	c, home := s.cur, s.home
+	s.mu.Unlock()
+	if c == nil || home == nil {
+		return nil
+	}
+	c.permCancel()
+	if _, ok := ctx.Deadline(); !ok {
+		// A worker that died during the interrupt must not hold it forever.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.b.opts.WorkerDeadAfter)
+		defer cancel()
+	}
+	d, _ := ctx.Deadline()
+	ms := uint64(max(time.Until(d).Milliseconds(), 1))
+	frame := newFrame(kindInterrupt, 0, binary.AppendUvarint(nil, ms))
+	msg, err := s.b.nc.RequestWithContext(ctx, home.Subject, frame)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &agentcli.CanceledError{Backend: s.b.opts.Backend, Err: context.Cause(ctx)}
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil // no session there, so no turn to interrupt
+		}
+		return err
+	}
+	_, err = parseReply(msg.Data)
+	return err
+}
+
+// Close ends the session on its worker and returns once the worker has
+// closed its CLI, or after Options.WorkerDeadAfter when it does not
+// answer.
+func (s *session) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = agentcli.ErrSessionClosed
+		}
+		home := s.home
+		s.home = nil
+		s.mu.Unlock()
+		close(s.closed)
+		if home != nil {
+			_, _ = s.b.nc.Request(home.Subject, newFrame(kindClose, 0, nil), s.b.opts.WorkerDeadAfter)
+		}
+	})
+	return nil
+}

@@ -1,0 +1,215 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRequestFieldsCrossTheWire: every field of agentcli.Request is
+// either carried by wireRequest (and comes back equal) or replaced by a
+// flag the worker turns into a stand-in. A field added to Request fails
+// this test until the wire carries it.
+func TestRequestFieldsCrossTheWire(t *testing.T) {
+	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
+	req := agentcli.Request{}
+	v := reflect.ValueOf(&req).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if stand[f.Name] {
+			continue
+		}
+		fv := v.Field(i)
+		switch fv.Kind() {
+		case reflect.String:
+			fv.SetString("x-" + f.Name)
+		case reflect.Int, reflect.Int64:
+			fv.SetInt(int64(7 + i))
+		case reflect.Bool:
+			fv.SetBool(true)
+		case reflect.Float64:
+			fv.SetFloat(1.25)
+		case reflect.Slice:
+			switch f.Type.Elem().Kind() {
+			case reflect.String:
+				fv.Set(reflect.ValueOf([]string{"a-" + f.Name, "b"}))
+			case reflect.Uint8:
+				fv.SetBytes([]byte(`{"type":"object"}`))
+			case reflect.Struct:
+				fv.Set(reflect.ValueOf([]agentcli.MCPServer{{Name: "m", Command: "c", Args: []string{"1"},
+					Env: []string{"K=v"}, Headers: map[string]string{"A": "b"}}}))
+			default:
+				t.Fatalf("Request.%s: a slice of %v the test does not know: carry it on the wire and here", f.Name, f.Type.Elem())
+			}
+		default:
+			t.Fatalf("Request.%s: a %v the test does not know: carry it on the wire and here", f.Name, f.Type)
+		}
+	}
+	req.OnText = func(string) {}
+	req.OnPermission = func(context.Context, *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		return agentcli.PermissionDecision{}
+	}
+	req.WireLog = &recordWriter{}
+
+	data, err := json.Marshal(toWire(&req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w wireRequest
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !w.OnText || !w.OnPermission || !w.WireLog {
+		t.Errorf("callback flags lost: %+v", w)
+	}
+	got := w.request()
+	want := req
+	want.OnText, want.OnPermission, want.WireLog = nil, nil, nil
+	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); d != "" {
+		t.Errorf("request after the wire (-want +got):\n%s", d)
+	}
+}
+
+// TestErrorsCrossTheWire: the typed errors of agentcli come back with
+// their type and fields; anything else keeps its message and the
+// sentinels and typed errors it matched.
+func TestErrorsCrossTheWire(t *testing.T) {
+	cost := 0.5
+	errs := []error{
+		&agentcli.RequestError{Backend: "b", Field: "Dir", Reason: "missing"},
+		&agentcli.UnsupportedError{Backend: "b", Feature: "permission mode plan", Reason: "no"},
+		&agentcli.BinaryError{Backend: "b", Path: "/x", Err: agentcli.ErrNotExecutable,
+			Cause: &fs.PathError{Op: "fork/exec", Path: "/x", Err: syscall.ETXTBSY}, Hint: "h"},
+		&agentcli.ExitError{Backend: "b", Code: -1, Stderr: "boom", Kind: agentcli.ErrRateLimited, Hint: "h"},
+		&agentcli.TimeoutError{Backend: "b", Timeout: 3 * time.Second, Stderr: "tail"},
+		&agentcli.CanceledError{Backend: "b", Err: context.DeadlineExceeded},
+		&agentcli.ParseError{Backend: "b", Line: []byte("{oops"), Err: errors.New("unexpected end")},
+		&agentcli.LineTooLongError{Limit: 10, Len: 20},
+		&agentcli.NoResultError{Backend: "b", Code: 1, Stderr: "x"},
+		&agentcli.ResultError{Backend: "b", Subtype: "error_max_turns", APIStatus: 529, TerminalReason: "api_error",
+			Message: "overloaded", ExitCode: 1, Kind: agentcli.ErrAuth,
+			Result: &agentcli.Result{Text: "partial", CostUSD: &cost, Raw: json.RawMessage(`not json`)}},
+		&agentcli.UnknownBackendError{Name: "nope", Valid: []string{"claude"}},
+		&WorkerLostError{Backend: "b", Worker: "w1", Started: true, Silence: time.Second, Reason: "no heartbeat"},
+		&SessionNotSavedError{Backend: "b", Session: "s", Worker: "w", Err: errors.New("store down")},
+	}
+	for _, e := range errs {
+		got := roundTrip(t, e)
+		if reflect.TypeOf(got) != reflect.TypeOf(e) || got.Error() != e.Error() {
+			t.Errorf("%T %q came back as %T %q", e, e, got, got)
+		}
+		for _, s := range sentinels {
+			if errors.Is(e, s.err) != errors.Is(got, s.err) {
+				t.Errorf("%T: errors.Is(%s) = %v before the wire, %v after", e, s.name, errors.Is(e, s.err), errors.Is(got, s.err))
+			}
+		}
+		if agentcli.IsTransient(e) != agentcli.IsTransient(got) {
+			t.Errorf("%T: IsTransient changed", e)
+		}
+	}
+	var re *agentcli.ResultError
+	if got := roundTrip(t, errs[9]); !errors.As(got, &re) || re.Result.Text != "partial" || *re.Result.CostUSD != 0.5 ||
+		string(re.Result.Raw) != "not json" {
+		t.Errorf("ResultError.Result after the wire: %+v", re.Result)
+	}
+
+	// An error type of its own (like a backend's unexported ones).
+	inner := &agentcli.ExitError{Backend: "b", Code: 2, Kind: agentcli.ErrSessionNotFound}
+	own := fmt.Errorf("session closed: %w", errors.Join(agentcli.ErrSessionClosed, inner))
+	got := roundTrip(t, own)
+	var ee *agentcli.ExitError
+	if got.Error() != own.Error() || !errors.Is(got, agentcli.ErrSessionClosed) ||
+		!errors.Is(got, agentcli.ErrSessionNotFound) || !errors.As(got, &ee) || ee.Code != 2 {
+		t.Errorf("wrapped error came back as %#v", got)
+	}
+	if roundTrip(t, nil) != nil {
+		t.Error("nil error came back non-nil")
+	}
+}
+
+func roundTrip(t *testing.T, err error) error {
+	t.Helper()
+	data, e := json.Marshal(encodeError(err))
+	if e != nil {
+		t.Fatal(e)
+	}
+	var w *wireError
+	if e := json.Unmarshal(data, &w); e != nil {
+		t.Fatal(e)
+	}
+	return decodeError(w)
+}
+
+// TestEventsCrossTheWire: events whose Raw or tool input is not JSON, a
+// notice's error, a result's structured output and OnText pieces come
+// back as they were.
+func TestEventsCrossTheWire(t *testing.T) {
+	code := 3
+	evs := []agentcli.Event{
+		{Kind: agentcli.EventNotice, Text: "not json", Raw: json.RawMessage("plain text line\xff"),
+			Err: &agentcli.ParseError{Backend: "b", Line: []byte("plain"), Err: errors.New("x")}},
+		{Kind: agentcli.EventToolUse, Tool: &agentcli.ToolUse{ID: "1", Name: "Bash", RawName: "bash",
+			Kind: agentcli.ToolKind("execute"), Input: json.RawMessage("{broken")}, Raw: json.RawMessage(`{"a":1}`)},
+		{Kind: agentcli.EventToolResult, ToolResult: &agentcli.ToolResult{ID: "1", Output: "out", IsError: true, ExitCode: &code}},
+		{Kind: agentcli.EventResult, SessionID: "s", Result: &agentcli.Result{Text: "t", SessionID: "s",
+			StructuredOutput: json.RawMessage(`{"ok":true}`), Duration: time.Second, Raw: json.RawMessage(`{"type":"result"}`)}},
+		{Kind: agentcli.EventTextDelta, Text: "héllo", Subagent: "task-1"},
+	}
+	for _, ev := range evs {
+		for _, texts := range [][]string{nil, {ev.Text}, {"a", "b"}} {
+			data, err := encodeEvent(ev, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, w, err := decodeEvent(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := cmp.Comparer(func(a, b error) bool { return (a == nil) == (b == nil) && (a == nil || a.Error() == b.Error()) })
+			if d := cmp.Diff(ev, got, opt); d != "" {
+				t.Errorf("%s event (-sent +received):\n%s", ev.Kind, d)
+			}
+			if d := cmp.Diff(texts, w.onTexts(got)); d != "" && len(texts) > 0 {
+				t.Errorf("OnText pieces (-sent +received):\n%s", d)
+			}
+		}
+	}
+}
+
+// FuzzFrames: whatever bytes a peer sends, parsing a frame and decoding
+// its payload as any message neither panics nor loops.
+func FuzzFrames(f *testing.F) {
+	ev, _ := encodeEvent(agentcli.Event{Kind: agentcli.EventText, Text: "x"}, []string{"x"})
+	f.Add(newFrame(kindEvent, 1, ev))
+	f.Add(newFrame(kindAck, 0, []byte{1, 2, 0}))
+	f.Add([]byte{kindEnd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Add(newFrame(kindPermit, 3, []byte(`{"id":1,"req":{"tool":{"input":"e30="}},"input_b":"AA=="}`)))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _, payload, err := parseFrame(b)
+		if err != nil {
+			return
+		}
+		_, _, _ = decodeEvent(payload)
+		_, _ = unmarshalPermit(payload)
+		_, _ = unmarshalDecision(payload)
+		_, _ = parseReply(b)
+		var e wireEnd
+		if json.Unmarshal(payload, &e) == nil {
+			_ = decodeError(e.Err)
+		}
+		o := &outbox{next: 5, room: make(chan struct{}, 1), dead: make(chan struct{})}
+		o.ack(payload)
+		if o.recv > 4 || o.consumed > o.recv {
+			t.Fatalf("ack moved the window past what was sent: recv %d consumed %d", o.recv, o.consumed)
+		}
+	})
+}
