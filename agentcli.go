@@ -233,8 +233,10 @@ type Options struct {
 	// (before Request.Env).
 	Env []string
 
-	// Logger receives warnings, for example about options the backend does
-	// not support. Nil means slog.Default().
+	// Logger receives the backend's log records: warnings (an option
+	// the backend does not support), one record per run at info level
+	// and, at debug level, what was started and how long it took. Nil
+	// means none: agentcli logs nothing unless given a logger.
 	Logger *slog.Logger
 
 	// KillGrace is how long the CLI's process group has between SIGTERM and

@@ -35,7 +35,7 @@ func defaults(opts *agentcli.Options) agentcli.Options {
 	}
 	o.Env = slices.Clone(o.Env)
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler) // a library logs nothing unless asked
 	}
 	if o.KillGrace <= 0 {
 		o.KillGrace = proc.DefaultKillGrace

@@ -111,18 +111,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	if runCtx.Err() != nil {
 		return -1, ended()
 	}
-	logArgs := job.Args
-	if req.Prompt != "" {
-		// The prompt is elided in the log, as a run's is.
-		logArgs = make([]string, len(job.Args))
-		for i, a := range job.Args {
-			if strings.Contains(a, req.Prompt) {
-				a = elide(a, 60)
-			}
-			logArgs[i] = a
-		}
-	}
-	lg.started(r, logArgs, *red)
+	lg.started(r, job.Args, *red) // the prompt in argv is elided there
 	p, err := proc.StartTerminal(runCtx, proc.TerminalSpec{
 		Path:      r.Path,
 		Args:      job.Args,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -165,8 +166,8 @@ func TestInteractiveKilled(t *testing.T) {
 	}
 }
 
-// The debug log shows the argv with the first message elided, as a run's
-// prompt is.
+// The debug log shows the argv with the first message replaced by its
+// length, as a run's prompt is.
 func TestInteractiveLogElidesPrompt(t *testing.T) {
 	var logs bytes.Buffer
 	b := interactiveBackend(t, "exit 0", &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -175,7 +176,7 @@ func TestInteractiveLogElidesPrompt(t *testing.T) {
 	if code, err := agentcli.Interactive(context.Background(), b, &agentcli.Request{Prompt: prompt}, &agentcli.Terminal{Stdin: pty.Slave, Stdout: pty.Slave}); code != 0 || err != nil {
 		t.Fatalf("Interactive = %d, %v", code, err)
 	}
-	if !strings.Contains(logs.String(), "starting CLI") || strings.Contains(logs.String(), "END-OF-PROMPT") {
+	if !strings.Contains(logs.String(), "starting CLI") || strings.Contains(logs.String(), "END-OF-PROMPT") || strings.Contains(logs.String(), "very long first") || !strings.Contains(logs.String(), fmt.Sprintf("<prompt: %d bytes>", len(prompt))) {
 		t.Errorf("log:\n%s", logs.String())
 	}
 }
