@@ -259,7 +259,8 @@ type Options struct {
 }
 
 // Capabilities describes what a backend supports. Options a backend does not
-// support are ignored with a warning on the backend's logger.
+// support are ignored with a warning on the backend's logger (once per
+// backend and option, not on every run).
 type Capabilities struct {
 	// TextDeltas reports whether text arrives in pieces (EventTextDelta)
 	// while the model is still writing.

@@ -297,7 +297,7 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 				Reason: "OPENCODE_CONFIG is already set in the run's environment, and it names the one file through which agentcli would pass them"}
 		}
 		if system != "" {
-			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
+			r.Warn("system prompt with OPENCODE_CONFIG", "agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
 			prompt = system + "\n\n" + prompt
 			system = ""

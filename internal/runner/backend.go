@@ -5,6 +5,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
@@ -56,6 +57,9 @@ type Backend struct {
 	spec  *Spec
 	opts  agentcli.Options
 	state any
+	// warned holds the keys of the warnings logged so far (see Run.Warn):
+	// each is logged once per Backend, not once per run.
+	warned sync.Map
 }
 
 // Name implements agentcli.Backend.

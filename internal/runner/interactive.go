@@ -191,7 +191,7 @@ func (r *Run) Unsupported(feature string) error {
 	if r.Options != nil && r.Options.Strict {
 		return &agentcli.UnsupportedError{Backend: r.backend, Feature: feature, Reason: "in interactive mode"}
 	}
-	r.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s in interactive mode; ignored", r.backend, feature),
-		"backend", r.backend, "option", feature)
+	r.Warn("interactive: "+feature, fmt.Sprintf("agentcli: %s does not support %s in interactive mode; ignored", r.backend, feature),
+		"backend", r.backend)
 	return nil
 }

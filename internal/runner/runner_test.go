@@ -162,6 +162,32 @@ func TestWarnUnsupported(t *testing.T) {
 	if strings.Count(out, "level=WARN") != 2 || !strings.Contains(out, "max turns") || !strings.Contains(out, "allowed/disallowed tools") {
 		t.Fatalf("warnings: %q", out)
 	}
+	// Once per backend and option: the same request again says nothing,
+	// a new option is warned about, and so is the same option on
+	// another backend.
+	logs.Reset()
+	for range 3 {
+		if err := b.warnUnsupported(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("warned again: %q", logs.String())
+	}
+	if err := b.warnUnsupported(&agentcli.Request{DisallowedTools: []string{"Bash"}, FallbackModel: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "fallback model") {
+		t.Fatalf("a new option: %q", out)
+	}
+	logs.Reset()
+	other := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
+	if err := other.warnUnsupported(req); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(logs.String(), "level=WARN") != 2 {
+		t.Fatalf("another backend: %q", logs.String())
+	}
 	// Strict: the first unsupported option is an error naming it.
 	logs.Reset()
 	strict := New(testSpec(), &agentcli.Options{Strict: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/agentcli/agentcli"
 )
@@ -102,7 +103,25 @@ type Run struct {
 
 	tmp      string
 	cleanups []func()
-	backend  string // set for interactive runs (see Unsupported)
+	backend  string    // set for interactive runs (see Unsupported)
+	warned   *sync.Map // the backend's warnings logged so far (see Warn)
+}
+
+// Warn logs a warning about something the run ignores (an option the
+// backend cannot honour) on the backend's logger, once per Backend and
+// key rather than once per run: a program that sends the same request
+// again and again is told once. key names what is ignored; the record
+// has key as its "option" attribute, after attrs.
+func (r *Run) Warn(key, msg string, attrs ...any) {
+	if r.Logger == nil {
+		return
+	}
+	if r.warned != nil {
+		if _, dup := r.warned.LoadOrStore(key, true); dup {
+			return
+		}
+	}
+	r.Logger.Warn(msg, append(attrs, "option", key)...)
 }
 
 // Defer registers f to run when the run ends (after the process is gone),

@@ -46,6 +46,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		Options: &b.opts,
 		Logger:  b.opts.Logger,
 		State:   b.state,
+		warned:  &b.warned,
 	}, nil
 }
 
@@ -86,7 +87,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		// Permission modes other than bypass need the host in the loop:
 		// the run is one turn of a live session.
 		if req.WireLog != nil {
-			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
+			r.Warn("wire log with permission mode "+string(m), "agentcli: a run with a permission mode goes through a live session, which writes no wire log",
 				"backend", b.spec.Name, "permission", m)
 		}
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {

@@ -174,15 +174,16 @@ func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
 	return &c
 }
 
-// warnUnsupported logs one warning per option in req the backend ignores,
-// or, under Options.Strict, fails on the first.
+// warnUnsupported logs a warning for each option in req the backend
+// ignores, once per Backend and option (see Run.Warn), or, under
+// Options.Strict, fails on the first.
 func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 	for _, o := range unsupported(b.spec.Caps, req) {
 		if b.opts.Strict {
 			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o}
 		}
-		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o),
-			"backend", b.spec.Name, "option", o)
+		r := Run{Logger: b.opts.Logger, warned: &b.warned}
+		r.Warn(o, fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o), "backend", b.spec.Name)
 	}
 	return nil
 }
