@@ -292,6 +292,9 @@ type Capabilities struct {
 	// EditInput reports that a permission decision may replace a tool
 	// call's input.
 	EditInput bool `json:"edit_input"`
+	// Interactive reports that the backend can hand a terminal to its
+	// CLI's own interactive UI (Interactive; it implements Interactor).
+	Interactive bool `json:"interactive"`
 
 	// MCP reports that Request.MCPServers is supported.
 	MCP bool `json:"mcp"`

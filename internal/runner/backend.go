@@ -68,6 +68,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 // Capabilities implements agentcli.Backend.
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
+	c.Interactive = b.spec.Interactive != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c

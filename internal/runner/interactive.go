@@ -70,17 +70,6 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 			errOut = term.Stderr
 		}
 	}
-	notTerminal := func(field string) error {
-		return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
-			Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
-	}
-	if !proc.IsTerminal(in) {
-		return -1, notTerminal("Terminal.Stdin")
-	}
-	if !proc.IsTerminal(out) {
-		return -1, notTerminal("Terminal.Stdout")
-	}
-
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -105,6 +94,19 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	}
 	if err := checkArgLen(b.spec.Name, req, job.Args); err != nil {
 		return -1, err
+	}
+	// The terminal is checked last: a request the CLI cannot run as
+	// asked (an unsupported mode or setting, a bad field) is reported as
+	// such whatever the terminal.
+	notTerminal := func(field string) error {
+		return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
+			Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
+	}
+	if !proc.IsTerminal(in) {
+		return -1, notTerminal("Terminal.Stdin")
+	}
+	if !proc.IsTerminal(out) {
+		return -1, notTerminal("Terminal.Stdout")
 	}
 	env := append(r.Env[:len(r.Env):len(r.Env)], job.Env...)
 	*red = NewRedactor(redactEnv(env, req))
