@@ -89,6 +89,29 @@ func TestRunJSONThroughFake(t *testing.T) {
 	}
 }
 
+// Stray lines before the json document (a lone "{", an object that is not
+// the document, noise) do not hide it; without the document the run is a
+// *ParseError, never a success with an empty text.
+func TestRunJSONStrayLines(t *testing.T) {
+	doc := backendtest.ReadTranscript(t, "text-json").Stdout
+	stray := []string{"out Loaded cached credentials.", "out {", "out {}", `out {"level":"debug"}`, "out {", "out }"}
+	script := append([]string{}, stray...)
+	for _, l := range strings.Split(string(doc), "\n") {
+		script = append(script, "out "+l)
+	}
+	b, _ := kit.Setup(t, nil, script...)
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	if err != nil || res.Text != "Hello from agentclitest." || res.SessionID != "eba5c9d7-0213-4dee-b21c-2038587f9d8c" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	b, _ = kit.Setup(t, nil, stray...)
+	res, err = b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	var pe *agentcli.ParseError
+	if !errors.As(err, &pe) || res != nil {
+		t.Fatalf("stray lines only: res %+v err %v; want a *ParseError", res, err)
+	}
+}
+
 // A json-mode fatal error is a JSON document on stderr and nothing on
 // stdout.
 func TestRunJSONErrorOnStderr(t *testing.T) {

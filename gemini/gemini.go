@@ -122,6 +122,14 @@
 // ErrAuth; exit 42 with "Error resuming session" matches
 // ErrSessionNotFound; exit 42 "No input provided" means an empty prompt.
 //
+// With json the document is the first JSON object on stdout that has one
+// of its members (session_id, response, error, stats): lines before it,
+// after it or around it (noise, a lone "{", another JSON object, a
+// document cut short) are EventNotice events. A run that exits 0 without
+// that document but with something like one (a document cut short, not
+// JSON, an object without those members) fails with a
+// *agentcli.ParseError rather than succeeding without an answer.
+//
 // # Interactive mode
 //
 // agentcli.Interactive runs Gemini CLI's own UI on a terminal:
