@@ -5,7 +5,7 @@
 // A program asks a [Backend] to run a [Request]; it gets back either a final
 // [Result] ([Backend.Run]) or a stream of normalized [Event] values
 // ([Backend.Stream]): text and text deltas, thinking, tool use and results
-// (with canonical tool names, see [CanonicalTool]), usage, retries and the
+// (with canonical tool names such as [ToolNameBash]), usage, retries and the
 // final result. Which CLI is underneath does not matter to the caller.
 //
 // Backends register themselves by name when their package is imported, in the
@@ -425,7 +425,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 type ToolUse struct {
 	// ID identifies the call; the matching ToolResult has the same ID.
 	ID string `json:"id"`
-	// Name is the canonical tool name (see CanonicalTool), e.g. "Bash".
+	// Name is the canonical tool name (one of the ToolName constants,
+	// such as ToolNameBash, or the raw name of a tool that has none).
 	Name string `json:"name"`
 	// RawName is the tool name as the CLI reported it.
 	RawName string `json:"raw_name"`

@@ -112,6 +112,20 @@ func TestRunJSONStrayLines(t *testing.T) {
 	}
 }
 
+// A prompt gemini would truncate is refused before it starts, with an
+// error that is both a *PromptTooLongError and ErrBadRequest.
+func TestPromptTooLong(t *testing.T) {
+	b, dir := kit.Setup(t, nil, kit.Success("hi", "s")...)
+	_, err := b.Run(context.Background(), &agentcli.Request{Prompt: strings.Repeat("x", MaxPromptBytes) + "y"})
+	var pe *PromptTooLongError
+	if !errors.As(err, &pe) || !errors.Is(err, agentcli.ErrBadRequest) || pe.Len != MaxPromptBytes+1 {
+		t.Fatalf("err = %v", err)
+	}
+	if pids := fakecli.ReadPids(dir); len(pids) != 0 {
+		t.Fatalf("gemini started: %v", pids)
+	}
+}
+
 // A json-mode fatal error is a JSON document on stderr and nothing on
 // stdout.
 func TestRunJSONErrorOnStderr(t *testing.T) {

@@ -93,7 +93,7 @@
 //
 // opencode prints full text parts, not deltas (EventText), reasoning
 // (EventThinking), tool calls once they completed or failed (EventToolUse
-// followed by EventToolResult; canonical names via agentcli.CanonicalTool;
+// followed by EventToolResult; canonical names are agentcli's ToolName constants;
 // Input is the tool's input, Output its output or error text, ExitCode the
 // shell exit status when reported) and one step_finish per model call, each
 // yielding an EventUsage with the usage summed so far. An EventInit carrying
