@@ -11,14 +11,38 @@ import (
 
 // validate checks req before anything starts, so that a mistake is reported
 // as what it is (an *agentcli.RequestError naming the field, or an
-// *agentcli.UnsupportedError) rather than as a failure of the CLI. oneShot
-// is false for a live session, whose prompts come turn by turn.
+// *agentcli.UnsupportedError) rather than as a failure of the CLI: the
+// checks every backend makes (CheckRequest), then the CLI's own rules
+// (Spec.Validate). oneShot is false for a live session, whose prompts come
+// turn by turn.
 func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
+	if err := CheckRequest(b.spec.Name, b.spec.Caps, req, oneShot); err != nil {
+		return err
+	}
+	if b.spec.Validate != nil {
+		if err := b.spec.Validate(req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRequest makes the checks every backend makes on req before
+// anything starts, for a backend named backend with capabilities caps:
+// the prompt (when oneShot; a live session's come turn by turn, see
+// CheckPrompt), NUL bytes, the environment's form, negative limits, Dir,
+// the permission mode (among caps.PermissionModes; OnPermission with
+// PermissionAsk) and the settings (MCP servers, output schema, effort,
+// ...). It returns an *agentcli.RequestError naming the field or an
+// *agentcli.UnsupportedError. It is the one validation of a Request: the
+// runner's backends and agentclitest's scripted backend both call it, so
+// that a request a test passes is one production takes.
+func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Request, oneShot bool) error {
 	bad := func(field, format string, args ...any) error {
-		return &agentcli.RequestError{Backend: b.spec.Name, Field: field, Reason: fmt.Sprintf(format, args...)}
+		return &agentcli.RequestError{Backend: backend, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	if oneShot {
-		if err := CheckPrompt(b.spec.Name, req.Prompt); err != nil {
+		if err := CheckPrompt(backend, req.Prompt); err != nil {
 			return err
 		}
 	}
@@ -78,8 +102,8 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	switch m := req.Permission; m {
 	case "", agentcli.PermissionBypass:
 	case agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
-		if !slices.Contains(b.spec.Caps.PermissionModes, m) {
-			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "permission mode " + string(m)}
+		if !slices.Contains(caps.PermissionModes, m) {
+			return &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(m)}
 		}
 		if m == agentcli.PermissionAsk && req.OnPermission == nil {
 			return bad("OnPermission", "required with PermissionAsk")
@@ -87,15 +111,7 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	default:
 		return bad("Permission", "unknown mode %q", m)
 	}
-	if err := checkSettings(b.spec.Name, req); err != nil {
-		return err
-	}
-	if b.spec.Validate != nil {
-		if err := b.spec.Validate(req); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checkSettings(backend, req)
 }
 
 // CheckPrompt rejects a prompt no CLI can answer: empty or only white
