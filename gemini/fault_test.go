@@ -15,7 +15,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
-	backendtest.UsePinnedCLIs()
+	backendtest.UsePinnedCLIs(Name, "Example")
 	os.Exit(m.Run())
 }
 
