@@ -79,6 +79,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -94,7 +95,7 @@ var spec = runner.Spec{
 	Name:        Name,
 	Binary:      "claude",
 	Package:     "@anthropic-ai/claude-code",
-	Tested:      "2.1.330",
+	Tested:      clis.Version(Name), // tools/clis/package.json
 	Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,

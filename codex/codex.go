@@ -150,6 +150,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -167,7 +168,7 @@ var spec = runner.Spec{
 	Name:        Name,
 	Binary:      "codex",
 	Package:     "@openai/codex",
-	Tested:      "0.169.0",
+	Tested:      clis.Version(Name), // tools/clis/package.json
 	Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
 	Caps: agentcli.Capabilities{
 		Thinking:        true,

@@ -156,6 +156,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -174,7 +175,7 @@ var spec = runner.Spec{
 	Name:        Name,
 	Binary:      "gemini",
 	Package:     "@google/gemini-cli",
-	Tested:      "0.61.0",
+	Tested:      clis.Version(Name), // tools/clis/package.json
 	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,

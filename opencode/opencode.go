@@ -153,6 +153,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -173,7 +174,7 @@ var spec = runner.Spec{
 	Name:        Name,
 	Binary:      "opencode",
 	Package:     "opencode-ai",
-	Tested:      "1.18.33",
+	Tested:      clis.Version(Name), // tools/clis/package.json
 	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
 	Caps: agentcli.Capabilities{
 		Thinking:        true,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/tools/clis"
 	"pgregory.net/rapid"
 )
 
@@ -117,6 +118,64 @@ func TestResolve(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A pinned CLI that is not on PATH is found in the per-user cache that
+// `agentcli install` fills, at the pinned version only; PATH comes first;
+// Options.Path and other names are not looked up there; the hint of a
+// missing pinned CLI names the install command and the version.
+func TestResolveCache(t *testing.T) {
+	home, path := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("PATH", path)
+	pinned, _ := clis.Lookup("codex")
+	spec := &Spec{Name: "codex", Binary: "codex", Package: pinned.Package}
+	b := New(spec, nil).(*Backend)
+	_, err := b.resolve()
+	for _, s := range []string{clis.InstallCommand + " codex", pinned.Package + "@" + pinned.Version, "Options.Path", "BACKEND_CLI_PATH"} {
+		if !errors.Is(err, agentcli.ErrNotFound) || !strings.Contains(err.Error(), s) {
+			t.Errorf("nothing installed: err %v lacks %q", err, s)
+		}
+	}
+	cache, err := clis.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := pinned.Bin(cache)
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o644)
+	if _, err := b.resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("a cached file that is not executable: %v", err)
+	}
+	os.Chmod(bin, 0o755)
+	if got, err := b.resolve(); got != bin || err != nil {
+		t.Errorf("cached: %q, %v; want %q", got, err, bin)
+	}
+	// Another version's directory is not used.
+	other := pinned
+	other.Version = "0.0.1"
+	os.MkdirAll(filepath.Dir(other.Bin(cache)), 0o755)
+	os.Rename(bin, other.Bin(cache))
+	if _, err := b.resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("another version cached: %v", err)
+	}
+	os.Rename(other.Bin(cache), bin)
+	// PATH first.
+	onPath := filepath.Join(path, "codex")
+	os.WriteFile(onPath, []byte("#!/bin/sh\n"), 0o755)
+	if got, _ := b.resolve(); got != onPath {
+		t.Errorf("with codex on PATH: %q", got)
+	}
+	os.Remove(onPath)
+	// Options.Path names another binary: not looked up in the cache.
+	if _, err := New(spec, &agentcli.Options{Path: "codex-dev"}).(*Backend).resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("Options.Path codex-dev: %v", err)
+	}
+	// A backend that pins nothing has no cache and an npm hint.
+	if _, err := New(testSpec(), nil).(*Backend).resolve(); !errors.Is(err, agentcli.ErrNotFound) || strings.Contains(err.Error(), clis.InstallCommand) {
+		t.Errorf("unpinned: %v", err)
 	}
 }
 
