@@ -148,3 +148,21 @@ func TestSilentWithoutLogger(t *testing.T) {
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
 }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way claude finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"ANTHROPIC_API_KEY=k"}},
+	{Name: "OAuth token", Env: []string{"CLAUDE_CODE_OAUTH_TOKEN=k"}},
+	{Name: "Bedrock", Env: []string{"CLAUDE_CODE_USE_BEDROCK=1"}},
+	{Name: "gateway", Env: []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:9"}},
+	{Name: "login", Files: map[string]string{"~/.claude/.credentials.json": `{"claudeAiOauth":{}}`}},
+	{Name: "login in CLAUDE_CONFIG_DIR", Env: []string{"CLAUDE_CONFIG_DIR=~/cfg"}, Files: map[string]string{"~/cfg/.credentials.json": "{}"}},
+	{Name: "apiKeyHelper", Files: map[string]string{"~/.claude/settings.json": `{"apiKeyHelper":"get-key"}`}},
+	{Name: "project settings env", Files: map[string]string{"./.claude/settings.json": `{"env":{"ANTHROPIC_API_KEY":"k"}}`}},
+	{Name: "extra args", ExtraArgs: []string{"--verbose"}},
+}

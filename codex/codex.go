@@ -165,11 +165,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // summaries, resume, a developer-message system prompt and thread-total
 // usage; no max turns, tool filter or cost.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "codex",
-	Package:     "@openai/codex",
-	Tested:      clis.Version(Name), // tools/clis/package.json
-	Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+	Name:           Name,
+	Binary:         "codex",
+	Package:        "@openai/codex",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "run `codex login`, or configure a model provider in config.toml",
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,

@@ -94,3 +94,21 @@ func TestExitHints(t *testing.T) {
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
 }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way codex finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"OPENAI_API_KEY=k"}},
+	{Name: "codex API key", Env: []string{"CODEX_API_KEY=k"}},
+	{Name: "base URL", Env: []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}},
+	{Name: "login", Files: map[string]string{"~/.codex/auth.json": `{"tokens":{}}`}},
+	{Name: "login in CODEX_HOME", Env: []string{"CODEX_HOME=~/ch"}, Files: map[string]string{"~/ch/auth.json": `{}`}},
+	{Name: "missing CODEX_HOME (codex says so itself)", Env: []string{"CODEX_HOME=~/missing"}},
+	{Name: "custom provider", Files: map[string]string{"~/.codex/config.toml": "model_provider = \"local\"\n"}},
+	{Name: "keyring", Files: map[string]string{"~/.codex/config.toml": "cli_auth_credentials_store = \"keyring\"\n"}},
+	{Name: "extra args", ExtraArgs: []string{"--oss"}},
+}

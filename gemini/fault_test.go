@@ -153,3 +153,20 @@ func errorsAs(err error, target any) bool { return errors.As(err, target) }
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
 }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way gemini finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"GEMINI_API_KEY=k"}},
+	{Name: "Vertex", Env: []string{"GOOGLE_GENAI_USE_VERTEXAI=true"}},
+	{Name: "login", Files: map[string]string{"~/.gemini/oauth_creds.json": `{"access_token":"x"}`}},
+	{Name: "auth type in settings", Files: map[string]string{"~/.gemini/settings.json": `{"security":{"auth":{"selectedType":"oauth-personal"}}}`}},
+	{Name: "GEMINI_CLI_HOME", Env: []string{"GEMINI_CLI_HOME=~/gh"}, Files: map[string]string{"~/gh/.gemini/oauth_creds.json": `{}`}},
+	{Name: "project .env", Files: map[string]string{"./.env": "GEMINI_API_KEY=k\n"}},
+	{Name: "home .env", Files: map[string]string{"~/.env": "GEMINI_API_KEY=k\n"}},
+	{Name: "extra args", ExtraArgs: []string{"--debug"}},
+}

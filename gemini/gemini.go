@@ -172,11 +172,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // filter (--allowed-tools is deprecated and only skips confirmation), no
 // cost and no thinking text.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "gemini",
-	Package:     "@google/gemini-cli",
-	Tested:      clis.Version(Name), // tools/clis/package.json
-	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
+	Name:           Name,
+	Binary:         "gemini",
+	Package:        "@google/gemini-cli",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "log in with `gemini` (security.auth.selectedType in its settings.json)",
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,
 		Resume:          true,

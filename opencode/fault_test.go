@@ -70,3 +70,21 @@ func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
 }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way opencode finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "provider key", Env: []string{"ANTHROPIC_API_KEY=k"}},
+	{Name: "any provider's key", Env: []string{"DEEPSEEK_API_KEY=k"}},
+	{Name: "login", Files: map[string]string{"~/.local/share/opencode/auth.json": `{"anthropic":{"type":"api","key":"k"}}`}},
+	{Name: "config content", Env: []string{`OPENCODE_CONFIG_CONTENT={"provider":{}}`}},
+	{Name: "user config", Files: map[string]string{"~/.config/opencode/opencode.json": `{"model":"ollama/x"}`}},
+	{Name: "project config", Files: map[string]string{"./opencode.json": `{"provider":{"local":{}}}`}},
+	{Name: "project .env", Files: map[string]string{"./.env": "OPENAI_API_KEY=k\n"}},
+	{Name: "a Zen model", Model: "opencode/big-pickle"},
+	{Name: "extra args", ExtraArgs: []string{"--print-logs"}},
+}

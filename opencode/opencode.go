@@ -171,11 +171,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // appended to opencode's own; whole text parts rather than deltas; no max
 // turns and no tool filter.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "opencode",
-	Package:     "opencode-ai",
-	Tested:      clis.Version(Name), // tools/clis/package.json
-	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
+	Name:           Name,
+	Binary:         "opencode",
+	Package:        "opencode-ai",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "run `opencode auth login`, configure a provider, or name a free OpenCode Zen model (Model \"opencode/...\")",
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,

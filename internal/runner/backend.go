@@ -114,6 +114,10 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	if err != nil {
 		return nil, err
 	}
+	if err := b.checkCredentials(r); err != nil {
+		r.Cleanup()
+		return nil, err
+	}
 	// A live session carries every setting the backend supports, each
 	// CLI its own way (see the backends' live.go): prepareRun's warnings
 	// (or, under Strict, its UnsupportedError) about what Capabilities

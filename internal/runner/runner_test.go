@@ -284,6 +284,25 @@ func TestDiagnose(t *testing.T) {
 	if d := New(spec, &agentcli.Options{Path: filepath.Join(dir, "missing")}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "not found") {
 		t.Fatalf("missing binary: %+v", d)
 	}
+	// A Spec that knows where its CLI finds credentials: none is a
+	// failure naming the variables, as a run's error does; a file the
+	// Spec looks for is enough.
+	cred := filepath.Join(dir, "login.json")
+	spec.HasCredentials = func(r *Run) bool { return r.AnySet(spec.Credentials...) || FileExists(cred) }
+	spec.Login = "run `cli login`"
+	d = New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context())
+	if d.Status != agentcli.DiagnosisFailure || d.Hint != "b: no credentials: set B_TEST_KEY or B_OTHER_KEY, or run `cli login`" {
+		t.Fatalf("no credentials at all: %+v", d)
+	}
+	_, err := New(spec, &agentcli.Options{Path: cli}).Run(t.Context(), &agentcli.Request{Prompt: "p"})
+	var ce *agentcli.CredentialsError
+	if !errors.As(err, &ce) || !errors.Is(err, agentcli.ErrAuth) || err.Error() != d.Hint {
+		t.Fatalf("a run without credentials: %v", err)
+	}
+	os.WriteFile(cred, []byte("{}"), 0o600)
+	if d := New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisOK || len(d.Credentials) != 0 {
+		t.Fatalf("a credential file: %+v", d)
+	}
 }
 
 // On a platform the process layer does not support (everything but unix

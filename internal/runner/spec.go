@@ -27,8 +27,22 @@ type Spec struct {
 	// pinned in tools/clis/package.json).
 	Tested string
 	// Credentials lists the environment variables that carry the CLI's
-	// credentials (reported by name only).
+	// credentials (reported by name only, by Doctor and in an
+	// *agentcli.CredentialsError).
 	Credentials []string
+	// HasCredentials, if set, reports whether the CLI has a credential
+	// it could use in the run r (its environment, home directory and
+	// working directory): one of Credentials, a credential file its login
+	// wrote, a configured provider or local server. When in doubt it
+	// reports true; it starts no process and uses no network. A run or
+	// live session without one fails before the CLI starts with an
+	// *agentcli.CredentialsError (one with Request.ExtraArgs is left to
+	// the CLI), and Doctor reports a failure; the interactive UI is left
+	// to log in.
+	HasCredentials func(r *Run) bool
+	// Login says, for the hint of a missing credential, how to log in
+	// other than with a variable, e.g. "run `codex login`".
+	Login string
 	// Caps is what the backend supports.
 	Caps agentcli.Capabilities
 	// Tools maps the CLI's raw tool names to canonical ones.

@@ -82,6 +82,10 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
+	if err := b.checkCredentials(r); err != nil {
+		yield(agentcli.Event{}, err)
+		return
+	}
 	red = NewRedactor(redactEnv(r.Env, req))
 	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
 		// Permission modes other than bypass need the host in the loop:
