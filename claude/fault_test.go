@@ -166,3 +166,11 @@ var credentialWays = []backendtest.CredentialWay{
 	{Name: "project settings env", Files: map[string]string{"./.claude/settings.json": `{"env":{"ANTHROPIC_API_KEY":"k"}}`}},
 	{Name: "extra args", ExtraArgs: []string{"--verbose"}},
 }
+
+// No CLI home is created or written into: the system prompt, MCP
+// config and schema are private files in the run's temporary directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OutputSchema: []byte(`{"type":"object"}`),
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"CLAUDE_CONFIG_DIR=~/.claude-missing"})
+}

@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 var kit = backendtest.Kit{
 	Name: Name,
 	New:  func(o *agentcli.Options) agentcli.Backend { return New(o) },
+	// A run with a system prompt goes through codex app-server
+	// (needsAppServer), which the fake does not speak.
+	NoSystemPrompt: true,
 	Success: func(text, sess string) []string {
 		return []string{
 			fmt.Sprintf(`out {"type":"thread.started","thread_id":%q}`, sess),
@@ -111,4 +114,13 @@ var credentialWays = []backendtest.CredentialWay{
 	{Name: "custom provider", Files: map[string]string{"~/.codex/config.toml": "model_provider = \"local\"\n"}},
 	{Name: "keyring", Files: map[string]string{"~/.codex/config.toml": "cli_auth_credentials_store = \"keyring\"\n"}},
 	{Name: "extra args", ExtraArgs: []string{"--oss"}},
+}
+
+// No CLI home is created or written into, on codex exec (ExtraArgs keep
+// the run there) with a system prompt, an MCP server's Env and a schema:
+// CODEX_HOME, which does not exist, stays so.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OutputSchema: []byte(`{"type":"object"}`),
+		Effort: agentcli.EffortLow, ExtraArgs: []string{"--ephemeral"}, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"CODEX_HOME=~/.codex"})
 }

@@ -170,3 +170,14 @@ var credentialWays = []backendtest.CredentialWay{
 	{Name: "home .env", Files: map[string]string{"~/.env": "GEMINI_API_KEY=k\n"}},
 	{Name: "extra args", ExtraArgs: []string{"--debug"}},
 }
+
+// No file is written into the home directory but the two directories
+// gemini creates there itself on every run (.gemini/tmp and
+// .gemini/history, which the settings overlay links to so that the
+// session lands in the user's home): the overlay with the MCP servers and
+// the effort lives in the run's temporary directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief",
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		nil, ".gemini/tmp", ".gemini/history")
+}

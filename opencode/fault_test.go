@@ -88,3 +88,12 @@ var credentialWays = []backendtest.CredentialWay{
 	{Name: "a Zen model", Model: "opencode/big-pickle"},
 	{Name: "extra args", ExtraArgs: []string{"--print-logs"}},
 }
+
+// No CLI home is created or written into: the config with the system
+// prompt and the MCP servers is a private file in the run's temporary
+// directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief",
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"XDG_CONFIG_HOME=~/.config", "XDG_DATA_HOME=~/.local/share"})
+}

@@ -113,3 +113,46 @@ func CheckCredentials(t *testing.T, k Kit, vars []string, ways []CredentialWay) 
 		})
 	}
 }
+
+// CheckNoHomeWrites runs req (a request with settings that need private
+// files: a system prompt, MCP servers with Env, ...) on k's backend with a
+// fresh, empty home directory (HOME, and the CLI homes pointed into it by
+// env entries whose value starts with "~/", which do not exist) and checks
+// that the run leaves the home as it was: agentcli creates no CLI home and
+// writes no file there (its private files live in the run's own temporary
+// directory), except allowed (paths relative to the home). The run must
+// succeed.
+func CheckNoHomeWrites(t *testing.T, k Kit, req *agentcli.Request, env []string, allowed ...string) {
+	t.Helper()
+	home := t.TempDir()
+	// The answer is JSON, for a request with an output schema.
+	b, _ := k.Setup(t, nil, k.Success(`{}`, "01a20096-ac79-7f83-8b64-1211be7331ad")...)
+	r := *req
+	r.Env = append([]string{"HOME=" + home}, r.Env...)
+	for _, kv := range env {
+		r.Env = append(r.Env, strings.Replace(kv, "=~/", "="+home+"/", 1))
+	}
+	if r.Dir == "" {
+		r.Dir = t.TempDir()
+	}
+	if _, err := b.Run(context.Background(), &r); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var found []string
+	filepath.WalkDir(home, func(p string, d os.DirEntry, err error) error {
+		if p == home || err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(home, p)
+		for _, a := range allowed {
+			if rel == a || strings.HasPrefix(a, rel+string(filepath.Separator)) {
+				return nil
+			}
+		}
+		found = append(found, rel)
+		return nil
+	})
+	if len(found) > 0 {
+		t.Errorf("the run wrote into the home directory: %q", found)
+	}
+}

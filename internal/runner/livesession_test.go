@@ -145,3 +145,27 @@ func TestLiveSettings(t *testing.T) {
 		t.Errorf("a strict start reached the CLI")
 	}
 }
+
+// Spec.LiveRun: a bypass run it picks is one turn of a live session (the
+// spec's Prepare is never called); one it does not pick is a plain run.
+func TestLiveRun(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []*agentcli.Request
+	)
+	spec := liveSpec("x", &got, &mu, nil)
+	prepared := 0
+	spec.Prepare = func(context.Context, *Run) (*Job, error) {
+		prepared++
+		return nil, errors.New("prepared")
+	}
+	spec.LiveRun = func(req *agentcli.Request) bool { return req.SystemPrompt != "" }
+	b := New(spec, &agentcli.Options{Path: "/bin/sh"})
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", SystemPrompt: "private"})
+	if err != nil || res.Text != "answer" || len(got) != 1 || got[0].SystemPrompt != "private" || prepared != 0 {
+		t.Fatalf("picked: %+v, %v; %d sessions, %d prepared", res, err, len(got), prepared)
+	}
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p"}); err == nil || err.Error() != "prepared" || len(got) != 1 || prepared != 1 {
+		t.Fatalf("not picked: %v; %d sessions, %d prepared", err, len(got), prepared)
+	}
+}

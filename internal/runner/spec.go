@@ -78,6 +78,11 @@ type Spec struct {
 	// StartSession, if set, starts a live session (see
 	// agentcli.SessionStarter).
 	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
+	// LiveRun, if set, reports that a one-shot run of req goes through a
+	// live session (StartSession) whatever its permission mode, because
+	// it carries something only the live protocol takes privately (as
+	// runs in a mode other than PermissionBypass always do).
+	LiveRun func(req *agentcli.Request) bool
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that

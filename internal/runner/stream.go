@@ -87,11 +87,12 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	red = NewRedactor(redactEnv(r.Env, req))
-	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
-		// Permission modes other than bypass need the host in the loop:
-		// the run is one turn of a live session.
+	if m := req.Permission; b.spec.StartSession != nil && (m != "" && m != agentcli.PermissionBypass || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req)) {
+		// Permission modes other than bypass need the host in the loop,
+		// and some settings travel privately only in the live protocol
+		// (Spec.LiveRun): the run is one turn of a live session.
 		if req.WireLog != nil {
-			r.Warn("wire log with permission mode "+string(m), "agentcli: a run with a permission mode goes through a live session, which writes no wire log",
+			r.Warn("wire log in a live session", "agentcli: a run that goes through a live session writes no wire log",
 				"backend", b.spec.Name, "permission", m)
 		}
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
