@@ -103,11 +103,22 @@ func TestDocLinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	root := syms.of(modulePath)
 	for i, line := range strings.Split(string(readme), "\n") {
 		for _, m := range qualifiedNames(line) {
 			prose++
 			if !syms.resolvesQualified(m) {
 				t.Errorf("README.md:%d: %q names no identifier of the module", i+1, m)
+			}
+		}
+		// `Type.Member` of a type of the root package, as README writes
+		// `Request.Timeout` or `Options.Path`.
+		for _, m := range memberRe.FindAllStringSubmatch(line, -1) {
+			if root[m[1]] {
+				prose++
+				if !root[m[1]+"."+m[2]] {
+					t.Errorf("README.md:%d: %s.%s: %s has no such field or method", i+1, m[1], m[2], m[1])
+				}
 			}
 		}
 	}
@@ -244,6 +255,9 @@ var publicPkgs = map[string]string{
 // ".claude.json" do not), and the name is not itself part of a longer
 // dotted word or path.
 var qualifiedRe = regexp.MustCompile(`(?:^|[^\w./-])((?:agentcli|agentclitest|claude|codex|gemini|opencode)\.[A-Z]\w*(?:\.[A-Z]\w*)?)`)
+
+// memberRe finds `Type.Member` in README's code spans.
+var memberRe = regexp.MustCompile("`\\*?([A-Z]\\w*)\\.([A-Z]\\w*)(?:\\(\\))?`")
 
 func qualifiedNames(s string) []string {
 	var out []string
