@@ -5,7 +5,7 @@
 // A program asks a [Backend] to run a [Request]; it gets back either a final
 // [Result] ([Backend.Run]) or a stream of normalized [Event] values
 // ([Backend.Stream]): text and text deltas, thinking, tool use and results
-// (with canonical tool names, see [CanonicalTool]), usage, retries and the
+// (with canonical tool names such as [ToolNameBash]), usage, retries and the
 // final result. Which CLI is underneath does not matter to the caller.
 //
 // Backends register themselves by name when their package is imported, in the
@@ -250,8 +250,10 @@ type Options struct {
 	// (before Request.Env).
 	Env []string
 
-	// Logger receives warnings, for example about options the backend does
-	// not support. Nil means slog.Default().
+	// Logger receives the backend's log records: warnings (an option
+	// the backend does not support), one record per run at info level
+	// and, at debug level, what was started and how long it took. Nil
+	// means none: agentcli logs nothing unless given a logger.
 	Logger *slog.Logger
 
 	// KillGrace is how long the CLI's process group has between SIGTERM and
@@ -274,7 +276,8 @@ type Options struct {
 }
 
 // Capabilities describes what a backend supports. Options a backend does not
-// support are ignored with a warning on the backend's logger.
+// support are ignored with a warning on the backend's logger (once per
+// backend and option, not on every run).
 type Capabilities struct {
 	// TextDeltas reports whether text arrives in pieces (EventTextDelta)
 	// while the model is still writing.
@@ -308,6 +311,9 @@ type Capabilities struct {
 	// EditInput reports that a permission decision may replace a tool
 	// call's input.
 	EditInput bool `json:"edit_input"`
+	// Interactive reports that the backend can hand a terminal to its
+	// CLI's own interactive UI (Interactive; it implements Interactor).
+	Interactive bool `json:"interactive"`
 
 	// MCP reports that Request.MCPServers is supported.
 	MCP bool `json:"mcp"`
@@ -438,7 +444,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 type ToolUse struct {
 	// ID identifies the call; the matching ToolResult has the same ID.
 	ID string `json:"id"`
-	// Name is the canonical tool name (see CanonicalTool), e.g. "Bash".
+	// Name is the canonical tool name (one of the ToolName constants,
+	// such as ToolNameBash, or the raw name of a tool that has none).
 	Name string `json:"name"`
 	// RawName is the tool name as the CLI reported it.
 	RawName string `json:"raw_name"`

@@ -15,8 +15,9 @@ const (
 	// version this release was not tested with, no credential variable
 	// set).
 	DiagnosisWarning DiagnosisStatus = "warning"
-	// DiagnosisFailure: it cannot run (no binary, or the binary does not
-	// start).
+	// DiagnosisFailure: it cannot run (no binary, the binary does not
+	// start, or the CLI has no credential it could use: a run would fail
+	// with a *CredentialsError).
 	DiagnosisFailure DiagnosisStatus = "failure"
 )
 

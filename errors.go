@@ -327,6 +327,42 @@ func (e *ResultError) Unwrap() []error {
 	return []error{ErrResult}
 }
 
+// CredentialsError reports a CLI that has no credential it could use:
+// none of its credential variables is set in the run's environment, and
+// none of its other ways in (a credential file the CLI's login wrote, a
+// configured provider or local server; see each backend's documentation)
+// is there. It is returned before the CLI starts, instead of a run that
+// fails later or, for some CLIs, retries until its timeout, and matches
+// ErrAuth. Doctor reports the same as a failure.
+type CredentialsError struct {
+	// Backend names the backend.
+	Backend string
+	// Variables are the CLI's credential variables; any one of them
+	// would do.
+	Variables []string
+	// Hint says what else would do, e.g. "run `codex login`".
+	Hint string
+}
+
+// Error implements the error interface.
+func (e *CredentialsError) Error() string {
+	s := e.Backend + ": no credentials"
+	var ways []string
+	if len(e.Variables) > 0 {
+		ways = append(ways, "set "+strings.Join(e.Variables, " or "))
+	}
+	if e.Hint != "" {
+		ways = append(ways, e.Hint)
+	}
+	if len(ways) > 0 {
+		s += ": " + strings.Join(ways, ", or ")
+	}
+	return s
+}
+
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
+func (e *CredentialsError) Unwrap() error { return ErrAuth }
+
 // UnknownBackendError reports a backend name that is not registered. It
 // matches ErrUnknownBackend.
 type UnknownBackendError struct {

@@ -91,8 +91,11 @@ type Interactor interface {
 // returns -1 and a *RequestError (also when term.Stdin or term.Stdout is
 // not a terminal, or this process runs in the background of its
 // controlling terminal), an *UnsupportedError or a *BinaryError, before
-// anything starts. Interactive fails with an *UnsupportedError when no
-// backend in b's chain implements Interactor.
+// anything starts; a request the backend cannot run as asked (a permission
+// mode its UI lacks, an option refused under Options.Strict, a bad field)
+// is reported as such before the terminal is looked at. Interactive fails
+// with an *UnsupportedError when no backend in b's chain implements
+// Interactor; Capabilities().Interactive tells beforehand.
 func Interactive(ctx context.Context, b Backend, req *Request, term *Terminal) (exitCode int, err error) {
 	for x := b; x != nil; {
 		if i, ok := x.(Interactor); ok {

@@ -347,7 +347,7 @@ func TestRetryBackoffBounds(t *testing.T) {
 	sb.Default = &agentclitest.Call{Err: &agentcli.ExitError{Backend: "scripted", Code: -1}}
 	opts := &agentcli.RetryOptions{MaxAttempts: 6, BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond,
 		OnRetry: func(_ int, _ error, w time.Duration) { waits = append(waits, w) }}
-	agentcli.WithRetry(sb, opts).Run(context.Background(), nil)
+	agentcli.WithRetry(sb, opts).Run(context.Background(), &agentcli.Request{Prompt: "p"})
 	if len(waits) != 5 {
 		t.Fatalf("%d waits, want 5", len(waits))
 	}
@@ -433,17 +433,18 @@ func TestLimitWaitHonoursContext(t *testing.T) {
 	b := agentcli.WithLimit(sb, 1)
 	hold, release := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); b.Run(hold, nil) }()
+	req := &agentcli.Request{Prompt: "p"}
+	go func() { defer close(done); b.Run(hold, req) }()
 	for len(sb.Requests()) == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err := b.Run(ctx, nil)
+	_, err := b.Run(ctx, req)
 	if !errors.Is(err, agentcli.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a *CanceledError for the deadline", err)
 	}
-	_, err = collect(b.Stream(ctx, nil))
+	_, err = collect(b.Stream(ctx, req))
 	if !errors.Is(err, agentcli.ErrCanceled) {
 		t.Fatalf("Stream err = %v", err)
 	}

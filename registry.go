@@ -118,7 +118,8 @@ type Config struct {
 }
 
 // ConfigFromEnv reads a Config from the process environment. Invalid values
-// fall back to defaults with a warning on logger (nil means slog.Default()).
+// fall back to defaults with a warning on logger; a nil logger logs
+// nothing.
 func ConfigFromEnv(logger *slog.Logger) Config {
 	return ConfigFromLookup(os.LookupEnv, logger)
 }
@@ -126,7 +127,7 @@ func ConfigFromEnv(logger *slog.Logger) Config {
 // ConfigFromLookup is ConfigFromEnv with a custom variable lookup, for tests.
 func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) Config {
 	if logger == nil {
-		logger = slog.Default()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
 	c := Config{

@@ -120,6 +120,14 @@ func TestConfigFromLookup(t *testing.T) {
 			t.Fatalf("BACKEND_MAX_TURNS=%q: %+v, logs %q", bad, c, logs.String())
 		}
 	}
+	// A nil logger logs nothing, not even through slog.Default.
+	logs.Reset()
+	old := slog.Default()
+	slog.SetDefault(log)
+	defer slog.SetDefault(old)
+	if c = agentcli.ConfigFromLookup(env(map[string]string{"BACKEND_MAX_TURNS": "x"}), nil); c.MaxTurns != 25 || logs.Len() != 0 {
+		t.Fatalf("nil logger: %+v, logs %q", c, logs.String())
+	}
 }
 
 func TestConfigApply(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
+	"github.com/agentcli/agentcli/internal/permit"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -70,7 +71,9 @@ func Reply(text, session string) Call {
 type Backend struct {
 	// BackendName is what Name reports; empty means "scripted".
 	BackendName string
-	// Caps is what Capabilities reports.
+	// Caps is what Capabilities reports, and what requests are checked
+	// against as a real backend checks them. With no PermissionModes the
+	// scripted backend takes every mode and tool lists.
 	Caps agentcli.Capabilities
 	// Default, if set, answers calls once the script is exhausted.
 	Default *Call
@@ -125,7 +128,15 @@ func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Res
 }
 
 // Stream implements agentcli.Backend. The request is recorded and the call
-// consumed when iteration starts.
+// consumed when iteration starts. The request is first checked exactly as
+// a real backend checks it (the same code): an empty prompt, a Dir that
+// does not exist, a NUL byte, a negative limit, an invalid MCP server or
+// output schema, PermissionAsk without OnPermission, a permission mode not
+// in Caps.PermissionModes fail as in production, with the
+// *agentcli.RequestError or *agentcli.UnsupportedError a real backend
+// returns, and consume no call. The rules particular to one CLI (the
+// syntax of its session ids, of its tool rules) are not checked: the
+// scripted backend has no CLI.
 func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
 	if req == nil {
 		req = &agentcli.Request{}
@@ -133,6 +144,11 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 	return func(yield func(agentcli.Event, error) bool) {
 		b.mu.Lock()
 		b.requests = append(b.requests, *req)
+		if err := b.check(req, true); err != nil {
+			b.mu.Unlock()
+			yield(agentcli.Event{}, err)
+			return
+		}
 		var call Call
 		switch {
 		case len(b.script) > 0:
@@ -204,6 +220,20 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, dropRawErr(req, call.Err))
 		}
 	}
+}
+
+// check validates req as a real backend does (runner.CheckRequest), with
+// Caps as the backend's capabilities; no PermissionModes means every mode
+// and tool lists.
+func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
+	caps := b.Caps
+	if len(caps.PermissionModes) == 0 {
+		// Capabilities left unset: everything the scripted backend can
+		// do (every mode, tool lists, which decide answers from).
+		caps.PermissionModes = permit.Modes
+		caps.ToolFilter = true
+	}
+	return runner.CheckRequest(b.Name(), caps, req, oneShot)
 }
 
 // dropRaw returns ev as a real backend yields it under req.DropRaw and

@@ -12,6 +12,10 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/claude"
+	"github.com/agentcli/agentcli/codex"
+	"github.com/agentcli/agentcli/gemini"
+	"github.com/agentcli/agentcli/opencode"
 )
 
 func TestScriptedBackend(t *testing.T) {
@@ -69,7 +73,7 @@ func TestScriptedBackendCancel(t *testing.T) {
 	b := agentclitest.NewBackend(agentclitest.Call{Delay: time.Hour, Events: []agentcli.Event{{Kind: agentcli.EventText}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := b.Run(ctx, &agentcli.Request{})
+	_, err := b.Run(ctx, &agentcli.Request{Prompt: "p"})
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, agentcli.ErrCanceled) {
 		t.Fatalf("err = %v", err)
 	}
@@ -123,25 +127,25 @@ func TestScriptedBackendDropRaw(t *testing.T) {
 		return evs
 	}
 	// text delta, text, unknown, notice, result
-	if evs := collect(&agentcli.Request{DropRaw: true}); len(evs) != 5 || kept(evs) != 2 ||
+	if evs := collect(&agentcli.Request{Prompt: "p", DropRaw: true}); len(evs) != 5 || kept(evs) != 2 ||
 		len(evs[2].Raw) == 0 || len(evs[3].Raw) == 0 {
 		t.Fatalf("DropRaw: %d of %d events keep Raw, want the unknown and the notice: %+v", kept(evs), len(evs), evs)
 	}
 	// The synthesized delta has no Raw of its own.
-	if evs := collect(&agentcli.Request{}); kept(evs) != 4 || len(evs) != 5 || evs[4].Result.Raw == nil {
+	if evs := collect(&agentcli.Request{Prompt: "p"}); kept(evs) != 4 || len(evs) != 5 || evs[4].Result.Raw == nil {
 		t.Fatalf("without DropRaw: %d of %d events keep Raw, want all but the delta (the script must be unchanged)", kept(evs), len(evs))
 	}
-	res, err := b.Run(context.Background(), &agentcli.Request{DropRaw: true})
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", DropRaw: true})
 	if err != nil || res.Raw != nil {
 		t.Fatalf("Run with DropRaw: %+v, %v", res, err)
 	}
 
 	b.Push(failed, failed)
 	var re *agentcli.ResultError
-	if _, err := b.Run(context.Background(), &agentcli.Request{DropRaw: true}); !errors.As(err, &re) || re.Result.Raw != nil {
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", DropRaw: true}); !errors.As(err, &re) || re.Result.Raw != nil {
 		t.Fatalf("DropRaw: error %v keeps its Result's Raw", err)
 	}
-	if _, err := b.Run(context.Background(), &agentcli.Request{}); !errors.As(err, &re) || re.Result.Raw == nil {
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p"}); !errors.As(err, &re) || re.Result.Raw == nil {
 		t.Fatalf("without DropRaw: error %v lost its Result's Raw", err)
 	}
 
@@ -202,20 +206,20 @@ func TestScriptedBackendMaxRawBytes(t *testing.T) {
 		{-1, []int{s, l, l, s, l}}, // every Raw
 		{5, []int{0, 0, l, 0, 0}},
 	} {
-		if got := lens(&agentcli.Request{MaxRawBytes: c.max}); !slices.Equal(got, c.want) {
+		if got := lens(&agentcli.Request{Prompt: "p", MaxRawBytes: c.max}); !slices.Equal(got, c.want) {
 			t.Errorf("MaxRawBytes %d: Raw lengths %v, want %v", c.max, got, c.want)
 		}
 	}
-	if got := lens(&agentcli.Request{}); !slices.Equal(got, []int{s, 0, l, s, 0}) {
+	if got := lens(&agentcli.Request{Prompt: "p"}); !slices.Equal(got, []int{s, 0, l, s, 0}) {
 		t.Errorf("a second run: Raw lengths %v, the script changed", got)
 	}
-	res, err := b.Run(context.Background(), &agentcli.Request{})
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p"})
 	if err != nil || res.Raw != nil || res.Text != "ab" {
 		t.Fatalf("Run: %+v, %v; want the result without its long Raw", res, err)
 	}
 	b.Push(agentclitest.Call{Err: &agentcli.ResultError{Backend: "scripted", Result: &agentcli.Result{IsError: true, Raw: long}}})
 	var re *agentcli.ResultError
-	if _, err := b.Run(context.Background(), &agentcli.Request{}); !errors.As(err, &re) || re.Result.Raw != nil {
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p"}); !errors.As(err, &re) || re.Result.Raw != nil {
 		t.Fatalf("error %v keeps its Result's long Raw", err)
 	}
 	sess, err := b.StartSession(context.Background(), &agentcli.Request{MaxRawBytes: 5})
@@ -234,5 +238,79 @@ func TestScriptedBackendMaxRawBytes(t *testing.T) {
 	}
 	if kept != 1 {
 		t.Fatalf("session with MaxRawBytes 5: %d events keep Raw, want the unknown one", kept)
+	}
+}
+
+// The scripted backend refuses what the real backends refuse, with the
+// same error: every request below fails on each of the four backends
+// (before any CLI is looked for) and on a scripted backend that has the
+// same name and capabilities, identically, one-shot and as a live
+// session; and a valid request passes both, so the check can fail.
+func TestScriptedValidationParity(t *testing.T) {
+	dir := t.TempDir()
+	bad := map[string]*agentcli.Request{
+		"empty prompt":          {},
+		"white-space prompt":    {Prompt: " \n\t"},
+		"missing dir":           {Prompt: "p", Dir: dir + "/missing"},
+		"NUL in model":          {Prompt: "p", Model: "m\x00"},
+		"NUL in extra args":     {Prompt: "p", ExtraArgs: []string{"a\x00"}},
+		"env without =":         {Prompt: "p", Env: []string{"NOVALUE"}},
+		"negative max turns":    {Prompt: "p", MaxTurns: -1},
+		"negative timeout":      {Prompt: "p", Timeout: -time.Second},
+		"negative perm timeout": {Prompt: "p", PermissionTimeout: -time.Second},
+		"unknown mode":          {Prompt: "p", Permission: "sometimes"},
+		"ask without callback":  {Prompt: "p", Permission: agentcli.PermissionAsk},
+		"bad MCP name":          {Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "a b", Command: "x"}}},
+		"MCP without command":   {Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "a"}}},
+		"schema not JSON":       {Prompt: "p", OutputSchema: []byte("{")},
+		"unknown effort":        {Prompt: "p", Effort: "extreme"},
+	}
+	backends := []agentcli.Backend{
+		claude.New(&agentcli.Options{Path: dir + "/no-such-cli"}),
+		codex.New(&agentcli.Options{Path: dir + "/no-such-cli"}),
+		gemini.New(&agentcli.Options{Path: dir + "/no-such-cli"}),
+		opencode.New(&agentcli.Options{Path: dir + "/no-such-cli"}),
+	}
+	for _, real := range backends {
+		scripted := &agentclitest.Backend{BackendName: real.Name(), Caps: real.Capabilities(), Default: &agentclitest.Call{Result: &agentcli.Result{Text: "ok"}}}
+		for name, req := range bad {
+			_, want := real.Run(context.Background(), req)
+			_, got := scripted.Run(context.Background(), req)
+			if want == nil || !errors.Is(want, agentcli.ErrBadRequest) && !errors.Is(want, agentcli.ErrUnsupported) {
+				t.Fatalf("%s, %s: the real backend says %v; want a request error", real.Name(), name, want)
+			}
+			if got == nil || got.Error() != want.Error() || fmt.Sprintf("%T", got) != fmt.Sprintf("%T", want) {
+				t.Errorf("%s, %s: scripted %T %v; real %T %v", real.Name(), name, got, got, want, want)
+			}
+			if req.Prompt == "" || strings.TrimSpace(req.Prompt) == "" {
+				continue // a live session takes its prompts turn by turn
+			}
+			_, want = agentcli.StartSession(context.Background(), real, req)
+			_, got = scripted.StartSession(context.Background(), req)
+			if want == nil || got == nil || got.Error() != want.Error() {
+				t.Errorf("%s, %s, StartSession: scripted %v; real %v", real.Name(), name, got, want)
+			}
+		}
+		// A valid request gets past the checks of both: the real
+		// backend fails only because there is no CLI.
+		ok := &agentcli.Request{Prompt: "p", Dir: dir, Permission: agentcli.PermissionAsk,
+			OnPermission: func(context.Context, *agentcli.PermissionRequest) agentcli.PermissionDecision {
+				return agentcli.PermissionDecision{}
+			}}
+		if _, err := real.Run(context.Background(), ok); !errors.Is(err, agentcli.ErrNotFound) {
+			t.Errorf("%s: a valid request: %v", real.Name(), err)
+		}
+		if res, err := scripted.Run(context.Background(), ok); err != nil || res.Text != "ok" {
+			t.Errorf("%s, scripted: a valid request: %v", real.Name(), err)
+		}
+	}
+	// A turn's prompt is checked as well.
+	s, err := agentclitest.NewBackend(agentclitest.Reply("x", "s")).StartSession(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Run(context.Background(), " "); !errors.Is(err, agentcli.ErrBadRequest) {
+		t.Errorf("an empty turn: %v", err)
 	}
 }

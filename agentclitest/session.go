@@ -11,6 +11,7 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
 	"github.com/agentcli/agentcli/internal/permit"
+	"github.com/agentcli/agentcli/internal/runner"
 	"github.com/agentcli/agentcli/internal/toolname"
 )
 
@@ -23,9 +24,8 @@ type Decision struct {
 	// its Kind is one of the request's options.
 	Decision agentcli.PermissionDecision
 	// Default reports that the default decision (refuse) applied because
-	// the callback did not answer before the request's deadline, the turn
-	// was interrupted or cancelled first, or Request.Permission is
-	// PermissionAsk without a callback.
+	// the callback did not answer before the request's deadline, or the
+	// turn was interrupted or cancelled first.
 	Default bool
 }
 
@@ -137,8 +137,11 @@ func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcl
 // its pending permission requests get the default decision); a Call whose
 // Err is an *agentcli.ExitError ends the session as a crashed CLI would
 // (Err reports it, later turns fail with agentcli.ErrSessionClosed).
-// StartSession fails with an *agentcli.UnsupportedError when Caps lists
-// permission modes and req.Permission is not among them.
+// The request is checked as a real backend checks it (see Stream), its
+// prompt aside; each turn's prompt is checked too (an empty one is an
+// *agentcli.RequestError, as in production). StartSession fails with an
+// *agentcli.UnsupportedError when Caps lists permission modes and
+// req.Permission is not among them.
 func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
 	if req == nil {
 		req = &agentcli.Request{}
@@ -146,11 +149,7 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 	if err := ctx.Err(); err != nil {
 		return nil, &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
 	}
-	var supported []agentcli.PermissionMode
-	if len(b.Caps.PermissionModes) > 0 {
-		supported = b.Caps.PermissionModes
-	}
-	if err := permit.CheckMode(b.Name(), req.Permission, supported); err != nil {
+	if err := b.check(req, false); err != nil {
 		return nil, err
 	}
 	s := &scriptedSession{b: b, req: *req, id: req.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
@@ -290,6 +289,10 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 		defer func() { <-s.slot }()
 		if s.Err() != nil {
 			yield(agentcli.Event{}, s.closedErr())
+			return
+		}
+		if err := runner.CheckPrompt(name, prompt); err != nil {
+			yield(agentcli.Event{}, err)
 			return
 		}
 		start := time.Now()

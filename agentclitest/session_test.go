@@ -134,7 +134,7 @@ func TestScriptedPermissionDefaults(t *testing.T) {
 		agentcli.PermissionBypass: agentcli.AllowOnce, agentcli.PermissionDeny: agentcli.RejectOnce,
 	} {
 		b := agentclitest.NewBackend(agentclitest.Call{Ask: []agentcli.PermissionRequest{shell("c")}, Result: &agentcli.Result{}})
-		if _, err := b.Run(context.Background(), &agentcli.Request{Permission: mode}); err != nil {
+		if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", Permission: mode}); err != nil {
 			t.Fatal(err)
 		}
 		if d := b.Decisions(); len(d) != 1 || d[0].Decision.Kind != want {

@@ -85,6 +85,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -97,11 +98,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 
 // spec declares Claude Code: everything agentcli models is supported.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "claude",
-	Package:     "@anthropic-ai/claude-code",
-	Tested:      "2.1.330",
-	Credentials: []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"},
+	Name:           Name,
+	Binary:         "claude",
+	Package:        "@anthropic-ai/claude-code",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "log in with `claude` (/login), or set an apiKeyHelper in its settings",
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,
 		Thinking:        true,

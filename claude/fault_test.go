@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
-	backendtest.UsePinnedCLIs()
+	backendtest.UsePinnedCLIs(Name, "Example")
 	os.Exit(m.Run())
 }
 
@@ -77,8 +77,9 @@ func TestSystemPromptFile(t *testing.T) {
 	backendtest.AssertNoLeaks(t, kit.TempPrefix)
 }
 
-// Debug logging: what was started (argv with secrets redacted, the prompt
-// elided) and the timings at debug level, one record per run at info level.
+// Debug logging: what was started (argv with secrets redacted, of the
+// prompt only its length) and the timings at debug level, one record per
+// run at info level.
 func TestRunLogging(t *testing.T) {
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -88,8 +89,8 @@ func TestRunLogging(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := logs.String()
-	if strings.Contains(out, "abcdefghijklmnop0123") || strings.Contains(out, prompt) {
-		t.Fatalf("a secret or the whole prompt was logged:\n%s", out)
+	if strings.Contains(out, "abcdefghijklmnop0123") || strings.Contains(out, prompt[:12]) {
+		t.Fatalf("a secret or a part of the prompt was logged:\n%s", out)
 	}
 	var starting, timings, ended map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -106,7 +107,7 @@ func TestRunLogging(t *testing.T) {
 			ended = rec
 		}
 	}
-	if starting == nil || starting["level"] != "DEBUG" || !strings.HasPrefix(starting["prompt"].(string), prompt[:40]) || len(starting["argv"].([]any)) < 5 {
+	if starting == nil || starting["level"] != "DEBUG" || starting["prompt_bytes"] != float64(len(prompt)) || len(starting["argv"].([]any)) < 5 {
 		t.Errorf("start record %v", starting)
 	}
 	if timings == nil || timings["first_byte"].(float64) <= 0 || timings["first_event"].(float64) <= 0 {
@@ -117,8 +118,59 @@ func TestRunLogging(t *testing.T) {
 	}
 }
 
+// Without Options.Logger a backend logs nothing, not even through
+// slog.Default, on success or on failure.
+func TestSilentWithoutLogger(t *testing.T) {
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	defer slog.SetDefault(old)
+	b, _ := kit.Setup(t, nil, kit.Success("hello", "s-1")...)
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", Dir: "/does/not/exist"}); err == nil {
+		t.Fatal("a run in a missing Dir succeeded")
+	}
+	// The same default logger does receive what a backend given it logs,
+	// so the check above can fail.
+	b, _ = kit.Setup(t, &agentcli.Options{Logger: slog.Default()}, kit.Success("hello", "s-1")...)
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.String(); !strings.Contains(got, "run ended") || strings.Count(got, "run ended") != 1 {
+		t.Fatalf("logs (want exactly the one run with a logger):\n%s", got)
+	}
+}
+
 // Every real transcript survives a wire-log round trip: replaying the log
 // of a live run yields the same events.
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
+}
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way claude finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"ANTHROPIC_API_KEY=k"}},
+	{Name: "OAuth token", Env: []string{"CLAUDE_CODE_OAUTH_TOKEN=k"}},
+	{Name: "Bedrock", Env: []string{"CLAUDE_CODE_USE_BEDROCK=1"}},
+	{Name: "gateway", Env: []string{"ANTHROPIC_BASE_URL=http://127.0.0.1:9"}},
+	{Name: "login", Files: map[string]string{"~/.claude/.credentials.json": `{"claudeAiOauth":{}}`}},
+	{Name: "login in CLAUDE_CONFIG_DIR", Env: []string{"CLAUDE_CONFIG_DIR=~/cfg"}, Files: map[string]string{"~/cfg/.credentials.json": "{}"}},
+	{Name: "apiKeyHelper", Files: map[string]string{"~/.claude/settings.json": `{"apiKeyHelper":"get-key"}`}},
+	{Name: "project settings env", Files: map[string]string{"./.claude/settings.json": `{"env":{"ANTHROPIC_API_KEY":"k"}}`}},
+	{Name: "extra args", ExtraArgs: []string{"--verbose"}},
+}
+
+// No CLI home is created or written into: the system prompt, MCP
+// config and schema are private files in the run's temporary directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OutputSchema: []byte(`{"type":"object"}`),
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"CLAUDE_CONFIG_DIR=~/.claude-missing"})
 }

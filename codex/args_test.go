@@ -332,6 +332,11 @@ func TestFakeAcceptsArgv(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			req := c.req
 			req.Dir = ""
+			if needsAppServer(&req) {
+				// Without ExtraArgs the run would go through
+				// app-server, which the fake does not speak.
+				req.ExtraArgs = append(req.ExtraArgs, "--ephemeral")
+			}
 			var logs bytes.Buffer
 			opts := &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 			b, dir := kit.Setup(t, opts, kit.Success("ok", "sess-1")...)
@@ -411,8 +416,8 @@ func TestFakeRejectsLikeCodex(t *testing.T) {
 func TestCheckArgsLimit(t *testing.T) {
 	big := strings.Repeat("x", maxArgLen)
 	b := New(&agentcli.Options{Path: "/bin/true"})
-	// Only when the caller's own profile forces the system prompt onto the
-	// command line can it be too long for one argument.
+	// Only when ExtraArgs keep the run on codex exec is the system prompt
+	// on the command line, where it can be too long for one argument.
 	_, err := b.Run(t.Context(), &agentcli.Request{Prompt: "x", SystemPrompt: big, ExtraArgs: []string{"--profile=mine"}})
 	if err == nil || !strings.Contains(err.Error(), "system prompt") {
 		t.Fatalf("err = %v; want a clear too-long error", err)

@@ -4,12 +4,15 @@
 //
 // # Command line
 //
-// Every run is
+// A run is
 //
 //	codex exec --json --sandbox=read-only|--dangerously-bypass-approvals-and-sandbox --skip-git-repo-check \
-//	    [--cd=DIR] [--model=MODEL] [--profile=NAME | -c developer_instructions="..."] \
-//	    [-c model_reasoning_effort="LEVEL"] [--output-schema=FILE] [ExtraArgs...] \
-//	    [resume -- SESSION_ID] -
+//	    [--cd=DIR] [--model=MODEL] [-c model_reasoning_effort="LEVEL"] \
+//	    [--output-schema=FILE] [ExtraArgs...] [resume -- SESSION_ID] -
+//
+// unless it has a system prompt or MCP servers and no ExtraArgs: such a run
+// is one turn of a live session on `codex app-server` (see below and
+// live.go), which takes them on stdin.
 //
 // The prompt is written to stdin (the final "-"), which is then closed:
 // codex reads stdin to EOF whenever it is not a terminal, so it must end,
@@ -27,43 +30,54 @@
 // which some containers lack: there, use PermissionBypass inside a
 // sandbox of your own.
 //
+// # Nothing written into CODEX_HOME
+//
+// agentcli writes no file into the user's CODEX_HOME and never creates it:
+// a CODEX_HOME that does not exist is codex's own immediate error. Private
+// files (the output schema, an MCP server's Env) live in the run's own
+// temporary directory, removed when the run ends. codex 0.169.0 reads
+// extra configuration only from CODEX_HOME (profiles: --profile takes a
+// plain name, never a path), from the project's .codex directory, or from
+// -c overrides on the command line, which every local user can read in
+// /proc/PID/cmdline; a private CODEX_HOME would lose the user's login and
+// configuration. So what must stay private goes through app-server.
+//
 // # System prompt
 //
 // codex has no system-prompt flag. Request.SystemPrompt becomes codex's
-// developer_instructions setting, which codex sends to the model as a
+// developer instructions, which codex sends to the model as a
 // developer-role message at the start of the thread, after its own base
 // instructions: Capabilities().SystemPrompt is
-// agentcli.SystemPromptDeveloper. It is written, encoded as a TOML basic
-// string (every quote, backslash and control character escaped, so any text
-// arrives intact), into a private (0600) profile file in CODEX_HOME under a
-// random name, selected with --profile=NAME and removed when the run ends:
-// codex 0.169.0 reads profiles only from CODEX_HOME, and has no other file,
-// variable or stdin channel for developer instructions. So the system
-// prompt never appears in argv, which every local user can read in
-// /proc/PID/cmdline. When Request.ExtraArgs select a profile of their own
-// (codex takes one), it falls back to the config override
-// -c developer_instructions="..." on the command line, with a warning; it
-// must then fit in one argument (about 128 KiB; Run fails early
-// otherwise). The alternatives are worse: model_instructions_file replaces
-// codex's own base instructions (which describe its tools), and AGENTS.md
-// would mean writing into the user's project. When resuming, codex 0.169.0
-// keeps the developer message the thread started with and ignores a new
-// one.
+// agentcli.SystemPromptDeveloper. A run with one goes through app-server,
+// whose thread/start takes them (developerInstructions) on stdin, so the
+// system prompt never appears in argv. A run with Request.ExtraArgs stays
+// on codex exec (app-server takes none of exec's flags): the system prompt
+// is then the config override -c developer_instructions="..." (a TOML
+// basic string, every quote, backslash and control character escaped, so
+// any text arrives intact), with a warning (once per backend); it must fit
+// in one argument (about 128 KiB; Run fails early otherwise).
+// model_instructions_file would replace codex's own base instructions
+// (which describe its tools), and AGENTS.md would mean writing into the
+// user's project. When resuming, codex 0.169.0 keeps the developer message
+// the thread started with and ignores a new one.
 //
 // # Settings
 //
-// Request.MCPServers become [mcp_servers.NAME] tables (command, args and
-// env, or url and http_headers, every value a TOML string, which codex
-// expands nothing in) in the same private profile file as the system
-// prompt, so credentials in Env and Headers never reach argv. When
-// Request.ExtraArgs select a profile of their own, servers go on the
-// command line as -c mcp_servers.NAME.command/args/url overrides instead,
-// with a warning, and a server with Env or Headers is refused with an
-// *agentcli.RequestError. They are added to the servers of the user's
-// config.toml, which stay available. codex starts a stdio server with only
-// a few variables of its own environment (HOME, PATH, ...) besides Env,
-// offers the tools to the model as a namespace "mcp__NAME" ("-" in NAME
-// made "_"), and reports calls as mcp_tool_call items.
+// Request.MCPServers, likewise, make a run go through app-server, whose
+// thread/start takes them as config overrides on stdin, Env and Headers
+// included. A run with ExtraArgs takes them on exec's command line as
+// -c mcp_servers.NAME.command/args/url overrides (every value a TOML
+// string, which codex expands nothing in), with the warning: a stdio
+// server's Env then goes into a private (0600) file in the run's temporary
+// directory, which a /bin/sh wrapper (the server's command) reads before
+// it runs the server, so it is on no command line; a server with Headers
+// is refused with an *agentcli.RequestError (codex reads headers only from
+// its config or its own environment, which the commands the model runs
+// inherit). They are added to the servers of the user's config.toml,
+// which stay available. codex starts a stdio server with only a few
+// variables of its own environment (HOME, PATH, ...) besides Env, offers
+// the tools to the model as a namespace "mcp__NAME" ("-" in NAME made
+// "_"), and reports calls as mcp_tool_call items.
 //
 // Request.OutputSchema is written to a private file passed with
 // --output-schema: codex asks the Responses API for a strict json_schema
@@ -74,11 +88,11 @@
 // the request's reasoning.effort; codex 0.169.0 passes any word on, the
 // API decides). codex has no fallback model and no spending cap.
 //
-// Live sessions (`codex app-server`; StartSession, and runs with a
-// permission mode other than bypass) carry the same settings through the
-// protocol instead: the MCP servers as thread/start's (or
-// thread/resume's) config overrides, on stdin, so a profile chosen in
-// ExtraArgs does not matter; the effort and the output schema with every
+// Live sessions (`codex app-server`; StartSession, runs with a permission
+// mode other than bypass, and runs with a system prompt or MCP servers but
+// no ExtraArgs) carry the same settings through the protocol instead: the
+// MCP servers as thread/start's (or thread/resume's) config overrides, on
+// stdin; the effort and the output schema with every
 // turn, each turn's final agent message being its
 // Result.StructuredOutput. Under PermissionAsk codex asks before an MCP
 // tool runs (an MCP elicitation), which becomes a permission request for
@@ -132,14 +146,17 @@
 // agentcli.Interactive runs codex's own UI (the TUI) on a terminal:
 //
 //	codex [resume] --no-daemon --dangerously-bypass-approvals-and-sandbox|--ask-for-approval=on-request
-//	      [--cd=DIR] [--model=M] [--profile=NAME] [-c model_reasoning_effort="LEVEL"]
+//	      [--cd=DIR] [--model=M] [-c developer_instructions="..."] [-c mcp_servers...]
+//	      [-c model_reasoning_effort="LEVEL"]
 //	      [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
 //
 // for PermissionBypass and PermissionAsk (codex has no plan or deny mode on
 // its command line). --no-daemon keeps the TUI from starting codex's shared
 // background server, which would outlive it. The system prompt and the MCP
-// servers go through a private profile, as in a run; the TUI takes no
-// output schema (ignored with a warning, or refused under Options.Strict).
+// servers are on its command line, as in an exec run with ExtraArgs (a
+// stdio server's Env through a private file, a server with Headers
+// refused); the TUI takes no output schema (ignored with a warning, or
+// refused under Options.Strict).
 // The first message is positional, after "--", and submitted as typed. In a git repository the TUI first
 // asks whether to trust the folder; agentclitest.Server.Wire trusts its
 // working directory.
@@ -148,12 +165,15 @@ package codex
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -168,11 +188,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // summaries, resume, a developer-message system prompt and thread-total
 // usage; no max turns, tool filter or cost.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "codex",
-	Package:     "@openai/codex",
-	Tested:      "0.169.0",
-	Credentials: []string{"OPENAI_API_KEY", "CODEX_API_KEY"},
+	Name:           Name,
+	Binary:         "codex",
+	Package:        "@openai/codex",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "run `codex login`, or configure a model provider in config.toml",
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,
@@ -195,6 +217,7 @@ var spec = runner.Spec{
 	Validate:     validate,
 	Prepare:      prepare,
 	StartSession: startSession,
+	LiveRun:      needsAppServer,
 	NewParser:    func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
@@ -241,34 +264,72 @@ var tools = runner.Tools{
 	"collab_tool_call":   agentcli.ToolNameTask,
 }
 
-// writeRunProfile writes the private profile that carries the request's
-// system prompt and MCP servers, if it has any, and returns its name ("":
-// none, or they go on the command line as -c overrides). The profile keeps
-// them out of argv (readable by every local user), unless the caller picks
-// a profile of their own: codex takes one. MCP servers with Env or Headers
-// (credentials, as a rule) never go on the command line. The profile is
-// removed when the run ends.
-func writeRunProfile(r *runner.Run, req *agentcli.Request) (string, error) {
+// needsAppServer reports that a run of req goes through codex app-server
+// (a one-shot turn of a live session) rather than codex exec: it has a
+// system prompt or MCP servers, which app-server takes on stdin, while
+// exec would take them only on its command line (every local user can
+// read it) or in a profile file in the user's CODEX_HOME. A run with
+// ExtraArgs stays on exec, whose flags they are.
+func needsAppServer(req *agentcli.Request) bool {
+	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0)
+}
+
+// commandLineSettings readies the system prompt and MCP servers of a run
+// that has to take them on the command line (what says which: codex exec
+// with ExtraArgs, or the interactive UI) and returns the request to build
+// its arguments from. A stdio server's Env goes into a private (0600) file
+// in the run's own temporary directory, which a /bin/sh wrapper reads
+// before it runs the server (serverEnvFile), so that no credential is on a
+// command line; an HTTP server with Headers is refused with an
+// *agentcli.RequestError (codex reads headers only from its config or its
+// own environment, which the commands the model runs inherit). The system
+// prompt is allowed, with a warning (once per backend).
+func commandLineSettings(r *runner.Run, req *agentcli.Request, what string) (*agentcli.Request, error) {
 	if req.SystemPrompt == "" && len(req.MCPServers) == 0 {
-		return "", nil
+		return req, nil
 	}
-	if selectsProfile(req.ExtraArgs) {
-		for i, s := range req.MCPServers {
-			if len(s.Env) > 0 || len(s.Headers) > 0 {
-				return "", &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
-					Reason: "Request.ExtraArgs select a codex profile, so the server's Env or Headers would go on the command line"}
-			}
+	c := *req
+	c.MCPServers = slices.Clone(req.MCPServers)
+	for i, s := range c.MCPServers {
+		if len(s.Headers) > 0 {
+			return nil, &agentcli.RequestError{Backend: Name, Field: fmt.Sprintf("MCPServers[%d]", i),
+				Reason: what + " takes MCP servers on its command line only, where the server's Headers would be readable by every local user"}
 		}
-		r.Logger.Warn("agentcli: Request.ExtraArgs select a codex profile; the system prompt and MCP servers go on the command line",
-			"backend", Name)
-		return "", nil
+		if len(s.Env) > 0 {
+			file, err := serverEnvFile(r, i, s)
+			if err != nil {
+				return nil, err
+			}
+			c.MCPServers[i].Args = append([]string{"-c", `. "$0" && exec "$@"`, file, s.Command}, s.Args...)
+			c.MCPServers[i].Command = "/bin/sh"
+			c.MCPServers[i].Env = nil
+		}
 	}
-	name, remove, err := writeProfile(r.Env, r.Dir, profileContent(req))
+	r.Warn("settings on the command line: "+what, "agentcli: "+what+" takes the system prompt and MCP servers on its command line, which every local user can read",
+		"backend", Name)
+	return &c, nil
+}
+
+// serverEnvFile writes the Env of MCP server s (the i-th) as a shell file
+// of export lines, each value single-quoted, private to the user, in the
+// run's temporary directory, and returns its path.
+func serverEnvFile(r *runner.Run, i int, s agentcli.MCPServer) (string, error) {
+	dir, err := r.TempDir()
 	if err != nil {
 		return "", err
 	}
-	r.Defer(remove)
-	return name, nil
+	var b strings.Builder
+	env := runner.MCPEnv(s)
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		// Keys are shell names (the runner checks them); a value is
+		// single-quoted, its own quotes written as '\''.
+		b.WriteString("export " + k + "='" + strings.ReplaceAll(env[k], "'", `'\''`) + "'\n")
+	}
+	path := filepath.Join(dir, fmt.Sprintf("mcp-%d.env", i))
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
 }
 
 // prepare builds one run: the prompt goes on stdin, the working directory
@@ -279,11 +340,11 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
 			"backend", Name)
 	}
-	var files runFiles
-	var err error
-	if files.profile, err = writeRunProfile(r, req); err != nil {
+	req, err := commandLineSettings(r, req, "codex exec with Request.ExtraArgs")
+	if err != nil {
 		return nil, err
 	}
+	var files runFiles
 	if len(req.OutputSchema) > 0 {
 		dir, err := r.TempDir()
 		if err != nil {

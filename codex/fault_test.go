@@ -14,7 +14,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
-	backendtest.UsePinnedCLIs()
+	backendtest.UsePinnedCLIs(Name, "Example")
 	os.Exit(m.Run())
 }
 
@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 var kit = backendtest.Kit{
 	Name: Name,
 	New:  func(o *agentcli.Options) agentcli.Backend { return New(o) },
+	// A run with a system prompt goes through codex app-server
+	// (needsAppServer), which the fake does not speak.
+	NoSystemPrompt: true,
 	Success: func(text, sess string) []string {
 		return []string{
 			fmt.Sprintf(`out {"type":"thread.started","thread_id":%q}`, sess),
@@ -93,4 +96,31 @@ func TestExitHints(t *testing.T) {
 // of a live run yields the same events.
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
+}
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way codex finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"OPENAI_API_KEY=k"}},
+	{Name: "codex API key", Env: []string{"CODEX_API_KEY=k"}},
+	{Name: "base URL", Env: []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}},
+	{Name: "login", Files: map[string]string{"~/.codex/auth.json": `{"tokens":{}}`}},
+	{Name: "login in CODEX_HOME", Env: []string{"CODEX_HOME=~/ch"}, Files: map[string]string{"~/ch/auth.json": `{}`}},
+	{Name: "missing CODEX_HOME (codex says so itself)", Env: []string{"CODEX_HOME=~/missing"}},
+	{Name: "custom provider", Files: map[string]string{"~/.codex/config.toml": "model_provider = \"local\"\n"}},
+	{Name: "keyring", Files: map[string]string{"~/.codex/config.toml": "cli_auth_credentials_store = \"keyring\"\n"}},
+	{Name: "extra args", ExtraArgs: []string{"--oss"}},
+}
+
+// No CLI home is created or written into, on codex exec (ExtraArgs keep
+// the run there) with a system prompt, an MCP server's Env and a schema:
+// CODEX_HOME, which does not exist, stays so.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OutputSchema: []byte(`{"type":"object"}`),
+		Effort: agentcli.EffortLow, ExtraArgs: []string{"--ephemeral"}, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"CODEX_HOME=~/.codex"})
 }

@@ -58,8 +58,8 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		Exit:    2, Stderr: "pass a plain name", NoRequest: true,
 	}, {
 		Name:   "a profile with no file is no error",
-		Args:   args("--profile="+profilePrefix+"0123456789abcdef", "-"),
-		Values: map[string][]string{"--profile": {profilePrefix + "0123456789abcdef"}},
+		Args:   args("--profile=work-0123456789abcdef", "-"),
+		Values: map[string][]string{"--profile": {"work-0123456789abcdef"}},
 		Exit:   0, Prompt: "hi", Stdin: "hi",
 	}, {
 		Name:    "an option of exec only is refused after resume",
@@ -67,8 +67,8 @@ func TestFlavorMatchesRealCLI(t *testing.T) {
 		FakeErr: true,
 		Exit:    2, NoRequest: true,
 	}, {
-		// The settings of a run without a profile of its own, as
-		// buildArgsFiles writes them.
+		// The settings of a run with ExtraArgs (or of the interactive
+		// UI), as buildArgsFiles writes them.
 		Name:   "settings as -c overrides",
 		Args:   args("-c", `mcp_servers.s-1.url="http://127.0.0.1:9/mcp"`, "-c", `model_reasoning_effort="--x"`, "-"),
 		Values: map[string][]string{"--config": {`mcp_servers.s-1.url="http://127.0.0.1:9/mcp"`, `model_reasoning_effort="--x"`}},

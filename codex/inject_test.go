@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -20,13 +19,13 @@ import (
 // parseCodex) has exactly the options and positional words of the same
 // request with benign values, and every caller value arrives whole: the
 // model and directory as option values, the session id as resume's
-// SESSION_ID, the system prompt as a profile or a -c value. validate's
-// refusals are typed errors naming a field.
+// SESSION_ID, the system prompt as a -c value (a run with ExtraArgs; any
+// other goes through app-server). validate's refusals are typed errors
+// naming a field.
 func TestNoFieldBecomesAnOption(t *testing.T) {
 	parse := fakecli.Flavors["codex"].Parse
 	rapid.Check(t, func(t *rapid.T) {
 		req := backendtest.HostileRequest(t)
-		profile := rapid.SampledFrom([]string{"", profilePrefix + "0123456789abcdef"}).Draw(t, "profile")
 		if err := validate(req); err != nil {
 			backendtest.CheckRequestError(t, err, Name)
 		}
@@ -36,12 +35,12 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 		}
 		// The glue passes filepath.Abs(Request.Dir); --cd=VALUE is safe
 		// for any value, so the raw one is used here.
-		args := buildArgsProfile(req, req.Dir, profile)
+		args := buildArgs(req, req.Dir)
 		got, err := parse(args)
 		if err != nil {
 			t.Fatalf("codex would reject %q: %v", args, err)
 		}
-		want, err := parse(buildArgsProfile(ok, ok.Dir, profile))
+		want, err := parse(buildArgs(ok, ok.Dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,8 +68,19 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 		if a.SessionID != req.SessionID || a.Prompt != "" && a.Prompt != "-" || a.ResumePrompt != "" && a.ResumePrompt != "-" {
 			t.Fatalf("session %q prompt %q/%q (argv %q)", a.SessionID, a.Prompt, a.ResumePrompt, args)
 		}
-		if req.SystemPrompt != "" && profile != "" && !slices.Equal(a.Exec["--profile"], []string{profile}) {
-			t.Fatalf("profile %q, want %q", a.Exec["--profile"], profile)
+		var sys []string
+		for _, c := range a.Exec["--config"] {
+			if v, ok := strings.CutPrefix(c, developerInstructionsKey+"="); ok {
+				sys = append(sys, v)
+			}
+		}
+		if req.SystemPrompt == "" && len(sys) != 0 || req.SystemPrompt != "" && len(sys) != 1 {
+			t.Fatalf("developer_instructions %q for system prompt %q", sys, req.SystemPrompt)
+		}
+		if len(sys) == 1 {
+			if got, err := decodeTOMLBasic(sys[0]); err != nil || got != strings.ToValidUTF8(req.SystemPrompt, "\uFFFD") {
+				t.Fatalf("developer_instructions %q decodes to %q (%v)", sys[0], got, err)
+			}
 		}
 	})
 }
@@ -93,74 +103,23 @@ func TestValidateSessionIDs(t *testing.T) {
 	backendtest.CheckRequestError(t, err, Name)
 }
 
-// TestSystemPromptProfile: with a profile, the system prompt appears
-// nowhere in argv; the profile file is private (0600), in CODEX_HOME,
-// holds developer_instructions as a TOML string that decodes to the prompt,
-// and is gone after remove. Concurrent runs get distinct files.
-func TestSystemPromptProfile(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "codex-home")
-	env := []string{"CODEX_HOME=/elsewhere", "CODEX_HOME=" + home}
-	sys := "Be \"brief\".\nline two -- --help -c x=y \\ \x01 é"
-	name, remove, err := writeSystemProfile(env, "", sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(home, name+".config.toml")
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Fatalf("profile mode %o", fi.Mode().Perm())
-	}
-	b, _ := os.ReadFile(path)
-	var value string
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, developerInstructionsKey+" = "); ok {
-			value = v
+// needsAppServer: a run with a system prompt or MCP servers goes through
+// codex app-server (which takes them on stdin), unless it has ExtraArgs,
+// which are exec's.
+func TestNeedsAppServer(t *testing.T) {
+	for _, c := range []struct {
+		req  agentcli.Request
+		want bool
+	}{
+		{agentcli.Request{}, false},
+		{agentcli.Request{Effort: agentcli.EffortLow, OutputSchema: []byte(`{}`)}, false},
+		{agentcli.Request{SystemPrompt: "s"}, true},
+		{agentcli.Request{MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}}, true},
+		{agentcli.Request{SystemPrompt: "s", ExtraArgs: []string{"--ephemeral"}}, false},
+	} {
+		if got := needsAppServer(&c.req); got != c.want {
+			t.Errorf("needsAppServer(%+v) = %v", c.req, got)
 		}
-	}
-	if got, err := decodeTOMLBasic(value); err != nil || got != sys {
-		t.Fatalf("developer_instructions decodes to %q (%v), want %q; file:\n%s", got, err, sys, b)
-	}
-	args := buildArgsProfile(&agentcli.Request{Prompt: "hi", SystemPrompt: sys}, "", name)
-	for _, a := range args {
-		if strings.Contains(a, "brief") || strings.Contains(a, developerInstructionsKey) {
-			t.Fatalf("system prompt on the command line: %q", args)
-		}
-	}
-	if !slices.Contains(args, "--profile="+name) {
-		t.Fatalf("argv %q lacks --profile=%s", args, name)
-	}
-	remove()
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Fatalf("profile left behind: %v", err)
-	}
-
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	var wg sync.WaitGroup
-	for i := 0; i < 16; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			n, rm, err := writeSystemProfile(env, "", "x")
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer rm()
-			mu.Lock()
-			defer mu.Unlock()
-			if seen[n] {
-				t.Errorf("profile name %s used twice", n)
-			}
-			seen[n] = true
-		}()
-	}
-	wg.Wait()
-	if left, _ := os.ReadDir(home); len(left) != 0 {
-		t.Fatalf("files left in CODEX_HOME: %v", left)
 	}
 }
 
@@ -182,17 +141,6 @@ func TestCodexHome(t *testing.T) {
 		}
 		if err != nil || got != c.want {
 			t.Errorf("codexHome(%q, %q) = %q, %v; want %q", c.env, c.dir, got, err, c.want)
-		}
-	}
-}
-
-func TestSelectsProfile(t *testing.T) {
-	for args, want := range map[string]bool{
-		"": false, "-p work": true, "--profile work": true, "--profile=work": true, "-pwork": true,
-		"--ephemeral": false, "-c x=1": false, "resume -p x": false, "-- -p": false,
-	} {
-		if got := selectsProfile(strings.Fields(args)); got != want {
-			t.Errorf("selectsProfile(%q) = %v, want %v", args, got, want)
 		}
 	}
 }

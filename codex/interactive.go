@@ -9,23 +9,25 @@ import (
 )
 
 // interactive builds the command line of codex's interactive UI (see
-// interactiveArgs). The system prompt and the MCP servers go through a
-// private profile file, as in a run (see writeRunProfile). The TUI takes
-// no output schema (--output-schema is codex exec's): it is ignored with a
-// warning, or refused under Options.Strict.
+// interactiveArgs). The TUI takes the system prompt and the MCP servers on
+// its command line only (a stdio server's Env through a private file, a
+// server with Headers refused; see commandLineSettings): nothing is
+// written into the user's CODEX_HOME. It
+// takes no output schema (--output-schema is codex exec's): it is ignored
+// with a warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
-	req := *restrict(r.Req)
+	cl, err := commandLineSettings(r, restrict(r.Req), "codex's interactive UI")
+	if err != nil {
+		return nil, err
+	}
+	req := *cl
 	if len(req.OutputSchema) > 0 {
 		if err := r.Unsupported("structured output (output schema)"); err != nil {
 			return nil, err
 		}
 		req.OutputSchema = nil
 	}
-	profile, err := writeRunProfile(r, &req)
-	if err != nil {
-		return nil, err
-	}
-	args, err := interactiveArgs(&req, r.Dir, profile)
+	args, err := interactiveArgs(&req, r.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -37,12 +39,10 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 
 // interactiveArgs returns the arguments of codex's interactive UI (the
 // TUI) for req. It is pure. dir is the absolute working directory to pass
-// with --cd, or "" for none; profile is the name of the profile
-// writeRunProfile wrote, or "" to pass the system prompt and the MCP
-// servers as -c overrides.
+// with --cd, or "" for none.
 //
 //	codex [resume] --no-daemon PERMISSION [--cd=DIR] [--model=M]
-//	      [--profile=NAME | -c developer_instructions="..." -c mcp_servers...]
+//	      [-c developer_instructions="..."] [-c mcp_servers.NAME.KEY=VALUE ...]
 //	      [-c model_reasoning_effort="LEVEL"] [ExtraArgs...] [-- [SESSION_ID] [PROMPT]]
 //
 // A session is resumed with the resume subcommand, which takes every
@@ -58,7 +58,7 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 // first message are positional, after "--", so they are never options or
 // a subcommand (codex's parser, clap, matches subcommands only before
 // "--"). The first message is submitted as typed.
-func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, error) {
+func interactiveArgs(req *agentcli.Request, dir string) ([]string, error) {
 	var args []string
 	if req.SessionID != "" {
 		args = append(args, "resume")
@@ -84,15 +84,11 @@ func interactiveArgs(req *agentcli.Request, dir, profile string) ([]string, erro
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
 	}
-	if profile != "" {
-		args = append(args, "--profile="+profile)
-	} else {
-		if req.SystemPrompt != "" {
-			args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
-		}
-		for _, o := range mcpOverrides(req.MCPServers) {
-			args = append(args, "-c", o)
-		}
+	if req.SystemPrompt != "" {
+		args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
+	}
+	for _, o := range mcpOverrides(req.MCPServers) {
+		args = append(args, "-c", o)
 	}
 	args = append(args, pol.args()...)
 	if req.Effort != "" {

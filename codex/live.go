@@ -75,8 +75,8 @@ func liveArgs(req *agentcli.Request) []string {
 // liveConfig returns the config overrides of thread/start and
 // thread/resume for req, or nil for none: one "mcp_servers.NAME" key per
 // MCP server, whose value is the server's table, {command, args, env} or
-// {url, http_headers} (the keys of a profile's [mcp_servers.NAME] table;
-// see profileContent). codex applies each key as a -c override would
+// {url, http_headers} (the keys of codex's [mcp_servers.NAME] table in
+// config.toml). codex applies each key as a -c override would
 // (added to the servers of the user's config.toml), turning the JSON
 // values into TOML as they are: nothing is expanded. It is pure.
 func liveConfig(req *agentcli.Request) map[string]any {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,45 +30,15 @@ func settingsReq() agentcli.Request {
 	}
 }
 
-// TestSettingsArgsGolden: with the run's profile (MCP servers in it) and
-// without one (ExtraArgs pick theirs: -c overrides), as `codex exec
-// --help` of 0.169.0 names the options (checked by real runs in the
-// conformance suite).
+// TestSettingsArgsGolden: the settings of a run with ExtraArgs, which
+// stays on codex exec and takes the MCP servers as -c overrides, as `codex
+// exec --help` of 0.169.0 names the options (checked by real runs in the
+// conformance suite). A run without ExtraArgs goes through app-server
+// (needsAppServer).
 func TestSettingsArgsGolden(t *testing.T) {
 	req := settingsReq()
-	files := runFiles{profile: profilePrefix + "0123456789abcdef", schema: "/tmp/agentcli-run-1/output-schema.json"}
-	backendtest.GoldenArgs(t, "settings", buildArgsFiles(&req, "/work", files))
-	req.ExtraArgs = []string{"--profile=mine"}
-	backendtest.GoldenArgs(t, "settings-own-profile", buildArgsFiles(&req, "/work", runFiles{schema: files.schema}))
-}
-
-// TestProfileContent: the profile holds developer_instructions and one
-// [mcp_servers.NAME] table per server, every value a TOML basic string (an
-// inline table for env and http_headers, keys quoted and sorted).
-func TestProfileContent(t *testing.T) {
-	req := &agentcli.Request{SystemPrompt: "be \"brief\"", MCPServers: []agentcli.MCPServer{
-		{Name: "fs", Command: `C:\mcp`, Args: []string{"$HOME", "a\nb"}, Env: []string{"TOKEN=s\"3", "A=1", "A=2"}},
-		{Name: "web-2", URL: "https://h/mcp", Headers: map[string]string{"X-Key": "k${x}", "Authorization": "Bearer t"}},
-		{Name: "bare", Command: "x"},
-	}}
-	want := `# Written by agentcli for one run; removed when the run ends.
-developer_instructions = "be \"brief\""
-
-[mcp_servers.fs]
-command = "C:\\mcp"
-args = ["$HOME", "a\nb"]
-env = { "A" = "2", "TOKEN" = "s\"3" }
-
-[mcp_servers.web-2]
-url = "https://h/mcp"
-http_headers = { "Authorization" = "Bearer t", "X-Key" = "k${x}" }
-
-[mcp_servers.bare]
-command = "x"
-`
-	if got := profileContent(req); got != want {
-		t.Fatalf("profile:\n%s\nwant:\n%s", got, want)
-	}
+	req.ExtraArgs = []string{"--ephemeral"}
+	backendtest.GoldenArgs(t, "settings", buildArgsFiles(&req, "/work", runFiles{schema: "/tmp/agentcli-run-1/output-schema.json"}))
 }
 
 // TestSettingsValuesArriveWhole: the effort and the MCP overrides are -c
@@ -143,68 +114,124 @@ func TestSettingsValuesArriveWhole(t *testing.T) {
 	})
 }
 
-// TestPrepareSettings: the MCP servers travel in the private profile,
-// the schema in a private file; when ExtraArgs pick a profile, servers
-// without Env and Headers become -c overrides (with a warning) and one
-// with them is refused.
+// TestPrepareSettings: a codex exec run with settings (one with
+// ExtraArgs; any other goes through app-server) takes the MCP servers as
+// -c overrides: a stdio server's Env through a private file in the run's
+// own temporary directory that a /bin/sh wrapper reads, whatever the
+// values hold (checked by running the wrapper); a server with Headers is
+// refused. The schema is a private file there too; everything is gone
+// after the run; CODEX_HOME is not touched (not even created).
 func TestPrepareSettings(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "codex")
-	run := func(req *agentcli.Request, logs *bytes.Buffer) (*runner.Job, *runner.Run, error) {
+	run := func(req *agentcli.Request) (*runner.Job, *runner.Run, error) {
 		r := &runner.Run{Req: req, Env: []string{"CODEX_HOME=" + home}, Options: &agentcli.Options{},
-			Logger: slog.New(slog.NewTextHandler(logs, nil))}
+			Logger: slog.New(slog.DiscardHandler)}
 		job, err := prepare(t.Context(), r)
 		return job, r, err
 	}
 	req := settingsReq()
-	req.MCPServers[0].Env = []string{"TOKEN=s3cret-value"}
-	var logs bytes.Buffer
-	job, r, err := run(&req, &logs)
-	if err != nil {
-		t.Fatal(err)
+	req.ExtraArgs = []string{"--ephemeral"}
+	req.MCPServers[1].Headers = map[string]string{"Authorization": "Bearer s3cret"}
+	_, r, err := run(&req)
+	r.Cleanup()
+	if re := backendtest.CheckRequestError(t, err, Name); re.Field != "MCPServers[1]" || !strings.Contains(re.Reason, "readable by every local user") {
+		t.Fatalf("a server with Headers: %v", re)
 	}
-	var profile, schema string
+	req.MCPServers[1].Headers = nil
+	const value = "s3cret 'quoted' \"double\" $(touch /tmp/x) `id` \\ \n line two é"
+	req.MCPServers[0].Env = []string{"TOKEN=" + value, "OTHER_1=x"}
+	req.SystemPrompt = "be brief"
+	job, r, err := run(&req)
+	if err != nil || !slices.Contains(job.Args, `mcp_servers.fs.command="/bin/sh"`) || !slices.Contains(job.Args, `developer_instructions="be brief"`) {
+		t.Fatalf("%q, %v", job.Args, err)
+	}
+	var schema, wrapper string
 	for _, a := range job.Args {
-		if v, ok := strings.CutPrefix(a, "--profile="); ok {
-			profile = filepath.Join(home, v+".config.toml")
-		}
 		if v, ok := strings.CutPrefix(a, "--output-schema="); ok {
 			schema = v
 		}
-		if strings.Contains(a, "s3cret") || strings.Contains(a, "mcp_servers") {
-			t.Errorf("MCP server on the command line: %q", a)
+		if v, ok := strings.CutPrefix(a, "mcp_servers.fs.args="); ok {
+			wrapper = v
+		}
+		if strings.Contains(a, "s3cret") {
+			t.Errorf("a credential on the command line: %q", a)
 		}
 	}
-	for _, f := range []string{profile, schema} {
+	for _, f := range []string{schema, filepath.Join(filepath.Dir(schema), "mcp-0.env")} {
 		fi, err := os.Stat(f)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("%q: %v %v", f, fi, err)
+		if err != nil || fi.Mode().Perm() != 0o600 || !strings.HasPrefix(filepath.Base(filepath.Dir(f)), "agentcli-run-") {
+			t.Fatalf("private file %q: %v %v", f, fi, err)
 		}
-	}
-	if b, _ := os.ReadFile(profile); !bytes.Contains(b, []byte(`"TOKEN" = "s3cret-value"`)) {
-		t.Errorf("profile:\n%s", b)
 	}
 	if b, _ := os.ReadFile(schema); string(b) != string(req.OutputSchema) {
 		t.Errorf("schema file %s", b)
 	}
+	// The wrapper, as codex would start it: sh -c SCRIPT FILE COMMAND ARGS...
+	var args []string
+	for i := 1; i < len(wrapper) && wrapper[i] != ']'; {
+		switch wrapper[i] {
+		case ' ', ',':
+			i++
+			continue
+		case '"':
+		default:
+			t.Fatalf("args %s: unexpected %q at %d", wrapper, wrapper[i], i)
+		}
+		j := i + 1
+		for j < len(wrapper) && wrapper[j] != '"' {
+			if wrapper[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		d, err := decodeTOMLBasic(wrapper[i : j+1])
+		if err != nil {
+			t.Fatalf("args %s: %v", wrapper, err)
+		}
+		args = append(args, d)
+		i = j + 1
+	}
+	if len(args) != 6 || args[3] != "mcp-fs" || args[4] != "--root" || args[5] != "/srv" {
+		t.Fatalf("wrapper args %q", args)
+	}
+	out, err := exec.Command("/bin/sh", append(args[:3:3], "/usr/bin/env")...).Output()
+	if err != nil || !strings.Contains(string(out), "TOKEN="+value+"\n") || !strings.Contains(string(out), "OTHER_1=x\n") {
+		t.Fatalf("the server's environment (%v):\n%s", err, out)
+	}
 	r.Cleanup()
-	for _, f := range []string{profile, schema} {
-		if _, err := os.Stat(f); !os.IsNotExist(err) {
-			t.Errorf("%s left after the run", f)
+	if _, err := os.Stat(filepath.Dir(schema)); !os.IsNotExist(err) {
+		t.Errorf("%s left after the run", filepath.Dir(schema))
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("CODEX_HOME was created: %v", err)
+	}
+}
+
+// A run with ExtraArgs and a system prompt stays on codex exec: the
+// system prompt is on its command line, with one warning however many
+// runs; CODEX_HOME is not created.
+func TestExecSystemPromptWithExtraArgs(t *testing.T) {
+	var logs bytes.Buffer
+	b, dir := kit.Setup(t, &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}, kit.Success("ok", "01a20096-ac79-7f83-8b64-1211be7331ad")...)
+	home := filepath.Join(t.TempDir(), "missing")
+	for range 2 {
+		if _, err := b.Run(t.Context(), &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", ExtraArgs: []string{"--ephemeral"},
+			Env: []string{"CODEX_HOME=" + home}}); err != nil {
+			t.Fatal(err)
 		}
 	}
-
-	req.ExtraArgs = []string{"-p", "mine"}
-	_, r, err = run(&req, &logs)
-	r.Cleanup()
-	if re := backendtest.CheckRequestError(t, err, Name); re.Field != "MCPServers[0]" {
-		t.Fatalf("field %s", re.Field)
+	rec, err := fakecli.ReadRecord(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	req.MCPServers[0].Env = nil
-	logs.Reset()
-	job, r, err = run(&req, &logs)
-	r.Cleanup()
-	if err != nil || !slices.Contains(job.Args, `mcp_servers.fs.command="mcp-fs"`) || !strings.Contains(logs.String(), "level=WARN") {
-		t.Fatalf("own profile: %q, %v, logs %q", job.Args, err, logs.String())
+	if !slices.Contains(rec.Args, `developer_instructions="be brief"`) || !slices.Contains(rec.Args, "--ephemeral") || rec.Args[0] != "exec" {
+		t.Errorf("argv %q", rec.Args)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 || !strings.Contains(logs.String(), "every local user can read") {
+		t.Errorf("want one warning for two runs: %q", logs.String())
+	}
+	if _, err := os.Stat(home); !os.IsNotExist(err) {
+		t.Errorf("CODEX_HOME was created: %v", err)
 	}
 }
 

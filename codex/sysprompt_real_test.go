@@ -3,9 +3,8 @@ package codex
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,46 +16,16 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 )
 
-// TestRealSystemPromptProfile proves, with the real codex 0.169.0, that a
-// system prompt carried by writeSystemProfile and buildArgsProfile reaches
-// the model as a developer message, after codex's own base instructions
-// (which are kept), while no process's command line (/proc/*/cmdline,
-// readable by every local user) ever holds it; that the profile file is
-// private and gone afterwards; and that the thread resumes later without
-// it.
-func TestRealSystemPromptProfile(t *testing.T) {
-	bin, elsewhere := realCodex(t)
-	if elsewhere {
-		return
-	}
-	srv := agentclitest.NewServer(agentclitest.Turn{Text: "ok"}, agentclitest.Turn{Text: "again"})
-	defer srv.Close()
-	home := t.TempDir()
-	w, err := srv.Wire("codex", home)
-	if err != nil {
-		t.Fatal(err)
-	}
-	marker := "agentcli-private-" + strings.ReplaceAll(t.Name(), "/", "-")
-	sys := "Be \"brief\" " + marker + ".\nSecond line -c x=y --help \\ é"
-	req := &agentcli.Request{Prompt: "hi", SystemPrompt: sys, Dir: w.Dir}
-
-	name, remove, err := writeSystemProfile(w.Env, w.Dir, sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remove()
-	codexHome, _ := codexHome(w.Env, w.Dir)
-	profilePath := filepath.Join(codexHome, name+".config.toml")
-	if fi, err := os.Stat(profilePath); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("profile %s: %v, %v", profilePath, fi, err)
-	}
-	args := buildArgsProfile(req, w.Dir, name)
-
-	// Watch every process's command line while codex runs.
+// watchCmdlines records every process command line (/proc/*/cmdline,
+// readable by every local user) that contains one of marks, until stop is
+// called.
+func watchCmdlines(marks ...string) (stop func() []string) {
 	done := make(chan struct{})
-	var leaked []string
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	var (
+		mu     sync.Mutex
+		leaked []string
+		wg     sync.WaitGroup
+	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -68,38 +37,64 @@ func TestRealSystemPromptProfile(t *testing.T) {
 			}
 			procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 			for _, p := range procs {
-				if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(marker)) {
-					mu.Lock()
-					leaked = append(leaked, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
-					mu.Unlock()
+				b, err := os.ReadFile(p)
+				if err != nil {
+					continue
+				}
+				for _, m := range marks {
+					if bytes.Contains(b, []byte(m)) {
+						mu.Lock()
+						leaked = append(leaked, p+": "+strings.ReplaceAll(string(b), "\x00", " "))
+						mu.Unlock()
+					}
 				}
 			}
 		}
 	}()
-	run := func(args []string, prompt string) []byte {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env, cmd.Dir, cmd.Stdin = w.Env, w.Dir, strings.NewReader(prompt)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("codex %q: %v\n%s", args, err, stderr.String())
-		}
-		return out
+	return func() []string {
+		close(done)
+		wg.Wait()
+		return leaked
 	}
-	out := run(args, req.Prompt)
-	close(done)
-	wg.Wait()
-	if len(leaked) > 0 {
-		t.Fatalf("the system prompt appeared on a command line: %q", leaked)
-	}
+}
 
-	reqs := srv.Requests()
-	if len(reqs) == 0 {
-		t.Fatal("no request reached the server")
+// TestRealSystemPromptPrivate proves, with the real codex 0.169.0, that a
+// run's system prompt and an MCP server's headers reach codex without a
+// file in the user's CODEX_HOME and without a command line holding them
+// (the run goes through codex app-server, which takes them on stdin): the
+// system prompt reaches the model as a developer message, after codex's
+// own base instructions; no process's command line ever holds it or the
+// secret; CODEX_HOME gets no profile; the thread resumes later. A run
+// with ExtraArgs takes them on exec's command line, with a warning, and
+// refuses the secret.
+func TestRealSystemPromptPrivate(t *testing.T) {
+	bin, elsewhere := realCodex(t)
+	if elsewhere {
+		return
 	}
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "ok"}, agentclitest.Turn{Text: "again"}, agentclitest.Turn{Text: "exec"})
+	defer srv.Close()
+	b, dir := realBackend(t, bin, srv)
+	codexHome := filepath.Join(filepath.Dir(dir), ".codex") // Wire's
+	before, err := os.ReadDir(codexHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := "agentcli-private-" + strings.ReplaceAll(t.Name(), "/", "-")
+	secret := "Bearer secret-" + marker
+	sys := "Be \"brief\" " + marker + ".\nSecond line -c x=y --help \\ é"
+	req := &agentcli.Request{Prompt: "hi", SystemPrompt: sys, Dir: dir, Timeout: time.Minute,
+		MCPServers: []agentcli.MCPServer{{Name: "remote", URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": secret}}}}
+
+	stop := watchCmdlines(marker)
+	res, err := b.Run(context.Background(), req)
+	if leaked := stop(); len(leaked) > 0 {
+		t.Fatalf("the system prompt or a secret appeared on a command line: %q", leaked)
+	}
+	if err != nil || res.Text != "ok" {
+		t.Fatalf("run: %+v, %v", res, err)
+	}
+	reqs := srv.Requests()
 	dev := developerMessages(reqs[0])
 	if !slices.Contains(dev, sys) {
 		t.Fatalf("no developer message equals the system prompt; got %q", dev)
@@ -107,27 +102,61 @@ func TestRealSystemPromptProfile(t *testing.T) {
 	if len(dev) < 2 || dev[0] == sys || !strings.Contains(dev[0], "Codex") {
 		t.Fatalf("codex's base instructions should come first and stay: %q", dev)
 	}
+	after, err := os.ReadDir(codexHome)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range after {
+		if strings.HasSuffix(e.Name(), ".config.toml") && !slices.ContainsFunc(before, func(b os.DirEntry) bool { return b.Name() == e.Name() }) {
+			t.Errorf("a profile appeared in CODEX_HOME: %s", e.Name())
+		}
+	}
 
-	remove()
-	if _, err := os.Stat(profilePath); !os.IsNotExist(err) {
-		t.Fatalf("profile still there: %v", err)
+	// The thread resumes later, without them.
+	res2, err := b.Run(context.Background(), &agentcli.Request{Prompt: "and now?", SessionID: res.SessionID, Dir: dir, Timeout: time.Minute})
+	if err != nil || res2.Text != "again" || srv.Requests()[len(srv.Requests())-1].LastUserText() != "and now?" {
+		t.Fatalf("resume: %+v, %v", res2, err)
 	}
-	// The thread does not depend on the profile: it resumes without it.
-	var thread string
-	for _, line := range bytes.Split(out, []byte("\n")) {
-		var ev struct {
-			Type     string `json:"type"`
-			ThreadID string `json:"thread_id"`
+
+	// With ExtraArgs the run stays on exec: the secret is refused before
+	// anything starts; without it the system prompt goes on exec's
+	// command line.
+	n := len(srv.Requests())
+	exec := *req
+	exec.ExtraArgs = []string{"--ephemeral"}
+	var re *agentcli.RequestError
+	if _, err := b.Run(context.Background(), &exec); !errors.As(err, &re) || re.Field != "MCPServers[0]" || len(srv.Requests()) != n {
+		t.Fatalf("exec with a secret header: %v", err)
+	}
+	exec.MCPServers = nil
+	if res, err := b.Run(context.Background(), &exec); err != nil || res.Text != "exec" || !slices.Contains(developerMessages(srv.Requests()[n]), sys) {
+		t.Fatalf("exec: %+v, %v", res, err)
+	}
+}
+
+// TestRealMissingCodexHome: a CODEX_HOME that does not exist is reported
+// by codex at once, with or without a system prompt, and is not created.
+func TestRealMissingCodexHome(t *testing.T) {
+	bin, elsewhere := realCodex(t)
+	if elsewhere {
+		return
+	}
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "must not be used"})
+	defer srv.Close()
+	b, dir := realBackend(t, bin, srv)
+	missing := filepath.Join(t.TempDir(), "missing-codex-home")
+	for _, sys := range []string{"", "Be brief."} {
+		start := time.Now()
+		_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", SystemPrompt: sys, Dir: dir, Timeout: time.Minute,
+			Env: []string{"CODEX_HOME=" + missing}})
+		if err == nil || errors.Is(err, agentcli.ErrTimeout) || !strings.Contains(err.Error(), "CODEX_HOME") || time.Since(start) > 20*time.Second {
+			t.Errorf("system prompt %q: %v after %v", sys, err, time.Since(start))
 		}
-		if json.Unmarshal(line, &ev) == nil && ev.Type == "thread.started" {
-			thread = ev.ThreadID
+		if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("system prompt %q: CODEX_HOME was created (%v)", sys, err)
 		}
 	}
-	if thread == "" {
-		t.Fatalf("no thread.started in %s", out)
-	}
-	run(buildArgsProfile(&agentcli.Request{SessionID: thread}, w.Dir, ""), "and now?")
-	if last := srv.Requests()[len(srv.Requests())-1]; last.LastUserText() != "and now?" {
-		t.Fatalf("resumed prompt %q", last.LastUserText())
+	if len(srv.Requests()) != 0 {
+		t.Errorf("%d model calls", len(srv.Requests()))
 	}
 }

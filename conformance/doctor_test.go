@@ -15,7 +15,8 @@ import (
 // TestDoctor: Doctor finds every pinned CLI, reads its version (the one
 // pinned in tools/clis/package.json, which is what each backend says it was
 // tested with), names the credential variables that are set and never their
-// values, and makes no model call (the base URLs point nowhere).
+// values, fails a backend without any credential, and makes no model call
+// (the base URLs point nowhere).
 func TestDoctor(t *testing.T) {
 	cliPath(t, "claude") // installed, or skip/fail as every real-CLI test
 	bin, err := filepath.Abs(filepath.Join("..", "tools", "clis", "node_modules", ".bin"))
@@ -27,6 +28,10 @@ func TestDoctor(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-doctor-secret-value")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
+	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI",
+		"GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GEMINI_CLI_HOME", "CLOUD_SHELL"} {
+		t.Setenv(k, "") // none of the developer's
+	}
 	var pins struct {
 		Dependencies map[string]string `json:"dependencies"`
 	}
@@ -43,8 +48,18 @@ func TestDoctor(t *testing.T) {
 			continue
 		}
 		d := ds[i]
-		if d.Tested != pins.Dependencies[pkg[name]] || d.Version != d.Tested || !d.InRange || d.Status == agentcli.DiagnosisFailure {
+		if d.Tested != pins.Dependencies[pkg[name]] || d.Version != d.Tested || !d.InRange {
 			t.Errorf("%s: %+v (pinned %s)", name, d, pins.Dependencies[pkg[name]])
+		}
+		// gemini has no credential here (a key for claude and
+		// opencode, a base URL for codex): a run would fail, and the
+		// diagnosis says so.
+		if name == "gemini" {
+			if d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "no credentials") || !strings.Contains(d.Hint, "GEMINI_API_KEY") {
+				t.Errorf("%s without credentials: %+v", name, d)
+			}
+		} else if d.Status == agentcli.DiagnosisFailure {
+			t.Errorf("%s: %+v", name, d)
 		}
 		if !strings.HasPrefix(d.Path, bin) {
 			t.Errorf("%s: path %s, want the pinned binary in %s", name, d.Path, bin)

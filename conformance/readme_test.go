@@ -78,6 +78,7 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			want["interrupt"] = yes(c.Interrupt)
 			want["permission modes"] = strings.Join(modes, " ")
 			want["edit input"] = yes(c.EditInput)
+			want["interactive"] = yes(c.Interactive)
 		}
 		for row, w := range want {
 			cells, ok := rows[row]

@@ -29,7 +29,8 @@ func (f format) String() string {
 // than truncated.
 const MaxPromptBytes = 8 << 20
 
-// PromptTooLongError reports a prompt that gemini would truncate.
+// PromptTooLongError reports a prompt that gemini would truncate. It is
+// returned before gemini starts, and matches agentcli.ErrBadRequest.
 type PromptTooLongError struct {
 	// Len is the length of the input, system prompt and escaping
 	// included.
@@ -42,6 +43,10 @@ type PromptTooLongError struct {
 func (e *PromptTooLongError) Error() string {
 	return fmt.Sprintf("gemini: prompt is %d bytes; gemini reads at most %d bytes from stdin", e.Len, e.Limit)
 }
+
+// Unwrap returns the sentinel errors e matches, for errors.Is and
+// errors.As.
+func (e *PromptTooLongError) Unwrap() error { return agentcli.ErrBadRequest }
 
 // buildArgs returns the gemini arguments for req. It is pure.
 //

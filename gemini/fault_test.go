@@ -15,7 +15,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
-	backendtest.UsePinnedCLIs()
+	backendtest.UsePinnedCLIs(Name, "Example")
 	os.Exit(m.Run())
 }
 
@@ -89,6 +89,43 @@ func TestRunJSONThroughFake(t *testing.T) {
 	}
 }
 
+// Stray lines before the json document (a lone "{", an object that is not
+// the document, noise) do not hide it; without the document the run is a
+// *ParseError, never a success with an empty text.
+func TestRunJSONStrayLines(t *testing.T) {
+	doc := backendtest.ReadTranscript(t, "text-json").Stdout
+	stray := []string{"out Loaded cached credentials.", "out {", "out {}", `out {"level":"debug"}`, "out {", "out }"}
+	script := append([]string{}, stray...)
+	for _, l := range strings.Split(string(doc), "\n") {
+		script = append(script, "out "+l)
+	}
+	b, _ := kit.Setup(t, nil, script...)
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	if err != nil || res.Text != "Hello from agentclitest." || res.SessionID != "eba5c9d7-0213-4dee-b21c-2038587f9d8c" {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	b, _ = kit.Setup(t, nil, stray...)
+	res, err = b.Run(context.Background(), &agentcli.Request{Prompt: "Say hello."})
+	var pe *agentcli.ParseError
+	if !errors.As(err, &pe) || res != nil {
+		t.Fatalf("stray lines only: res %+v err %v; want a *ParseError", res, err)
+	}
+}
+
+// A prompt gemini would truncate is refused before it starts, with an
+// error that is both a *PromptTooLongError and ErrBadRequest.
+func TestPromptTooLong(t *testing.T) {
+	b, dir := kit.Setup(t, nil, kit.Success("hi", "s")...)
+	_, err := b.Run(context.Background(), &agentcli.Request{Prompt: strings.Repeat("x", MaxPromptBytes) + "y"})
+	var pe *PromptTooLongError
+	if !errors.As(err, &pe) || !errors.Is(err, agentcli.ErrBadRequest) || pe.Len != MaxPromptBytes+1 {
+		t.Fatalf("err = %v", err)
+	}
+	if pids := fakecli.ReadPids(dir); len(pids) != 0 {
+		t.Fatalf("gemini started: %v", pids)
+	}
+}
+
 // A json-mode fatal error is a JSON document on stderr and nothing on
 // stdout.
 func TestRunJSONErrorOnStderr(t *testing.T) {
@@ -115,4 +152,32 @@ func errorsAs(err error, target any) bool { return errors.As(err, target) }
 // of a live run yields the same events.
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(name string) bool { return strings.HasSuffix(name, "-stream") })
+}
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way gemini finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "API key", Env: []string{"GEMINI_API_KEY=k"}},
+	{Name: "Vertex", Env: []string{"GOOGLE_GENAI_USE_VERTEXAI=true"}},
+	{Name: "login", Files: map[string]string{"~/.gemini/oauth_creds.json": `{"access_token":"x"}`}},
+	{Name: "auth type in settings", Files: map[string]string{"~/.gemini/settings.json": `{"security":{"auth":{"selectedType":"oauth-personal"}}}`}},
+	{Name: "GEMINI_CLI_HOME", Env: []string{"GEMINI_CLI_HOME=~/gh"}, Files: map[string]string{"~/gh/.gemini/oauth_creds.json": `{}`}},
+	{Name: "project .env", Files: map[string]string{"./.env": "GEMINI_API_KEY=k\n"}},
+	{Name: "home .env", Files: map[string]string{"~/.env": "GEMINI_API_KEY=k\n"}},
+	{Name: "extra args", ExtraArgs: []string{"--debug"}},
+}
+
+// No file is written into the home directory but the two directories
+// gemini creates there itself on every run (.gemini/tmp and
+// .gemini/history, which the settings overlay links to so that the
+// session lands in the user's home): the overlay with the MCP servers and
+// the effort lives in the run's temporary directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief",
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		nil, ".gemini/tmp", ".gemini/history")
 }

@@ -126,6 +126,14 @@
 // ErrAuth; exit 42 with "Error resuming session" matches
 // ErrSessionNotFound; exit 42 "No input provided" means an empty prompt.
 //
+// With json the document is the first JSON object on stdout that has one
+// of its members (session_id, response, error, stats): lines before it,
+// after it or around it (noise, a lone "{", another JSON object, a
+// document cut short) are EventNotice events. A run that exits 0 without
+// that document but with something like one (a document cut short, not
+// JSON, an object without those members) fails with a
+// *agentcli.ParseError rather than succeeding without an answer.
+//
 // # Interactive mode
 //
 // agentcli.Interactive runs Gemini CLI's own UI on a terminal:
@@ -152,6 +160,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -167,11 +176,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // filter (--allowed-tools is deprecated and only skips confirmation), no
 // cost and no thinking text.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "gemini",
-	Package:     "@google/gemini-cli",
-	Tested:      "0.61.0",
-	Credentials: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI"},
+	Name:           Name,
+	Binary:         "gemini",
+	Package:        "@google/gemini-cli",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "log in with `gemini` (security.auth.selectedType in its settings.json)",
 	Caps: agentcli.Capabilities{
 		TextDeltas:      true,
 		Resume:          true,

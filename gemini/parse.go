@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -80,6 +81,11 @@ type wireJSON struct {
 	Stats     *wireStats `json:"stats"`
 	Error     *wireError `json:"error"`
 	Warnings  []string   `json:"warnings"`
+
+	// known reports that the document has one of the members above
+	// but warnings: an object without any is not gemini's document but
+	// a stray one (a debug line, a lone "{" and "}").
+	known bool
 }
 
 type wireStats struct {
@@ -141,6 +147,11 @@ type parser struct {
 	doc     docReader
 	jdoc    *wireJSON
 	jdocRaw json.RawMessage
+	// stray is what the last document-like output that was not
+	// gemini's document went wrong with (the start of it, and why), for
+	// the *agentcli.ParseError of a run that printed no document.
+	stray    []byte
+	strayErr error
 }
 
 func newParser(f format) *parser { return &parser{format: f, limit: proc.DefaultMaxLine} }
@@ -644,7 +655,7 @@ func (p *parser) jsonLine(line []byte) {
 		if r.active {
 			// A new document at the start of a line: what came before
 			// was not a document's beginning.
-			p.evs = append(p.evs, runner.Notice(Name, r.first, errors.New("json document cut short by the next one")))
+			p.strayDoc(r.first, errors.New("json document cut short by the next one"))
 		}
 		first := t
 		if p.borrow {
@@ -666,12 +677,12 @@ func (p *parser) jsonLine(line []byte) {
 	}
 	st := r.scan(line)
 	if st == docBad {
-		p.evs = append(p.evs, runner.Notice(Name, line, errors.New("not JSON: the json document ends here")))
+		p.strayDoc(line, errors.New("not JSON: the json document ends here"))
 		*r = docReader{}
 		return
 	}
 	if n := len(r.buf) + len(line) + 1; n > p.limit {
-		p.evs = append(p.evs, runner.Notice(Name, r.first, &agentcli.LineTooLongError{Limit: p.limit, Len: n}))
+		p.strayDoc(r.first, &agentcli.LineTooLongError{Limit: p.limit, Len: n})
 		r.buf, r.active, r.skip = nil, false, st == docMore
 		return
 	}
@@ -684,13 +695,30 @@ func (p *parser) jsonLine(line []byte) {
 	p.endDocument(doc)
 }
 
-// endDocument decodes the complete json document.
+// strayDoc reports document-like output that is not gemini's document
+// (a notice) and keeps it for the error of a run that prints none.
+func (p *parser) strayDoc(line []byte, err error) {
+	p.evs = append(p.evs, runner.Notice(Name, line, err))
+	p.stray = append(p.stray[:0], line[:min(len(line), maxStray)]...)
+	p.strayErr = err
+}
+
+// maxStray bounds what a *agentcli.ParseError keeps of stray output.
+const maxStray = 4 << 10
+
+// errNotGemini is the error of a complete JSON object, among gemini's
+// output, that has none of the document's members.
+var errNotGemini = errors.New("a JSON object that is not gemini's json document (no session_id, response, error or stats)")
+
+// endDocument decodes a complete json document: gemini's, or a stray
+// one, which is reported and skipped so that gemini's, later, is still
+// found.
 func (p *parser) endDocument(doc []byte) {
 	raw := bytes.TrimSpace(doc)
 	if !json.Valid(raw) {
 		var v any
 		err := json.Unmarshal(raw, &v)
-		p.evs = append(p.evs, runner.Notice(Name, raw, err))
+		p.strayDoc(raw, err)
 		return
 	}
 	d := &p.d
@@ -699,7 +727,11 @@ func (p *parser) endDocument(doc []byte) {
 	err := d.Finish()
 	d.Reset(nil)
 	if err != nil { // cannot happen: the document is valid
-		p.evs = append(p.evs, runner.Notice(Name, raw, err))
+		p.strayDoc(raw, err)
+		return
+	}
+	if !w.known {
+		p.strayDoc(raw, errNotGemini)
 		return
 	}
 	p.jdoc = w
@@ -726,6 +758,10 @@ func (p *parser) endDocument(doc []byte) {
 func decodeDocument(d *jsonscan.Decoder) *wireJSON {
 	w := &wireJSON{}
 	for k := range d.Object() {
+		switch string(k) {
+		case "session_id", "response", "stats", "error":
+			w.known = true
+		}
 		switch string(k) {
 		case "session_id":
 			w.SessionID = str(d)
@@ -847,11 +883,23 @@ func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 }
 
 // endJSON decides from the json document. A document still open when the
-// output ended (cut short) counts as none.
+// output ended (cut short) counts as none. A run whose output had
+// something like a document but not gemini's (cut short, not JSON, a
+// stray object) and exits 0 is a *agentcli.ParseError: never a success
+// without the answer gemini printed.
 func (p *parser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 	w := p.jdoc
 	if w == nil {
-		return p.noResult(exit)
+		if p.doc.active {
+			p.stray = append(p.stray[:0], p.doc.first[:min(len(p.doc.first), maxStray)]...)
+			p.strayErr = errors.New("json document cut short by the end of the output")
+		}
+		res, err := p.noResult(exit)
+		if res == nil && err == nil && exit.Code == 0 && p.strayErr != nil {
+			return nil, &agentcli.ParseError{Backend: Name, Line: bytes.Clone(p.stray),
+				Err: fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)}
+		}
+		return res, err
 	}
 	res := &agentcli.Result{SessionID: p.sessionID, Raw: p.jdocRaw}
 	if w.Stats != nil {

@@ -455,11 +455,84 @@ func TestParseContradictions(t *testing.T) {
 	if !errors.As(err, &re) || re.ExitCode != 1 || res == nil || !res.IsError || res.Text != "fine" {
 		t.Fatalf("res %+v err %v", res, err)
 	}
-	// Exit 0 with nothing: no result.
+	// Exit 0 with a document cut short: a parse error, never a success.
 	p, _ = parseAll(formatJSON, []byte("{\n  \"session_id\": \"s\",\n  \"response\": \"cut"))
-	if _, err := spec.End(p, runner.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
+	var pe *agentcli.ParseError
+	if _, err := spec.End(p, runner.Exit{}); !errors.As(err, &pe) || errors.Is(err, agentcli.ErrExit) || !bytes.Contains(pe.Line, []byte(`"cut`)) {
 		t.Fatalf("truncated json document: err %v", err)
 	}
+	// Exit 0 with nothing at all: no result.
+	p, _ = parseAll(formatJSON, nil)
+	if _, err := spec.End(p, runner.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
+		t.Fatalf("no output: err %v", err)
+	}
+}
+
+// strays are lines a CLI (or something it runs) may print around its
+// json document: noise, JSON objects that are not the document, a lone
+// "{" or "}", a document cut short by the next one.
+var strays = []string{
+	"{", "}", "{}", "{ }", "[", `{"level":"debug","msg":"x"}`, `{"warnings": []}`, "{\n}", "{\nnoise", "{ [", `{"a":`,
+	"{\n  \"x\": 1,", "{\n{", "}\n{", "{\n  \"a\": {", `"x"`, "Loaded cached credentials.", "  {", `{"a":"b}`,
+	"{\n  \"warnings\": [\"w\"]\n}",
+}
+
+// The json document is found after any stray lines: the run succeeds with
+// its text and session id, and each stray is a notice. Without the
+// document, a run that exits 0 is a *ParseError, never a success with an
+// empty text; one that exits non-zero is an *ExitError.
+func TestParseJSONStray(t *testing.T) {
+	doc, _ := json.MarshalIndent(map[string]any{"session_id": "s-json", "response": "hello"}, "", "  ")
+	for _, s := range strays {
+		for _, out := range []string{s + "\n" + string(doc) + "\n", s + "\n" + s + "\n" + string(doc) + "\nafter\n"} {
+			p, evs := parseAll(formatJSON, []byte(out))
+			res, err := spec.End(p, runner.Exit{})
+			if err != nil || res.Text != "hello" || res.SessionID != "s-json" {
+				t.Errorf("%q: res %+v err %v", out, res, err)
+				continue
+			}
+			if kinds(evs)[0] != agentcli.EventNotice {
+				t.Errorf("%q: the stray line is no notice: %v", out, kinds(evs))
+			}
+		}
+		if s == "Loaded cached credentials." || s == "[" || s == `"x"` || s == "}" {
+			continue // not document-like: no parse error without the document
+		}
+		p, _ := parseAll(formatJSON, []byte(s+"\n"))
+		var pe *agentcli.ParseError
+		if res, err := spec.End(p, runner.Exit{}); !errors.As(err, &pe) || res != nil || len(pe.Line) == 0 {
+			t.Errorf("%q alone, exit 0: res %+v err %v; want a *ParseError", s, res, err)
+		}
+		p, _ = parseAll(formatJSON, []byte(s+"\n"))
+		var xe *agentcli.ExitError
+		if res, err := spec.End(p, runner.Exit{Code: 1, Stderr: "boom"}); !errors.As(err, &xe) || res != nil {
+			t.Errorf("%q alone, exit 1: res %+v err %v; want an *ExitError", s, res, err)
+		}
+	}
+}
+
+// The same for any mix of stray lines: the document after them is the
+// result.
+func TestParseJSONStrayProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		text := rapid.String().Draw(t, "text")
+		var out strings.Builder
+		for _, s := range rapid.SliceOfN(rapid.OneOf(rapid.SampledFrom(strays), rapid.StringMatching(`[a-z {}\[\]":,0-9]{0,30}`)), 1, 6).Draw(t, "strays") {
+			for _, k := range []string{"session_id", "response", "stats", "error"} {
+				if strings.Contains(s, `"`+k+`"`) {
+					t.Skip("a stray with the document's members")
+				}
+			}
+			out.WriteString(s + "\n")
+		}
+		doc, _ := json.MarshalIndent(map[string]any{"session_id": "s", "response": text}, "", "  ")
+		out.Write(doc)
+		p, _ := parseAll(formatJSON, []byte(out.String()))
+		res, err := spec.End(p, runner.Exit{})
+		if err != nil || res.Text != text || res.SessionID != "s" {
+			t.Fatalf("%q: res %+v err %v", out.String(), res, err)
+		}
+	})
 }
 
 // genOutput renders a valid gemini run that answers text in session sess,

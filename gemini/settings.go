@@ -149,8 +149,10 @@ const geminiDir = ".gemini"
 // and everything else are the user's own, through the links, and a
 // session a run creates is resumable by any later run. The tmp and
 // history directories and the projects.json registry are linked even when
-// they do not exist yet (the directories are created in the real home),
-// so that the first run's session and project registration land there.
+// they do not exist yet (the directories are created in the real home, as
+// gemini 0.61.0 creates them itself on every run, even in a
+// GEMINI_CLI_HOME that does not exist: nothing gemini would not do), so
+// that the first run's session and project registration land there.
 // Other files gemini creates in .gemini for the first time during such a
 // run, and changes it writes to settings.json, stay in the overlay and are
 // removed with it.

@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) {
 	fakecli.MaybeRun()
-	backendtest.UsePinnedCLIs()
+	backendtest.UsePinnedCLIs(Name, "Example")
 	os.Exit(m.Run())
 }
 
@@ -69,4 +69,31 @@ func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
 // of a live run yields the same events.
 func TestReplayTranscripts(t *testing.T) {
 	backendtest.ReplayTranscripts(t, kit, func(string) bool { return true })
+}
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way opencode finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, credentialWays)
+}
+
+var credentialWays = []backendtest.CredentialWay{
+	{Name: "provider key", Env: []string{"ANTHROPIC_API_KEY=k"}},
+	{Name: "any provider's key", Env: []string{"DEEPSEEK_API_KEY=k"}},
+	{Name: "login", Files: map[string]string{"~/.local/share/opencode/auth.json": `{"anthropic":{"type":"api","key":"k"}}`}},
+	{Name: "config content", Env: []string{`OPENCODE_CONFIG_CONTENT={"provider":{}}`}},
+	{Name: "user config", Files: map[string]string{"~/.config/opencode/opencode.json": `{"model":"ollama/x"}`}},
+	{Name: "project config", Files: map[string]string{"./opencode.json": `{"provider":{"local":{}}}`}},
+	{Name: "project .env", Files: map[string]string{"./.env": "OPENAI_API_KEY=k\n"}},
+	{Name: "a Zen model", Model: "opencode/big-pickle"},
+	{Name: "extra args", ExtraArgs: []string{"--print-logs"}},
+}
+
+// No CLI home is created or written into: the config with the system
+// prompt and the MCP servers is a private file in the run's temporary
+// directory.
+func TestNoHomeWrites(t *testing.T) {
+	backendtest.CheckNoHomeWrites(t, kit, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief",
+		Effort: agentcli.EffortLow, MCPServers: []agentcli.MCPServer{{Name: "s", Command: "srv", Env: []string{"TOKEN=t"}}}},
+		[]string{"XDG_CONFIG_HOME=~/.config", "XDG_DATA_HOME=~/.local/share"})
 }

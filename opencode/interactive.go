@@ -48,7 +48,7 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 			if strings.IndexByte(system, 0) >= 0 {
 				return nil, &agentcli.RequestError{Backend: Name, Field: "SystemPrompt", Reason: "contains a NUL byte"}
 			}
-			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the first message instead",
+			r.Warn("interactive: system prompt with OPENCODE_CONFIG", "agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the first message instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
 			req.Prompt = system + "\n\n" + req.Prompt
 			system = ""

@@ -170,7 +170,7 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 	}
 	if req.SystemPrompt != "" {
 		if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
-			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the first prompt instead",
+			r.Warn("live: system prompt with OPENCODE_CONFIG", "agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the first prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
 			if req.SessionID == "" {
 				ac.FirstPrefix = req.SystemPrompt + "\n\n"

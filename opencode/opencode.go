@@ -96,7 +96,7 @@
 //
 // opencode prints full text parts, not deltas (EventText), reasoning
 // (EventThinking), tool calls once they completed or failed (EventToolUse
-// followed by EventToolResult; canonical names via agentcli.CanonicalTool;
+// followed by EventToolResult; canonical names are agentcli's ToolName constants;
 // Input is the tool's input, Output its output or error text, ExitCode the
 // shell exit status when reported) and one step_finish per model call, each
 // yielding an EventUsage with the usage summed so far. An EventInit carrying
@@ -156,6 +156,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -173,11 +174,13 @@ func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opt
 // appended to opencode's own; whole text parts rather than deltas; no max
 // turns and no tool filter.
 var spec = runner.Spec{
-	Name:        Name,
-	Binary:      "opencode",
-	Package:     "opencode-ai",
-	Tested:      "1.18.33",
-	Credentials: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "OPENROUTER_API_KEY", "OPENCODE_API_KEY"},
+	Name:           Name,
+	Binary:         "opencode",
+	Package:        "opencode-ai",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    credentialVars,
+	HasCredentials: hasCredentials,
+	Login:          "run `opencode auth login`, configure a provider, or name a free OpenCode Zen model (Model \"opencode/...\")",
 	Caps: agentcli.Capabilities{
 		Thinking:        true,
 		Resume:          true,
@@ -301,7 +304,7 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 				Reason: "OPENCODE_CONFIG is already set in the run's environment, and it names the one file through which agentcli would pass them"}
 		}
 		if system != "" {
-			r.Logger.Warn("agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
+			r.Warn("system prompt with OPENCODE_CONFIG", "agentcli: OPENCODE_CONFIG is already set; prepending the system prompt to the prompt instead",
 				"backend", Name, "OPENCODE_CONFIG", v)
 			prompt = system + "\n\n" + prompt
 			system = ""

@@ -65,7 +65,7 @@ func TestRegistered(t *testing.T) {
 	}
 	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true,
 		MCP: true, Efforts: agentcli.Efforts(),
-		Sessions: true, Interrupt: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
+		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)

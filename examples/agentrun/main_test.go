@@ -173,15 +173,45 @@ func TestDoctor(t *testing.T) {
 		backendtest.SkipUnlessCI(t, "pinned CLIs not installed (scripts/install-clis.sh)")
 	}
 	t.Setenv("PATH", "/usr/bin:/bin") // no other claude or codex around
-	code, out, errOut := runArgs(t, "", "-doctor", "-json")
-	var ds []agentcli.Diagnosis
-	if err := json.Unmarshal([]byte(out), &ds); err != nil || code != 0 || len(ds) != 4 {
-		t.Fatalf("exit %d, %d diagnoses (%v), stderr %q, stdout %s", code, len(ds), err, errOut, out)
+	// No credential of the developer's: a fresh home and none of the
+	// variables, then a key for each CLI.
+	t.Setenv("HOME", t.TempDir())
+	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
+		"CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN",
+		"OPENAI_BASE_URL", "CODEX_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI",
+		"GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GEMINI_CLI_HOME", "OPENCODE_CONFIG",
+		"OPENCODE_CONFIG_CONTENT", "OPENCODE_API_KEY", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
 	}
+	doctor := func() (int, []agentcli.Diagnosis) {
+		code, out, errOut := runArgs(t, "", "-doctor", "-json")
+		var ds []agentcli.Diagnosis
+		if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 4 {
+			t.Fatalf("exit %d, %d diagnoses (%v), stderr %q, stdout %s", code, len(ds), err, errOut, out)
+		}
+		return code, ds
+	}
+	code, ds := doctor()
+	for _, d := range ds {
+		if d.Version == "" || d.Version != d.Tested || d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "no credentials") {
+			t.Errorf("without credentials: %+v", d)
+		}
+	}
+	if code != 1 {
+		t.Errorf("without credentials: exit %d", code)
+	}
+	for _, kv := range fakecli.Credentials() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	code, ds = doctor()
 	for _, d := range ds {
 		if d.Version == "" || d.Version != d.Tested || d.Status == agentcli.DiagnosisFailure {
 			t.Errorf("%+v", d)
 		}
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
 	}
 }
 

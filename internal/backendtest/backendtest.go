@@ -41,6 +41,18 @@ type Kit struct {
 	// TempPrefix is the prefix of temporary files the backend creates in
 	// os.TempDir, checked to be gone after every case ("" if none).
 	TempPrefix string
+	// NoSystemPrompt leaves the system prompt out of the matrix's
+	// requests, for a backend whose runs with one go through a live
+	// session (runner.Spec.LiveRun), which the fake does not speak.
+	NoSystemPrompt bool
+}
+
+// system returns the system prompt of the matrix's requests.
+func (k Kit) system() string {
+	if k.NoSystemPrompt {
+		return ""
+	}
+	return "be brief"
 }
 
 // Self returns the path of the running test binary, which acts as the fake
@@ -425,7 +437,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 			b, dir := k.Setup(t, c.opts, c.script...)
 			// Every case carries a system prompt, so backends that put it in
 			// a temporary file show that the file is gone on every path.
-			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: "be brief"}
+			req := &agentcli.Request{Prompt: "hi", Timeout: c.timeout, SystemPrompt: k.system()}
 			start := time.Now()
 			var evs []agentcli.Event
 			var err error
@@ -509,7 +521,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"hang"})...)
 		ctx, cancel := context.WithCancel(context.Background())
 		var err error
-		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
+		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: k.system()}) {
 			if e != nil {
 				err = e
 				break
@@ -529,7 +541,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 	t.Run("panic in a callback", func(t *testing.T) {
 		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Success("hello", sess), []string{"hang"})...)
-		req := &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief", OnText: func(string) { panic("callback panic") }}
+		req := &agentcli.Request{Prompt: "hi", SystemPrompt: k.system(), OnText: func(string) { panic("callback panic") }}
 		func() {
 			defer func() {
 				if r := recover(); r != "callback panic" {
@@ -545,7 +557,7 @@ func FaultMatrix(t *testing.T, k Kit) {
 	t.Run("break out of the loop", func(t *testing.T) {
 		t.Setenv("TMPDIR", t.TempDir())
 		b, dir := k.Setup(t, nil, concat(k.Partial(sess), []string{"ignoreterm", "hang"})...)
-		for range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
+		for range b.Stream(context.Background(), &agentcli.Request{Prompt: "hi", SystemPrompt: k.system()}) {
 			break
 		}
 		AssertReaped(t, dir)
@@ -707,7 +719,7 @@ func cancelFaults(t *testing.T, k Kit, sess string) {
 		var canceledAt time.Time
 		var mu sync.Mutex
 		done := false
-		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"}) {
+		for ev, e := range b.Stream(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: k.system()}) {
 			if e != nil {
 				err = e
 				break
@@ -795,7 +807,7 @@ func cancelFaults(t *testing.T, k Kit, sess string) {
 		for i := 0; i < 200; i++ {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(time.Duration(rng.Int64N(int64(3*time.Millisecond))), cancel)
-			_, err := b.Run(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: "be brief"})
+			_, err := b.Run(ctx, &agentcli.Request{Prompt: "hi", SystemPrompt: k.system()})
 			cancel()
 			var ce *agentcli.CanceledError
 			if !errors.As(err, &ce) || !errors.Is(err, agentcli.ErrCanceled) {

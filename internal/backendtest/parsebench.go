@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/fakecli"
 	"github.com/agentcli/agentcli/internal/runner"
 )
 
@@ -76,7 +77,7 @@ func BenchLinear(b *testing.B, name string, line func(n int) []byte, ns []int, n
 // loop and the garbage collector; not the CLI's) per byte of output.
 func BenchStream(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
 	cli := catCLI(b, b.TempDir(), stream)
-	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler), Env: fakecli.Credentials()})
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	cpu := processCPU()
@@ -130,7 +131,7 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 	mid := len(stream) / 2
 	mid += bytes.IndexByte(stream[mid:], '\n') + 1
 	stream = slices.Concat(stream[:mid], []byte(unknown+"\n"+notJSON+"\n"), huge, []byte(hugeUnknown+"\n"), stream[mid:])
-	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler)})
+	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), stream), Logger: slog.New(slog.DiscardHandler), Env: fakecli.Credentials()})
 	defer func() {
 		if !t.Failed() {
 			checkDropRaw(t, be, unknown, notJSON)
@@ -174,7 +175,7 @@ func diffEvents(want []agentcli.Event, werr error, got []agentcli.Event, gerr er
 // a bare os/exec to reading its first line (first-ns and bare-first-ns).
 func BenchFirstEvent(b *testing.B, newBackend func(*agentcli.Options) agentcli.Backend, stream []byte) {
 	cli := catCLI(b, b.TempDir(), stream)
-	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler)})
+	be := newBackend(&agentcli.Options{Path: cli, Logger: slog.New(slog.DiscardHandler), Env: fakecli.Credentials()})
 	var first, bare time.Duration
 	for b.Loop() {
 		start := time.Now()
@@ -312,7 +313,7 @@ func HugeLineAllocs(t *testing.T, newBackend func(*agentcli.Options) agentcli.Ba
 	if runtime.GOOS != "linux" {
 		t.Skip("a long line's pieces are on the Go heap here, counted as allocations")
 	}
-	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), huge), Logger: slog.New(slog.DiscardHandler)})
+	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), huge), Logger: slog.New(slog.DiscardHandler), Env: fakecli.Credentials()})
 	allocs := func(req *agentcli.Request) float64 {
 		// The least of three runs: what other goroutines allocate
 		// meanwhile counts too.

@@ -1,7 +1,10 @@
 package backendtest
 
 import (
+	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,21 +54,41 @@ func SkipUnlessCI(t testing.TB, format string, args ...any) {
 // UsePinnedCLIs puts the CLIs that scripts/install-clis.sh installed
 // (tools/clis/node_modules/.bin, found from the package directory upwards)
 // first on PATH, so that a backend made with nil Options runs the pinned
-// binary. A backend package's TestMain calls it for its examples. It does
-// nothing when they are not installed.
-func UsePinnedCLIs() {
-	dir, err := os.Getwd()
-	if err != nil {
+// binary. A backend package's TestMain calls it for its examples, which
+// run cli, before m.Run.
+//
+// When cli is neither installed there nor on PATH (a fresh clone), the
+// examples named can only fail (they log.Fatal): outside CI they are
+// skipped (added to -test.skip) with a message on stderr saying so and how
+// to install the CLIs. Under CI=true they run, and fail, as any real-CLI
+// test does there.
+func UsePinnedCLIs(cli string, examples ...string) {
+	if dir, err := os.Getwd(); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			bin := filepath.Join(d, "tools", "clis", "node_modules", ".bin")
+			if fi, err := os.Stat(bin); err == nil && fi.IsDir() {
+				os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+				break
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if _, err := exec.LookPath(cli); err == nil || len(examples) == 0 || os.Getenv("CI") == "true" {
 		return
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		bin := filepath.Join(d, "tools", "clis", "node_modules", ".bin")
-		if fi, err := os.Stat(bin); err == nil && fi.IsDir() {
-			os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-			return
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	skip := "^(" + strings.Join(examples, "|") + ")$"
+	if f := flag.Lookup("test.skip"); f != nil {
+		if old := f.Value.String(); old != "" {
+			skip = old + "|" + skip
 		}
-		if filepath.Dir(d) == d {
-			return
+		if err := f.Value.Set(skip); err == nil {
+			fmt.Fprintf(os.Stderr, "%s is not installed (bash scripts/install-clis.sh) nor on PATH: skipping the examples that run it (%s); under CI=true they run, and fail\n",
+				cli, strings.Join(examples, ", "))
 		}
 	}
 }

@@ -97,7 +97,7 @@ func Env(dir, flavor string, script ...string) []string {
 	if err := os.WriteFile(sp, []byte(strings.Join(script, "\n")+"\n"), 0o644); err != nil {
 		panic(err)
 	}
-	return []string{
+	env := []string{
 		EnvFlavor + "=" + flavor,
 		EnvScript + "=" + sp,
 		EnvRecord + "=" + dir + "/record.json",
@@ -105,6 +105,31 @@ func Env(dir, flavor string, script ...string) []string {
 		// A -race test binary otherwise sleeps 1s at exit.
 		"GORACE=atexit_sleep_ms=0",
 	}
+	if v, ok := credential[flavor]; ok {
+		env = append(env, v+"="+Credential)
+	}
+	return env
+}
+
+// Credential is the value of the credential variable Env sets, so that
+// the backend, which fails a run without credentials before it starts,
+// runs the fake.
+const Credential = "fakecli-credential"
+
+// Credentials returns a credential variable of each CLI set to
+// Credential, for a backend that runs something else than the fake (a
+// cat of a stream) and must not fail for lack of credentials.
+func Credentials() []string {
+	var env []string
+	for _, f := range []string{"claude", "codex", "gemini", "opencode"} {
+		env = append(env, credential[f]+"="+Credential)
+	}
+	return env
+}
+
+// credential maps flavors to one of their CLI's credential variables.
+var credential = map[string]string{
+	"claude": "ANTHROPIC_API_KEY", "codex": "CODEX_API_KEY", "gemini": "GEMINI_API_KEY", "opencode": "OPENCODE_API_KEY",
 }
 
 // ReadRecord reads what the fake recorded in dir.

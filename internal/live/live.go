@@ -66,8 +66,7 @@ type Config struct {
 	// Options are the backend's options, defaults filled in (kill grace,
 	// line limit, stderr tail).
 	Options agentcli.Options
-	// Logger receives the session's log records; nil means
-	// slog.Default().
+	// Logger receives the session's log records; nil means none.
 	Logger *slog.Logger
 	// Args are the CLI's arguments.
 	Args []string
@@ -164,7 +163,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	o := cfg.Options
 	logger := cfg.Logger
 	if logger == nil {
-		logger = slog.Default()
+		logger = slog.New(slog.DiscardHandler)
 	}
 	grace := o.KillGrace
 	if grace <= 0 {

@@ -10,6 +10,9 @@ import "github.com/agentcli/agentcli"
 // mode-imposed decision, where the CLI passes a message on to the model.
 const DeniedMessage = "The user denied permission to use this tool."
 
+// Modes lists every permission mode agentcli knows.
+var Modes = []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}
+
 // CheckMode fails with an *agentcli.UnsupportedError when mode is not
 // among supported (nil means every known mode) or is unknown.
 func CheckMode(backend string, mode agentcli.PermissionMode, supported []agentcli.PermissionMode) error {

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
@@ -35,7 +36,7 @@ func defaults(opts *agentcli.Options) agentcli.Options {
 	}
 	o.Env = slices.Clone(o.Env)
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler) // a library logs nothing unless asked
 	}
 	if o.KillGrace <= 0 {
 		o.KillGrace = proc.DefaultKillGrace
@@ -56,6 +57,9 @@ type Backend struct {
 	spec  *Spec
 	opts  agentcli.Options
 	state any
+	// warned holds the keys of the warnings logged so far (see Run.Warn):
+	// each is logged once per Backend, not once per run.
+	warned sync.Map
 }
 
 // Name implements agentcli.Backend.
@@ -64,6 +68,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 // Capabilities implements agentcli.Backend.
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
+	c.Interactive = b.spec.Interactive != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c
@@ -107,6 +112,10 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	}
 	r, err := b.prepareRun(req, true, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.checkCredentials(r); err != nil {
+		r.Cleanup()
 		return nil, err
 	}
 	// A live session carries every setting the backend supports, each

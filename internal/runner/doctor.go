@@ -15,7 +15,9 @@ var versionRe = regexp.MustCompile(`\b\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?\b`)
 
 // Diagnose implements agentcli.Diagnoser: it resolves the binary, runs it
 // with --version (no model call), compares the version with the tested
-// one and lists the credential variables that are set.
+// one, lists the credential variables that are set and, where the Spec
+// says how (HasCredentials), fails a CLI that has no credential at all as
+// a run would.
 func (b *Backend) Diagnose(ctx context.Context) agentcli.Diagnosis {
 	d := agentcli.Diagnosis{Backend: b.spec.Name, Path: b.path(), Tested: b.spec.Tested, Credentials: []string{}}
 	path, err := b.resolve()
@@ -42,11 +44,13 @@ func (b *Backend) Diagnose(ctx context.Context) agentcli.Diagnosis {
 	}
 	d.Status = agentcli.DiagnosisOK
 	switch {
+	case !b.hasCredentials(r):
+		d.Status, d.Hint = agentcli.DiagnosisFailure, b.credentialsError().Error()
 	case d.Version == "":
 		d.Status, d.Hint = agentcli.DiagnosisWarning, "could not read a version from `"+b.spec.Binary+" --version`: "+strings.TrimSpace(Tail(string(out), 80))
 	case !d.InRange:
 		d.Status, d.Hint = agentcli.DiagnosisWarning, "version "+d.Version+" was not tested with this release of agentcli (tested: "+b.spec.Tested+")"
-	case len(b.spec.Credentials) > 0 && len(d.Credentials) == 0:
+	case b.spec.HasCredentials == nil && len(b.spec.Credentials) > 0 && len(d.Credentials) == 0:
 		d.Status, d.Hint = agentcli.DiagnosisWarning, "no credential variable is set (fine if the CLI is logged in on its own)"
 	}
 	return d

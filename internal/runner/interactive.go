@@ -70,17 +70,6 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 			errOut = term.Stderr
 		}
 	}
-	notTerminal := func(field string) error {
-		return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
-			Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
-	}
-	if !proc.IsTerminal(in) {
-		return -1, notTerminal("Terminal.Stdin")
-	}
-	if !proc.IsTerminal(out) {
-		return -1, notTerminal("Terminal.Stdout")
-	}
-
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -106,23 +95,25 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	if err := checkArgLen(b.spec.Name, req, job.Args); err != nil {
 		return -1, err
 	}
+	// The terminal is checked last: a request the CLI cannot run as
+	// asked (an unsupported mode or setting, a bad field) is reported as
+	// such whatever the terminal.
+	notTerminal := func(field string) error {
+		return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
+			Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
+	}
+	if !proc.IsTerminal(in) {
+		return -1, notTerminal("Terminal.Stdin")
+	}
+	if !proc.IsTerminal(out) {
+		return -1, notTerminal("Terminal.Stdout")
+	}
 	env := append(r.Env[:len(r.Env):len(r.Env)], job.Env...)
 	*red = NewRedactor(redactEnv(env, req))
 	if runCtx.Err() != nil {
 		return -1, ended()
 	}
-	logArgs := job.Args
-	if req.Prompt != "" {
-		// The prompt is elided in the log, as a run's is.
-		logArgs = make([]string, len(job.Args))
-		for i, a := range job.Args {
-			if strings.Contains(a, req.Prompt) {
-				a = elide(a, 60)
-			}
-			logArgs[i] = a
-		}
-	}
-	lg.started(r, logArgs, *red)
+	lg.started(r, job.Args, *red) // the prompt in argv is elided there
 	p, err := proc.StartTerminal(runCtx, proc.TerminalSpec{
 		Path:      r.Path,
 		Args:      job.Args,
@@ -202,7 +193,7 @@ func (r *Run) Unsupported(feature string) error {
 	if r.Options != nil && r.Options.Strict {
 		return &agentcli.UnsupportedError{Backend: r.backend, Feature: feature, Reason: "in interactive mode"}
 	}
-	r.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s in interactive mode; ignored", r.backend, feature),
-		"backend", r.backend, "option", feature)
+	r.Warn("interactive: "+feature, fmt.Sprintf("agentcli: %s does not support %s in interactive mode; ignored", r.backend, feature),
+		"backend", r.backend)
 	return nil
 }

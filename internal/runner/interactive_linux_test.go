@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -78,6 +79,7 @@ func TestInteractiveErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
+	noTerm := &agentcli.Terminal{Stdin: devnull, Stdout: devnull}
 	var logs bytes.Buffer
 	b := interactiveBackend(t, "exit 0", &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	strict := interactiveBackend(t, "exit 0", &agentcli.Options{Strict: true})
@@ -98,6 +100,13 @@ func TestInteractiveErrors(t *testing.T) {
 		{"mode the UI lacks", b, &agentcli.Request{Permission: agentcli.PermissionDeny}, term, agentcli.ErrUnsupported, ""},
 		{"strict", strict, &agentcli.Request{MaxTurns: 3}, term, agentcli.ErrUnsupported, ""},
 		{"no interactive mode", New(testSpec(), nil), nil, term, agentcli.ErrUnsupported, ""},
+		// What the backend cannot run as asked is reported as such,
+		// before the terminal is looked at.
+		{"mode the UI lacks, no terminal", b, &agentcli.Request{Permission: agentcli.PermissionDeny}, noTerm, agentcli.ErrUnsupported, ""},
+		{"strict, no terminal", strict, &agentcli.Request{MaxTurns: 3}, noTerm, agentcli.ErrUnsupported, ""},
+		{"unknown permission mode, no terminal", b, &agentcli.Request{Permission: "sometimes"}, noTerm, agentcli.ErrBadRequest, "Permission"},
+		{"bad dir, no terminal", b, &agentcli.Request{Dir: "/nonexistent/dir"}, noTerm, agentcli.ErrBadRequest, "Dir"},
+		{"no interactive mode, no terminal", New(testSpec(), nil), nil, noTerm, agentcli.ErrUnsupported, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -110,6 +119,11 @@ func TestInteractiveErrors(t *testing.T) {
 				t.Errorf("error %v does not name field %s", err, c.field)
 			}
 		})
+	}
+	// Capabilities say which backends have an interactive mode.
+	if !b.Capabilities().Interactive || New(testSpec(), nil).Capabilities().Interactive {
+		t.Errorf("Capabilities().Interactive: %v with Spec.Interactive, %v without",
+			b.Capabilities().Interactive, New(testSpec(), nil).Capabilities().Interactive)
 	}
 	// Without Strict, an option the UI cannot honour is a warning.
 	if code, err := agentcli.Interactive(context.Background(), b, &agentcli.Request{MaxTurns: 3}, term); code != 0 || err != nil {
@@ -165,8 +179,8 @@ func TestInteractiveKilled(t *testing.T) {
 	}
 }
 
-// The debug log shows the argv with the first message elided, as a run's
-// prompt is.
+// The debug log shows the argv with the first message replaced by its
+// length, as a run's prompt is.
 func TestInteractiveLogElidesPrompt(t *testing.T) {
 	var logs bytes.Buffer
 	b := interactiveBackend(t, "exit 0", &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
@@ -175,7 +189,7 @@ func TestInteractiveLogElidesPrompt(t *testing.T) {
 	if code, err := agentcli.Interactive(context.Background(), b, &agentcli.Request{Prompt: prompt}, &agentcli.Terminal{Stdin: pty.Slave, Stdout: pty.Slave}); code != 0 || err != nil {
 		t.Fatalf("Interactive = %d, %v", code, err)
 	}
-	if !strings.Contains(logs.String(), "starting CLI") || strings.Contains(logs.String(), "END-OF-PROMPT") {
+	if !strings.Contains(logs.String(), "starting CLI") || strings.Contains(logs.String(), "END-OF-PROMPT") || strings.Contains(logs.String(), "very long first") || !strings.Contains(logs.String(), fmt.Sprintf("<prompt: %d bytes>", len(prompt))) {
 		t.Errorf("log:\n%s", logs.String())
 	}
 }

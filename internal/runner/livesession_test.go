@@ -50,7 +50,7 @@ func liveSpec(secret string, got *[]*agentcli.Request, mu *sync.Mutex, err error
 	spec := testSpec()
 	spec.Caps.MCP = true
 	spec.Caps.Efforts = []agentcli.Effort{agentcli.EffortLow}
-	spec.Caps.PermissionModes = []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk}
+	spec.Caps.PermissionModes = []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny}
 	spec.StartSession = func(ctx context.Context, r *Run) (agentcli.Session, error) {
 		mu.Lock()
 		*got = append(*got, r.Req)
@@ -107,8 +107,8 @@ func TestLiveSettings(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("%d sessions started, want 2", len(got))
 	}
-	if out := logs.String(); strings.Count(out, "level=WARN") != 2 || strings.Count(out, "does not support fallback model") != 2 {
-		t.Errorf("want one warning per start, about the fallback model only:\n%s", out)
+	if out := logs.String(); strings.Count(out, "level=WARN") != 1 || strings.Count(out, "does not support fallback model") != 1 {
+		t.Errorf("want one warning in all (once per backend and option), about the fallback model only:\n%s", out)
 	}
 	all, _ := json.Marshal([]any{evs, res, oneShot})
 	if bytes.Contains(all, []byte(secret)) {
@@ -143,5 +143,29 @@ func TestLiveSettings(t *testing.T) {
 	}
 	if len(got) != n {
 		t.Errorf("a strict start reached the CLI")
+	}
+}
+
+// Spec.LiveRun: a bypass run it picks is one turn of a live session (the
+// spec's Prepare is never called); one it does not pick is a plain run.
+func TestLiveRun(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []*agentcli.Request
+	)
+	spec := liveSpec("x", &got, &mu, nil)
+	prepared := 0
+	spec.Prepare = func(context.Context, *Run) (*Job, error) {
+		prepared++
+		return nil, errors.New("prepared")
+	}
+	spec.LiveRun = func(req *agentcli.Request) bool { return req.SystemPrompt != "" }
+	b := New(spec, &agentcli.Options{Path: "/bin/sh"})
+	res, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", SystemPrompt: "private"})
+	if err != nil || res.Text != "answer" || len(got) != 1 || got[0].SystemPrompt != "private" || prepared != 0 {
+		t.Fatalf("picked: %+v, %v; %d sessions, %d prepared", res, err, len(got), prepared)
+	}
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p"}); err == nil || err.Error() != "prepared" || len(got) != 1 || prepared != 1 {
+		t.Fatalf("not picked: %v; %d sessions, %d prepared", err, len(got), prepared)
 	}
 }

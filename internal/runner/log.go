@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -13,8 +14,8 @@ import (
 
 // runLog writes a run's log records: at debug level what was started and
 // how long each stage took (spawn, first byte, first event, end), and at
-// info level one record when the run ends. Secrets are redacted and the
-// prompt is elided.
+// info level one record when the run ends. Secrets are redacted; of the
+// prompt and the system prompt only the length is logged.
 type runLog struct {
 	ctx     context.Context
 	log     *slog.Logger
@@ -70,9 +71,9 @@ func (l *runLog) started(r *Run, args []string, red *Redactor) {
 	argv := make([]string, 0, len(args)+1)
 	argv = append(argv, r.Path)
 	for _, a := range args {
-		argv = append(argv, elide(red.Redact(a), 200))
+		argv = append(argv, elide(red.Redact(elidePrompts(a, r.Req)), 200))
 	}
-	attrs := []any{"backend", l.backend, "argv", argv, "dir", r.Dir, "prompt", elide(red.Redact(r.Req.Prompt), 40)}
+	attrs := []any{"backend", l.backend, "argv", argv, "dir", r.Dir, "prompt_bytes", len(r.Req.Prompt)}
 	if v := installedVersion(r.Path, l.pkg); v != "" {
 		attrs = append(attrs, "version", v) // from the npm package's package.json; no process started
 	}
@@ -155,6 +156,20 @@ func errKind(err error) string {
 		}
 	}
 	return "error"
+}
+
+// elidePrompts replaces req's prompt and system prompt in arg (a CLI
+// argument that carries one, as an interactive UI's first message does)
+// with their length, so that a log never holds any of their text.
+func elidePrompts(arg string, req *agentcli.Request) string {
+	for _, p := range []struct{ name, text string }{{"prompt", req.Prompt}, {"system prompt", req.SystemPrompt}} {
+		// A short text is replaced only where it is the whole argument,
+		// so that a prompt such as "x" does not garble every flag.
+		if p.text != "" && (arg == p.text || len(p.text) >= 8 && strings.Contains(arg, p.text)) {
+			arg = strings.ReplaceAll(arg, p.text, fmt.Sprintf("<%s: %d bytes>", p.name, len(p.text)))
+		}
+	}
+	return arg
 }
 
 // elide shortens s to its first n characters and says how long it was.

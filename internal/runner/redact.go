@@ -729,10 +729,11 @@ func (r *Redactor) Event(ev *agentcli.Event) {
 
 // Logger returns a logger that writes to l's handler with every secret
 // redacted from the message and from every attribute (strings, errors, and
-// the printed form of any other value). l nil means slog.Default().
+// the printed form of any other value). l nil means a logger that writes
+// nothing.
 func (r *Redactor) Logger(l *slog.Logger) *slog.Logger {
 	if l == nil {
-		l = slog.Default()
+		return slog.New(slog.DiscardHandler)
 	}
 	return slog.New(&redactHandler{h: l.Handler(), r: r})
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // path returns the configured binary path or name.
@@ -19,15 +21,24 @@ func (b *Backend) path() string {
 	return b.spec.Binary
 }
 
-// resolve finds the binary. Errors are *agentcli.BinaryError; a missing
-// binary's error says how to install it and how to point agentcli at it.
+// resolve finds the binary: Options.Path; else the backend's binary on
+// PATH, then the pinned version in the per-user cache that `agentcli
+// install` fills (clis.CacheDir). Errors are *agentcli.BinaryError; a
+// missing binary's error says how to install the tested version and how
+// to point agentcli at a binary.
 func (b *Backend) resolve() (string, error) {
 	path := b.path()
+	pinned, isPinned := clis.Lookup(b.spec.Name)
+	isPinned = isPinned && pinned.Binary == b.spec.Binary
 	berr := func(kind, cause error) error {
 		e := &agentcli.BinaryError{Backend: b.spec.Name, Path: path, Err: kind, Cause: cause}
 		if kind == agentcli.ErrNotFound {
-			e.Hint = "set Options.Path or BACKEND_CLI_PATH to the " + b.spec.Binary + " binary"
-			if b.spec.Package != "" {
+			e.Hint = "set Options.Path to the " + b.spec.Binary + " binary (agentcli.ConfigFromEnv reads it from BACKEND_CLI_PATH)"
+			switch {
+			case isPinned:
+				e.Hint = fmt.Sprintf("install the tested version (%s@%s) with `%s %s`, or %s",
+					pinned.Package, pinned.Version, clis.InstallCommand, b.spec.Name, e.Hint)
+			case b.spec.Package != "":
 				e.Hint = "install it with `npm install -g " + b.spec.Package + "`, or " + e.Hint
 			}
 		}
@@ -37,6 +48,13 @@ func (b *Backend) resolve() (string, error) {
 		p, err := exec.LookPath(path)
 		if err == nil {
 			return p, nil
+		}
+		if path == b.spec.Binary && isPinned {
+			if cache, cerr := clis.CacheDir(); cerr == nil {
+				if c := pinned.Bin(cache); isExecutable(c) {
+					return c, nil
+				}
+			}
 		}
 		// LookPath also fails for a non-executable file of that name on
 		// PATH; tell the two apart.
@@ -64,6 +82,13 @@ func (b *Backend) resolve() (string, error) {
 		path = abs
 	}
 	return path, nil
+}
+
+// isExecutable reports whether path is an executable regular file
+// (symbolic links followed).
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && executable(fi)
 }
 
 // absDir returns dir made absolute, or the current directory for "".

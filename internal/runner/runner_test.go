@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/tools/clis"
 	"pgregory.net/rapid"
 )
 
@@ -121,6 +122,64 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+// A pinned CLI that is not on PATH is found in the per-user cache that
+// `agentcli install` fills, at the pinned version only; PATH comes first;
+// Options.Path and other names are not looked up there; the hint of a
+// missing pinned CLI names the install command and the version.
+func TestResolveCache(t *testing.T) {
+	home, path := t.TempDir(), t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(home, "cache"))
+	t.Setenv("PATH", path)
+	pinned, _ := clis.Lookup("codex")
+	spec := &Spec{Name: "codex", Binary: "codex", Package: pinned.Package}
+	b := New(spec, nil).(*Backend)
+	_, err := b.resolve()
+	for _, s := range []string{clis.InstallCommand + " codex", pinned.Package + "@" + pinned.Version, "Options.Path", "BACKEND_CLI_PATH"} {
+		if !errors.Is(err, agentcli.ErrNotFound) || !strings.Contains(err.Error(), s) {
+			t.Errorf("nothing installed: err %v lacks %q", err, s)
+		}
+	}
+	cache, err := clis.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := pinned.Bin(cache)
+	os.MkdirAll(filepath.Dir(bin), 0o755)
+	os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o644)
+	if _, err := b.resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("a cached file that is not executable: %v", err)
+	}
+	os.Chmod(bin, 0o755)
+	if got, err := b.resolve(); got != bin || err != nil {
+		t.Errorf("cached: %q, %v; want %q", got, err, bin)
+	}
+	// Another version's directory is not used.
+	other := pinned
+	other.Version = "0.0.1"
+	os.MkdirAll(filepath.Dir(other.Bin(cache)), 0o755)
+	os.Rename(bin, other.Bin(cache))
+	if _, err := b.resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("another version cached: %v", err)
+	}
+	os.Rename(other.Bin(cache), bin)
+	// PATH first.
+	onPath := filepath.Join(path, "codex")
+	os.WriteFile(onPath, []byte("#!/bin/sh\n"), 0o755)
+	if got, _ := b.resolve(); got != onPath {
+		t.Errorf("with codex on PATH: %q", got)
+	}
+	os.Remove(onPath)
+	// Options.Path names another binary: not looked up in the cache.
+	if _, err := New(spec, &agentcli.Options{Path: "codex-dev"}).(*Backend).resolve(); !errors.Is(err, agentcli.ErrNotFound) {
+		t.Errorf("Options.Path codex-dev: %v", err)
+	}
+	// A backend that pins nothing has no cache and an npm hint.
+	if _, err := New(testSpec(), nil).(*Backend).resolve(); !errors.Is(err, agentcli.ErrNotFound) || strings.Contains(err.Error(), clis.InstallCommand) {
+		t.Errorf("unpinned: %v", err)
+	}
+}
+
 func TestEnv(t *testing.T) {
 	t.Setenv("CLAUDECODE", "1")
 	t.Setenv("KEEP_ME", "yes")
@@ -168,6 +227,32 @@ func TestWarnUnsupported(t *testing.T) {
 	if err := b.validate(req, false); !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(err.Error(), "allowed/disallowed tools") {
 		t.Fatalf("validate with a tool list the backend lacks: %v", err)
 	}
+	// Once per backend and option: the same request again says nothing,
+	// a new option is warned about, and so is the same option on
+	// another backend.
+	logs.Reset()
+	for range 3 {
+		if err := b.warnUnsupported(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if logs.Len() != 0 {
+		t.Fatalf("warned again: %q", logs.String())
+	}
+	if err := b.warnUnsupported(&agentcli.Request{DisallowedTools: []string{"Bash"}, FallbackModel: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "fallback model") {
+		t.Fatalf("a new option: %q", out)
+	}
+	logs.Reset()
+	other := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
+	if err := other.warnUnsupported(req); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(logs.String(), "level=WARN") != 1 {
+		t.Fatalf("another backend: %q", logs.String())
+	}
 	// Strict: the first unsupported option is an error naming it.
 	logs.Reset()
 	strict := New(testSpec(), &agentcli.Options{Strict: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
@@ -204,6 +289,25 @@ func TestDiagnose(t *testing.T) {
 	}
 	if d := New(spec, &agentcli.Options{Path: filepath.Join(dir, "missing")}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "not found") {
 		t.Fatalf("missing binary: %+v", d)
+	}
+	// A Spec that knows where its CLI finds credentials: none is a
+	// failure naming the variables, as a run's error does; a file the
+	// Spec looks for is enough.
+	cred := filepath.Join(dir, "login.json")
+	spec.HasCredentials = func(r *Run) bool { return r.AnySet(spec.Credentials...) || FileExists(cred) }
+	spec.Login = "run `cli login`"
+	d = New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context())
+	if d.Status != agentcli.DiagnosisFailure || d.Hint != "b: no credentials: set B_TEST_KEY or B_OTHER_KEY, or run `cli login`" {
+		t.Fatalf("no credentials at all: %+v", d)
+	}
+	_, err := New(spec, &agentcli.Options{Path: cli}).Run(t.Context(), &agentcli.Request{Prompt: "p"})
+	var ce *agentcli.CredentialsError
+	if !errors.As(err, &ce) || !errors.Is(err, agentcli.ErrAuth) || err.Error() != d.Hint {
+		t.Fatalf("a run without credentials: %v", err)
+	}
+	os.WriteFile(cred, []byte("{}"), 0o600)
+	if d := New(spec, &agentcli.Options{Path: cli}).(*Backend).Diagnose(t.Context()); d.Status != agentcli.DiagnosisOK || len(d.Credentials) != 0 {
+		t.Fatalf("a credential file: %+v", d)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync"
 
 	"github.com/agentcli/agentcli"
 )
@@ -26,8 +27,22 @@ type Spec struct {
 	// pinned in tools/clis/package.json).
 	Tested string
 	// Credentials lists the environment variables that carry the CLI's
-	// credentials (reported by name only).
+	// credentials (reported by name only, by Doctor and in an
+	// *agentcli.CredentialsError).
 	Credentials []string
+	// HasCredentials, if set, reports whether the CLI has a credential
+	// it could use in the run r (its environment, home directory and
+	// working directory): one of Credentials, a credential file its login
+	// wrote, a configured provider or local server. When in doubt it
+	// reports true; it starts no process and uses no network. A run or
+	// live session without one fails before the CLI starts with an
+	// *agentcli.CredentialsError (one with Request.ExtraArgs is left to
+	// the CLI), and Doctor reports a failure; the interactive UI is left
+	// to log in.
+	HasCredentials func(r *Run) bool
+	// Login says, for the hint of a missing credential, how to log in
+	// other than with a variable, e.g. "run `codex login`".
+	Login string
 	// Caps is what the backend supports.
 	Caps agentcli.Capabilities
 	// Tools maps the CLI's raw tool names to canonical ones.
@@ -63,6 +78,11 @@ type Spec struct {
 	// StartSession, if set, starts a live session (see
 	// agentcli.SessionStarter).
 	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
+	// LiveRun, if set, reports that a one-shot run of req goes through a
+	// live session (StartSession) whatever its permission mode, because
+	// it carries something only the live protocol takes privately (as
+	// runs in a mode other than PermissionBypass always do).
+	LiveRun func(req *agentcli.Request) bool
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
@@ -102,7 +122,25 @@ type Run struct {
 
 	tmp      string
 	cleanups []func()
-	backend  string // set for interactive runs (see Unsupported)
+	backend  string    // set for interactive runs (see Unsupported)
+	warned   *sync.Map // the backend's warnings logged so far (see Warn)
+}
+
+// Warn logs a warning about something the run ignores (an option the
+// backend cannot honour) on the backend's logger, once per Backend and
+// key rather than once per run: a program that sends the same request
+// again and again is told once. key names what is ignored; the record
+// has key as its "option" attribute, after attrs.
+func (r *Run) Warn(key, msg string, attrs ...any) {
+	if r.Logger == nil {
+		return
+	}
+	if r.warned != nil {
+		if _, dup := r.warned.LoadOrStore(key, true); dup {
+			return
+		}
+	}
+	r.Logger.Warn(msg, append(attrs, "option", key)...)
 }
 
 // Defer registers f to run when the run ends (after the process is gone),

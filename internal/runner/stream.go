@@ -53,6 +53,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		Options: &b.opts,
 		Logger:  b.opts.Logger,
 		State:   b.state,
+		warned:  &b.warned,
 	}, nil
 }
 
@@ -88,12 +89,18 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
+	if err := b.checkCredentials(r); err != nil {
+		yield(agentcli.Event{}, err)
+		return
+	}
 	red = NewRedactor(redactEnv(r.Env, req))
-	if Mode(req) == agentcli.PermissionAsk && b.spec.StartSession != nil {
-		// PermissionAsk needs the host in the loop: the run is one turn
-		// of a live session. The other modes are the CLI's own flags.
+	if b.spec.StartSession != nil && (Mode(req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req)) {
+		// PermissionAsk needs the host in the loop, and some settings
+		// travel privately only in the live protocol (Spec.LiveRun): the
+		// run is one turn of a live session. The other modes are the
+		// CLI's own flags.
 		if req.WireLog != nil {
-			r.Logger.Warn("agentcli: a run with PermissionAsk goes through a live session, which writes no wire log",
+			r.Warn("wire log in a live session", "agentcli: a run that goes through a live session writes no wire log",
 				"backend", b.spec.Name)
 		}
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {

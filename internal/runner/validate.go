@@ -11,14 +11,39 @@ import (
 
 // validate checks req before anything starts, so that a mistake is reported
 // as what it is (an *agentcli.RequestError naming the field, or an
-// *agentcli.UnsupportedError) rather than as a failure of the CLI. oneShot
-// is false for a live session, whose prompts come turn by turn.
+// *agentcli.UnsupportedError) rather than as a failure of the CLI: the
+// checks every backend makes (CheckRequest), then the CLI's own rules
+// (Spec.Validate). oneShot is false for a live session, whose prompts come
+// turn by turn.
 func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
+	if err := CheckRequest(b.spec.Name, b.spec.Caps, req, oneShot); err != nil {
+		return err
+	}
+	if b.spec.Validate != nil {
+		if err := b.spec.Validate(req); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckRequest makes the checks every backend makes on req before
+// anything starts, for a backend named backend with capabilities caps:
+// the prompt (when oneShot; a live session's come turn by turn, see
+// CheckPrompt), NUL bytes, the environment's form, negative limits, Dir,
+// the permission mode (among caps.PermissionModes, the zero value being
+// deny; OnPermission with PermissionAsk), tool lists (caps.ToolFilter)
+// and the settings (MCP servers, output schema, effort,
+// ...). It returns an *agentcli.RequestError naming the field or an
+// *agentcli.UnsupportedError. It is the one validation of a Request: the
+// runner's backends and agentclitest's scripted backend both call it, so
+// that a request a test passes is one production takes.
+func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Request, oneShot bool) error {
 	bad := func(field, format string, args ...any) error {
-		return &agentcli.RequestError{Backend: b.spec.Name, Field: field, Reason: fmt.Sprintf(format, args...)}
+		return &agentcli.RequestError{Backend: backend, Field: field, Reason: fmt.Sprintf(format, args...)}
 	}
 	if oneShot {
-		if err := CheckPrompt(b.spec.Name, req.Prompt); err != nil {
+		if err := CheckPrompt(backend, req.Prompt); err != nil {
 			return err
 		}
 	}
@@ -77,8 +102,8 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	}
 	switch m := Mode(req); m {
 	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
-		if !slices.Contains(b.spec.Caps.PermissionModes, m) {
-			ue := &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "permission mode " + string(m)}
+		if !slices.Contains(caps.PermissionModes, m) {
+			ue := &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(m)}
 			if req.Permission == "" {
 				ue.Reason = "the zero value of Request.Permission; this backend cannot refuse tool calls, so choose a mode it has explicitly"
 			}
@@ -90,19 +115,11 @@ func (b *Backend) validate(req *agentcli.Request, oneShot bool) error {
 	default:
 		return bad("Permission", "unknown mode %q", m)
 	}
-	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !b.spec.Caps.ToolFilter {
+	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
 		// A restriction the CLI cannot enforce is never just a warning.
-		return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "allowed/disallowed tools"}
+		return &agentcli.UnsupportedError{Backend: backend, Feature: "allowed/disallowed tools"}
 	}
-	if err := checkSettings(b.spec.Name, req); err != nil {
-		return err
-	}
-	if b.spec.Validate != nil {
-		if err := b.spec.Validate(req); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checkSettings(backend, req)
 }
 
 // Mode returns the permission mode of req: Request.Permission, with the
@@ -187,15 +204,16 @@ func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
 	return &c
 }
 
-// warnUnsupported logs one warning per option in req the backend ignores,
-// or, under Options.Strict, fails on the first.
+// warnUnsupported logs a warning for each option in req the backend
+// ignores, once per Backend and option (see Run.Warn), or, under
+// Options.Strict, fails on the first.
 func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 	for _, o := range unsupported(b.spec.Caps, req) {
 		if b.opts.Strict {
 			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o}
 		}
-		b.opts.Logger.Warn(fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o),
-			"backend", b.spec.Name, "option", o)
+		r := Run{Logger: b.opts.Logger, warned: &b.warned}
+		r.Warn(o, fmt.Sprintf("agentcli: %s does not support %s; ignored", b.spec.Name, o), "backend", b.spec.Name)
 	}
 	return nil
 }

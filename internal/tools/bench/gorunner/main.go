@@ -33,6 +33,7 @@ import (
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
 	_ "github.com/agentcli/agentcli/gemini"
+	"github.com/agentcli/agentcli/internal/fakecli"
 	_ "github.com/agentcli/agentcli/opencode"
 )
 
@@ -93,7 +94,9 @@ func main() {
 
 func runAgentcli(cli, fake string, slow int, dropRaw bool, maxRaw int) (Result, error) {
 	var r Result
-	b, err := agentcli.Open(cli, &agentcli.Options{Path: fake})
+	// The fake needs no credential; the backend, which checks for one
+	// before it starts a CLI, is given one.
+	b, err := agentcli.Open(cli, &agentcli.Options{Path: fake, Env: fakecli.Credentials()})
 	if err != nil {
 		return r, err
 	}

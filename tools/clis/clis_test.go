@@ -1,0 +1,43 @@
+package clis
+
+import (
+	"encoding/json"
+	"maps"
+	"path/filepath"
+	"testing"
+)
+
+// The embedded files pin the four CLIs, the lockfile pins the same
+// versions as package.json, and every CLI has its own cache directory.
+func TestPins(t *testing.T) {
+	var lock struct {
+		Packages map[string]struct {
+			Version      string
+			Dependencies map[string]string
+		}
+	}
+	if err := json.Unmarshal(PackageLock(), &lock); err != nil {
+		t.Fatal(err)
+	}
+	deps := map[string]string{}
+	dirs := map[string]bool{}
+	for _, c := range All() {
+		deps[c.Package] = c.Version
+		if got := lock.Packages["node_modules/"+c.Package].Version; got != c.Version {
+			t.Errorf("%s: package.json pins %s, the lockfile %s", c.Package, c.Version, got)
+		}
+		if l, ok := Lookup(c.Name); !ok || l != c || Version(c.Name) != c.Version {
+			t.Errorf("Lookup(%q) = %+v, %v", c.Name, l, ok)
+		}
+		dirs[c.Dir("/cache")] = true
+		if c.Bin("/cache") != filepath.Join(c.Dir("/cache"), "node_modules", ".bin", c.Binary) {
+			t.Errorf("%s: Bin %s", c.Name, c.Bin("/cache"))
+		}
+	}
+	if len(deps) != 4 || len(dirs) != 4 || !maps.Equal(deps, lock.Packages[""].Dependencies) {
+		t.Errorf("pins %v, lockfile root %v", deps, lock.Packages[""].Dependencies)
+	}
+	if _, ok := Lookup("gpt"); ok {
+		t.Error("Lookup(gpt) found a CLI")
+	}
+}
