@@ -250,7 +250,9 @@ func killAndRestart(t *testing.T, bin, dir string, env []string, checkEnv func()
 	f.channel("c1", 0)
 	state := filepath.Join(dir, "state")
 	full := append(progEnv(f, state, "AGENT_BACKEND=claude", "BACKEND_CLI_PATH=", "THREADS=false",
-		"PERMISSION_MODE=bypass", "SLASH_COMMANDS=false", "HOME="+dir), env...)
+		"PERMISSION_MODE=bypass", "SLASH_COMMANDS=false", "HOME="+dir,
+		// A credential, or agentcli refuses to start claude at all.
+		"ANTHROPIC_API_KEY=stand-in-key"), env...)
 	g := startSubprocess(t, bin, full)
 	waitFor(t, "the gateway to connect", func() bool { i, _, _ := f.counts(); return i == 1 })
 	tag := readTag(t, state)
