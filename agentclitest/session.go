@@ -11,6 +11,7 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/evstream"
 	"github.com/agentcli/agentcli/internal/permit"
+	"github.com/agentcli/agentcli/internal/runner"
 	"github.com/agentcli/agentcli/internal/toolname"
 )
 
@@ -130,7 +131,9 @@ func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcl
 // Err is an *agentcli.ExitError ends the session as a crashed CLI would
 // (Err reports it, later turns fail with agentcli.ErrSessionClosed).
 // StartSession fails with an *agentcli.UnsupportedError when Caps lists
-// permission modes and req.Permission is not among them.
+// permission modes and req.Permission is not among them, and, as the real
+// backends do, with an *agentcli.RequestError for a non-empty req.Prompt;
+// a turn's empty prompt is a *agentcli.RequestError too.
 func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
 	if req == nil {
 		req = &agentcli.Request{}
@@ -143,6 +146,9 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 		supported = b.Caps.PermissionModes
 	}
 	if err := permit.CheckMode(b.Name(), req.Permission, supported); err != nil {
+		return nil, err
+	}
+	if err := runner.CheckSessionPrompt(b.Name(), req); err != nil {
 		return nil, err
 	}
 	s := &scriptedSession{b: b, req: *req, id: req.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
@@ -270,6 +276,10 @@ func (b *Backend) take(req agentcli.Request) (Call, error) {
 func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		name := s.b.Name()
+		if err := runner.CheckPrompt(name, prompt); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
 		select {
 		case s.slot <- struct{}{}:
 		case <-ctx.Done():

@@ -84,11 +84,10 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	red = NewRedactor(redactEnv(r.Env, req))
 	if m := req.Permission; m != "" && m != agentcli.PermissionBypass && b.spec.StartSession != nil {
 		// Permission modes other than bypass need the host in the loop:
-		// the run is one turn of a live session.
-		if req.WireLog != nil {
-			r.Logger.Warn("agentcli: a run with a permission mode goes through a live session, which writes no wire log",
-				"backend", b.spec.Name, "permission", m)
-		}
+		// the run is one turn of a live session (whose wire log is a
+		// session's; Replay reads either).
+		r.red = red
+		r.Logger = red.Logger(r.Logger)
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
 			r.Req = sreq
 			return b.spec.StartSession(ctx, r)
