@@ -41,6 +41,8 @@ type Kit struct {
 	// TempPrefix is the prefix of temporary files the backend creates in
 	// os.TempDir, checked to be gone after every case ("" if none).
 	TempPrefix string
+	// Live scripts the CLI's live protocol (see LiveFaults), or is nil.
+	Live *LiveKit
 }
 
 // Self returns the path of the running test binary, which acts as the fake
