@@ -1,10 +1,15 @@
 package claude
 
 import (
+	"context"
+	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/backendtest"
+	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
 // claude's live protocol for the live fault cases: stream-json messages
@@ -35,3 +40,43 @@ func init() {
 }
 
 func TestLiveFaults(t *testing.T) { backendtest.LiveFaults(t, kit) }
+
+// An allow whose edited Input is not a JSON object cannot be applied: the
+// call is refused, never run with its original input.
+func TestLiveEditNotObject(t *testing.T) {
+	for _, input := range []string{`"rm -rf /"`, `["touch","Y"]`, `null`} {
+		script := append([]string{"live"}, kit.Live.Handshake("")...)
+		script = append(script, `expect "type":"user"`,
+			`out {"type":"control_request","request_id":"e1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"touch X"},"tool_use_id":"tu-e1"}}`,
+			`expect "request_id":"e1"`)
+		script = append(script, kit.Success("done", "sess-edit")...)
+		script = append(script, "drain")
+		b, dir := kit.Setup(t, nil, script...)
+		s, err := agentcli.StartSession(context.Background(), b, &agentcli.Request{
+			Permission: agentcli.PermissionAsk,
+			OnPermission: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+				return agentcli.PermissionDecision{Kind: agentcli.AllowOnce, Input: json.RawMessage(input)}
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Run(context.Background(), "edit it"); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		rec, err := fakecli.ReadRecord(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var answer string
+		for _, l := range strings.Split(rec.Stdin, "\n") {
+			if strings.Contains(l, `"request_id":"e1"`) {
+				answer = l
+			}
+		}
+		if !strings.Contains(answer, `"behavior":"deny"`) || strings.Contains(answer, `"behavior":"allow"`) {
+			t.Errorf("edited input %s: answered %s; want a refusal", input, answer)
+		}
+	}
+}

@@ -214,6 +214,31 @@ func LiveFaults(t *testing.T, k Kit) {
 		}
 	})
 
+	t.Run("one-shot run through a session writes its wire log", func(t *testing.T) {
+		b, dir := k.Setup(t, nil, liveScript(lk.Handshake(sess), lk.Prompt("t1"), lk.Reply(sess, "t1", "one shot"), []string{"drain"})...)
+		var log bytes.Buffer
+		evs, err := Collect(context.Background(), b, &agentcli.Request{Prompt: "go", Permission: agentcli.PermissionDeny, WireLog: &log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		AssertReaped(t, dir)
+		var replayed []agentcli.Event
+		var rerr error
+		for ev, err := range agentcli.Replay(b, bytes.NewReader(log.Bytes())) {
+			if err != nil {
+				rerr = err
+				break
+			}
+			replayed = append(replayed, ev)
+		}
+		if got, want := describeRun(replayed, rerr), describeRun(evs, err); got != want {
+			t.Errorf("replay differs from the run\nrun:\n%s\nreplay:\n%s\nlog:\n%s", want, got, log.String())
+		}
+		if !strings.Contains(log.String(), `"live":true`) || !strings.Contains(describeRun(evs, err), "one shot") {
+			t.Errorf("the run or its log is not the session's:\n%s", log.String())
+		}
+	})
+
 	t.Run("wire log round trip", func(t *testing.T) {
 		b, dir := k.Setup(t, nil, liveScript(lk.Handshake(sess),
 			lk.Prompt("t1"), lk.Reply(sess, "t1", "first answer"),
