@@ -230,9 +230,13 @@ func TestEditThatCannotApply(t *testing.T) {
 			},
 		}
 		s, _ := startEditToy(t, req)
-		res, err := s.Run(context.Background(), "ask 1")
+		// An answer the toy peer cannot read leaves its turn running.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		res, err := s.Run(ctx, "ask 1")
+		cancel()
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("edited input %s: %v", input, err)
+			continue
 		}
 		if !strings.HasPrefix(res.Text, "reject_once (") {
 			t.Errorf("edited input %s: answered %s, want a refusal", input, res.Text)
@@ -254,7 +258,9 @@ func TestEditThatCannotApply(t *testing.T) {
 func TestEmptyPrompt(t *testing.T) {
 	s, _ := mustToy(t, "", nil)
 	for _, p := range []string{"", "  \n\t"} {
-		_, err := s.Run(context.Background(), p)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := s.Run(ctx, p) // the toy peer never ends a turn it cannot read
+		cancel()
 		var re *agentcli.RequestError
 		if !errors.As(err, &re) || re.Field != "Prompt" || !errors.Is(err, agentcli.ErrBadRequest) {
 			t.Errorf("Run(%q): %v; want a *RequestError naming Prompt", p, err)

@@ -76,6 +76,9 @@ func runPeer() {
 		for sc.Scan() {
 			var m peerMsg
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				if m.Op == "prompt" && (m.Text == "deafen" || strings.HasPrefix(m.Text, "askdeaf ")) {
+					deaf.Store(true) // before another line can be read
+				}
 				in <- m
 			}
 			for deaf.Load() {
@@ -186,8 +189,7 @@ func runPeer() {
 				}
 				send(peerMsg{Ev: "end", Text: strconv.Itoa(c.Process.Pid), Session: session})
 			case "deafen":
-				// End the turn, then never read stdin again.
-				deaf.Store(true)
+				// End the turn; stdin is not read again (see above).
 				send(peerMsg{Ev: "end", Text: "deaf now", Session: session})
 			case "askflood":
 				// arg: how many permission requests, all sent before any
@@ -205,9 +207,8 @@ func runPeer() {
 				}
 				send(peerMsg{Ev: "end", Text: fmt.Sprint(kinds), Session: session})
 			case "askdeaf":
-				// arg: how many permission requests; then never read
-				// stdin again, and never end the turn.
-				deaf.Store(true)
+				// arg: how many permission requests; stdin is not read
+				// again (see above), and the turn never ends.
 				n, _ := strconv.Atoi(arg)
 				for i := 1; i <= n; i++ {
 					send(peerMsg{Ev: "ask", ID: i, Input: json.RawMessage(`{"command":"touch X"}`)})
