@@ -600,7 +600,8 @@ func (s *Session) Run(ctx context.Context, prompt string) (*agentcli.Result, err
 }
 
 // Interrupt implements agentcli.Session. It returns once the turn has
-// ended, or ctx is done. Without a running turn it returns nil at once.
+// ended, or ctx is done (a *agentcli.CanceledError). Without a running
+// turn it returns nil at once.
 func (s *Session) Interrupt(ctx context.Context) error {
 	s.mu.Lock()
 	t := s.turn
@@ -613,7 +614,7 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	case <-t.ended:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)}
 	}
 }
 

@@ -230,7 +230,12 @@ func TestInterruptNeverAnswered(t *testing.T) {
 	}()
 	waitTurn(t, s)
 	start := time.Now()
-	s.Interrupt(context.Background())
+	// Interrupt gives up with its context, typed; the turn still ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := s.Interrupt(ctx); !errors.Is(err, agentcli.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Interrupt past its deadline: %v; want a *CanceledError", err)
+	}
 	var err error
 	select {
 	case err = <-done:
@@ -241,8 +246,8 @@ func TestInterruptNeverAnswered(t *testing.T) {
 	if !errors.Is(err, agentcli.ErrInterrupted) {
 		t.Fatalf("turn error %v, want ErrInterrupted", err)
 	}
-	if s.Err() == nil || !strings.Contains(s.Err().Error(), "did not end the turn") {
-		t.Fatalf("Err() = %v, want the unanswered interrupt", s.Err())
+	if !errors.Is(s.Err(), agentcli.ErrProtocol) || !strings.Contains(s.Err().Error(), "did not end the turn") {
+		t.Fatalf("Err() = %v, want the unanswered interrupt (a *ProtocolError)", s.Err())
 	}
 	if _, err := s.Run(context.Background(), "echo x"); !errors.Is(err, agentcli.ErrSessionClosed) {
 		t.Fatalf("turn on the killed session: %v", err)
