@@ -22,7 +22,6 @@ import (
 	"iter"
 	"log/slog"
 	"os"
-	"reflect"
 	"sync"
 	"syscall"
 	"time"
@@ -228,7 +227,7 @@ func newSession(cfg Config) (*Session, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = proc.DefaultMaxLine
 	}
-	if s.red == nil || isNilRedactor(s.red) {
+	if s.red == nil {
 		s.red = noRedactor{}
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -335,12 +334,6 @@ type noRedactor struct{}
 
 func (noRedactor) Redact(s string) string { return s }
 func (noRedactor) Error(err error) error  { return err }
-
-// isNilRedactor reports a typed nil in r.
-func isNilRedactor(r Redactor) bool {
-	v := reflect.ValueOf(r)
-	return v.Kind() == reflect.Pointer && v.IsNil()
-}
 
 // startError maps an exec start failure to a *agentcli.BinaryError.
 func startError(backend, path string, err error) error {
