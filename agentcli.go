@@ -162,11 +162,16 @@ type Request struct {
 	// WireLog, if set, receives a lossless record of the run's traffic:
 	// every line the CLI wrote to stdout and every message agentcli wrote
 	// to its stdin, byte-exact and in order, then how the CLI ended. Replay
-	// turns it back into the run's events. The format is NDJSON, one
-	// record per line (documented on Replay). The writer is used from the
-	// run's goroutines, one write per record; a write error stops the log,
-	// not the run. Like any capture of a CLI's output, the log holds what
-	// the model and tools printed, unredacted: store it accordingly.
+	// turns it back into the run's events. For a live session
+	// (StartSession, or a run with a permission mode that goes through
+	// one) it records the whole session, handshake and every turn, with
+	// where each turn began and why one ended early; Replay turns it back
+	// into each turn's events. The format is NDJSON, one record per line
+	// (documented on Replay). The writer is used from the run's
+	// goroutines, one write per record; a write error stops the log, not
+	// the run. Like any capture of a CLI's output, the log holds what the
+	// model and tools printed, and the prompts, unredacted: store it
+	// accordingly.
 	WireLog io.Writer
 
 	// DropRaw leaves Event.Raw and Result.Raw empty, except on events that

@@ -51,6 +51,9 @@ var (
 	// ErrSessionClosed: the live session has ended (closed, or its CLI
 	// died); it takes no more turns.
 	ErrSessionClosed = errors.New("session closed")
+	// ErrProtocol: a live session's CLI broke its protocol or refused one
+	// of its requests (see *ProtocolError).
+	ErrProtocol = errors.New("protocol error")
 )
 
 // RequestError reports a Request that cannot be run as given: an empty
@@ -360,8 +363,54 @@ func (e *CredentialsError) Error() string {
 	return s
 }
 
-// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
+// Unwrap returns ErrAuth, for errors.Is.
 func (e *CredentialsError) Unwrap() error { return ErrAuth }
+
+// ProtocolError reports a live session whose CLI broke its protocol or
+// answered one of its requests with an error: a handshake or turn request
+// the CLI refused, an answer that lacks what the protocol promises, a CLI
+// that stops reading its stdin, or one that does not end a turn it was
+// asked to interrupt (the session is then killed). It matches ErrProtocol
+// and Kind.
+type ProtocolError struct {
+	// Backend names the backend.
+	Backend string
+	// Method is the protocol request that failed (for example
+	// "session/load"), or "" when the failure is not a request's.
+	Method string
+	// Code is the CLI's JSON-RPC error code, when it sent one.
+	Code int
+	// Message says what went wrong: the CLI's error message (at most 500
+	// characters, secrets redacted) or what the session saw.
+	Message string
+	// Kind is ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
+	Kind error
+}
+
+// Error implements the error interface.
+func (e *ProtocolError) Error() string {
+	s := e.Backend + ": "
+	if e.Method != "" {
+		s += e.Method + " failed"
+	} else {
+		s += "protocol error"
+	}
+	if e.Kind != nil {
+		s += " (" + e.Kind.Error() + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Unwrap returns the sentinel errors e matches, for errors.Is and errors.As.
+func (e *ProtocolError) Unwrap() []error {
+	if e.Kind != nil {
+		return []error{ErrProtocol, e.Kind}
+	}
+	return []error{ErrProtocol}
+}
 
 // UnknownBackendError reports a backend name that is not registered. It
 // matches ErrUnknownBackend.

@@ -118,6 +118,48 @@ func ExampleReplay() {
 	// result
 }
 
+// A live session's wire log replays turn by turn: each turn's events end
+// with its result (or error). Here a hand-written log of a claude session
+// with one turn.
+func ExampleReplay_session() {
+	log := `{"t":"start","v":2,"backend":"claude","deltas":true,"live":true}
+{"t":"in","text":"{\"type\":\"control_request\",\"request_id\":\"agentcli_1\",\"request\":{\"subtype\":\"initialize\"}}\n"}
+{"t":"out","line":{"type":"control_response","response":{"subtype":"success","request_id":"agentcli_1","response":{}}}}
+{"t":"ready"}
+{"t":"turn"}
+{"t":"in","text":"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"Hi\"}}\n"}
+{"t":"out","line":{"type":"assistant","message":{"model":"claude-test","content":[{"type":"text","text":"Hello!"}]},"session_id":"s-1"}}
+{"t":"out","line":{"type":"result","subtype":"success","is_error":false,"result":"Hello!","session_id":"s-1"}}
+{"t":"close"}
+{"t":"exit","code":0}
+`
+	b, _ := agentcli.Open("claude", nil)
+	for ev, err := range agentcli.Replay(b, strings.NewReader(log)) {
+		if err != nil {
+			fmt.Println("error:", err)
+			continue // a failed turn; the next one follows
+		}
+		fmt.Println(strings.TrimSpace(string(ev.Kind) + " " + ev.Text))
+	}
+	// Output:
+	// text_delta Hello!
+	// text Hello!
+	// result
+}
+
+// A live session's CLI that refuses a protocol request (or breaks the
+// protocol) is a *ProtocolError: it matches ErrProtocol, and the kind its
+// message names.
+func ExampleProtocolError() {
+	var err error = &agentcli.ProtocolError{Backend: "gemini", Method: "session/load", Message: "session not found", Kind: agentcli.ErrSessionNotFound}
+	var pe *agentcli.ProtocolError
+	fmt.Println(errors.As(err, &pe), pe.Method, errors.Is(err, agentcli.ErrProtocol), errors.Is(err, agentcli.ErrSessionNotFound))
+	fmt.Println(err)
+	// Output:
+	// true session/load true true
+	// gemini: session/load failed (session not found): session not found
+}
+
 // Doctor reports every registered backend without making a model call:
 // the CLI it would run, its version against the one agentcli was tested
 // with, and which credential variables are set (by name only).

@@ -21,6 +21,16 @@ type Replayer interface {
 // fails with an *UnsupportedError when no backend in b's chain implements
 // Replayer.
 //
+// A live session's log (StartSession, or a run whose permission mode
+// goes through a session) replays as the session's turns, one after the
+// other: each turn's events, each turn ending with its EventResult or its
+// error (an interrupted turn's, a failed turn's), and the sequence goes on
+// with the next turn after an error; a session that failed to start yields
+// that error alone. A turn whose consumer stopped reading is replayed to
+// its end, an error matching ErrInterrupted. Errors about the log itself
+// (not a wire log, cut short, written by a backend whose protocol has
+// changed since) are *ParseError.
+//
 // The log is NDJSON, one record per line; "t" says what a record is:
 //
 //	{"t":"start","v":1,"backend":…,"deltas":…,"model":…,"session_id":…,"drop_raw":…,"max_raw_bytes":…,"argv":[…],"time":…}
@@ -36,6 +46,26 @@ type Replayer interface {
 // informational, with secrets redacted. A run cancelled while its last line
 // was being delivered may have yielded fewer of that line's events than
 // Replay does.
+//
+// A live session's log has "v":2 and "live":true in its start record, with
+// "permission", "timeout" (each turn's, in nanoseconds) and "proto" (what
+// the backend's protocol needs to read the session as it did; no secret).
+// Its in records are the messages the session wrote, whole, in the order
+// written, newline included. Besides in, out and exit it has:
+//
+//	{"t":"ready"}                                   the handshake is over: StartSession returned the session
+//	{"t":"turn"}                                    a turn began: the lines after it are its own
+//	{"t":"abort","why":"…"}                         the turn (or, before ready, the start) is being ended early:
+//	                                                "interrupt", "break" (the consumer stopped reading), "canceled"
+//	                                                (with "deadline":true for a deadline), "timeout" (with
+//	                                                "timeout":NS) or "close"
+//	{"t":"interrupt"}                               the session asked the CLI to interrupt the turn
+//	{"t":"end","message":"…"}                       the session ended the turn itself: its prompt could not be sent
+//	{"t":"kill","message":"…"}                      the session killed the CLI for breaking its protocol
+//	{"t":"close"}                                   Session.Close was called
+//
+// A turn ended early at the very moment its last line arrived may replay
+// as ended either way.
 func Replay(b Backend, log io.Reader) iter.Seq2[Event, error] {
 	for x := b; x != nil; {
 		if r, ok := x.(Replayer); ok {

@@ -12,14 +12,20 @@ import (
 // Use StartSession rather than a type assertion, so that wrapped backends
 // (see WithRetry and WithLimit) are found too.
 type SessionStarter interface {
-	// StartSession starts the CLI and returns the live session. It reads
-	// every field of req except Prompt: Timeout bounds each turn, OnText
-	// receives each turn's text, and SessionID resumes an earlier session
-	// (of a Run, a Stream or another live session). The settings
-	// (MCPServers, OutputSchema, Effort, FallbackModel, MaxBudgetUSD) hold
-	// for every turn, as the backend's Capabilities say; MaxBudgetUSD caps
-	// the whole session. ctx bounds the start only; the session lives
-	// until Close.
+	// StartSession starts the CLI and returns the live session. It runs
+	// no turn: req.Prompt must be empty (a non-empty Prompt is a
+	// *RequestError naming it, before anything starts; send the first
+	// prompt with Session.Run or Session.Stream, which stream its
+	// events). It reads every other field of req: Timeout bounds each
+	// turn, OnText receives each turn's text, SessionID resumes an
+	// earlier session (of a Run, a Stream or another live session), and
+	// WireLog records the whole session (see Replay). The settings
+	// (MCPServers, OutputSchema, Effort, FallbackModel, MaxBudgetUSD)
+	// hold for every turn, as the backend's Capabilities say;
+	// MaxBudgetUSD caps the whole session. ctx bounds the start only; the
+	// session lives until Close. A CLI that breaks its protocol (refuses
+	// the handshake, answers what it was not asked) fails with a
+	// *ProtocolError.
 	StartSession(ctx context.Context, req *Request) (Session, error)
 }
 
@@ -35,7 +41,13 @@ type Session interface {
 	// the last of which has Kind EventResult, as Backend.Stream does. An
 	// interrupted turn ends with an error matching ErrInterrupted; the
 	// session then takes the next prompt. Breaking out of the loop
-	// interrupts the turn. Nothing is sent until the sequence is iterated.
+	// interrupts the turn. Nothing is sent until the sequence is iterated;
+	// an empty prompt (or one of white space only) is a *RequestError and
+	// is never sent. ctx and Request.Timeout bound the turn even when the
+	// CLI stops reading its stdin: the turn then ends with their error,
+	// and a session whose CLI took part of the prompt, or did not end an
+	// interrupted turn within the kill grace period, is killed (Err then
+	// reports a *ProtocolError).
 	Stream(ctx context.Context, prompt string) iter.Seq2[Event, error]
 
 	// Run sends prompt as the next turn and returns its Result, as
@@ -44,7 +56,9 @@ type Session interface {
 
 	// Interrupt stops the current turn, if any, and returns once the CLI
 	// has acknowledged it or ctx is done. Pending permission requests are
-	// answered with their default decision. The session survives.
+	// answered with their default decision. The session survives, unless
+	// the CLI does not end the turn within the kill grace period: it is
+	// then killed, and the turn ends all the same.
 	Interrupt(ctx context.Context) error
 
 	// Close ends the session: the CLI process and its process group are
@@ -180,7 +194,10 @@ func (d PermissionDecision) Allowed() bool {
 // deadline (Request.PermissionTimeout) or when the turn is cancelled or
 // interrupted; the backend then answers with the default decision
 // (RejectOnce), whatever the function returns later. It is called from a
-// goroutine of the backend, one request at a time per session.
+// goroutine of the backend, one call at a time per session: a call that
+// outlives its request's deadline holds the next request's call back
+// until it returns (the next request is refused if its own deadline comes
+// first). An allow whose Input is not a JSON object is a refusal.
 type PermissionFunc func(ctx context.Context, req *PermissionRequest) PermissionDecision
 
 // DefaultPermissionTimeout bounds a permission request when

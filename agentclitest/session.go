@@ -138,16 +138,21 @@ func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcl
 // Err is an *agentcli.ExitError ends the session as a crashed CLI would
 // (Err reports it, later turns fail with agentcli.ErrSessionClosed).
 // The request is checked as a real backend checks it (see Stream), its
-// prompt aside; each turn's prompt is checked too (an empty one is an
-// *agentcli.RequestError, as in production). StartSession fails with an
-// *agentcli.UnsupportedError when Caps lists permission modes and
-// req.Permission is not among them.
+// prompt aside: as the real backends do, StartSession runs no turn, so a
+// non-empty req.Prompt is an *agentcli.RequestError; each turn's prompt
+// is checked too (an empty one is an *agentcli.RequestError). StartSession
+// fails with an *agentcli.UnsupportedError when Caps lists permission
+// modes and req.Permission is not among them.
 func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
 	if req == nil {
 		req = &agentcli.Request{}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
+	}
+	// In the real backends' order: the prompt, then the rest.
+	if err := runner.CheckSessionPrompt(b.Name(), req); err != nil {
+		return nil, err
 	}
 	if err := b.check(req, false); err != nil {
 		return nil, err
@@ -277,6 +282,10 @@ func (b *Backend) take(req agentcli.Request) (Call, error) {
 func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		name := s.b.Name()
+		if err := runner.CheckPrompt(name, prompt); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
 		select {
 		case s.slot <- struct{}{}:
 		case <-ctx.Done():

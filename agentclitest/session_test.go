@@ -229,3 +229,29 @@ func TestScriptedToolLists(t *testing.T) {
 		}
 	}
 }
+
+// As the real backends: StartSession runs no turn, so a Request.Prompt is
+// refused, and so is an empty turn prompt; neither consumes a scripted
+// call.
+func TestScriptedSessionPrompts(t *testing.T) {
+	b := agentclitest.NewBackend(agentclitest.Reply("one", "s1"))
+	_, err := agentcli.StartSession(context.Background(), b, &agentcli.Request{Prompt: "first?"})
+	var re *agentcli.RequestError
+	if !errors.As(err, &re) || re.Field != "Prompt" {
+		t.Fatalf("StartSession with a prompt: %v", err)
+	}
+	s, err := agentcli.StartSession(context.Background(), b, &agentcli.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Run(context.Background(), " \t"); !errors.As(err, &re) || re.Field != "Prompt" {
+		t.Fatalf("empty prompt: %v", err)
+	}
+	if res, err := s.Run(context.Background(), "hi"); err != nil || res.Text != "one" {
+		t.Fatalf("the scripted call: %v %v", res, err)
+	}
+	if n := len(b.Requests()); n != 1 {
+		t.Errorf("%d requests recorded, want 1", n)
+	}
+}

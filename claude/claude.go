@@ -124,11 +124,12 @@ var spec = runner.Spec{
 		FallbackModel:    true,
 		MaxBudget:        true,
 	},
-	Tools:        tools,
-	Validate:     validate,
-	Prepare:      prepare,
-	StartSession: startSession,
-	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
+	Tools:         tools,
+	Validate:      validate,
+	Prepare:       prepare,
+	StartSession:  startSession,
+	ReplaySession: replaySession,
+	NewParser:     func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		switch {
 		case runner.Contains(msg, "no conversation found"):

@@ -54,7 +54,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,8 +62,10 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/live"
+	"github.com/agentcli/agentcli/internal/permit"
 	"github.com/agentcli/agentcli/internal/runner"
 	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // permissionArgs returns the flags of req's permission mode. The zero
@@ -167,10 +169,22 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 		Env:       append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
 		Dir:       r.Dir,
 		Request:   r.Req,
-		Proto:     func(h *live.Host) live.Proto { return &liveProto{h: h, waits: map[string]chan controlResponse{}} },
+		Proto:     newLiveProto,
 		EditInput: true,
 		Cleanup:   r.Cleanup,
+		Wire:      r.LiveWireLog(Name, job.Args, nil),
+		Redactor:  r.Redactor(),
 	})
+}
+
+// replaySession replays a live session's wire log: the protocol needs
+// nothing but the log's lines.
+func replaySession(r *runner.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto, EditInput: true}, log)
+}
+
+func newLiveProto(h *live.Host) live.Proto {
+	return &liveProto{h: h, waits: map[string]chan controlResponse{}}
 }
 
 // liveProto is claude's stream-json control protocol.
@@ -215,12 +229,14 @@ type canUseTool struct {
 
 // Start sends initialize and waits for its answer.
 func (p *liveProto) Start(ctx context.Context) error {
-	_, err := p.control(ctx, map[string]any{"subtype": "initialize", "hooks": nil}, true)
+	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": nil}, true)
 	return err
 }
 
-// control sends a control request; with wait it waits for the answer.
-func (p *liveProto) control(ctx context.Context, request any, wait bool) (controlResponse, error) {
+// control sends a control request (giving up when ctx ends); with wait it
+// waits for the answer too. A refusal is a *agentcli.ProtocolError naming
+// subtype.
+func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (controlResponse, error) {
 	p.mu.Lock()
 	p.next++
 	id := "agentcli_" + strconv.Itoa(p.next)
@@ -233,7 +249,10 @@ func (p *liveProto) control(ctx context.Context, request any, wait bool) (contro
 	if err != nil {
 		return controlResponse{}, err
 	}
-	if err := p.h.Send(b); err != nil {
+	if err := p.h.Send(ctx, b); err != nil {
+		p.mu.Lock()
+		delete(p.waits, id)
+		p.mu.Unlock()
 		return controlResponse{}, err
 	}
 	if !wait {
@@ -247,13 +266,16 @@ func (p *liveProto) control(ctx context.Context, request any, wait bool) (contro
 	select {
 	case r := <-ch:
 		if !r.ok {
-			return r, fmt.Errorf("%s: control request failed: %s", Name, runner.Tail(r.msg, 500))
+			return r, live.NewProtocolError(Name, "control request "+subtype, 0, r.msg)
 		}
 		return r, nil
 	case <-ctx.Done():
 		return controlResponse{}, ctx.Err()
 	case <-p.h.Done():
-		return controlResponse{}, fmt.Errorf("%s: the CLI exited during the handshake", Name)
+		if err := p.h.Err(); err != nil {
+			return controlResponse{}, err
+		}
+		return controlResponse{}, &agentcli.ProtocolError{Backend: Name, Method: "control request " + subtype, Message: "the CLI exited before it answered"}
 	}
 }
 
@@ -262,13 +284,13 @@ func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
 	p.mu.Lock()
 	p.parser = newParser()
 	p.mu.Unlock()
-	return p.h.Send(userMessage(prompt))
+	return p.h.Send(ctx, userMessage(prompt))
 }
 
 // Interrupt sends an interrupt control request; the turn's result line
 // (terminal_reason aborted_*) is the acknowledgment.
 func (p *liveProto) Interrupt(ctx context.Context) error {
-	_, err := p.control(ctx, map[string]any{"subtype": "interrupt"}, false)
+	_, err := p.control(ctx, "interrupt", map[string]any{"subtype": "interrupt"}, false)
 	return err
 }
 
@@ -369,7 +391,14 @@ func (p *liveProto) controlRequest(c controlLine) {
 			return
 		}
 		ans := map[string]any{"behavior": "allow", "updatedInput": input}
-		if d.Input != nil && json.Valid(d.Input) && bytes.HasPrefix(bytes.TrimSpace(d.Input), []byte("{")) {
+		if d.Input != nil {
+			// An edit claude cannot apply is a refusal, never the
+			// original call (permit.Normalize refuses it already).
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(d.Input, &obj) != nil || obj == nil {
+				p.reply(id, map[string]any{"behavior": "deny", "message": permit.UnusableInputMessage}, "")
+				return
+			}
 			ans["updatedInput"] = d.Input
 		}
 		if d.Kind == agentcli.AllowAlways {
@@ -414,7 +443,7 @@ func (p *liveProto) reply(id string, response any, errMsg string) {
 	if err != nil {
 		return
 	}
-	if err := p.h.Send(b); err != nil {
+	if err := p.h.Post(b); err != nil {
 		p.h.Logger().Debug("agentcli: answering a control request failed", "backend", Name, "err", err)
 	}
 }

@@ -213,12 +213,13 @@ var spec = runner.Spec{
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
 	// them) here.
-	Tools:        tools,
-	Validate:     validate,
-	Prepare:      prepare,
-	StartSession: startSession,
-	LiveRun:      needsAppServer,
-	NewParser:    func(r *runner.Run) runner.Parser { return newParser(r.Req) },
+	Tools:         tools,
+	Validate:      validate,
+	Prepare:       prepare,
+	StartSession:  startSession,
+	LiveRun:       needsAppServer,
+	ReplaySession: replaySession,
+	NewParser:     func(r *runner.Run) runner.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
 	Stderr: func(s string) string {

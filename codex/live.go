@@ -58,6 +58,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"iter"
 	"maps"
 	"strings"
 	"sync"
@@ -65,6 +66,7 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/live"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // liveArgs returns the arguments of a live session. It is pure.
@@ -141,27 +143,41 @@ func approval(req *agentcli.Request) (policy, sandbox string) {
 
 // startSession starts a codex live session for the prepared run r.
 func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
-	req, dir := restrict(r.Req), r.Dir
+	req := restrict(r.Req)
+	args := liveArgs(req)
 	s, err := live.Start(ctx, live.Config{
-		Backend: Name,
-		Path:    r.Path,
-		Options: *r.Options,
-		Logger:  r.Logger,
-		Args:    liveArgs(req),
-		Env:     r.Env,
-		Dir:     r.Dir,
-		Request: req,
-		Cleanup: r.Cleanup,
-		Proto: func(h *live.Host) live.Proto {
-			p := &appServer{h: h, req: req, dir: dir, items: map[string]*agentcli.ToolUse{}}
-			p.rpc = &live.RPC{Host: h, Bare: true, OnNotify: p.notify, OnRequest: p.request, OnInvalid: p.invalid}
-			return p
-		},
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      r.Env,
+		Dir:      r.Dir,
+		Request:  req,
+		Cleanup:  r.Cleanup,
+		Proto:    newAppServer(req, r.Dir),
+		Wire:     r.LiveWireLog(Name, args, nil),
+		Redactor: r.Redactor(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// replaySession replays a live session's wire log: the protocol needs
+// the request's model and session id, which the log's start record holds.
+func replaySession(r *runner.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newAppServer(r.Req, "")}, log)
+}
+
+// newAppServer returns the maker of a session's protocol.
+func newAppServer(req *agentcli.Request, dir string) func(h *live.Host) live.Proto {
+	return func(h *live.Host) live.Proto {
+		p := &appServer{h: h, req: req, dir: dir, items: map[string]*agentcli.ToolUse{}}
+		p.rpc = &live.RPC{Host: h, Bare: true, OnNotify: p.notify, OnRequest: p.request, OnInvalid: p.invalid}
+		return p
+	}
 }
 
 // appServer is codex's app-server protocol.
@@ -171,10 +187,24 @@ type appServer struct {
 	req *agentcli.Request
 	dir string
 
-	mu       sync.Mutex
-	thread   string
-	turn     string // the running turn's id
-	model    string
+	mu     sync.Mutex
+	thread string
+	model  string
+	// The running prompt: gen counts prompts; running is set from
+	// Prompt until the turn completes; answered once turn/start is
+	// answered, with the turn's id (turn, "" when the answer had none);
+	// idKnown is closed then. early holds the turn/completed
+	// notifications that arrived before the answer (an earlier turn's,
+	// or this one's), past the ids of earlier turns: a turn ends on its
+	// own completion only.
+	gen      int
+	running  bool
+	answered bool
+	turn     string
+	idKnown  chan struct{}
+	early    []earlyCompletion
+	past     map[string]bool
+	pastIDs  []string
 	lastText string
 	lastErr  string
 	items    map[string]*agentcli.ToolUse // tool items that started
@@ -226,7 +256,7 @@ func (p *appServer) Start(ctx context.Context) error {
 	}); err != nil {
 		return p.callError("initialize", err)
 	}
-	if err := p.rpc.Notify("initialized", nil); err != nil {
+	if err := p.rpc.Notify(ctx, "initialized", nil); err != nil {
 		return err
 	}
 	policy, sandbox := approval(p.req)
@@ -266,7 +296,7 @@ func (p *appServer) Start(ctx context.Context) error {
 		Model string `json:"model"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil || res.Thread.ID == "" {
-		return &live.ProtocolError{Backend: Name, Method: method, Message: "no thread id in the answer"}
+		return &agentcli.ProtocolError{Backend: Name, Method: method, Message: "no thread id in the answer"}
 	}
 	p.mu.Lock()
 	p.thread = res.Thread.ID
@@ -277,7 +307,7 @@ func (p *appServer) Start(ctx context.Context) error {
 	return nil
 }
 
-// callError turns a JSON-RPC error answer into a *live.ProtocolError.
+// callError turns a JSON-RPC error answer into a *agentcli.ProtocolError.
 func (p *appServer) callError(method string, err error) error {
 	var re *live.RPCError
 	if !errors.As(err, &re) {
@@ -291,40 +321,115 @@ func (p *appServer) callError(method string, err error) error {
 	return pe
 }
 
-// Prompt starts a turn.
+// Prompt starts a turn: it sends turn/start and returns; the answer (the
+// turn's id, or codex's refusal, which ends the turn) is handled when it
+// comes, so that a turn whose turn/start is never answered still ends with
+// its context (interrupted, and killed if need be, by the session).
 func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.mu.Lock()
 	thread := p.thread
-	p.turn, p.lastText, p.lastErr = "", "", ""
+	p.gen++
+	gen := p.gen
+	p.running, p.answered, p.turn, p.early = true, false, "", nil
+	p.idKnown = make(chan struct{})
+	p.lastText, p.lastErr = "", ""
 	p.turnStart = p.total
 	clear(p.items)
 	p.mu.Unlock()
-	raw, err := p.rpc.Call(ctx, "turn/start", turnParams(p.req, thread, prompt))
-	if err != nil {
-		var re *live.RPCError
-		if errors.As(err, &re) {
-			// codex refused the turn; the session goes on.
-			p.h.EndTurn(live.TurnEnd{Err: p.callError("turn/start", err)})
-			return nil
-		}
-		return err
-	}
+	return p.rpc.Go(ctx, "turn/start", turnParams(p.req, thread, prompt), func(raw json.RawMessage, err error) {
+		p.startAnswered(gen, raw, err)
+	})
+}
+
+// earlyCompletion is a turn/completed that came before turn/start's
+// answer.
+type earlyCompletion struct {
+	n   wireNotify
+	raw json.RawMessage
+}
+
+// maxEarly and maxPast bound what the session keeps of completions that
+// arrive before their turn's id is known, and of earlier turns' ids.
+const (
+	maxEarly = 16
+	maxPast  = 64
+)
+
+// startAnswered handles the answer to prompt gen's turn/start, on the
+// reader goroutine (before the lines after it).
+func (p *appServer) startAnswered(gen int, raw json.RawMessage, err error) {
 	var res struct {
 		Turn struct {
 			ID string `json:"id"`
 		} `json:"turn"`
 	}
-	json.Unmarshal(raw, &res) //nolint:errcheck // without an id, interrupts cannot name the turn
-	p.mu.Lock()
-	if p.turn == "" {
-		p.turn = res.Turn.ID
+	if err == nil {
+		json.Unmarshal(raw, &res) //nolint:errcheck // without an id, the first completion not of an earlier turn is this turn's
 	}
+	p.mu.Lock()
+	if gen != p.gen || p.answered {
+		p.mu.Unlock()
+		return
+	}
+	if err != nil {
+		// codex refused the turn; the session goes on.
+		p.answered, p.running = true, false
+		close(p.idKnown)
+		p.mu.Unlock()
+		p.h.EndTurn(live.TurnEnd{Err: p.callError("turn/start", err)})
+		return
+	}
+	p.answered = true
+	p.turn = res.Turn.ID
+	close(p.idKnown)
+	early := p.early
+	p.early = nil
 	p.mu.Unlock()
-	return nil
+	for _, e := range early {
+		if p.completed(e.n, e.raw) {
+			return
+		}
+	}
 }
 
-// Interrupt sends turn/interrupt for the running turn.
+// remember adds a finished turn's id to the past ones. p.mu is held.
+func (p *appServer) remember(id string) {
+	if id == "" || p.past[id] {
+		return
+	}
+	if p.past == nil {
+		p.past = map[string]bool{}
+	}
+	p.past[id] = true
+	p.pastIDs = append(p.pastIDs, id)
+	if len(p.pastIDs) > maxPast {
+		delete(p.past, p.pastIDs[0])
+		p.pastIDs = p.pastIDs[1:]
+	}
+}
+
+// stale reports a notification of another turn than the running one (an
+// earlier turn's, or one that is not this session's). p.mu is held.
+func (p *appServer) stale(turnID string) bool {
+	return turnID != "" && (p.past[turnID] || p.answered && p.turn != "" && turnID != p.turn)
+}
+
+// Interrupt sends turn/interrupt for the running turn, once its id is
+// known (turn/start answered), or gives up when ctx ends.
 func (p *appServer) Interrupt(ctx context.Context) error {
+	p.mu.Lock()
+	known := p.idKnown
+	p.mu.Unlock()
+	if known == nil {
+		return errors.New("codex: no turn to interrupt")
+	}
+	select {
+	case <-known:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.h.Done():
+		return p.h.Err()
+	}
 	p.mu.Lock()
 	thread, turn := p.thread, p.turn
 	p.mu.Unlock()
@@ -332,7 +437,7 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 		return errors.New("codex: no turn id to interrupt")
 	}
 	_, err := p.rpc.Call(ctx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turn})
-	return err
+	return p.callError("turn/interrupt", err)
 }
 
 // Exit maps a CLI that ended by itself with a non-zero status to an
@@ -410,6 +515,16 @@ func (p *appServer) notify(method string, params json.RawMessage, line []byte) {
 		_ = json.Unmarshal(params, &n) // fields of an unexpected type are left zero
 	}
 	raw := json.RawMessage(line)
+	if method == "turn/completed" {
+		p.completed(n, raw)
+		return
+	}
+	p.mu.Lock()
+	stale := p.stale(n.TurnID)
+	p.mu.Unlock()
+	if stale {
+		return // an earlier turn's late output
+	}
 	base := agentcli.Event{SessionID: n.ThreadID, Raw: raw}
 	switch method {
 	case "item/agentMessage/delta":
@@ -458,8 +573,6 @@ func (p *appServer) notify(method string, params json.RawMessage, line []byte) {
 		ev.Kind = agentcli.EventNotice
 		ev.Text = "codex: model rerouted"
 		p.h.Emit(ev)
-	case "turn/completed":
-		p.completed(n, raw)
 	}
 }
 
@@ -568,16 +681,29 @@ func toolItem(it appItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
 	return nil, nil
 }
 
-// completed ends the turn.
-func (p *appServer) completed(n wireNotify, raw json.RawMessage) {
+// completed ends the running turn when n is its completion, and reports
+// whether it did. A completion of an earlier turn is dropped; one that
+// comes before turn/start is answered waits for the answer.
+func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 	if n.Turn == nil {
-		return
+		return false
 	}
 	p.mu.Lock()
-	if p.turn != "" && n.Turn.ID != "" && n.Turn.ID != p.turn {
+	id := n.Turn.ID
+	switch {
+	case !p.running || p.stale(id):
 		p.mu.Unlock()
-		return // a turn of an earlier prompt
+		return false // between turns, or another turn's
+	case !p.answered:
+		if len(p.early) < maxEarly {
+			p.early = append(p.early, earlyCompletion{n: n, raw: raw})
+		}
+		p.mu.Unlock()
+		return false
 	}
+	p.running = false
+	p.remember(id)
+	p.remember(p.turn)
 	res := &agentcli.Result{
 		Text:      p.lastText,
 		SessionID: p.thread,
@@ -589,7 +715,6 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) {
 		p.known = true
 	}
 	lastErr := p.lastErr
-	p.turn = ""
 	p.mu.Unlock()
 	switch n.Turn.Status {
 	case "completed":
@@ -612,6 +737,7 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) {
 		}
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err})
 	}
+	return true
 }
 
 // request answers codex's requests: approvals go to the session's

@@ -97,6 +97,7 @@ func TestLive(t *testing.T) {
 			t.Run("crash-resume", func(t *testing.T) { testLiveCrashResume(t, c, b) })
 			t.Run("unsupported-mode", func(t *testing.T) { testLiveUnsupported(t, c, b) })
 			t.Run("oneshot", func(t *testing.T) { testOneShotPermissions(t, c, b) })
+			t.Run("wire-log", func(t *testing.T) { testLiveWireLog(t, c, b) })
 		})
 	}
 }
@@ -771,4 +772,73 @@ func testOneShotPermissions(t *testing.T, c liveCase, b agentcli.Backend) {
 			}
 		})
 	}
+}
+
+// testLiveWireLog: a two-turn session with a tool call (asked about and
+// allowed by the callback) recorded with Request.WireLog replays into the
+// same events, turn by turn, without the CLI.
+func testLiveWireLog(t *testing.T, c liveCase, b agentcli.Backend) {
+	e := newEnv(t, c.name,
+		agentclitest.Turn{Shell: "echo wirelog > WIRELOG"},
+		agentclitest.Turn{Text: "The command ran."},
+		agentclitest.Turn{Text: "Second turn answered."},
+	)
+	req, tag := e.liveRequest()
+	var log bytes.Buffer
+	req.WireLog = &log
+	perms := &permissions{decide: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+	}}
+	req.Permission = agentcli.PermissionAsk
+	req.OnPermission = perms.callback
+	s := liveSession(t, b, req, tag)
+	var live strings.Builder
+	var results []string
+	for _, p := range []string{"Run the command.", "And now?"} {
+		for ev, err := range s.Stream(context.Background(), p) {
+			if err != nil {
+				t.Fatalf("turn %q: %s", p, errSummary(err))
+			}
+			if ev.Kind == agentcli.EventResult {
+				results = append(results, ev.Result.Text)
+			}
+			live.WriteString(describeEvent(ev))
+		}
+	}
+	s.Close()
+	if !slices.Equal(results, []string{"The command ran.", "Second turn answered."}) {
+		t.Fatalf("results %q", results)
+	}
+	if len(perms.requests()) != 1 || !fileExists(e.w.Dir, "WIRELOG") {
+		t.Fatalf("the tool call was not asked about and run: %d requests", len(perms.requests()))
+	}
+	if !strings.Contains(live.String(), `"kind":"tool_use"`) || !strings.Contains(live.String(), `"kind":"tool_result"`) {
+		t.Errorf("the session's events lack the tool call:\n%s", live.String())
+	}
+	var replay strings.Builder
+	for ev, err := range agentcli.Replay(b, bytes.NewReader(log.Bytes())) {
+		if err != nil {
+			replay.WriteString("error " + errSummary(err) + "\n")
+			continue
+		}
+		replay.WriteString(describeEvent(ev))
+	}
+	if replay.String() != live.String() {
+		t.Errorf("the replay differs from the session\nsession:\n%s\nreplay:\n%s\nlog:\n%s", live.String(), replay.String(), log.String())
+	}
+	if n := strings.Count(log.String(), `{"t":"turn"}`); n != 2 {
+		t.Errorf("the log holds %d turns, want 2", n)
+	}
+}
+
+// describeEvent renders an event as a JSON line, its result's duration
+// zeroed (a replay has none).
+func describeEvent(ev agentcli.Event) string {
+	if ev.Result != nil {
+		r := *ev.Result
+		r.Duration = 0
+		ev.Result = &r
+	}
+	j, _ := json.Marshal(ev)
+	return string(j) + "\n"
 }

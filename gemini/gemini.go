@@ -195,10 +195,11 @@ var spec = runner.Spec{
 		MCP:     true,
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
 	},
-	Tools:        tools,
-	Validate:     validate,
-	Prepare:      prepare,
-	StartSession: startSession,
+	Tools:         tools,
+	Validate:      validate,
+	Prepare:       prepare,
+	StartSession:  startSession,
+	ReplaySession: replaySession,
 	NewParser: func(r *runner.Run) runner.Parser {
 		f := formatJSON
 		if r.Deltas {

@@ -44,6 +44,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"path/filepath"
 	"strings"
 	"time"
@@ -52,6 +53,7 @@ import (
 	"github.com/agentcli/agentcli/internal/acp"
 	"github.com/agentcli/agentcli/internal/live"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // liveArgs returns the arguments of a live session. It is pure.
@@ -189,18 +191,33 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 	if err != nil {
 		return nil, err
 	}
+	args := liveArgs(req)
 	return live.Start(ctx, live.Config{
-		Backend: Name,
-		Path:    r.Path,
-		Options: *r.Options,
-		Logger:  r.Logger,
-		Args:    liveArgs(req),
-		Env:     append(r.Env[:len(r.Env):len(r.Env)], env...),
-		Dir:     r.Dir,
-		Request: req,
-		Cleanup: r.Cleanup,
-		Proto:   func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
+		Dir:      r.Dir,
+		Request:  req,
+		Cleanup:  r.Cleanup,
+		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor: r.Redactor(),
 	})
+}
+
+// replaySession replays a live session's wire log, with the protocol
+// configured as the log recorded it.
+func replaySession(r *runner.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	ac := acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools}
+	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
+		return func(yield func(agentcli.Event, error) bool) {
+			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
+		}
+	}
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
 }
 
 // waitLoadable waits, when gemini's chat file of session id is stamped with

@@ -50,6 +50,8 @@ package opencode
 
 import (
 	"context"
+	"encoding/json"
+	"iter"
 	"strings"
 	"unicode"
 
@@ -57,6 +59,7 @@ import (
 	"github.com/agentcli/agentcli/internal/acp"
 	livesession "github.com/agentcli/agentcli/internal/live"
 	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // changingTools are opencode's permission keys for tools that change
@@ -187,16 +190,35 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 			env = append(env[:len(env):len(env)], "OPENCODE_CONFIG="+path)
 		}
 	}
+	args := liveArgs(req)
 	return livesession.Start(ctx, livesession.Config{
-		Backend: Name,
-		Path:    r.Path,
-		Options: *r.Options,
-		Logger:  r.Logger,
-		Args:    liveArgs(req),
-		Env:     env,
-		Dir:     dir,
-		Request: req,
-		Proto:   func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) },
-		Cleanup: r.Cleanup,
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      env,
+		Dir:      dir,
+		Request:  req,
+		Proto:    func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) },
+		Cleanup:  r.Cleanup,
+		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor: r.Redactor(),
 	})
+}
+
+// replaySession replays a live session's wire log, with the protocol
+// configured as the log recorded it (the options it set, the model among
+// them, as resolved then).
+func replaySession(r *runner.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	ac := acp.Config{Guard: guardPrompt, Tools: tools}
+	servers, err := acp.ReadRecorded(proto, &ac)
+	if err != nil {
+		return func(yield func(agentcli.Event, error) bool) {
+			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
+		}
+	}
+	ac.RawName = mcpToolName(servers)
+	return livesession.Replay(livesession.Config{Backend: Name, Options: *r.Options, Request: r.Req,
+		Proto: func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) }}, log)
 }

@@ -194,11 +194,12 @@ var spec = runner.Spec{
 		MCP:     true,
 		Efforts: agentcli.Efforts(),
 	},
-	Tools:        tools,
-	Validate:     validate,
-	Prepare:      prepare,
-	StartSession: startSession,
-	NewParser:    func(*runner.Run) runner.Parser { return newParser() },
+	Tools:         tools,
+	Validate:      validate,
+	Prepare:       prepare,
+	StartSession:  startSession,
+	ReplaySession: replaySession,
+	NewParser:     func(*runner.Run) runner.Parser { return newParser() },
 	Classify: func(msg string) error {
 		if runner.Contains(msg, "providerautherror") {
 			return agentcli.ErrAuth

@@ -21,6 +21,10 @@
 // (allow always) or anything else (refuse); a request nobody answers is
 // refused. A one-shot run under ask is run as a one-turn live session.
 //
+// -wire-log FILE records the run (with -chat, the whole session) and
+// -replay FILE (with -backend) prints it again as it was printed, turn by
+// turn, without running anything.
+//
 // -interactive hands the terminal to the CLI's own interactive UI instead
 // (with the same model, system prompt, session, -permission and -offline
 // wiring; the prompt, if any, is its first message; the UI itself asks for
@@ -296,10 +300,41 @@ func runReplay(backend, path string, out output) int {
 			}
 		}
 	}
-	if !out.turn(seq) {
-		return 1
+	// A live session's log (-chat) holds several turns, each ending with
+	// its result or error: each is printed as its turn was.
+	status := 0
+	var turn []replayed
+	flush := func() {
+		if len(turn) > 0 && !out.turn(replayedSeq(turn)) {
+			status = 1
+		}
+		turn = nil
 	}
-	return 0
+	for ev, err := range seq {
+		turn = append(turn, replayed{ev, err})
+		if err != nil || ev.Kind == agentcli.EventResult {
+			flush()
+		}
+	}
+	flush()
+	return status
+}
+
+// replayed is one yield of a replay.
+type replayed struct {
+	ev  agentcli.Event
+	err error
+}
+
+// replayedSeq yields its items again.
+func replayedSeq(items []replayed) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		for _, it := range items {
+			if !yield(it.ev, it.err) {
+				return
+			}
+		}
+	}
 }
 
 // output prints turns the way the flags say.

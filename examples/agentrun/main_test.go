@@ -257,9 +257,16 @@ func claudeCLI(t *testing.T) string {
 func TestChatOffline(t *testing.T) {
 	cli := claudeCLI(t)
 	stdin := "hello\nplease run the tests\ny\nand run them again\nn\n"
-	code, out, errOut := runArgs(t, stdin, "-cli", cli, "-offline", "-offline-reply", "done", "-chat", "-json", "-permission", "ask")
+	log := filepath.Join(t.TempDir(), "chat.wire")
+	code, out, errOut := runArgs(t, stdin, "-cli", cli, "-offline", "-offline-reply", "done", "-chat", "-json", "-permission", "ask", "-wire-log", log)
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	// The session's wire log replays into the same results, turn by turn.
+	rcode, replayed, rerr := runArgs(t, "", "-backend", "claude", "-replay", log, "-json")
+	durations := regexp.MustCompile(`"duration_ns":\d+`)
+	if rcode != 0 || durations.ReplaceAllString(replayed, "") != durations.ReplaceAllString(out, "") {
+		t.Errorf("replay: exit %d, stderr %q\nlive:\n%s\nreplay:\n%s", rcode, rerr, out, replayed)
 	}
 	var results []agentcli.Result
 	sc := bufio.NewScanner(strings.NewReader(out))

@@ -76,13 +76,52 @@ type Config struct {
 // Option is one session config option.
 type Option struct {
 	// ID is the option's id ("model"), Value the value to select.
-	ID, Value string
+	ID    string `json:"id"`
+	Value string `json:"value"`
 	// IfOffered sets the option only when the agent offers it with
 	// Value among its values (in the configOptions of its latest
 	// answer); otherwise it is skipped with a warning. The options an
 	// agent offers may depend on others (opencode offers "effort" only
 	// for a model with variants, and only those).
-	IfOffered bool
+	IfOffered bool `json:"if_offered,omitempty"`
+}
+
+// Recorded is what a live session's wire log keeps of its Config (as the
+// start record's "proto"): what decides which requests the session sends
+// and how the agent's answers read. It holds no secret.
+type Recorded struct {
+	SessionID string   `json:"session_id,omitempty"`
+	Mode      string   `json:"mode,omitempty"`
+	Options   []Option `json:"options,omitempty"`
+	// MCP names the request's MCP servers (their tools' names depend on
+	// them).
+	MCP []string `json:"mcp,omitempty"`
+}
+
+// Record returns what a wire log keeps of c, with the names of servers.
+func (c Config) Record(servers []agentcli.MCPServer) Recorded {
+	r := Recorded{SessionID: c.SessionID, Mode: c.Mode, Options: c.Options}
+	for _, s := range servers {
+		r.MCP = append(r.MCP, s.Name)
+	}
+	return r
+}
+
+// ReadRecorded reads a wire log's Recorded (raw may be empty) into c,
+// and returns the MCP servers it names (names only).
+func ReadRecorded(raw json.RawMessage, c *Config) ([]agentcli.MCPServer, error) {
+	var r Recorded
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, err
+		}
+	}
+	c.SessionID, c.Mode, c.Options = r.SessionID, r.Mode, r.Options
+	var servers []agentcli.MCPServer
+	for _, n := range r.MCP {
+		servers = append(servers, agentcli.MCPServer{Name: n})
+	}
+	return servers, nil
 }
 
 // MCPServers converts servers to ACP's form: stdio servers {name,
@@ -178,7 +217,7 @@ func (c *client) Start(ctx context.Context) error {
 			SessionID string `json:"sessionId"`
 		}
 		if json.Unmarshal(raw, &res) != nil || res.SessionID == "" {
-			return &live.ProtocolError{Backend: c.backend(), Method: sdk.AgentMethodSessionNew, Message: "no session id in the answer"}
+			return &agentcli.ProtocolError{Backend: c.backend(), Method: sdk.AgentMethodSessionNew, Message: "no session id in the answer"}
 		}
 		sid = res.SessionID
 		offered = configOptions(raw, offered)
@@ -249,7 +288,7 @@ func configOptions(raw json.RawMessage, prev map[string][]string) map[string][]s
 	return out
 }
 
-// callError turns a JSON-RPC error answer into a *live.ProtocolError.
+// callError turns a JSON-RPC error answer into a *agentcli.ProtocolError.
 func (c *client) callError(method string, err error) error {
 	var re *live.RPCError
 	if !errors.As(err, &re) {
@@ -286,19 +325,13 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 	prompt = strings.ToValidUTF8(prompt, "\uFFFD")
 	req := sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(prompt)}}
 	// The answer comes when the turn is over: the request is sent now
-	// (an interrupt must follow it), the answer awaited on the side.
-	wait, err := c.rpc.Send(sdk.AgentMethodSessionPrompt, req)
-	if err != nil {
-		return err
-	}
-	go func() {
-		raw, err := wait(context.Background())
-		c.answered(raw, err)
-	}()
-	return nil
+	// (an interrupt must follow it), the answer handled when its line
+	// comes.
+	return c.rpc.Go(ctx, sdk.AgentMethodSessionPrompt, req, c.answered)
 }
 
-// answered ends the turn with session/prompt's answer.
+// answered ends the turn with session/prompt's answer, on the reader
+// goroutine.
 func (c *client) answered(raw json.RawMessage, err error) {
 	c.mu.Lock()
 	text := c.text.String()
@@ -384,7 +417,7 @@ func (c *client) Interrupt(ctx context.Context) error {
 	c.mu.Lock()
 	sid := c.session
 	c.mu.Unlock()
-	return c.rpc.Notify(sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
+	return c.rpc.Notify(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
 }
 
 // Exit maps an agent that ended by itself with a non-zero status to an

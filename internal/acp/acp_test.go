@@ -464,12 +464,12 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("the session died: %v", s.Err())
 	}
 	_, err = start(t, nil, Config{SessionID: "sess_gone"})
-	var pe *live.ProtocolError
-	if !errors.As(err, &pe) || !errors.Is(err, agentcli.ErrSessionNotFound) || pe.Method != "session/load" {
+	var pe *agentcli.ProtocolError
+	if !errors.As(err, &pe) || !errors.Is(err, agentcli.ErrSessionNotFound) || !errors.Is(err, agentcli.ErrProtocol) || pe.Method != "session/load" {
 		t.Errorf("loading an unknown session: %v", err)
 	}
 	_, err = start(t, nil, Config{Mode: "broken"})
-	if !errors.As(err, &pe) || pe.Method != "session/set_mode" {
+	if !errors.As(err, &pe) || !errors.Is(err, agentcli.ErrProtocol) || pe.Method != "session/set_mode" {
 		t.Errorf("a mode the agent refuses: %v", err)
 	}
 }

@@ -41,6 +41,8 @@ type Kit struct {
 	// TempPrefix is the prefix of temporary files the backend creates in
 	// os.TempDir, checked to be gone after every case ("" if none).
 	TempPrefix string
+	// Live scripts the CLI's live protocol (see LiveFaults), or is nil.
+	Live *LiveKit
 	// NoSystemPrompt leaves the system prompt out of the matrix's
 	// requests, for a backend whose runs with one go through a live
 	// session (runner.Spec.LiveRun), which the fake does not speak.

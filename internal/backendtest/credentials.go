@@ -83,7 +83,9 @@ func CheckCredentials(t *testing.T, k Kit, vars []string, ways []CredentialWay) 
 		}
 		if err != nil && errors.Is(err, agentcli.ErrAuth) {
 			// A live session fails the same way.
-			if s, serr := agentcli.StartSession(context.Background(), b, req); serr == nil || !errors.Is(serr, agentcli.ErrAuth) {
+			sreq := *req
+			sreq.Prompt = "" // StartSession runs no turn
+			if s, serr := agentcli.StartSession(context.Background(), b, &sreq); serr == nil || !errors.Is(serr, agentcli.ErrAuth) {
 				if s != nil {
 					s.Close()
 				}

@@ -29,8 +29,12 @@ func OneShot(ctx context.Context, start StartFunc, req *agentcli.Request) iter.S
 		r.Timeout = 0 // bounded here, over the start and the turn together
 		runCtx := ctx
 		if req.Timeout > 0 {
+			// The cause tells the session that the run's timeout, not
+			// the caller, ended its context: the turn ends with a
+			// *agentcli.TimeoutError (and the session's wire log says
+			// so).
 			var cancel context.CancelFunc
-			runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
+			runCtx, cancel = context.WithTimeoutCause(ctx, req.Timeout, &agentcli.TimeoutError{Timeout: req.Timeout})
 			defer cancel()
 		}
 		timedOut := func(err error) error {
@@ -63,6 +67,10 @@ func backendOf(err error) string {
 	var ce *agentcli.CanceledError
 	if errors.As(err, &ce) {
 		return ce.Backend
+	}
+	var te *agentcli.TimeoutError
+	if errors.As(err, &te) {
+		return te.Backend
 	}
 	return ""
 }

@@ -44,6 +44,22 @@
 //	flood <text>          write text and a newline to stdout until killed
 //	exit <code>           exit with code (the default at the end is 0)
 //
+// A script whose first line is "live" plays a live session's CLI: stdin is
+// not read up front, but line by line as the script says, and every line
+// read is recorded (Record.Stdin, one per line, as read). Its commands:
+//
+//	expect <text>         read stdin lines until one contains text (at the
+//	                      end of stdin the fake exits 0); it becomes the last
+//	                      message
+//	save <name>           remember the last message as name
+//	reply <text>          out, with $ID replaced by the last message's "id"
+//	                      (JSON, as sent), $RID by its "request_id" and
+//	                      $ID:name by the id of the message saved as name
+//	expectn <n> <text>    read stdin until n lines containing text came
+//	repeatn <n> <text>    write text n times, $N replaced by 1..n
+//	deaf                  never read stdin again
+//	drain                 read stdin to its end, then exit 0
+//
 // Every process the fake starts (itself, its children, the second fork of a
 // daemon) appends its pid to the file named by AGENTCLI_FAKE_PIDS.
 package fakecli
@@ -264,6 +280,15 @@ func run(flavor string) int {
 	}
 	rec := &Record{Args: os.Args[1:], Env: os.Environ(), Files: map[string]string{}, FileModes: map[string]uint32{}}
 	rec.Dir, _ = os.Getwd()
+	if script := os.Getenv(EnvScript); isLive(script) && fl.Live != nil {
+		if msg := fl.Live(os.Args[1:]); msg != "" {
+			fmt.Fprintln(os.Stderr, msg)
+			writeRecord(rec)
+			return fl.UsageExit
+		}
+		writeRecord(rec)
+		return playLive(script, rec)
+	}
 	parsed, err := fl.Parse(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -291,6 +316,10 @@ func run(flavor string) int {
 			writeRecord(rec)
 			return fl.UsageExit
 		}
+	}
+	if isLive(os.Getenv(EnvScript)) {
+		writeRecord(rec)
+		return playLive(os.Getenv(EnvScript), rec)
 	}
 	// Like the real CLIs, read stdin to EOF when it is not a terminal.
 	in, _ := io.ReadAll(os.Stdin)

@@ -71,6 +71,9 @@ type Flavor struct {
 	// Validate, if set, checks the parsed argv like the real CLI would and
 	// returns an error message, or "".
 	Validate func(values map[string][]string, positional []string) string
+	// Live, if set, checks the argv of a live session (a live script)
+	// instead of Parse and Validate, and returns an error message or "".
+	Live func(args []string) string
 	// StdinPrompt, if set, extracts the prompt from what the CLI read on
 	// stdin (for CLIs that take structured input); it returns an error
 	// message for input the real CLI would reject.

@@ -315,5 +315,12 @@ func init() {
 		Subcommands: []string{"exec", "resume"},
 		FileFlags:   []string{"--output-schema"},
 		UsageExit:   2,
+		// `codex app-server`: everything else travels in the protocol.
+		Live: func(args []string) string {
+			if len(args) != 1 || args[0] != "app-server" {
+				return fmt.Sprintf("fakecli(codex): a live session is `codex app-server`, not %q", args)
+			}
+			return ""
+		},
 	}
 }

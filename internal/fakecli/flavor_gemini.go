@@ -91,6 +91,19 @@ func validateGemini(v map[string][]string, pos []string) string {
 }
 
 func init() {
+	// `gemini --acp --skip-trust [--model=M] ...`: the one-shot rules,
+	// --acp required.
+	geminiFlavor.Live = func(args []string) string {
+		p, err := geminiFlavor.Parse(args)
+		if err != nil {
+			return err.Error()
+		}
+		if len(p.Values["--acp"]) == 0 {
+			return "fakecli(gemini): a live session needs --acp"
+		}
+		delete(p.Values, "--acp")
+		return geminiFlavor.Validate(p.Values, p.Positional)
+	}
 	Flavors["gemini"] = geminiFlavor
 }
 

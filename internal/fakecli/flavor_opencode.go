@@ -62,6 +62,13 @@ func init() {
 		}
 		return opencodeConfig()
 	}
+	// `opencode acp`: everything else travels in the protocol.
+	opencodeRun.Live = func(args []string) string {
+		if len(args) != 1 || args[0] != "acp" {
+			return fmt.Sprintf("fakecli(opencode): a live session is `opencode acp`, not %q", args)
+		}
+		return ""
+	}
 	Flavors["opencode"] = opencodeRun
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/agentcli/agentcli/internal/proc"
 	"github.com/agentcli/agentcli/internal/runner"
 	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // Proto is one CLI's live protocol. Start, Prompt and Interrupt are called
@@ -44,13 +45,16 @@ type Proto interface {
 	Start(ctx context.Context) error
 	// Line handles one line of the CLI's stdout (never empty), in order.
 	// It must not block for long: events go to Host.Emit, the end of a
-	// turn to Host.EndTurn, permission requests to Host.Ask.
+	// turn to Host.EndTurn, permission requests to Host.Ask, answers to
+	// the CLI's requests to Host.Post.
 	Line(line []byte)
-	// Prompt sends prompt as the next turn. The turn has begun on the
-	// session's side when it is called.
+	// Prompt sends prompt as the next turn and returns once it is sent
+	// (not when the CLI has answered it: the turn's end comes through
+	// Line). The turn has begun on the session's side when it is called;
+	// ctx ends when the turn is ended early. An error ends the turn.
 	Prompt(ctx context.Context, prompt string) error
 	// Interrupt asks the CLI to end the current turn early. It need not
-	// wait for the turn to end.
+	// wait for the turn to end; it should give up when ctx ends.
 	Interrupt(ctx context.Context) error
 	// Exit returns the error for a CLI that ended by itself (not through
 	// Close), from how it ended.
@@ -66,7 +70,8 @@ type Config struct {
 	// Options are the backend's options, defaults filled in (kill grace,
 	// line limit, stderr tail).
 	Options agentcli.Options
-	// Logger receives the session's log records; nil means none.
+	// Logger receives the session's log records; nil means none. Pass a
+	// redacting logger: records carry what the CLI said.
 	Logger *slog.Logger
 	// Args are the CLI's arguments.
 	Args []string
@@ -91,6 +96,20 @@ type Config struct {
 	// Cleanup, if set, runs once the process has been reaped, on every
 	// path (temporary files of the session).
 	Cleanup func()
+	// Wire, if set, records the session (see internal/wirelog); its start
+	// record is written already.
+	Wire *wirelog.Writer
+	// Redactor, if set, removes secrets from the stderr tail Wire records
+	// and from the error the session keeps (Session.Err), before other
+	// goroutines can see it.
+	Redactor Redactor
+}
+
+// Redactor removes secrets from text and, in place, from errors (see
+// runner.Redactor).
+type Redactor interface {
+	Redact(s string) string
+	Error(err error) error
 }
 
 // DeniedMessage is the refusal message sent with a default or
@@ -109,6 +128,11 @@ const closeWait = 300 * time.Millisecond
 // beyond it the reader waits (and with it, the CLI's output).
 const maxQueued = 1 << 16
 
+// maxPosted bounds the messages (answers to the CLI's requests) waiting
+// to be written to a CLI that does not read its stdin; beyond it the
+// session is killed.
+const maxPosted = 1 << 16
+
 // Session is a live session. It implements agentcli.Session.
 type Session struct {
 	backend string
@@ -121,17 +145,29 @@ type Session struct {
 	maxLine int
 	edit    bool
 	cleanup func()
+	wire    *wirelog.Writer
+	red     Redactor
 
-	p     *proc.Process
+	p     *proc.Process // nil when replaying
 	proto Proto
 	host  *Host
 
 	ctx    context.Context // lives until the process is gone
 	cancel context.CancelFunc
 
-	slot    chan struct{} // held by the running turn
-	askSem  chan struct{} // one permission callback at a time
-	writeMu sync.Mutex
+	slot   chan struct{} // held by the running turn
+	askSem chan struct{} // held while the user's permission callback runs
+	// lineMu is held by the reader while it handles a line, and while a
+	// turn begins: a line belongs to the turn that was running when it
+	// was read, in the wire log as in the events.
+	lineMu sync.Mutex
+
+	// The stdin writer (see write.go).
+	wmu    sync.Mutex
+	wq     []*outMsg
+	wwake  chan struct{}
+	posted int    // messages in wq that nobody waits for
+	sink   func() // replaying: called for each message sent instead of writing it
 
 	mu        sync.Mutex
 	id        string
@@ -145,21 +181,20 @@ type Session struct {
 
 var _ agentcli.Session = (*Session)(nil)
 
-// Start starts the CLI and runs the protocol's handshake. ctx bounds the
-// start only. On failure the process is gone when Start returns.
-func Start(ctx context.Context, cfg Config) (*Session, error) {
+// newSession builds a session from cfg without starting anything.
+func newSession(cfg Config) (*Session, error) {
 	req := agentcli.Request{}
 	if cfg.Request != nil {
 		req = *cfg.Request
 	}
+	req.Prompt = ""
 	backend := cfg.Backend
-	if err := ctx.Err(); err != nil {
-		return nil, &agentcli.CanceledError{Backend: backend, Err: context.Cause(ctx)}
-	}
 	if err := permit.CheckMode(backend, req.Permission, nil); err != nil {
 		return nil, err
 	}
-	path := cfg.Path
+	if req.Permission == agentcli.PermissionAsk && req.OnPermission == nil {
+		return nil, &agentcli.RequestError{Backend: backend, Field: "OnPermission", Reason: "required with PermissionAsk"}
+	}
 	o := cfg.Options
 	logger := cfg.Logger
 	if logger == nil {
@@ -168,9 +203,6 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	grace := o.KillGrace
 	if grace <= 0 {
 		grace = proc.DefaultKillGrace
-	}
-	if req.Permission == agentcli.PermissionAsk && req.OnPermission == nil {
-		return nil, errors.New(backend + ": Request.Permission is ask but Request.OnPermission is nil")
 	}
 	s := &Session{
 		backend: backend,
@@ -183,13 +215,13 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		maxLine: o.MaxLineBytes,
 		edit:    cfg.EditInput,
 		cleanup: cfg.Cleanup,
+		wire:    cfg.Wire,
+		red:     cfg.Redactor,
 		slot:    make(chan struct{}, 1),
 		askSem:  make(chan struct{}, 1),
+		wwake:   make(chan struct{}, 1),
 		dead:    make(chan struct{}),
 		id:      req.SessionID,
-	}
-	if s.mode == "" {
-		s.mode = agentcli.PermissionDeny // the zero value's meaning
 	}
 	if s.permTO <= 0 {
 		s.permTO = agentcli.DefaultPermissionTimeout
@@ -200,9 +232,28 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	if s.maxLine <= 0 {
 		s.maxLine = proc.DefaultMaxLine
 	}
+	if s.red == nil {
+		s.red = noRedactor{}
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.host = &Host{s: s}
 	s.proto = cfg.Proto(s.host)
+	return s, nil
+}
+
+// Start starts the CLI and runs the protocol's handshake. ctx bounds the
+// start only. On failure the process is gone when Start returns.
+func Start(ctx context.Context, cfg Config) (*Session, error) {
+	backend := cfg.Backend
+	if err := ctx.Err(); err != nil {
+		return nil, &agentcli.CanceledError{Backend: backend, Err: context.Cause(ctx)}
+	}
+	s, err := newSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	path := cfg.Path
+	o := cfg.Options
 
 	// The process outlives ctx: it is stopped by Close, not by the end of
 	// the start.
@@ -225,6 +276,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	s.p = p
 	go s.read()
+	go s.write()
 
 	herr := s.proto.Start(ctx)
 	if herr == nil {
@@ -232,6 +284,9 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		case <-s.dead:
 			herr = s.Err()
 		default:
+			if s.wire != nil {
+				s.wire.Ready()
+			}
 			return s, nil
 		}
 	}
@@ -245,12 +300,45 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	case <-time.After(time.Second):
 	}
-	if ctx.Err() != nil && !errors.Is(herr, agentcli.ErrCanceled) {
-		herr = &agentcli.CanceledError{Backend: backend, Err: context.Cause(ctx)}
+	if ctx.Err() != nil {
+		if s.wire != nil {
+			why, deadline, timeout := causeRecord(context.Cause(ctx))
+			s.wire.Abort(why, deadline, timeout)
+		}
+		if !errors.Is(herr, agentcli.ErrCanceled) {
+			herr = canceled(backend, context.Cause(ctx))
+		}
 	}
 	s.Close()
 	return nil, herr
 }
+
+// canceled is the error of a context that ended with cause: the
+// *agentcli.TimeoutError the cause is (a one-shot run's timeout), or a
+// *agentcli.CanceledError.
+func canceled(backend string, cause error) error {
+	var te *agentcli.TimeoutError
+	if errors.As(cause, &te) {
+		return &agentcli.TimeoutError{Backend: backend, Timeout: te.Timeout}
+	}
+	return &agentcli.CanceledError{Backend: backend, Err: cause}
+}
+
+// causeRecord returns what the wire log's abort record says of a context
+// that ended with cause.
+func causeRecord(cause error) (why string, deadline bool, timeout time.Duration) {
+	var te *agentcli.TimeoutError
+	if errors.As(cause, &te) {
+		return "timeout", false, te.Timeout
+	}
+	return "canceled", errors.Is(cause, context.DeadlineExceeded), 0
+}
+
+// noRedactor redacts nothing.
+type noRedactor struct{}
+
+func (noRedactor) Redact(s string) string { return s }
+func (noRedactor) Error(err error) error  { return err }
 
 // startError maps an exec start failure to a *agentcli.BinaryError.
 func startError(backend, path string, err error) error {
@@ -275,15 +363,19 @@ func (s *Session) read() {
 		if err != nil {
 			break
 		}
+		s.lineMu.Lock()
 		if l.TooLong > 0 {
-			lerr := &agentcli.LineTooLongError{Limit: s.maxLine, Len: l.TooLong}
-			s.host.Emit(agentcli.Event{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()})
-			continue
+			if s.wire != nil {
+				s.wire.TooLong(l.TooLong)
+			}
+			s.tooLong(l.TooLong)
+		} else {
+			if s.wire != nil {
+				s.wire.Out(l.Data)
+			}
+			s.line(l.Data)
 		}
-		if len(bytes.TrimSpace(l.Data)) == 0 {
-			continue
-		}
-		s.proto.Line(l.Data)
+		s.lineMu.Unlock()
 	}
 	exit := s.p.Wait()
 	s.mu.Lock()
@@ -291,13 +383,35 @@ func (s *Session) read() {
 	escaped := s.escaped
 	s.mu.Unlock()
 	killEscapees(escaped)
+	if s.wire != nil {
+		s.wire.Exit(exit.Code, s.red.Redact(exit.Stderr))
+	}
+	s.exited(closing, runner.Exit{Code: exit.Code, Stderr: exit.Stderr})
+}
+
+// tooLong reports a stdout line over the limit to the running turn.
+func (s *Session) tooLong(n int) {
+	lerr := &agentcli.LineTooLongError{Limit: s.maxLine, Len: n}
+	s.host.Emit(agentcli.Event{Kind: agentcli.EventNotice, Err: lerr, Text: lerr.Error()})
+}
+
+// line hands a stdout line to the protocol.
+func (s *Session) line(data []byte) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return
+	}
+	s.proto.Line(data)
+}
+
+// exited ends the session once its CLI is gone.
+func (s *Session) exited(closing bool, e runner.Exit) {
 	var err error
 	if closing {
 		err = agentcli.ErrSessionClosed
 	} else {
-		err = s.proto.Exit(runner.Exit{Code: exit.Code, Stderr: exit.Stderr})
+		err = s.proto.Exit(e)
 		if err == nil {
-			err = &agentcli.NoResultError{Backend: s.backend, Code: exit.Code, Stderr: runner.Tail(exit.Stderr, 500)}
+			err = &agentcli.NoResultError{Backend: s.backend, Code: e.Code, Stderr: runner.Tail(e.Stderr, 500)}
 		}
 	}
 	if s.cleanup != nil {
@@ -308,6 +422,7 @@ func (s *Session) read() {
 
 // die records why the session ended and ends the running turn with it.
 func (s *Session) die(err error) {
+	err = s.red.Error(err)
 	s.mu.Lock()
 	if s.err == nil {
 		s.err = err
@@ -349,12 +464,18 @@ func (s *Session) Err() error {
 // draining of output held open by a process that left the group).
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
+		if s.wire != nil {
+			s.wire.Close()
+		}
 		s.mu.Lock()
 		s.closing = true
 		t := s.turn
 		s.mu.Unlock()
 		if t != nil {
-			t.abort(reasonClose)
+			s.abortTurn(t, reasonClose, nil)
+		}
+		if s.p == nil {
+			return // replaying
 		}
 		s.noteEscapees()
 		if w := s.p.Stdin(); w != nil {
@@ -375,15 +496,32 @@ func (s *Session) Close() error {
 }
 
 // kill stops the process because the session can no longer be trusted
-// (a turn that did not end after an interrupt); the session dies with err.
+// (a turn that did not end after an interrupt, a CLI that stopped reading
+// its stdin); the session dies with err.
 func (s *Session) kill(err error) {
+	err = s.red.Error(err)
 	s.mu.Lock()
-	if s.err == nil {
+	first := s.err == nil
+	if first {
 		s.err = err
 	}
 	s.mu.Unlock()
+	if first && s.wire != nil {
+		s.wire.Kill(err.Error())
+	}
+	if first {
+		s.log.Debug("agentcli: live session killed", "backend", s.backend, "err", err)
+	}
+	if s.p == nil {
+		return // replaying: the exit record follows
+	}
 	s.noteEscapees()
 	s.p.Stop()
+}
+
+// protocolError is the error of a CLI that broke the session's protocol.
+func (s *Session) protocolError(format string, args ...any) *agentcli.ProtocolError {
+	return &agentcli.ProtocolError{Backend: s.backend, Message: fmt.Sprintf(format, args...)}
 }
 
 // noteEscapees records the CLI's descendants that left its process group,
@@ -398,25 +536,6 @@ func (s *Session) noteEscapees() {
 	s.mu.Lock()
 	s.escaped = append(s.escaped, es...)
 	s.mu.Unlock()
-}
-
-// send writes one line to the CLI's stdin.
-func (s *Session) send(line []byte) error {
-	w := s.p.Stdin()
-	select {
-	case <-s.dead:
-		return s.closedErr()
-	default:
-	}
-	if len(line) == 0 || line[len(line)-1] != '\n' {
-		line = append(line[:len(line):len(line)], '\n')
-	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	if _, err := w.Write(line); err != nil {
-		return fmt.Errorf("%s: writing to the CLI: %w", s.backend, s.closedErrWith(err))
-	}
-	return nil
 }
 
 // closedErr is the error of an operation on a dead session: it matches
@@ -479,7 +598,8 @@ func (s *Session) Run(ctx context.Context, prompt string) (*agentcli.Result, err
 }
 
 // Interrupt implements agentcli.Session. It returns once the turn has
-// ended, or ctx is done. Without a running turn it returns nil at once.
+// ended, or ctx is done (a *agentcli.CanceledError). Without a running
+// turn it returns nil at once.
 func (s *Session) Interrupt(ctx context.Context) error {
 	s.mu.Lock()
 	t := s.turn
@@ -487,26 +607,22 @@ func (s *Session) Interrupt(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	s.interrupt(t, reasonUser)
+	s.interrupt(t, reasonUser, nil)
 	select {
 	case <-t.ended:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)}
 	}
 }
 
-// interrupt ends t early for reason: pending permission requests get their
-// default decision, the CLI is asked to stop, and a watchdog kills the
-// session if the turn has not ended within the interrupt grace period.
-func (s *Session) interrupt(t *turn, r reason) {
-	select {
-	case <-t.ended:
-		return // over already: nothing to interrupt
-	default:
-	}
-	if !t.abort(r) {
-		return
+// interrupt ends t early for reason r (cause: the context's cause, for
+// reasonCancel): pending permission requests get their default decision,
+// the CLI is asked to stop, and a watchdog kills the session if the turn
+// has not ended within the interrupt grace period.
+func (s *Session) interrupt(t *turn, r reason, cause error) {
+	if !s.abortTurn(t, r, cause) {
+		return // over already, or being ended
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(s.ctx, s.igrace)
@@ -517,11 +633,15 @@ func (s *Session) interrupt(t *turn, r reason) {
 		case <-t.sent:
 		case <-s.dead:
 			return
+		case <-ctx.Done():
 		}
 		select {
 		case <-t.ended:
 			return
 		default:
+		}
+		if s.wire != nil {
+			s.wire.Interrupt()
 		}
 		if err := s.proto.Interrupt(ctx); err != nil {
 			s.log.Debug("agentcli: interrupt failed", "backend", s.backend, "err", err)
@@ -537,8 +657,7 @@ func (s *Session) interrupt(t *turn, r reason) {
 				return
 			default:
 			}
-			err := fmt.Errorf("%s: the CLI did not end the turn within %v of an interrupt; session killed", s.backend, s.igrace)
-			s.kill(err)
+			s.kill(s.protocolError("the CLI did not end the turn within %v of an interrupt; session killed", s.igrace))
 		}
 	}()
 }
@@ -551,9 +670,51 @@ const (
 	reasonUser           // Session.Interrupt
 	reasonBreak          // the consumer stopped iterating
 	reasonCancel         // the turn's context ended
-	reasonTimeout        // Request.Timeout expired
+	reasonTimeout        // Request.Timeout expired (or a one-shot run's)
 	reasonClose          // Session.Close
 )
+
+// reasonNames are the wire log's names of the reasons.
+var reasonNames = map[reason]string{
+	reasonUser: "interrupt", reasonBreak: "break", reasonCancel: "canceled",
+	reasonTimeout: "timeout", reasonClose: "close",
+}
+
+// abortTurn ends t early for reason r, unless its end has come already or
+// it is being ended early already; cause is the context's cause of a
+// reasonCancel (or reasonTimeout: a *agentcli.TimeoutError). It cancels
+// t's context and reports whether this call decided the reason.
+func (s *Session) abortTurn(t *turn, r reason, cause error) bool {
+	t.mu.Lock()
+	first := t.reason == reasonNone && !t.over
+	if first {
+		t.reason = r
+		t.cause = cause
+		switch r {
+		case reasonTimeout:
+			t.timeout = s.req.Timeout
+			var te *agentcli.TimeoutError
+			if errors.As(cause, &te) {
+				t.timeout = te.Timeout
+			}
+		}
+		if s.wire != nil {
+			// Under t.mu: the record's place among the others is
+			// where the decision was made.
+			deadline := r == reasonCancel && errors.Is(cause, context.DeadlineExceeded)
+			timeout := time.Duration(0)
+			if r == reasonTimeout {
+				timeout = t.timeout
+			}
+			s.wire.Abort(reasonNames[r], deadline, timeout)
+		}
+	}
+	t.mu.Unlock()
+	if first {
+		t.cancel()
+	}
+	return first
+}
 
 // TurnEnd is how a turn ended, as the protocol reports it.
 type TurnEnd struct {
@@ -566,7 +727,8 @@ type TurnEnd struct {
 	// cancelled.
 	Interrupted bool
 
-	dead bool // the session died
+	dead   bool   // the session died
+	reason reason // why the turn was being ended early when it ended
 }
 
 // turn is one prompt and its events.
@@ -574,15 +736,18 @@ type turn struct {
 	ctx    context.Context // ends when the turn is ended early
 	cancel context.CancelFunc
 
-	mu      sync.Mutex
-	items   []item
-	wake    chan struct{} // signalled when items grow
-	space   chan struct{} // signalled when items shrink
-	reason  reason
-	endOnce sync.Once
-	ended   chan struct{} // closed by end
-	gone    chan struct{} // closed when the consumer stopped reading
-	sent    chan struct{} // closed once the prompt has been sent (or failed)
+	mu       sync.Mutex
+	items    []item
+	wake     chan struct{} // signalled when items grow
+	space    chan struct{} // signalled when items shrink
+	reason   reason
+	cause    error         // the context's cause, for reasonCancel
+	timeout  time.Duration // for reasonTimeout
+	over     bool          // end was called
+	ended    chan struct{} // closed by end
+	gone     chan struct{} // closed when the consumer stopped reading
+	goneOnce sync.Once
+	sent     chan struct{} // closed once the prompt has been sent (or failed)
 }
 
 type item struct {
@@ -602,31 +767,20 @@ func newTurn(parent context.Context) *turn {
 	return t
 }
 
-// abort records the first reason to end t early and cancels its context.
-// It reports whether this call was the first.
-func (t *turn) abort(r reason) bool {
-	t.mu.Lock()
-	first := t.reason == reasonNone
-	if first {
-		t.reason = r
-	}
-	t.mu.Unlock()
-	t.cancel()
-	return first
-}
-
-func (t *turn) why() reason {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.reason
-}
+// leave records that the consumer stopped reading: nothing waits for it
+// any more.
+func (t *turn) leave() { t.goneOnce.Do(func() { close(t.gone) }) }
 
 // push queues an item for the consumer. It waits while the queue is full,
 // unless the consumer has gone or the session is dead.
 func (t *turn) push(it item, dead <-chan struct{}) {
 	for {
 		t.mu.Lock()
-		if len(t.items) < maxQueued || it.end != nil {
+		if t.over {
+			t.mu.Unlock()
+			return // after the end: nobody reads it
+		}
+		if len(t.items) < maxQueued {
 			t.items = append(t.items, it)
 			t.mu.Unlock()
 			select {
@@ -659,28 +813,39 @@ func (t *turn) pop() []item {
 	return its
 }
 
-// end queues the turn's end; only the first end counts.
+// end queues the turn's end, with the reason the turn was being ended
+// early at that moment; only the first end counts, and no abort counts
+// after it.
 func (t *turn) end(e TurnEnd) {
-	t.endOnce.Do(func() {
-		t.mu.Lock()
-		t.items = append(t.items, item{end: &e})
+	t.mu.Lock()
+	if t.over {
 		t.mu.Unlock()
-		close(t.ended)
-		select {
-		case t.wake <- struct{}{}:
-		default:
-		}
-	})
+		return
+	}
+	t.over = true
+	e.reason = t.reason
+	t.items = append(t.items, item{end: &e})
+	t.mu.Unlock()
+	close(t.ended)
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
 }
 
-// Stream implements agentcli.Session.
+// Stream implements agentcli.Session. An empty prompt (or one of white
+// space only) is a *agentcli.RequestError; nothing is sent.
 func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		start := time.Now()
+		if err := runner.CheckPrompt(s.backend, prompt); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
 		select {
 		case s.slot <- struct{}{}:
 		case <-ctx.Done():
-			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)})
+			yield(agentcli.Event{}, canceled(s.backend, context.Cause(ctx)))
 			return
 		case <-s.dead:
 			yield(agentcli.Event{}, s.closedErr())
@@ -688,25 +853,22 @@ func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 		}
 		defer func() { <-s.slot }()
 		if err := ctx.Err(); err != nil {
-			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)})
+			yield(agentcli.Event{}, canceled(s.backend, context.Cause(ctx)))
 			return
 		}
 
-		s.mu.Lock()
-		if s.err != nil || s.closing {
-			s.mu.Unlock()
-			yield(agentcli.Event{}, s.closedErr())
+		t, err := s.begin()
+		if err != nil {
+			yield(agentcli.Event{}, err)
 			return
 		}
-		t := newTurn(s.ctx)
-		s.turn = t
-		s.mu.Unlock()
 		defer func() {
 			s.mu.Lock()
 			if s.turn == t {
 				s.turn = nil
 			}
 			s.mu.Unlock()
+			t.leave()
 			t.cancel()
 		}()
 
@@ -720,71 +882,126 @@ func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 		go func() {
 			select {
 			case <-ctx.Done():
-				s.interrupt(t, reasonCancel)
+				cause := context.Cause(ctx)
+				r := reasonCancel
+				var te *agentcli.TimeoutError
+				if errors.As(cause, &te) {
+					r = reasonTimeout
+				}
+				s.interrupt(t, r, cause)
 			case <-timeout:
-				s.interrupt(t, reasonTimeout)
+				s.interrupt(t, reasonTimeout, nil)
 			case <-t.ended:
 			case <-s.dead:
 			}
 		}()
 
-		err := s.proto.Prompt(t.ctx, prompt)
+		err = s.proto.Prompt(t.ctx, prompt)
 		close(t.sent)
 		if err != nil {
-			select {
-			case <-s.dead:
-				// The CLI died: its error ends the turn (queued by die).
-			default:
-				t.end(TurnEnd{Err: err})
-				s.kill(err)
-			}
+			s.promptFailed(t, err)
 		}
 
-		var synth evstream.Deltas
-		var out []agentcli.Event
+		var d delivery
 		for {
 			its := t.pop()
 			if len(its) == 0 {
 				<-t.wake
 				continue
 			}
-			for _, it := range its {
-				if it.end != nil {
-					res, err := s.finish(t, it.end, ctx)
-					if err != nil {
-						yield(agentcli.Event{}, err)
-						return
-					}
-					res.Duration = time.Since(start)
-					yield(agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil)
-					return
+			done, broke := s.deliver(t, its, &d, start, yield)
+			if broke {
+				t.leave()
+				s.interrupt(t, reasonBreak, nil)
+				select {
+				case <-t.ended:
+				case <-s.dead:
 				}
-				out = synth.Apply(out[:0], it.ev)
-				broke := false
-				for _, ev := range out {
-					evstream.Relay(s.req.OnText, ev)
-					if !yield(ev, nil) {
-						broke = true
-						break
-					}
-				}
-				if broke {
-					close(t.gone)
-					s.interrupt(t, reasonBreak)
-					select {
-					case <-t.ended:
-					case <-s.dead:
-					}
-					return
-				}
+				return
+			}
+			if done {
+				return
 			}
 		}
 	}
 }
 
+// begin makes t the running turn.
+func (s *Session) begin() (*turn, error) {
+	s.lineMu.Lock()
+	defer s.lineMu.Unlock()
+	s.mu.Lock()
+	if s.err != nil || s.closing {
+		s.mu.Unlock()
+		return nil, s.closedErr()
+	}
+	t := newTurn(s.ctx)
+	s.turn = t
+	s.mu.Unlock()
+	if s.wire != nil {
+		s.wire.Turn()
+	}
+	return t, nil
+}
+
+// promptFailed ends a turn whose prompt could not be sent. When nothing
+// of it reached the CLI (the turn was ended early while the prompt waited
+// behind other messages) the session goes on; otherwise it cannot be
+// trusted any more (the CLI may run a turn the session no longer follows)
+// and is killed.
+func (s *Session) promptFailed(t *turn, err error) {
+	select {
+	case <-s.dead:
+		return // the CLI died: its error ends the turn (queued by die)
+	default:
+	}
+	perr := s.protocolError("the prompt could not be sent: %v", err)
+	if s.wire != nil {
+		s.wire.End(perr.Message)
+	}
+	t.end(TurnEnd{Err: perr})
+	if !errors.Is(err, errUnsent) {
+		s.kill(perr)
+	}
+}
+
+// delivery is the state of a consumer reading a turn.
+type delivery struct {
+	synth evstream.Deltas
+	out   []agentcli.Event
+}
+
+// deliver yields the events of its and, at the turn's end, its result or
+// error. It reports whether the turn is over (done) or the consumer
+// stopped reading (broke).
+func (s *Session) deliver(t *turn, its []item, d *delivery, start time.Time, yield func(agentcli.Event, error) bool) (done, broke bool) {
+	for _, it := range its {
+		if it.end != nil {
+			res, err := s.finish(t, it.end)
+			if err != nil {
+				yield(agentcli.Event{}, err)
+				return true, false
+			}
+			if !start.IsZero() {
+				res.Duration = time.Since(start)
+			}
+			yield(agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil)
+			return true, false
+		}
+		d.out = d.synth.Apply(d.out[:0], it.ev)
+		for _, ev := range d.out {
+			evstream.Relay(s.req.OnText, ev)
+			if !yield(ev, nil) {
+				return false, true
+			}
+		}
+	}
+	return false, false
+}
+
 // finish turns a turn's end into its outcome.
-func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Result, error) {
-	r := t.why()
+func (s *Session) finish(t *turn, e *TurnEnd) (*agentcli.Result, error) {
+	r := e.reason
 	if e.dead {
 		if r == reasonClose || errors.Is(e.Err, agentcli.ErrSessionClosed) {
 			return nil, agentcli.ErrSessionClosed
@@ -794,7 +1011,7 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 		s.mu.Unlock()
 		if r != reasonNone && killed != nil {
 			// Killed by the interrupt watchdog.
-			return nil, s.earlyError(r, ctx, killed)
+			return nil, s.earlyError(t, r, killed)
 		}
 		return nil, e.Err
 	}
@@ -802,7 +1019,7 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 		// Once a turn is being ended early, it ends as such, whatever
 		// the CLI made of it (an agent may end a turn normally when its
 		// pending permission request is cancelled).
-		return nil, s.earlyError(r, ctx, nil)
+		return nil, s.earlyError(t, r, nil)
 	}
 	if e.Err != nil {
 		return e.Result, e.Err
@@ -829,12 +1046,18 @@ func (s *Session) finish(t *turn, e *TurnEnd, ctx context.Context) (*agentcli.Re
 }
 
 // earlyError is the error of a turn ended early for reason r.
-func (s *Session) earlyError(r reason, ctx context.Context, cause error) error {
+func (s *Session) earlyError(t *turn, r reason, cause error) error {
+	t.mu.Lock()
+	ctxCause, timeout := t.cause, t.timeout
+	t.mu.Unlock()
 	switch r {
 	case reasonCancel:
-		return &agentcli.CanceledError{Backend: s.backend, Err: context.Cause(ctx)}
+		if ctxCause == nil {
+			ctxCause = context.Canceled
+		}
+		return &agentcli.CanceledError{Backend: s.backend, Err: ctxCause}
 	case reasonTimeout:
-		return &agentcli.TimeoutError{Backend: s.backend, Timeout: s.req.Timeout}
+		return &agentcli.TimeoutError{Backend: s.backend, Timeout: timeout}
 	case reasonClose:
 		return agentcli.ErrSessionClosed
 	}
@@ -857,8 +1080,17 @@ func (h *Host) Request() *agentcli.Request { return &h.s.req }
 func (h *Host) Logger() *slog.Logger { return h.s.log }
 
 // Send writes one line (a newline is added when missing) to the CLI's
-// stdin. It fails once the session is dead.
-func (h *Host) Send(line []byte) error { return h.s.send(line) }
+// stdin, after the lines sent before it, and returns once it is written.
+// It gives up when ctx ends (a line that has not begun to be written is
+// then never written; one being written is finished, so that the CLI
+// never reads half a message) or the session ends.
+func (h *Host) Send(ctx context.Context, line []byte) error { return h.s.send(ctx, line, true) }
+
+// Post queues one line for the CLI's stdin, after the lines sent before
+// it, and returns at once: for answers to the CLI's requests, which must
+// never wait for the CLI to read (it may be busy writing requests). A CLI
+// that leaves too many of them unread is killed.
+func (h *Host) Post(line []byte) error { return h.s.send(context.Background(), line, false) }
 
 // Done is closed when the process has been reaped.
 func (h *Host) Done() <-chan struct{} { return h.s.dead }
@@ -889,7 +1121,12 @@ func (h *Host) Aborted() bool {
 	h.s.mu.Lock()
 	t := h.s.turn
 	h.s.mu.Unlock()
-	return t != nil && t.why() != reasonNone
+	if t == nil {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.reason != reasonNone
 }
 
 // Emit delivers ev to the running turn; without one it is dropped.
@@ -917,11 +1154,18 @@ func (h *Host) EndTurn(e TurnEnd) {
 // Ask decides a permission request according to the session's permission
 // mode and callback, and calls answer exactly once with the decision, from
 // another goroutine or before Ask returns. The decision's Kind is one of
-// the request's Options when it has any (see Normalize).
+// the request's Options when it has any (see Normalize). answer should
+// send with Host.Post.
 func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.PermissionDecision)) {
 	s := h.s
 	if pr.SessionID == "" {
 		pr.SessionID = s.ID()
+	}
+	if s.sink != nil {
+		// Replaying: the decision was the live session's, and what is
+		// answered does not change the events.
+		answer(permit.Normalize(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}, false))
+		return
 	}
 	// The tool lists come first, in every mode: a listed tool is approved
 	// in advance, any other refused (the CLI's own configuration holds
@@ -943,7 +1187,7 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 			break
 		}
 		fallthrough
-	default: // deny, plan: whatever would ask is refused
+	default: // deny, plan, and the zero mode: whatever would ask is refused
 		answer(permit.Normalize(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}, false))
 		return
 	}
@@ -953,28 +1197,32 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 		parent = s.turn.ctx
 	}
 	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(parent, s.permTO)
 	go func() {
-		ctx, cancel := context.WithTimeout(parent, s.permTO)
 		defer cancel()
 		d := agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}
+		// One callback at a time: the semaphore is held until the user's
+		// function returns, even after this request has been given up.
 		select {
 		case s.askSem <- struct{}{}:
 			d = s.callback(ctx, pr)
-			<-s.askSem
 		case <-ctx.Done():
 		}
 		answer(permit.Normalize(pr.Options, d, s.edit))
 	}()
 }
 
-// callback runs the user's permission function; when ctx ends first, the
-// default decision (refuse) applies. A panic in the callback refuses too.
+// callback runs the user's permission function, which holds s.askSem (the
+// caller took it) until it returns; when ctx ends first, the default
+// decision (refuse) applies and the function's late answer is dropped. A
+// panic in the callback refuses too.
 func (s *Session) callback(ctx context.Context, pr *agentcli.PermissionRequest) agentcli.PermissionDecision {
 	def := agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}
 	ch := make(chan agentcli.PermissionDecision, 1)
 	cp := *pr
 	cp.Options = append([]agentcli.PermissionOption(nil), pr.Options...)
 	go func() {
+		defer func() { <-s.askSem }()
 		defer func() {
 			if r := recover(); r != nil {
 				s.log.Warn("agentcli: permission callback panicked; refusing the tool call", "backend", s.backend, "panic", fmt.Sprint(r))
@@ -1012,36 +1260,10 @@ func ErrorResult(backend string, res *agentcli.Result, subtype, msg string) erro
 	}
 }
 
-// ProtocolError reports a request the CLI answered with an error during
-// the session's handshake or a turn. It matches Kind (for example
-// agentcli.ErrSessionNotFound) when the message says so.
-type ProtocolError struct {
-	Backend string
-	// Method is the request that failed.
-	Method string
-	// Code is the JSON-RPC error code, when there is one.
-	Code int
-	// Message is the CLI's error message (secrets redacted).
-	Message string
-	// Kind is agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil.
-	Kind error
-}
-
-func (e *ProtocolError) Error() string {
-	s := fmt.Sprintf("%s: %s failed", e.Backend, e.Method)
-	if e.Kind != nil {
-		s += " (" + e.Kind.Error() + ")"
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	return s
-}
-
-func (e *ProtocolError) Unwrap() error { return e.Kind }
-
-// NewProtocolError builds a *ProtocolError, classifying msg.
-func NewProtocolError(backend, method string, code int, msg string) *ProtocolError {
+// NewProtocolError returns the *agentcli.ProtocolError of a request the
+// CLI answered with an error, classifying msg (a session that does not
+// exist, credentials, rate limits).
+func NewProtocolError(backend, method string, code int, msg string) *agentcli.ProtocolError {
 	msg = runner.Tail(msg, 500)
-	return &ProtocolError{Backend: backend, Method: method, Code: code, Message: msg, Kind: runner.Classify(backend, msg)}
+	return &agentcli.ProtocolError{Backend: backend, Method: method, Code: code, Message: msg, Kind: runner.Classify(backend, msg)}
 }

@@ -34,6 +34,12 @@ const testGrace = 300 * time.Millisecond
 // startToy starts a session on the fake peer. start is LIVE_PEER_START.
 func startToy(t *testing.T, start string, req *agentcli.Request, opts *agentcli.Options) (*Session, int, error) {
 	t.Helper()
+	return startToyWith(t, start, req, opts, nil)
+}
+
+// startToyWith is startToy with edit changing the session's Config.
+func startToyWith(t *testing.T, start string, req *agentcli.Request, opts *agentcli.Options, edit func(*Config)) (*Session, int, error) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +57,7 @@ func startToy(t *testing.T, start string, req *agentcli.Request, opts *agentcli.
 		req = &agentcli.Request{}
 	}
 	cleaned := make(chan struct{})
-	s, err := Start(context.Background(), Config{
+	cfg := Config{
 		Backend: "toy",
 		Path:    o.Path,
 		Options: o,
@@ -59,7 +65,11 @@ func startToy(t *testing.T, start string, req *agentcli.Request, opts *agentcli.
 		Request: req,
 		Proto:   func(h *Host) Proto { return &toyProto{h: h, ready: make(chan int, 1), pids: pids} },
 		Cleanup: func() { close(cleaned) },
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := Start(context.Background(), cfg)
 	if err != nil {
 		select {
 		case <-cleaned:
@@ -220,7 +230,12 @@ func TestInterruptNeverAnswered(t *testing.T) {
 	}()
 	waitTurn(t, s)
 	start := time.Now()
-	s.Interrupt(context.Background())
+	// Interrupt gives up with its context, typed; the turn still ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := s.Interrupt(ctx); !errors.Is(err, agentcli.ErrCanceled) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Interrupt past its deadline: %v; want a *CanceledError", err)
+	}
 	var err error
 	select {
 	case err = <-done:
@@ -231,8 +246,8 @@ func TestInterruptNeverAnswered(t *testing.T) {
 	if !errors.Is(err, agentcli.ErrInterrupted) {
 		t.Fatalf("turn error %v, want ErrInterrupted", err)
 	}
-	if s.Err() == nil || !strings.Contains(s.Err().Error(), "did not end the turn") {
-		t.Fatalf("Err() = %v, want the unanswered interrupt", s.Err())
+	if !errors.Is(s.Err(), agentcli.ErrProtocol) || !strings.Contains(s.Err().Error(), "did not end the turn") {
+		t.Fatalf("Err() = %v, want the unanswered interrupt (a *ProtocolError)", s.Err())
 	}
 	if _, err := s.Run(context.Background(), "echo x"); !errors.Is(err, agentcli.ErrSessionClosed) {
 		t.Fatalf("turn on the killed session: %v", err)
@@ -655,7 +670,7 @@ func TestOneShot(t *testing.T) {
 func TestSendAfterDeath(t *testing.T) {
 	s, _ := mustToy(t, "", nil)
 	s.Run(context.Background(), "die")
-	if err := s.host.Send([]byte(`{"op":"prompt"}`)); !errors.Is(err, agentcli.ErrSessionClosed) {
+	if err := s.host.Send(context.Background(), []byte(`{"op":"prompt"}`)); !errors.Is(err, agentcli.ErrSessionClosed) {
 		t.Fatalf("Send after death: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,13 +69,20 @@ func runPeer() {
 		outMu.Unlock()
 	}
 	in := make(chan peerMsg, 16)
+	var deaf atomic.Bool // stop reading stdin
 	go func() {
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			var m peerMsg
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				if m.Op == "prompt" && (m.Text == "deafen" || strings.HasPrefix(m.Text, "askdeaf ")) {
+					deaf.Store(true) // before another line can be read
+				}
 				in <- m
+			}
+			for deaf.Load() {
+				time.Sleep(time.Hour)
 			}
 		}
 		close(in)
@@ -180,6 +188,34 @@ func runPeer() {
 					continue
 				}
 				send(peerMsg{Ev: "end", Text: strconv.Itoa(c.Process.Pid), Session: session})
+			case "deafen":
+				// End the turn; stdin is not read again (see above).
+				send(peerMsg{Ev: "end", Text: "deaf now", Session: session})
+			case "askflood":
+				// arg: how many permission requests, all sent before any
+				// answer is read.
+				n, _ := strconv.Atoi(arg)
+				for i := 1; i <= n; i++ {
+					send(peerMsg{Ev: "ask", ID: i, Input: json.RawMessage(`{"command":"touch X"}`)})
+				}
+				kinds := map[string]int{}
+				for got := 0; got < n; {
+					if m := next(); m.Op == "answer" {
+						kinds[m.Kind]++
+						got++
+					}
+				}
+				send(peerMsg{Ev: "end", Text: fmt.Sprint(kinds), Session: session})
+			case "askdeaf":
+				// arg: how many permission requests; stdin is not read
+				// again (see above), and the turn never ends.
+				n, _ := strconv.Atoi(arg)
+				for i := 1; i <= n; i++ {
+					send(peerMsg{Ev: "ask", ID: i, Input: json.RawMessage(`{"command":"touch X"}`)})
+				}
+				for {
+					time.Sleep(time.Hour)
+				}
 			case "sleep":
 				d, _ := time.ParseDuration(arg)
 				time.Sleep(d)
@@ -197,13 +233,18 @@ type toyProto struct {
 	once  sync.Once
 }
 
-func (p *toyProto) send(m peerMsg) error {
+func (p *toyProto) send(ctx context.Context, m peerMsg) error {
 	b, _ := json.Marshal(m)
-	return p.h.Send(b)
+	return p.h.Send(ctx, b)
+}
+
+func (p *toyProto) post(m peerMsg) error {
+	b, _ := json.Marshal(m)
+	return p.h.Post(b)
 }
 
 func (p *toyProto) Start(ctx context.Context) error {
-	if err := p.send(peerMsg{Op: "init"}); err != nil {
+	if err := p.send(ctx, peerMsg{Op: "init"}); err != nil {
 		return err
 	}
 	select {
@@ -220,11 +261,11 @@ func (p *toyProto) Start(ctx context.Context) error {
 }
 
 func (p *toyProto) Prompt(ctx context.Context, prompt string) error {
-	return p.send(peerMsg{Op: "prompt", Text: prompt})
+	return p.send(ctx, peerMsg{Op: "prompt", Text: prompt})
 }
 
 func (p *toyProto) Interrupt(ctx context.Context) error {
-	return p.send(peerMsg{Op: "interrupt"})
+	return p.send(ctx, peerMsg{Op: "interrupt"})
 }
 
 func (p *toyProto) Exit(e runner.Exit) error {
@@ -264,7 +305,7 @@ func (p *toyProto) Line(line []byte) {
 			},
 		}
 		p.h.Ask(pr, func(d agentcli.PermissionDecision) {
-			p.send(peerMsg{Op: "answer", ID: id, Kind: string(d.Kind), Input: d.Input, Message: d.Message})
+			p.post(peerMsg{Op: "answer", ID: id, Kind: string(d.Kind), Input: d.Input, Message: d.Message})
 		})
 	}
 }

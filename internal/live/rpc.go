@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/agentcli/agentcli"
 )
 
 // RPC is a JSON-RPC 2.0 peer over a session's stdin and stdout lines: it
@@ -34,7 +36,14 @@ type RPC struct {
 
 	mu      sync.Mutex
 	next    int64
-	pending map[string]chan rpcReply
+	pending map[string]pendingCall
+}
+
+// pendingCall is a request waiting for its response: on a channel (Call,
+// Send), or handed to a function on the reader goroutine (Go).
+type pendingCall struct {
+	ch chan rpcReply
+	fn func(result json.RawMessage, err error)
 }
 
 type rpcReply struct {
@@ -101,17 +110,25 @@ func (r *RPC) Line(line []byte) {
 	case hasID:
 		key := idKey(m.ID)
 		r.mu.Lock()
-		ch := r.pending[key]
+		pc, ok := r.pending[key]
 		delete(r.pending, key)
 		r.mu.Unlock()
-		if ch == nil {
+		if !ok {
 			return // an answer to nothing we asked, or too late
 		}
+		rep := rpcReply{result: m.Result}
 		if m.Error != nil {
-			ch <- rpcReply{err: m.Error}
-		} else {
-			ch <- rpcReply{result: m.Result}
+			rep = rpcReply{err: m.Error}
 		}
+		if pc.fn != nil {
+			var err error
+			if rep.err != nil {
+				err = rep.err
+			}
+			pc.fn(rep.result, err)
+			return
+		}
+		pc.ch <- rep
 	default:
 		r.invalid(line, errors.New("neither a request, a notification nor a response"))
 	}
@@ -154,46 +171,27 @@ func (r *RPC) version() string {
 // Call sends a request and waits for its response, ctx, or the end of the
 // session. An error response is an *RPCError.
 func (r *RPC) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	wait, err := r.Send(method, params)
+	wait, err := r.Send(ctx, method, params)
 	if err != nil {
 		return nil, err
 	}
 	return wait(ctx)
 }
 
-// Send sends a request and returns at once; wait waits for its response
-// as Call does. Use it when the request must be on its way before
-// something else is sent, but its answer may take long (a prompt whose
-// answer ends a turn).
-func (r *RPC) Send(method string, params any) (wait func(ctx context.Context) (json.RawMessage, error), err error) {
-	r.mu.Lock()
-	r.next++
-	id := r.next
-	if r.pending == nil {
-		r.pending = map[string]chan rpcReply{}
-	}
+// Send sends a request (giving up when ctx ends, see Host.Send) and
+// returns once it is written; wait waits for its response as Call does.
+// Use it when the request must be on its way before something else is
+// sent, but its answer may take long (a prompt whose answer ends a turn).
+func (r *RPC) Send(ctx context.Context, method string, params any) (wait func(ctx context.Context) (json.RawMessage, error), err error) {
 	ch := make(chan rpcReply, 1)
-	key := strconv.FormatInt(id, 10)
-	r.pending[key] = ch
-	r.mu.Unlock()
+	key, err := r.send(ctx, method, params, pendingCall{ch: ch})
+	if err != nil {
+		return nil, err
+	}
 	drop := func() {
 		r.mu.Lock()
 		delete(r.pending, key)
 		r.mu.Unlock()
-	}
-	p, err := marshalParams(params)
-	if err != nil {
-		drop()
-		return nil, err
-	}
-	b, err := json.Marshal(rpcMessage{JSONRPC: r.version(), ID: json.RawMessage(key), Method: method, Params: p})
-	if err != nil {
-		drop()
-		return nil, err
-	}
-	if err := r.Host.Send(b); err != nil {
-		drop()
-		return nil, err
 	}
 	return func(ctx context.Context) (json.RawMessage, error) {
 		select {
@@ -210,13 +208,56 @@ func (r *RPC) Send(method string, params any) (wait func(ctx context.Context) (j
 			if err := r.Host.Err(); err != nil {
 				return nil, err
 			}
-			return nil, errors.New(r.Host.Backend() + ": the CLI exited")
+			return nil, fmt.Errorf("%s: the CLI exited: %w", r.Host.Backend(), agentcli.ErrSessionClosed)
 		}
 	}, nil
 }
 
-// Notify sends a notification.
-func (r *RPC) Notify(method string, params any) error {
+// Go sends a request (giving up when ctx ends, see Host.Send) and returns
+// once it is written; fn gets its response on the reader goroutine, as
+// part of handling the response's line (an error response is an
+// *RPCError), so that what fn does comes before the lines after it. fn is
+// not called when the session ends first.
+func (r *RPC) Go(ctx context.Context, method string, params any, fn func(result json.RawMessage, err error)) error {
+	_, err := r.send(ctx, method, params, pendingCall{fn: fn})
+	return err
+}
+
+// send registers pc under a fresh id and sends the request.
+func (r *RPC) send(ctx context.Context, method string, params any, pc pendingCall) (key string, err error) {
+	r.mu.Lock()
+	r.next++
+	id := r.next
+	if r.pending == nil {
+		r.pending = map[string]pendingCall{}
+	}
+	key = strconv.FormatInt(id, 10)
+	r.pending[key] = pc
+	r.mu.Unlock()
+	drop := func() {
+		r.mu.Lock()
+		delete(r.pending, key)
+		r.mu.Unlock()
+	}
+	p, err := marshalParams(params)
+	if err != nil {
+		drop()
+		return "", err
+	}
+	b, err := json.Marshal(rpcMessage{JSONRPC: r.version(), ID: json.RawMessage(key), Method: method, Params: p})
+	if err != nil {
+		drop()
+		return "", err
+	}
+	if err := r.Host.Send(ctx, b); err != nil {
+		drop()
+		return "", err
+	}
+	return key, nil
+}
+
+// Notify sends a notification, giving up when ctx ends (see Host.Send).
+func (r *RPC) Notify(ctx context.Context, method string, params any) error {
 	p, err := marshalParams(params)
 	if err != nil {
 		return err
@@ -225,10 +266,11 @@ func (r *RPC) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return r.Host.Send(b)
+	return r.Host.Send(ctx, b)
 }
 
-// Reply answers the CLI's request id with result.
+// Reply answers the CLI's request id with result. It does not wait for
+// the answer to be written (see Host.Post).
 func (r *RPC) Reply(id json.RawMessage, result any) error {
 	res, err := json.Marshal(result)
 	if err != nil {
@@ -238,16 +280,17 @@ func (r *RPC) Reply(id json.RawMessage, result any) error {
 	if err != nil {
 		return err
 	}
-	return r.Host.Send(b)
+	return r.Host.Post(b)
 }
 
-// ReplyError answers the CLI's request id with an error.
+// ReplyError answers the CLI's request id with an error. It does not
+// wait for the answer to be written (see Host.Post).
 func (r *RPC) ReplyError(id json.RawMessage, code int, msg string) error {
 	b, err := json.Marshal(rpcMessage{JSONRPC: r.version(), ID: id, Error: &RPCError{Code: code, Message: msg}})
 	if err != nil {
 		return err
 	}
-	return r.Host.Send(b)
+	return r.Host.Post(b)
 }
 
 func marshalParams(params any) (json.RawMessage, error) {

@@ -139,7 +139,7 @@ func TestRPC(t *testing.T) {
 	if _, err := p.rpc.Call(cctx, "silent", nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("silent: %v", err)
 	}
-	if err := p.rpc.Notify("hello", []int{1}); err != nil {
+	if err := p.rpc.Notify(context.Background(), "hello", []int{1}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -4,7 +4,11 @@
 // use it on every platform.
 package permit
 
-import "github.com/agentcli/agentcli"
+import (
+	"encoding/json"
+
+	"github.com/agentcli/agentcli"
+)
 
 // DeniedMessage is the refusal message sent with a default or
 // mode-imposed decision, where the CLI passes a message on to the model.
@@ -34,8 +38,14 @@ func CheckMode(backend string, mode agentcli.PermissionMode, supported []agentcl
 	return &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(mode)}
 }
 
+// UnusableInputMessage is the refusal message of an allow whose edited
+// Input is not a JSON object: the edit cannot be applied, and running the
+// original call instead is not what was approved.
+const UnusableInputMessage = "The tool call was refused: it was approved with edited input that is not a JSON object."
+
 // Normalize makes d answerable: an empty Kind is RejectOnce; an allow with
-// Input is refused when editOK is false; and when options are given, the
+// Input is refused when editOK is false, or when Input is not a JSON
+// object (an edit that cannot be applied); and when options are given, the
 // kind becomes one of them (allow_always falls back to allow_once,
 // reject_always to reject_once and back; an allow the CLI does not offer at
 // all becomes a refusal).
@@ -50,6 +60,9 @@ func Normalize(options []agentcli.PermissionOption, d agentcli.PermissionDecisio
 			Kind:    agentcli.RejectOnce,
 			Message: "The tool call was refused: it was approved with edited input, which this CLI cannot apply.",
 		}, editOK)
+	}
+	if d.Allowed() && d.Input != nil && !isObject(d.Input) {
+		return Normalize(options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: UnusableInputMessage}, editOK)
 	}
 	if !d.Allowed() {
 		d.Input = nil
@@ -99,4 +112,10 @@ func Option(options []agentcli.PermissionOption, k agentcli.PermissionOptionKind
 		}
 	}
 	return agentcli.PermissionOption{}, false
+}
+
+// isObject reports whether b is one JSON object.
+func isObject(b []byte) bool {
+	var obj map[string]json.RawMessage
+	return json.Unmarshal(b, &obj) == nil && obj != nil
 }

@@ -110,6 +110,9 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	if req == nil {
 		req = &agentcli.Request{}
 	}
+	if err := CheckSessionPrompt(b.spec.Name, req); err != nil {
+		return nil, err
+	}
 	r, err := b.prepareRun(req, true, false)
 	if err != nil {
 		return nil, err
@@ -124,6 +127,8 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	// lack are all there is to say. What the session reports passes the
 	// run's redactor, as a one-shot run's events do.
 	red := NewRedactor(redactEnv(r.Env, req))
+	r.red = red
+	r.Logger = red.Logger(r.Logger) // records carry what the CLI said
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()

@@ -78,7 +78,16 @@ func TestLiveSettings(t *testing.T) {
 	)
 	var logs bytes.Buffer
 	b := New(liveSpec(secret, &got, &mu, nil), &agentcli.Options{Path: "/bin/sh", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	s, err := agentcli.StartSession(context.Background(), b, req)
+	// StartSession runs no turn: a prompt is refused before anything
+	// starts, naming the field.
+	_, err := agentcli.StartSession(context.Background(), b, req)
+	var rerr *agentcli.RequestError
+	if !errors.As(err, &rerr) || rerr.Field != "Prompt" {
+		t.Fatalf("StartSession with a prompt: %v; want a *RequestError naming Prompt", err)
+	}
+	sreq := *req
+	sreq.Prompt = ""
+	s, err := agentcli.StartSession(context.Background(), b, &sreq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +129,7 @@ func TestLiveSettings(t *testing.T) {
 
 	// An error the session reports is redacted too.
 	failing := New(liveSpec(secret, &got, &mu, errors.New("failed with "+secret)), &agentcli.Options{Path: "/bin/sh", Logger: slog.New(slog.DiscardHandler)})
-	s, err = agentcli.StartSession(context.Background(), failing, req)
+	s, err = agentcli.StartSession(context.Background(), failing, &sreq)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +144,7 @@ func TestLiveSettings(t *testing.T) {
 	n := len(got)
 	strict := New(liveSpec(secret, &got, &mu, nil), &agentcli.Options{Path: "/bin/sh", Strict: true})
 	var ue *agentcli.UnsupportedError
-	if _, err := agentcli.StartSession(context.Background(), strict, req); !errors.As(err, &ue) || !strings.Contains(ue.Feature, "fallback model") {
+	if _, err := agentcli.StartSession(context.Background(), strict, &sreq); !errors.As(err, &ue) || !strings.Contains(ue.Feature, "fallback model") {
 		t.Errorf("strict StartSession: %v", err)
 	}
 	if _, err := strict.Run(context.Background(), req); !errors.As(err, &ue) || !strings.Contains(ue.Feature, "fallback model") {

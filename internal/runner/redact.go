@@ -634,7 +634,8 @@ func occurrences(v, s string) []span {
 
 // Error redacts, in place, every string field that can carry CLI output in
 // the agentcli errors found in err's tree (ExitError, ResultError and its
-// Result, NoResultError, TimeoutError, ParseError, BinaryError), and returns
+// Result, NoResultError, TimeoutError, ParseError, BinaryError,
+// ProtocolError), and returns
 // err; when err's message still holds a secret (an error type it does not
 // know, wrapping CLI output), it returns an error with the redacted message
 // that wraps err, so errors.Is and errors.As still see everything. nil
@@ -643,22 +644,26 @@ func (r *Redactor) Error(err error) error {
 	if err == nil {
 		return nil
 	}
+	// A field is written only when it holds a secret: an error a live
+	// session keeps (Session.Err) may be read by other goroutines, and is
+	// redacted before it is kept.
+	set := r.setter()
 	var ee *agentcli.ExitError
 	if errors.As(err, &ee) {
-		ee.Stderr, ee.Hint = r.Redact(ee.Stderr), r.Redact(ee.Hint)
+		set(&ee.Stderr, &ee.Hint)
 	}
 	var re *agentcli.ResultError
 	if errors.As(err, &re) {
-		re.Subtype, re.TerminalReason, re.Message = r.Redact(re.Subtype), r.Redact(re.TerminalReason), r.Redact(re.Message)
+		set(&re.Subtype, &re.TerminalReason, &re.Message)
 		r.Result(re.Result)
 	}
 	var ne *agentcli.NoResultError
 	if errors.As(err, &ne) {
-		ne.Stderr = r.Redact(ne.Stderr)
+		set(&ne.Stderr)
 	}
 	var te *agentcli.TimeoutError
 	if errors.As(err, &te) {
-		te.Stderr = r.Redact(te.Stderr)
+		set(&te.Stderr)
 	}
 	var pe *agentcli.ParseError
 	if errors.As(err, &pe) {
@@ -668,13 +673,29 @@ func (r *Redactor) Error(err error) error {
 	}
 	var be *agentcli.BinaryError
 	if errors.As(err, &be) {
-		be.Path, be.Hint = r.Redact(be.Path), r.Redact(be.Hint)
+		set(&be.Path, &be.Hint)
+	}
+	var pre *agentcli.ProtocolError
+	if errors.As(err, &pre) {
+		set(&pre.Method, &pre.Message)
 	}
 	msg := err.Error()
 	if red := r.Redact(msg); red != msg {
 		return &redactedError{msg: red, err: err}
 	}
 	return err
+}
+
+// setter returns a function that redacts strings in place, writing only
+// those that change.
+func (r *Redactor) setter() func(ps ...*string) {
+	return func(ps ...*string) {
+		for _, p := range ps {
+			if red := r.Redact(*p); red != *p {
+				*p = red
+			}
+		}
+	}
 }
 
 // redactedError is an error whose message had secrets redacted.
@@ -693,8 +714,7 @@ func (r *Redactor) Result(res *agentcli.Result) {
 	if res == nil {
 		return
 	}
-	res.Stderr, res.Subtype, res.TerminalReason, res.StopReason =
-		r.Redact(res.Stderr), r.Redact(res.Subtype), r.Redact(res.TerminalReason), r.Redact(res.StopReason)
+	r.setter()(&res.Stderr, &res.Subtype, &res.TerminalReason, &res.StopReason)
 	if len(res.Raw) > 0 {
 		if red := r.Redact(string(res.Raw)); red != string(res.Raw) {
 			res.Raw = json.RawMessage(red)

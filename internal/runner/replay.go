@@ -55,6 +55,10 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 		if rec.Start.Schema {
 			req.OutputSchema = json.RawMessage("{}") // the parser needs to know, not the schema
 		}
+		if rec.Start.Live {
+			b.replaySession(req, rec.Start, rd, yield)
+			return
+		}
 		red := ProcessRedactor()
 		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
 		ended := ""
@@ -105,6 +109,33 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				yield(ev, nil)
 				return
 			}
+		}
+	}
+}
+
+// replaySession replays a live session's log (see Spec.ReplaySession):
+// each turn's events and its result or error, what the session yielded
+// passing the redactor and the Raw limit as a live session's does.
+func (b *Backend) replaySession(req *agentcli.Request, start *wirelog.Start, rd *wirelog.Reader, yield func(agentcli.Event, error) bool) {
+	if b.spec.ReplaySession == nil {
+		yield(agentcli.Event{}, &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "replaying a live session's wire log"})
+		return
+	}
+	req.Permission = agentcli.PermissionMode(start.Permission)
+	req.Timeout = start.Timeout
+	red := ProcessRedactor()
+	rawLimit := RawLimit(req)
+	r := &Run{Req: req, Deltas: true, Options: &b.opts, Logger: b.opts.Logger, State: b.state}
+	for ev, err := range b.spec.ReplaySession(r, start.Proto, rd) {
+		if err != nil {
+			err = red.Error(err)
+			CapRawErr(err, rawLimit)
+		} else {
+			red.Event(&ev)
+			CapRaw(&ev, rawLimit)
+		}
+		if !yield(ev, err) {
+			return
 		}
 	}
 }

@@ -2,11 +2,15 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
+	"iter"
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/internal/wirelog"
 )
 
 // Spec declares one backend: everything that is particular to its CLI, as
@@ -76,13 +80,19 @@ type Spec struct {
 	// Run.State (for example a cache shared by the runs of one Backend).
 	NewState func() any
 	// StartSession, if set, starts a live session (see
-	// agentcli.SessionStarter).
+	// agentcli.SessionStarter). It records the session in
+	// r.LiveWireLog's writer when that is not nil.
 	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
 	// LiveRun, if set, reports that a one-shot run of req goes through a
 	// live session (StartSession) whatever its permission mode, because
 	// it carries something only the live protocol takes privately (as
 	// runs in a mode other than PermissionBypass always do).
 	LiveRun func(req *agentcli.Request) bool
+	// ReplaySession, if set, replays the wire log of a live session (see
+	// agentcli.Replay): r.Req is the request as the log's start record
+	// describes it, proto is what the session recorded for its protocol,
+	// and log is positioned after the start record.
+	ReplaySession func(r *Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error]
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
@@ -124,6 +134,7 @@ type Run struct {
 	cleanups []func()
 	backend  string    // set for interactive runs (see Unsupported)
 	warned   *sync.Map // the backend's warnings logged so far (see Warn)
+	red      *Redactor // the run's redactor, once it is known
 }
 
 // Warn logs a warning about something the run ignores (an option the
@@ -141,6 +152,46 @@ func (r *Run) Warn(key, msg string, attrs ...any) {
 		}
 	}
 	r.Logger.Warn(msg, append(attrs, "option", key)...)
+}
+
+// Redactor returns the run's redactor (nil before the run's environment
+// is known).
+func (r *Run) Redactor() *Redactor { return r.red }
+
+// LiveWireLog starts the wire log of a live session when the request asks
+// for one, and returns nil otherwise. Its start record describes the
+// session as Replay needs it: the request's model, session id, output
+// schema, Raw limits, permission mode and per-turn timeout, args (secrets
+// redacted, informational) and proto, what the backend's protocol needs
+// to read the session as it did (see Spec.ReplaySession); proto must not
+// hold secrets.
+func (r *Run) LiveWireLog(backend string, args []string, proto any) *wirelog.Writer {
+	if r.Req.WireLog == nil {
+		return nil
+	}
+	argv := make([]string, 0, len(args))
+	for _, a := range args {
+		argv = append(argv, r.red.Redact(a))
+	}
+	var raw json.RawMessage
+	if proto != nil {
+		raw, _ = json.Marshal(proto)
+	}
+	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
+		Backend:     backend,
+		Deltas:      true,
+		Model:       r.Req.Model,
+		SessionID:   r.Req.SessionID,
+		Schema:      len(r.Req.OutputSchema) > 0,
+		DropRaw:     r.Req.DropRaw,
+		MaxRawBytes: r.Req.MaxRawBytes,
+		Argv:        argv,
+		Time:        time.Now().UTC(),
+		Live:        true,
+		Permission:  string(r.Req.Permission),
+		Timeout:     r.Req.Timeout,
+		Proto:       raw,
+	})
 }
 
 // Defer registers f to run when the run ends (after the process is gone),

@@ -97,12 +97,11 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	if b.spec.StartSession != nil && (Mode(req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req)) {
 		// PermissionAsk needs the host in the loop, and some settings
 		// travel privately only in the live protocol (Spec.LiveRun): the
-		// run is one turn of a live session. The other modes are the
-		// CLI's own flags.
-		if req.WireLog != nil {
-			r.Warn("wire log in a live session", "agentcli: a run that goes through a live session writes no wire log",
-				"backend", b.spec.Name)
-		}
+		// run is one turn of a live session (whose wire log is a
+		// session's; Replay reads either). The other modes are the CLI's
+		// own flags.
+		r.red = red
+		r.Logger = red.Logger(r.Logger)
 		start := func(ctx context.Context, sreq *agentcli.Request) (agentcli.Session, error) {
 			r.Req = sreq
 			return b.spec.StartSession(ctx, r)

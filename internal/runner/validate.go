@@ -140,6 +140,17 @@ func CheckPrompt(backend, prompt string) error {
 	return nil
 }
 
+// CheckSessionPrompt rejects a Request.Prompt given to StartSession: a
+// session starts with no turn, so there would be nowhere to stream its
+// events; the first prompt goes to Session.Run or Session.Stream.
+func CheckSessionPrompt(backend string, req *agentcli.Request) error {
+	if req != nil && req.Prompt != "" {
+		return &agentcli.RequestError{Backend: backend, Field: "Prompt",
+			Reason: "StartSession runs no turn: leave it empty and send the first prompt with Session.Run or Session.Stream"}
+	}
+	return nil
+}
+
 // unsupported lists the options set in req that caps cannot honour, as
 // human-readable names, in a stable order.
 func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {

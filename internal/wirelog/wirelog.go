@@ -1,6 +1,6 @@
 // Package wirelog writes and reads agentcli's wire log: a lossless record
-// of one run's traffic with its CLI, from which the run's events can be
-// rebuilt.
+// of one run's (or one live session's) traffic with its CLI, from which
+// the events it yielded can be rebuilt.
 //
 // The log is NDJSON, one record per line, each an object whose "t" says
 // what it is:
@@ -19,6 +19,24 @@
 // were asked for, the model and the session id the run asked for, whether
 // it asked for structured output, which Raw its events kept); argv is
 // informational (secrets redacted).
+//
+// A live session's log (version 2) has "live":true in its start record,
+// with the session's permission mode, its per-turn timeout and, in
+// "proto", what the backend's protocol needs to read the session as it
+// did (backend-specific; never a secret). Its in records hold each
+// message whole, newline included, in the order written; between its
+// start and its exit record it adds:
+//
+//	{"t":"ready"}                                  the handshake is over (StartSession returned the session)
+//	{"t":"turn"}                                   a turn began (Session.Stream): later lines are its own
+//	{"t":"abort","why":"…"}                        the turn (or, before any, the start) is being ended early:
+//	                                               "interrupt", "break" (the consumer stopped reading),
+//	                                               "canceled" (with "deadline":true when a deadline
+//	                                               ended the context), "timeout" (with "timeout":NS) or "close"
+//	{"t":"interrupt"}                              the session asked the CLI to interrupt the turn
+//	{"t":"kill","message":"…"}                     the session killed the CLI for breaking its protocol
+//	{"t":"close"}                                  Session.Close was called
+//	{"t":"end","message":"…"}                      the session ended the turn itself: its prompt could not be sent
 package wirelog
 
 import (
@@ -34,8 +52,12 @@ import (
 	"unicode/utf8"
 )
 
-// Version is the format version written in the start record.
-const Version = 1
+// Version is the format version written in the start record of a run's
+// log; LiveVersion that of a live session's.
+const (
+	Version     = 1
+	LiveVersion = 2
+)
 
 // Start is the first record of a log.
 type Start struct {
@@ -50,6 +72,13 @@ type Start struct {
 	MaxRawBytes int       `json:"max_raw_bytes,omitempty"`
 	Argv        []string  `json:"argv,omitempty"`
 	Time        time.Time `json:"time"`
+
+	// Live marks a live session's log; Permission, Timeout and Proto
+	// are set on it only.
+	Live       bool            `json:"live,omitempty"`
+	Permission string          `json:"permission,omitempty"`
+	Timeout    time.Duration   `json:"timeout,omitempty"`
+	Proto      json.RawMessage `json:"proto,omitempty"`
 }
 
 // Writer writes one run's log to an io.Writer. It is safe for concurrent
@@ -65,11 +94,15 @@ type Writer struct {
 // NewWriter returns a Writer on w and writes the start record.
 func NewWriter(w io.Writer, s Start) *Writer {
 	l := &Writer{w: w}
+	v := Version
+	if s.Live {
+		v = LiveVersion
+	}
 	rec := struct {
 		T string `json:"t"`
 		V int    `json:"v"`
 		Start
-	}{"start", Version, s}
+	}{"start", v, s}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		l.err = err
@@ -120,6 +153,53 @@ func (l *Writer) Ended(why string) {
 	l.write(b)
 }
 
+// Ready records that a live session's handshake is over: StartSession
+// returned the session.
+func (l *Writer) Ready() { l.write([]byte(`{"t":"ready"}`)) }
+
+// Turn records that a live session's turn began.
+func (l *Writer) Turn() { l.write([]byte(`{"t":"turn"}`)) }
+
+// Abort records that a live session's turn (or its start) is being ended
+// early, and why: "interrupt", "break", "canceled", "timeout" or "close".
+// deadline says a deadline ended the context of a "canceled" turn;
+// timeout is the limit of a "timeout".
+func (l *Writer) Abort(why string, deadline bool, timeout time.Duration) {
+	b, _ := json.Marshal(struct {
+		T        string        `json:"t"`
+		Why      string        `json:"why"`
+		Deadline bool          `json:"deadline,omitempty"`
+		Timeout  time.Duration `json:"timeout,omitempty"`
+	}{"abort", why, deadline, timeout})
+	l.write(b)
+}
+
+// Interrupt records that a live session asked the CLI to interrupt its
+// turn.
+func (l *Writer) Interrupt() { l.write([]byte(`{"t":"interrupt"}`)) }
+
+// Kill records that a live session killed its CLI, with why.
+func (l *Writer) Kill(message string) {
+	b, _ := json.Marshal(struct {
+		T       string `json:"t"`
+		Message string `json:"message"`
+	}{"kill", message})
+	l.write(b)
+}
+
+// End records that a live session ended its running turn itself, with a
+// protocol error saying why (its prompt could not be sent).
+func (l *Writer) End(message string) {
+	b, _ := json.Marshal(struct {
+		T       string `json:"t"`
+		Message string `json:"message"`
+	}{"end", message})
+	l.write(b)
+}
+
+// Close records that a live session was closed.
+func (l *Writer) Close() { l.write([]byte(`{"t":"close"}`)) }
+
 // Exit records how the CLI ended.
 func (l *Writer) Exit(code int, stderr string) {
 	b, _ := json.Marshal(struct {
@@ -155,7 +235,9 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 
 // Record is one record of a log, as read.
 type Record struct {
-	// T is the record type: "start", "in", "out", "end" or "exit".
+	// T is the record type: "start", "in", "out", "end", "exit", or in
+	// a live session's log "ready", "turn", "abort", "interrupt", "kill"
+	// or "close".
 	T string
 	// Start is set on a start record.
 	Start *Start
@@ -163,8 +245,14 @@ type Record struct {
 	Data []byte
 	// TooLong is the length of a line that was not kept.
 	TooLong int
-	// Why is the reason of an end record.
+	// Why is the reason of an end or abort record.
 	Why string
+	// Deadline and Timeout are set on an abort record (see
+	// Writer.Abort).
+	Deadline bool
+	Timeout  time.Duration
+	// Message is the reason of a kill record.
+	Message string
 	// Code and Stderr are set on an exit record.
 	Code   int
 	Stderr string
@@ -201,12 +289,18 @@ func (r *Reader) Next() (Record, error) {
 		Why     string          `json:"why"`
 		Code    int             `json:"code"`
 		Stderr  string          `json:"stderr"`
+		Message string          `json:"message"`
+		Dead    bool            `json:"deadline"`
 		Start
 	}
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.T == "" {
 		return Record{}, fmt.Errorf("wire log line %d: %w", r.line, ErrFormat)
 	}
-	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Code: rec.Code, Stderr: rec.Stderr}
+	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Code: rec.Code, Stderr: rec.Stderr,
+		Message: rec.Message, Deadline: rec.Dead}
+	if rec.T == "abort" {
+		out.Timeout = rec.Start.Timeout // the same key
+	}
 	switch {
 	case rec.T == "start":
 		s := rec.Start
