@@ -304,7 +304,7 @@ type Capabilities struct {
 	// CumulativeUsage reports that the CLI reports usage summed over the
 	// whole session, resumed turns included, rather than per run.
 	CumulativeUsage bool `json:"cumulative_usage"`
-	// Sessions reports that the backend implements SessionStarter (live
+	// Sessions reports that StartSession works on the backend (live
 	// sessions, several prompts to one CLI process).
 	Sessions bool `json:"sessions"`
 	// Interrupt reports that a live session's turn can be interrupted
@@ -317,7 +317,7 @@ type Capabilities struct {
 	// call's input.
 	EditInput bool `json:"edit_input"`
 	// Interactive reports that the backend can hand a terminal to its
-	// CLI's own interactive UI (Interactive; it implements Interactor).
+	// CLI's own interactive UI (Interactive).
 	Interactive bool `json:"interactive"`
 
 	// MCP reports that Request.MCPServers is supported.

@@ -45,19 +45,12 @@ type Diagnosis struct {
 	Hint string `json:"hint,omitempty"`
 }
 
-// Diagnoser is the optional interface of a Backend that can diagnose its
-// own installation. Diagnose must not start a model call.
-type Diagnoser interface {
-	// Diagnose checks the backend's CLI and reports what it found. It
-	// blocks while the CLI prints its version (bounded by ctx).
-	Diagnose(ctx context.Context) Diagnosis
-}
-
 // Doctor diagnoses every registered backend, created with opts (nil means
 // defaults; a set Path applies to every backend), and returns the
 // diagnoses in name order. It starts each CLI only to ask for its version:
-// it makes no model call. Backends that do not implement Diagnoser are
-// reported from Check alone. The backends are diagnosed concurrently; Doctor
+// it makes no model call. Backends that cannot diagnose themselves
+// are reported from Check alone. The backends are diagnosed concurrently;
+// Doctor
 // blocks until all are done or ctx ends.
 func Doctor(ctx context.Context, opts *Options) []Diagnosis {
 	names := Backends()
@@ -79,15 +72,10 @@ func diagnose(ctx context.Context, name string, opts *Options) Diagnosis {
 	if err != nil {
 		return Diagnosis{Backend: name, Status: DiagnosisFailure, Hint: err.Error()}
 	}
-	for x := b; x != nil; {
-		if d, ok := x.(Diagnoser); ok {
-			return d.Diagnose(ctx)
-		}
-		u, ok := x.(Unwrapper)
-		if !ok {
-			break
-		}
-		x = u.Unwrap()
+	if d, ok := find[interface {
+		Diagnose(context.Context) Diagnosis
+	}](b); ok {
+		return d.Diagnose(ctx)
 	}
 	d := Diagnosis{Backend: name, Status: DiagnosisWarning, Hint: "this backend cannot report its version"}
 	if err := b.Check(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // upperBackend is a backend written with the public API only, as a program
@@ -57,7 +58,7 @@ func (b *upperBackend) Run(ctx context.Context, req *agentcli.Request) (*agentcl
 // built-in ones, and the package-level helpers treat it the same way: the
 // registry is open to third-party backends.
 func TestExternalBackend(t *testing.T) {
-	agentcli.Register("upper", func(o *agentcli.Options) agentcli.Backend {
+	driver.Register("upper", func(o *agentcli.Options) agentcli.Backend {
 		b := &upperBackend{}
 		if o != nil {
 			b.opts = *o

@@ -29,17 +29,8 @@ type Terminal struct {
 	Stderr *os.File
 }
 
-// Interactor is the optional interface of a Backend that can hand a
-// terminal to its CLI's own interactive UI. Use Interactive rather than a
-// type assertion, so that wrapped backends are found too.
-type Interactor interface {
-	// Interactive runs the CLI's interactive UI on term until it exits;
-	// see the package-level Interactive for the contract.
-	Interactive(ctx context.Context, req *Request, term *Terminal) (exitCode int, err error)
-}
-
 // Interactive runs the interactive UI of b's CLI (or of the backend b wraps,
-// see Unwrapper) on term (nil: this process's stdin, stdout and stderr)
+// middleware keeps it) on term (nil: this process's stdin, stdout and stderr)
 // and returns the CLI's exit status. The person at the terminal talks to
 // the CLI directly; agentcli reads nothing of what it shows. Interactive
 // blocks until the CLI has exited, what it left behind has been killed and
@@ -95,21 +86,12 @@ type Interactor interface {
 // mode its UI lacks, an option refused under Options.Strict, a bad field)
 // is reported as such before the terminal is looked at. Interactive fails
 // with an *UnsupportedError when no backend in b's chain implements
-// Interactor; Capabilities().Interactive tells beforehand.
+// an interactive mode; Capabilities().Interactive tells beforehand.
 func Interactive(ctx context.Context, b Backend, req *Request, term *Terminal) (exitCode int, err error) {
-	for x := b; x != nil; {
-		if i, ok := x.(Interactor); ok {
-			return i.Interactive(ctx, req, term)
-		}
-		u, ok := x.(Unwrapper)
-		if !ok {
-			break
-		}
-		x = u.Unwrap()
+	if i, ok := find[interface {
+		Interactive(context.Context, *Request, *Terminal) (int, error)
+	}](b); ok {
+		return i.Interactive(ctx, req, term)
 	}
-	name := ""
-	if b != nil {
-		name = b.Name()
-	}
-	return -1, &UnsupportedError{Backend: name, Feature: "interactive mode"}
+	return -1, &UnsupportedError{Backend: nameOf(b), Feature: "interactive mode"}
 }

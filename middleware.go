@@ -153,8 +153,8 @@ func (o *RetryOptions) wait(attempt int) time.Duration {
 // Result, if any). Run and Stream block for the attempts and the waits
 // between them; Check, Name and Capabilities are b's.
 //
-// When b, or a backend it wraps, implements SessionStarter, so does the
-// returned Backend: StartSession is retried on transient errors like Run.
+// When b, or a backend it wraps, can start live sessions
+// (driver.SessionStarter), so can the returned Backend: StartSession is retried on transient errors like Run.
 // The turns of a started session are not retried (a turn that failed has
 // already become part of the conversation).
 func WithRetry(b Backend, opts *RetryOptions) Backend {
@@ -165,20 +165,13 @@ func WithRetry(b Backend, opts *RetryOptions) Backend {
 	return r
 }
 
-// canStartSessions reports whether StartSession can find a SessionStarter
-// in b's chain of wrapped backends.
+// canStartSessions reports whether StartSession finds a backend in b's
+// chain of wrapped backends that can start live sessions.
 func canStartSessions(b Backend) bool {
-	for x := b; x != nil; {
-		if _, ok := x.(SessionStarter); ok {
-			return true
-		}
-		u, ok := x.(Unwrapper)
-		if !ok {
-			return false
-		}
-		x = u.Unwrap()
-	}
-	return false
+	_, ok := find[interface {
+		StartSession(context.Context, *Request) (Session, error)
+	}](b)
+	return ok
 }
 
 type retryBackend struct {
@@ -336,7 +329,7 @@ func (r *retrySessionBackend) StartSession(ctx context.Context, req *Request) (S
 // when the slot is taken. Check, Name and Capabilities are b's and take no
 // slot. WithLimit panics if n < 1.
 //
-// When b, or a backend it wraps, implements SessionStarter, so does the
+// When b, or a backend it wraps, can start live sessions, so can the
 // returned Backend. A live session holds a slot per turn, not for its
 // lifetime: each turn of Session.Stream or Session.Run waits for a slot,
 // and StartSession holds one while the CLI starts. A turn still waiting for

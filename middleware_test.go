@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver"
 	"pgregory.net/rapid"
 )
 
@@ -546,13 +547,13 @@ func TestMiddlewareKeepsSessionStarter(t *testing.T) {
 	plain := &upperBackend{} // no live sessions
 	for _, b := range []agentcli.Backend{agentcli.WithRetry(plain, nil), agentcli.WithLimit(plain, 2),
 		agentcli.WithRetry(agentcli.WithLimit(plain, 1), nil)} {
-		if _, ok := b.(agentcli.SessionStarter); ok {
+		if _, ok := b.(driver.SessionStarter); ok {
 			t.Errorf("%T exposes SessionStarter over a backend without sessions", b)
 		}
 		if _, err := agentcli.StartSession(context.Background(), b, nil); !errors.Is(err, agentcli.ErrUnsupported) {
 			t.Errorf("StartSession on %T: %v, want ErrUnsupported", b, err)
 		}
-		if u, ok := b.(agentcli.Unwrapper); !ok || u.Unwrap() == nil {
+		if u, ok := b.(driver.Unwrapper); !ok || u.Unwrap() == nil {
 			t.Errorf("%T does not unwrap", b)
 		}
 	}
@@ -560,7 +561,7 @@ func TestMiddlewareKeepsSessionStarter(t *testing.T) {
 	st := &starter{Backend: agentclitest.NewBackend()}
 	for _, b := range []agentcli.Backend{agentcli.WithRetry(st, nil), agentcli.WithLimit(st, 2),
 		agentcli.WithLimit(agentcli.WithRetry(st, nil), 1)} {
-		if _, ok := b.(agentcli.SessionStarter); !ok {
+		if _, ok := b.(driver.SessionStarter); !ok {
 			t.Errorf("%T hides SessionStarter", b)
 		}
 		s, err := agentcli.StartSession(context.Background(), b, nil)
@@ -576,7 +577,7 @@ func TestMiddlewareKeepsSessionStarter(t *testing.T) {
 
 	// A third-party wrapper that only unwraps still lets ours see sessions.
 	b := agentcli.WithRetry(unwrapOnly{st}, nil)
-	if _, ok := b.(agentcli.SessionStarter); !ok {
+	if _, ok := b.(driver.SessionStarter); !ok {
 		t.Error("SessionStarter behind an Unwrapper is hidden")
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/agentcli/agentcli/internal/registry"
 )
 
 // DefaultBackend is the backend an empty name resolves to.
@@ -15,14 +16,6 @@ const DefaultBackend = "claude"
 // DefaultMaxTurns is the max-turns value ConfigFromEnv uses when
 // BACKEND_MAX_TURNS is unset or invalid.
 const DefaultMaxTurns = 25
-
-// Factory creates a Backend. opts may be nil.
-type Factory func(opts *Options) Backend
-
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]Factory{}
-)
 
 // aliases maps other common spellings to registered names.
 var aliases = map[string]string{
@@ -33,32 +26,9 @@ var aliases = map[string]string{
 	"open-code":   "opencode",
 }
 
-// Register makes a backend available under name. It is meant to be called
-// from a backend package's init function. It panics if name is empty, f is
-// nil, or name is already registered.
-func Register(name string, f Factory) {
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if name == "" || f == nil {
-		panic("agentcli: Register with empty name or nil factory")
-	}
-	if _, dup := registry[name]; dup {
-		panic("agentcli: Register called twice for backend " + name)
-	}
-	registry[name] = f
-}
-
-// Backends returns the names of the registered backends, sorted.
-func Backends() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+// Backends returns the names of the registered backends, sorted. A
+// backend registers itself (driver.Register) when its package is imported.
+func Backends() []string { return registry.Names() }
 
 // Resolve turns a user-supplied backend name into a registered one. The
 // empty name resolves to DefaultBackend; case, surrounding space and a few
@@ -72,10 +42,7 @@ func Resolve(name string) (string, error) {
 	if a, ok := aliases[n]; ok {
 		n = a
 	}
-	registryMu.RLock()
-	_, ok := registry[n]
-	registryMu.RUnlock()
-	if !ok {
+	if _, ok := registry.Lookup(n); !ok {
 		return "", &UnknownBackendError{Name: name, Valid: Backends()}
 	}
 	return n, nil
@@ -88,10 +55,8 @@ func Open(name string, opts *Options) (Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	registryMu.RLock()
-	f := registry[n]
-	registryMu.RUnlock()
-	return f(opts), nil
+	f, _ := registry.Lookup(n)
+	return f.(func(*Options) Backend)(opts), nil
 }
 
 // Config is backend configuration read from the environment.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver"
 	"pgregory.net/rapid"
 )
 
@@ -18,7 +19,7 @@ func init() {
 	// backends are linked in.
 	for _, n := range []string{"claude", "codex", "gemini", "opencode"} {
 		if !slices.Contains(agentcli.Backends(), n) {
-			agentcli.Register(n, func(*agentcli.Options) agentcli.Backend { return &agentclitest.Backend{BackendName: n} })
+			driver.Register(n, func(*agentcli.Options) agentcli.Backend { return &agentclitest.Backend{BackendName: n} })
 		}
 	}
 }

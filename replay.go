@@ -5,21 +5,13 @@ import (
 	"iter"
 )
 
-// Replayer is the optional interface of a Backend that can turn a wire log
-// (see Request.WireLog) back into events. Use Replay rather than a type
-// assertion, so that wrapped backends are found too.
-type Replayer interface {
-	// Replay reads log and yields the events of the run it recorded.
-	Replay(log io.Reader) iter.Seq2[Event, error]
-}
-
 // Replay reads a wire log written for a run of b's backend (see
 // Request.WireLog) and yields the events that run yielded, in order, ending
 // with its result or error, exactly as the live run did except for
 // Result.Duration (zero here). A log that ends before the run did (the run
 // was still going) ends with an error after the events it holds. Replay
 // fails with an *UnsupportedError when no backend in b's chain implements
-// Replayer.
+// wire log replay.
 //
 // A live session's log (StartSession, or a run whose permission mode
 // goes through a session) replays as the session's turns, one after the
@@ -67,21 +59,12 @@ type Replayer interface {
 // A turn ended early at the very moment its last line arrived may replay
 // as ended either way.
 func Replay(b Backend, log io.Reader) iter.Seq2[Event, error] {
-	for x := b; x != nil; {
-		if r, ok := x.(Replayer); ok {
-			return r.Replay(log)
-		}
-		u, ok := x.(Unwrapper)
-		if !ok {
-			break
-		}
-		x = u.Unwrap()
+	if r, ok := find[interface {
+		Replay(io.Reader) iter.Seq2[Event, error]
+	}](b); ok {
+		return r.Replay(log)
 	}
 	return func(yield func(Event, error) bool) {
-		name := ""
-		if b != nil {
-			name = b.Name()
-		}
-		yield(Event{}, &UnsupportedError{Backend: name, Feature: "wire log replay"})
+		yield(Event{}, &UnsupportedError{Backend: nameOf(b), Feature: "wire log replay"})
 	}
 }

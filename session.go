@@ -7,28 +7,6 @@ import (
 	"time"
 )
 
-// SessionStarter is the optional interface of a Backend that can hold a live
-// session: one CLI process per conversation, taking prompt after prompt.
-// Use StartSession rather than a type assertion, so that wrapped backends
-// (see WithRetry and WithLimit) are found too.
-type SessionStarter interface {
-	// StartSession starts the CLI and returns the live session. It runs
-	// no turn: req.Prompt must be empty (a non-empty Prompt is a
-	// *RequestError naming it, before anything starts; send the first
-	// prompt with Session.Run or Session.Stream, which stream its
-	// events). It reads every other field of req: Timeout bounds each
-	// turn, OnText receives each turn's text, SessionID resumes an
-	// earlier session (of a Run, a Stream or another live session), and
-	// WireLog records the whole session (see Replay). The settings
-	// (MCPServers, OutputSchema, Effort, FallbackModel, MaxBudgetUSD)
-	// hold for every turn, as the backend's Capabilities say;
-	// MaxBudgetUSD caps the whole session. ctx bounds the start only; the
-	// session lives until Close. A CLI that breaks its protocol (refuses
-	// the handshake, answers what it was not asked) fails with a
-	// *ProtocolError.
-	StartSession(ctx context.Context, req *Request) (Session, error)
-}
-
 // Session is a live conversation with one CLI process. Turns run one at a
 // time; a Session is safe for use from several goroutines (Interrupt and
 // Close in particular may be called while a turn streams).
@@ -72,33 +50,56 @@ type Session interface {
 	Err() error
 }
 
-// StartSession starts a live session on b, or on the backend b wraps (see
-// Unwrapper). It fails with an *UnsupportedError when no backend in the
-// chain implements SessionStarter.
+// StartSession starts a live session on b, or on the backend b wraps
+// (middleware such as WithRetry and WithLimit keeps it). It runs no turn:
+// req.Prompt must be empty (a non-empty Prompt is a *RequestError naming
+// it, before anything starts; send the first prompt with Session.Run or
+// Session.Stream, which stream its events). It reads every other field of
+// req: Timeout bounds each turn, OnText receives each turn's text,
+// SessionID resumes an earlier session (of a Run, a Stream or another
+// live session), and WireLog records the whole session (see Replay). The
+// settings (MCPServers, OutputSchema, Effort, FallbackModel,
+// MaxBudgetUSD) hold for every turn, as the backend's Capabilities say;
+// MaxBudgetUSD caps the whole session. ctx bounds the start only; the
+// session lives until Close. A CLI that breaks its protocol (refuses the
+// handshake, answers what it was not asked) fails with a *ProtocolError.
+// StartSession fails with an *UnsupportedError when no backend in the
+// chain can hold live sessions (Capabilities().Sessions tells
+// beforehand).
 func StartSession(ctx context.Context, b Backend, req *Request) (Session, error) {
+	if s, ok := find[interface {
+		StartSession(context.Context, *Request) (Session, error)
+	}](b); ok {
+		return s.StartSession(ctx, req)
+	}
+	return nil, &UnsupportedError{Backend: nameOf(b), Feature: "live sessions"}
+}
+
+// find returns b, or the first backend in the chain of backends b wraps
+// (each one's Unwrap method, as middleware has), that implements T: the
+// optional abilities a backend author's package declares (StartSession,
+// Replay, Diagnose, Interactive).
+func find[T any](b Backend) (T, bool) {
 	for x := b; x != nil; {
-		if s, ok := x.(SessionStarter); ok {
-			return s.StartSession(ctx, req)
+		if t, ok := x.(T); ok {
+			return t, true
 		}
-		u, ok := x.(Unwrapper)
+		u, ok := x.(interface{ Unwrap() Backend })
 		if !ok {
 			break
 		}
 		x = u.Unwrap()
 	}
-	name := ""
-	if b != nil {
-		name = b.Name()
-	}
-	return nil, &UnsupportedError{Backend: name, Feature: "live sessions"}
+	var zero T
+	return zero, false
 }
 
-// Unwrapper is implemented by a Backend that wraps another one (middleware
-// such as WithRetry), so that optional interfaces of the wrapped backend
-// can be found.
-type Unwrapper interface {
-	// Unwrap returns the wrapped backend.
-	Unwrap() Backend
+// nameOf returns b's name, or "" for a nil b.
+func nameOf(b Backend) string {
+	if b == nil {
+		return ""
+	}
+	return b.Name()
 }
 
 // PermissionMode says what a run may do without asking. The zero value

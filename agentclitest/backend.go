@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/evstream"
-	"github.com/agentcli/agentcli/internal/permit"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // Call scripts one call (one Run or Stream) of a scripted Backend.
@@ -124,7 +122,7 @@ func (b *Backend) Check(ctx context.Context) error { return b.CheckErr }
 
 // Run implements agentcli.Backend.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	return evstream.Collect(b.Name(), b.Stream(ctx, req))
+	return driver.Collect(b.Name(), b.Stream(ctx, req))
 }
 
 // Stream implements agentcli.Backend. The request is recorded and the call
@@ -194,7 +192,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, err)
 			return
 		}
-		var synth evstream.Deltas
+		var synth driver.Deltas
 		var out []agentcli.Event
 		for _, ev := range evs {
 			if err := wait(); err != nil {
@@ -204,7 +202,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			out = synth.Apply(out[:0], ev)
 			for _, ev := range out {
 				ev = dropRaw(req, ev)
-				evstream.Relay(req.OnText, ev)
+				driver.RelayText(req.OnText, ev)
 				if !yield(ev, nil) {
 					return
 				}
@@ -222,7 +220,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 	}
 }
 
-// check validates req as a real backend does (runner.CheckRequest), with
+// check validates req as a real backend does (driver.CheckRequest), with
 // Caps as the backend's capabilities; no PermissionModes means every mode
 // and tool lists.
 func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
@@ -230,10 +228,10 @@ func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
 	if len(caps.PermissionModes) == 0 {
 		// Capabilities left unset: everything the scripted backend can
 		// do (every mode, tool lists, which decide answers from).
-		caps.PermissionModes = permit.Modes
+		caps.PermissionModes = driver.PermissionModes
 		caps.ToolFilter = true
 	}
-	return runner.CheckRequest(b.Name(), caps, req, oneShot)
+	return driver.CheckRequest(b.Name(), caps, req, oneShot)
 }
 
 // dropRaw returns ev as a real backend yields it under req.DropRaw and
@@ -241,7 +239,7 @@ func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
 // run keeps, unless it is an EventUnknown or the notice of a line that did
 // not parse. The script is left as it is.
 func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
-	limit := runner.RawLimit(req)
+	limit := driver.RawLimit(req)
 	if len(ev.Raw) <= limit && (ev.Result == nil || len(ev.Result.Raw) <= limit) {
 		return ev
 	}
@@ -249,7 +247,7 @@ func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
 		r := *ev.Result
 		ev.Result = &r
 	}
-	runner.CapRaw(&ev, limit)
+	driver.CapRaw(&ev, limit)
 	return ev
 }
 
@@ -258,7 +256,7 @@ func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
 // longer than the run keeps. The script is left as it is.
 func dropRawErr(req *agentcli.Request, err error) error {
 	re, ok := err.(*agentcli.ResultError)
-	if !ok || re.Result == nil || len(re.Result.Raw) <= runner.RawLimit(req) {
+	if !ok || re.Result == nil || len(re.Result.Raw) <= driver.RawLimit(req) {
 		return err
 	}
 	c, r := *re, *re.Result

@@ -9,10 +9,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/evstream"
-	"github.com/agentcli/agentcli/internal/permit"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // Decision is a permission request a scripted call made (Call.Ask) and how
@@ -57,7 +54,7 @@ func (b *Backend) askAll(ctx, runCtx context.Context, turnErr func() error, req 
 			pr.Options = slices.Clone(allOptions)
 		}
 		if pr.Tool.Name != "" && pr.Tool.Kind == "" {
-			pr.Tool.Kind = toolname.KindOf(pr.Tool.Name)
+			pr.Tool.Kind = driver.KindOf(pr.Tool.Name)
 		}
 		d, dflt := b.decide(runCtx, req, &pr)
 		b.mu.Lock()
@@ -83,13 +80,13 @@ func (b *Backend) askAll(ctx, runCtx context.Context, turnErr func() error, req 
 func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcli.PermissionRequest) (agentcli.PermissionDecision, bool) {
 	refuse := agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
 	norm := func(d agentcli.PermissionDecision) agentcli.PermissionDecision {
-		return permit.Normalize(pr.Options, d, b.Caps.EditInput)
+		return driver.NormalizeDecision(pr.Options, d, b.Caps.EditInput)
 	}
 	// The tool lists first, in every mode, as a real backend does.
-	switch toolname.Judge(req.AllowedTools, req.DisallowedTools, &pr.Tool) {
-	case toolname.Allow:
+	switch driver.Judge(req.AllowedTools, req.DisallowedTools, &pr.Tool) {
+	case driver.VerdictAllow:
 		return norm(agentcli.PermissionDecision{Kind: agentcli.AllowOnce}), false
-	case toolname.Refuse:
+	case driver.VerdictRefuse:
 		return norm(refuse), false
 	}
 	switch req.Permission {
@@ -130,7 +127,7 @@ func (b *Backend) decide(ctx context.Context, req *agentcli.Request, pr *agentcl
 	}
 }
 
-// StartSession implements agentcli.SessionStarter: a scripted live
+// StartSession implements driver.SessionStarter: a scripted live
 // session. Each turn consumes the next scripted Call, like Run, and is
 // recorded in Requests as req with the turn's prompt. A turn can be
 // interrupted (it ends with an error matching agentcli.ErrInterrupted, and
@@ -151,7 +148,7 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 		return nil, &agentcli.CanceledError{Backend: b.Name(), Err: context.Cause(ctx)}
 	}
 	// In the real backends' order: the prompt, then the rest.
-	if err := runner.CheckSessionPrompt(b.Name(), req); err != nil {
+	if err := driver.CheckSessionPrompt(b.Name(), req); err != nil {
 		return nil, err
 	}
 	if err := b.check(req, false); err != nil {
@@ -231,7 +228,7 @@ func (s *scriptedSession) closedErr() error {
 }
 
 func (s *scriptedSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
-	return evstream.Collect(s.b.Name(), s.Stream(ctx, prompt))
+	return driver.Collect(s.b.Name(), s.Stream(ctx, prompt))
 }
 
 func (s *scriptedSession) Interrupt(ctx context.Context) error {
@@ -282,7 +279,7 @@ func (b *Backend) take(req agentcli.Request) (Call, error) {
 func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		name := s.b.Name()
-		if err := runner.CheckPrompt(name, prompt); err != nil {
+		if err := driver.CheckPrompt(name, prompt); err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
@@ -300,7 +297,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			yield(agentcli.Event{}, s.closedErr())
 			return
 		}
-		if err := runner.CheckPrompt(name, prompt); err != nil {
+		if err := driver.CheckPrompt(name, prompt); err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
@@ -360,7 +357,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			r := *call.Result
 			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
 		}
-		var synth evstream.Deltas
+		var synth driver.Deltas
 		var out []agentcli.Event
 		for _, ev := range evs {
 			if err := wait(); err != nil {
@@ -382,7 +379,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			out = synth.Apply(out[:0], ev)
 			for _, ev := range out {
 				ev = dropRaw(&s.req, ev)
-				evstream.Relay(s.req.OnText, ev)
+				driver.RelayText(s.req.OnText, ev)
 				if !yield(ev, nil) {
 					return // breaking out ends the turn, as an interrupt does
 				}

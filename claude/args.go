@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/argcheck"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // format selects whether text deltas are asked for.
@@ -111,13 +111,13 @@ const maxTitleLen = 256
 // `claude -p --resume` also accepts (set with --name or /rename): printable
 // text of at most 256 bytes that does not start with "-" or white space.
 // Anything else is refused. Tool rules must not be empty or start with
-// "-" (see argcheck.ToolRules). Request.ExtraArgs are not checked:
+// "-" (see driver.CheckToolRules). Request.ExtraArgs are not checked:
 // they are passed as they are, by design.
 func validate(req *agentcli.Request) error {
-	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) && !argcheck.IsTitle(id, maxTitleLen) {
-		return argcheck.SessionError(Name, "a UUID or a session title")
+	if id := req.SessionID; id != "" && !driver.IsUUID(id) && !driver.IsTitle(id, maxTitleLen) {
+		return driver.SessionError(Name, "a UUID or a session title")
 	}
-	return argcheck.ToolRules(Name, req)
+	return driver.CheckToolRules(Name, req)
 }
 
 // userMessage encodes prompt as the one stdin line of --input-format

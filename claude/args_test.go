@@ -3,15 +3,16 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/internal/backendtest"
+
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"
-	"github.com/agentcli/agentcli/internal/toolname"
 	"pgregory.net/rapid"
 )
 
@@ -61,11 +62,11 @@ func genRequest(t *rapid.T) *agentcli.Request {
 // or, when it names a canonical tool in any case, the rule rebuilt with
 // claude's spelling of the name.
 func ruleArg(rule string) string {
-	r, err := toolname.ParseRule(rule)
-	if err != nil || toolname.CanonicalName(r.Name) == "" {
+	r, err := driver.ParseRule(rule)
+	if err != nil || driver.CanonicalName(r.Name) == "" {
 		return rule
 	}
-	name := toolname.CanonicalName(r.Name)
+	name := driver.CanonicalName(r.Name)
 	if name == "Task" {
 		name = "Agent"
 	}

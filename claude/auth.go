@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"runtime"
 
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // credentialVars are the variables that carry claude's credentials.
@@ -18,7 +18,7 @@ var credentialVars = []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAU
 // that sets any of these or an apiKeyHelper. On macOS /login keeps its
 // token in the keychain, which is not looked into: there claude is
 // assumed to have one.
-func hasCredentials(r *runner.Run) bool {
+func hasCredentials(r *driver.Run) bool {
 	if runtime.GOOS == "darwin" {
 		return true
 	}
@@ -29,11 +29,11 @@ func hasCredentials(r *runner.Run) bool {
 	if dir == "" {
 		dir = filepath.Join(r.Home(), ".claude")
 	}
-	if runner.FileExists(filepath.Join(dir, ".credentials.json")) {
+	if driver.FileExists(filepath.Join(dir, ".credentials.json")) {
 		return true
 	}
 	for _, f := range []string{filepath.Join(dir, ".claude.json"), filepath.Join(r.Home(), ".claude.json")} {
-		if runner.FileMentions(f, `"primaryApiKey"`) {
+		if driver.FileMentions(f, `"primaryApiKey"`) {
 			return true
 		}
 	}
@@ -43,7 +43,7 @@ func hasCredentials(r *runner.Run) bool {
 		"/etc/claude-code/managed-settings.json",
 	}
 	for _, f := range settings {
-		if runner.FileMentions(f, "apiKeyHelper", "ANTHROPIC_", "CLAUDE_CODE_USE_", "awsAuthRefresh", "awsCredentialExport") {
+		if driver.FileMentions(f, "apiKeyHelper", "ANTHROPIC_", "CLAUDE_CODE_USE_", "awsAuthRefresh", "awsCredentialExport") {
 			return true
 		}
 	}

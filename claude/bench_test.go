@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // The parser benchmarks run the parser and, for comparison, the oracle
@@ -50,10 +50,10 @@ func BenchmarkParse(b *testing.B) {
 	inputs := benchInputs(b)
 	for _, name := range []string{"real", "mix", "huge"} {
 		b.Run(name, func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newParser() })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newParser() })
 		})
 		b.Run(name+"/oracle", func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newOracleParser() })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newOracleParser() })
 		})
 	}
 }
@@ -61,7 +61,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkLinear: the inputs that were quadratic (issue 7) cost the same
 // per byte at depth N and 2N, and at size S and 2S.
 func BenchmarkLinear(b *testing.B) {
-	p := func() runner.Parser { return newParser() }
+	p := func() driver.Parser { return newParser() }
 	backendtest.BenchLinear(b, "nested-arrays", func(n int) []byte { return []byte(nestedArrays(n)) }, []int{2500, 5000}, p)
 	backendtest.BenchLinear(b, "nested-content", func(n int) []byte { return []byte(nestedContent(n)) }, []int{2000, 4000}, p)
 	backendtest.BenchLinear(b, "text", func(n int) []byte {

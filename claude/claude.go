@@ -84,20 +84,20 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
 const Name = "claude"
 
-func init() { agentcli.Register(Name, New) }
+func init() { driver.Register(Name, New) }
 
 // New returns a Claude Code backend. opts may be nil; it is copied.
-func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
+func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
 
 // spec declares Claude Code: everything agentcli models is supported.
-var spec = runner.Spec{
+var spec = driver.Spec{
 	Name:           Name,
 	Binary:         "claude",
 	Package:        "@anthropic-ai/claude-code",
@@ -129,17 +129,17 @@ var spec = runner.Spec{
 	Prepare:       prepare,
 	StartSession:  startSession,
 	ReplaySession: replaySession,
-	NewParser:     func(*runner.Run) runner.Parser { return newParser() },
+	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	Classify: func(msg string) error {
 		switch {
-		case runner.Contains(msg, "no conversation found"):
+		case driver.Contains(msg, "no conversation found"):
 			return agentcli.ErrSessionNotFound
-		case runner.Contains(msg, "please run /login", "invalid x-api-key"):
+		case driver.Contains(msg, "please run /login", "invalid x-api-key"):
 			return agentcli.ErrAuth
 		}
 		return nil
 	},
-	Hint: func(e runner.Exit) string {
+	Hint: func(e driver.Exit) string {
 		if strings.Contains(e.Stderr, "root/sudo privileges") {
 			return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
 				"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
@@ -152,7 +152,7 @@ var spec = runner.Spec{
 // writeMCPConfig writes the request's MCP servers, if any, to a private
 // file in the run's temporary directory (see mcpConfig) and returns its
 // path ("" for none) and the environment the file's escapes need.
-func writeMCPConfig(r *runner.Run) (string, []string, error) {
+func writeMCPConfig(r *driver.Run) (string, []string, error) {
 	if len(r.Req.MCPServers) == 0 {
 		return "", nil, nil
 	}
@@ -166,14 +166,14 @@ func writeMCPConfig(r *runner.Run) (string, []string, error) {
 		return "", nil, err
 	}
 	if dollar {
-		return f, []string{runner.DollarEnv}, nil
+		return f, []string{driver.DollarEnv}, nil
 	}
 	return f, nil, nil
 }
 
 // writeSystemPrompt writes the system prompt, if any, to a private file in
 // the run's temporary directory and returns its path ("" for none).
-func writeSystemPrompt(r *runner.Run) (string, error) {
+func writeSystemPrompt(r *driver.Run) (string, error) {
 	if r.Req.SystemPrompt == "" {
 		return "", nil
 	}
@@ -186,7 +186,7 @@ func writeSystemPrompt(r *runner.Run) (string, error) {
 }
 
 // tools maps claude's tool names to canonical ones.
-var tools = runner.Tools{
+var tools = driver.Tools{
 	"agent":          agentcli.ToolNameTask, // renamed from Task in Claude Code 2.x
 	"notebookread":   agentcli.ToolNameRead,
 	"killbash":       agentcli.ToolNameKillShell,
@@ -196,7 +196,7 @@ var tools = runner.Tools{
 
 // prepare builds one run. Text deltas (partial messages) are asked for only
 // when the caller streams. The prompt goes on stdin.
-func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream
@@ -214,12 +214,12 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 // system prompt and the MCP configuration go to private files in the run's
 // temporary directory (see buildArgsMCP), and AGENTCLI_DOLLAR joins the
 // environment when the MCP configuration needs it.
-func prepareArgs(r *runner.Run, f format) (*runner.Job, error) {
+func prepareArgs(r *driver.Run, f format) (*driver.Job, error) {
 	sysFile, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err
 	}
-	job := &runner.Job{}
+	job := &driver.Job{}
 	mcpFile, env, err := writeMCPConfig(r)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"unicode"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // interactive builds the command line of Claude Code's interactive UI (see
@@ -14,7 +14,7 @@ import (
 // files, as in a run. The UI takes no turn limit, spending cap or output
 // schema (claude's flags for them work with --print only): those are
 // ignored with a warning, or refused under Options.Strict.
-func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
 	for _, u := range []struct {
 		set     bool
@@ -44,7 +44,7 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{Args: args, Env: env}, nil
+	return &driver.Job{Args: args, Env: env}, nil
 }
 
 // interactiveArgs returns the arguments of Claude Code's interactive UI for

@@ -61,11 +61,9 @@ import (
 	"sync"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/live"
-	"github.com/agentcli/agentcli/internal/permit"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/toolname"
-	"github.com/agentcli/agentcli/internal/wirelog"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // permissionArgs returns the flags of req's permission mode. The zero
@@ -89,7 +87,7 @@ func permissionArgs(req *agentcli.Request) []string {
 }
 
 // toolArgs returns the flags that hold claude to req's tool lists. It is
-// pure; the rules are valid (argcheck.ToolRules).
+// pure; the rules are valid (driver.CheckToolRules).
 //
 // An allow list becomes --tools=NAMES, the built-in tools that exist at
 // all (the names of its rules that are not MCP rules, canonical spelling;
@@ -105,7 +103,7 @@ func toolArgs(req *agentcli.Request) []string {
 		var names []string
 		servers := map[string]bool{}
 		for _, t := range req.AllowedTools {
-			r, err := toolname.ParseRule(t)
+			r, err := driver.ParseRule(t)
 			if err == nil && r.IsMCP() {
 				servers[strings.ToLower(r.MCPServer)] = true
 				continue
@@ -135,11 +133,11 @@ func toolArgs(req *agentcli.Request) []string {
 // any case spelt as claude spells it ("bash" is Bash; Task is claude's
 // Agent), anything else as it is.
 func claudeRule(rule string) string {
-	r, err := toolname.ParseRule(rule)
+	r, err := driver.ParseRule(rule)
 	if err != nil {
 		return rule // validate refuses it
 	}
-	name := toolname.CanonicalName(r.Name)
+	name := driver.CanonicalName(r.Name)
 	switch name {
 	case "":
 		return rule
@@ -155,7 +153,7 @@ func claudeRule(rule string) string {
 // startSession starts a claude live session for the prepared run r: the
 // argv and files of a streaming one-shot run (prepareArgs), every setting
 // included.
-func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
 	job, err := prepareArgs(r, formatStream)
 	if err != nil {
 		return nil, err
@@ -179,7 +177,7 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 
 // replaySession replays a live session's wire log: the protocol needs
 // nothing but the log's lines.
-func replaySession(r *runner.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto, EditInput: true}, log)
 }
 
@@ -296,7 +294,7 @@ func (p *liveProto) Interrupt(ctx context.Context) error {
 
 // Exit maps a CLI that ended by itself to an error, like a one-shot run
 // that ended without a result.
-func (p *liveProto) Exit(e runner.Exit) error {
+func (p *liveProto) Exit(e driver.Exit) error {
 	_, err := spec.End(newParser(), e)
 	return err
 }
@@ -342,7 +340,7 @@ func (p *liveProto) Line(line []byte) {
 			p.parser = nil
 		}
 		p.mu.Unlock()
-		res, err := spec.End(ps, runner.Exit{})
+		res, err := spec.End(ps, driver.Exit{})
 		tr := ps.result.TerminalReason
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: strings.HasPrefix(tr, "aborted")})
 	}
@@ -393,10 +391,10 @@ func (p *liveProto) controlRequest(c controlLine) {
 		ans := map[string]any{"behavior": "allow", "updatedInput": input}
 		if d.Input != nil {
 			// An edit claude cannot apply is a refusal, never the
-			// original call (permit.Normalize refuses it already).
+			// original call (driver.NormalizeDecision refuses it already).
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(d.Input, &obj) != nil || obj == nil {
-				p.reply(id, map[string]any{"behavior": "deny", "message": permit.UnusableInputMessage}, "")
+				p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
 				return
 			}
 			ans["updatedInput"] = d.Input

@@ -37,9 +37,9 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // lineShape is the oracle's domain: what its wire structs decode without
@@ -120,7 +120,7 @@ func FuzzOracle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
-		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}
+		exit := driver.Exit{Code: code & 0xff, Stderr: stderr}
 		all := backendtest.Parse(&spec, newParser(), lines, exit)
 		if all.Result == nil && all.Err == nil {
 			t.Fatal("End returned neither a result nor an error")
@@ -140,7 +140,7 @@ func FuzzOracle(f *testing.F) {
 			t.Fatalf("borrowed lines differ from Line: %s", d)
 		}
 		// Request.MaxRawBytes: lines over it handed over for keeps.
-		backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser() }, lines, exit)
+		backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser() }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {
@@ -259,7 +259,7 @@ type oracleParser struct {
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -268,7 +268,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	if line[0] == '[' { // `--output-format json --verbose`: an array of messages
 		var items []json.RawMessage
 		if err := json.Unmarshal(line, &items); err != nil {
-			return []agentcli.Event{runner.Notice(Name, line, err)}
+			return []agentcli.Event{driver.Notice(Name, line, err)}
 		}
 		var evs []agentcli.Event
 		for _, it := range items {
@@ -277,7 +277,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		return evs
 	}
 	var w oWireLine
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
+	if n := driver.DecodeObject(Name, line, &w); n != nil {
 		return n
 	}
 	raw := json.RawMessage(line)
@@ -304,7 +304,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 				Attempt:    w.Attempt,
 				MaxRetries: w.MaxRetries,
 				Delay:      time.Duration(w.RetryDelayMS * float64(time.Millisecond)),
-				Message:    runner.RawString(w.Error),
+				Message:    driver.RawString(w.Error),
 			}
 			if w.ErrorStatus != nil {
 				ev.Retry.Status = *w.ErrorStatus
@@ -396,9 +396,9 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	return []agentcli.Event{ev}
 }
 
-// End implements runner.Parser. Success is exit status 0 and a result with
+// End implements driver.Parser. Success is exit status 0 and a result with
 // is_error false; anything else is an error.
-func (p *oracleParser) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
 		return nil, nil

@@ -3,15 +3,15 @@ package claude
 import (
 	"testing"
 
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
 // costs the line, not a copy as well: its text, tool output or tool input
 // stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
-	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser() }, map[string]string{
+	backendtest.CheckOwnedShapes(t, func() driver.Parser { return newParser() }, map[string]string{
 		"text":          `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":BIG}]},"session_id":"s"}`,
 		"thinking":      `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"thinking","thinking":BIG}]},"session_id":"s"}`,
 		"tool input":    `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"/x","content":BIG}}]},"session_id":"s"}`,

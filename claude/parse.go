@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/jsonscan"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
-// Each line is read once, in a single pass (internal/jsonscan), straight
+// Each line is read once, in a single pass (driver/jsonscan), straight
 // into wireLine: the subset of Claude Code's SDKMessage union that agentcli
 // reads, under the wire's own field names. What no event uses (the
 // tool_use_result copy of every tool output, uuids, per-message usage) is
@@ -133,17 +133,17 @@ type parser struct {
 	lastText  string
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
-	// owned is set while LineOwned parses a line (runner.OwnParser).
+	// owned is set while LineOwned parses a line (driver.OwnParser).
 	owned bool
-	// borrow: lines are borrowed (runner.BorrowParser).
+	// borrow: lines are borrowed (driver.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
-	// (runner.OwnParser).
+	// (driver.OwnParser).
 	inPlace jsonscan.InPlace
 }
 
 // lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (runner.DecodeParser).
+// one per decoding goroutine (driver.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
 	// bad is set when the line holds JSON that an event would keep (a
@@ -157,7 +157,7 @@ type lineDecoder struct {
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
 type decoded struct {
-	runner.DecodedLine[wireLine]
+	driver.DecodedLine[wireLine]
 	// whole: the line is not decoded (empty, or an array of messages);
 	// Apply passes Raw to Line.
 	whole bool
@@ -165,21 +165,21 @@ type decoded struct {
 
 func newParser() *parser { return &parser{} }
 
-// NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder {
+// NewLineDecoder implements driver.DecodeParser.
+func (p *parser) NewLineDecoder() driver.LineDecoder {
 	x := &lineDecoder{}
 	x.d.SetBorrowed(p.borrow)
 	return x
 }
 
-// Borrow implements runner.BorrowParser.
+// Borrow implements driver.BorrowParser.
 func (p *parser) Borrow() {
 	p.borrow = true
 	p.x.d.SetBorrowed(true)
 }
 
-// Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
+// Decode implements driver.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
 	dl, _ := into.(*decoded)
 	if dl == nil {
 		dl = &decoded{}
@@ -193,8 +193,8 @@ func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Dec
 	return dl
 }
 
-// Apply implements runner.DecodeParser.
-func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+// Apply implements driver.DecodeParser.
+func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
 	if dl.whole {
 		evs := p.Line(dl.Raw)
@@ -239,7 +239,7 @@ func (dl *decoded) release() {
 	dl.W.Message.Content = blocks[:0]
 }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -264,7 +264,7 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	for range d.Array() {
 		if d.Kind() != jsonscan.Object {
 			if raw := d.Raw(); raw != nil {
-				p.evs = append(p.evs, runner.NotObject(Name, raw))
+				p.evs = append(p.evs, driver.NotObject(Name, raw))
 			}
 			continue
 		}
@@ -275,18 +275,18 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		}
 		raw := line[start:d.Offset()]
 		if err := x.invalid(w, raw); err != nil {
-			p.evs = append(p.evs, runner.Notice(Name, raw, err))
+			p.evs = append(p.evs, driver.Notice(Name, raw, err))
 			continue
 		}
 		p.apply(w, raw)
 	}
 	if err := d.Finish(); err != nil {
-		p.evs = append(p.evs, runner.Notice(Name, line, err))
+		p.evs = append(p.evs, driver.Notice(Name, line, err))
 	}
 	return p.evs
 }
 
-// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
 // UTF-8, whose strings then need no UTF-8 check.
 func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
@@ -295,7 +295,7 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// LineOwned implements runner.OwnParser. The array of messages that
+// LineOwned implements driver.OwnParser. The array of messages that
 // `--output-format json` prints is not decoded in place.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
 	p.validUTF8, p.owned = validUTF8, true
@@ -443,7 +443,7 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 		case "total_cost_usd":
 			var c float64
 			c, w.HasTotalCostUSD = d.FloatOK()
-			w.TotalCostUSD = runner.Cost(c)
+			w.TotalCostUSD = driver.Cost(c)
 		case "usage":
 			w.HasUsage = d.Kind() == jsonscan.Object
 			w.Usage = decodeUsage(d)
@@ -577,18 +577,18 @@ func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
 	for k := range d.Object() {
 		switch string(k) {
 		case "input_tokens":
-			u.InputTokens = runner.Count(d.Int())
+			u.InputTokens = driver.Count(d.Int())
 		case "output_tokens":
-			u.OutputTokens = runner.Count(d.Int())
+			u.OutputTokens = driver.Count(d.Int())
 		case "cache_creation_input_tokens":
-			u.CacheWriteTokens = runner.Count(d.Int())
+			u.CacheWriteTokens = driver.Count(d.Int())
 		case "cache_read_input_tokens":
-			u.CacheReadTokens = runner.Count(d.Int())
+			u.CacheReadTokens = driver.Count(d.Int())
 		case "output_tokens_details":
 			u.ReasoningTokens = 0
 			for k := range d.Object() {
 				if string(k) == "thinking_tokens" {
-					u.ReasoningTokens = runner.Count(d.Int())
+					u.ReasoningTokens = driver.Count(d.Int())
 				}
 			}
 		}
@@ -602,7 +602,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 		p.sessionID = w.SessionID
 	}
 	sub := w.ParentToolUseID
-	raw := runner.LineRaw(line, p.borrow, p.inPlace)
+	raw := driver.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
 	case "system":
@@ -658,7 +658,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
-				ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
+				ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 			}
 			p.evs = append(p.evs, ev)
 		}
@@ -730,7 +730,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 
@@ -747,9 +747,9 @@ func millis(ms float64) time.Duration {
 	return time.Duration(ms * float64(time.Millisecond))
 }
 
-// End implements runner.Parser. Success is exit status 0 and a result with
+// End implements driver.Parser. Success is exit status 0 and a result with
 // is_error false; anything else is an error.
-func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
 		return nil, nil
@@ -817,4 +817,4 @@ func joinText(c []wireBlock) string {
 	return b.String()
 }
 
-var _ runner.BorrowParser = (*parser)(nil)
+var _ driver.BorrowParser = (*parser)(nil)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -53,7 +53,7 @@ func TestParseStreamLive(t *testing.T) {
 	if evs[2].Text+evs[3].Text != "hello from mock" {
 		t.Fatalf("deltas %q %q", evs[2].Text, evs[3].Text)
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestParseJSONShapes(t *testing.T) {
 	for name, in := range map[string]string{"object": result, "array": array} {
 		t.Run(name, func(t *testing.T) {
 			p, _ := parseAll(t, []byte(in))
-			res, err := spec.End(p, runner.Exit{})
+			res, err := spec.End(p, driver.Exit{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func TestParseJSONShapes(t *testing.T) {
 	}
 	t.Run("cost not reported", func(t *testing.T) {
 		p, _ := parseAll(t, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"x","session_id":"s"}`))
-		res, err := spec.End(p, runner.Exit{})
+		res, err := spec.End(p, driver.Exit{})
 		if err != nil || res.CostUSD != nil {
 			t.Fatalf("res %+v err %v: cost must be nil when not reported", res, err)
 		}
@@ -126,7 +126,7 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name  string
 		lines string
-		exit  runner.Exit
+		exit  driver.Exit
 		check func(t *testing.T, res *agentcli.Result, err error)
 	}{
 		{
@@ -135,7 +135,7 @@ func TestParseErrors(t *testing.T) {
 			name: "api error 400 with subtype success",
 			lines: `{"type":"assistant","message":{"id":"x","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"API Error: 400 mock says no"}]},"error":"unknown","is_api_error_message":true,"api_error_status":400,"session_id":"s","parent_tool_use_id":null}
 {"type":"result","subtype":"success","is_error":true,"api_error_status":400,"terminal_reason":"api_error","result":"API Error: 400 mock says no","session_id":"s","num_turns":1}`,
-			exit: runner.Exit{Code: 1},
+			exit: driver.Exit{Code: 1},
 			check: func(t *testing.T, res *agentcli.Result, err error) {
 				var re *agentcli.ResultError
 				if !errors.As(err, &re) || re.APIStatus != 400 || re.TerminalReason != "api_error" || re.ExitCode != 1 ||
@@ -159,7 +159,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name:  "rate limited",
 			lines: `{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"API Error: 429","session_id":"s"}`,
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			check: func(t *testing.T, _ *agentcli.Result, err error) {
 				if !errors.Is(err, agentcli.ErrRateLimited) || !errors.Is(err, agentcli.ErrResult) {
 					t.Fatalf("err = %v", err)
@@ -169,7 +169,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name:  "auth",
 			lines: `{"type":"result","subtype":"success","is_error":true,"api_error_status":401,"result":"Invalid API key · Please run /login","session_id":"s"}`,
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			check: func(t *testing.T, _ *agentcli.Result, err error) {
 				if !errors.Is(err, agentcli.ErrAuth) {
 					t.Fatalf("err = %v", err)
@@ -179,7 +179,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name:  "max turns",
 			lines: `{"type":"result","subtype":"error_max_turns","duration_ms":5123,"is_error":true,"num_turns":3,"stop_reason":"tool_use","total_cost_usd":0.0123,"usage":{"input_tokens":2400,"output_tokens":310},"errors":["Reached maximum number of turns (3)"],"terminal_reason":"max_turns","session_id":"s"}`,
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			check: func(t *testing.T, res *agentcli.Result, err error) {
 				var re *agentcli.ResultError
 				if !errors.As(err, &re) || re.Subtype != "error_max_turns" || re.TerminalReason != "max_turns" ||
@@ -193,7 +193,7 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "session not found",
-			exit: runner.Exit{Code: 1, Stderr: "No conversation found with session ID: 1b2c\n"},
+			exit: driver.Exit{Code: 1, Stderr: "No conversation found with session ID: 1b2c\n"},
 			check: func(t *testing.T, _ *agentcli.Result, err error) {
 				var ee *agentcli.ExitError
 				if !errors.As(err, &ee) || !errors.Is(err, agentcli.ErrSessionNotFound) || ee.Code != 1 {
@@ -203,7 +203,7 @@ func TestParseErrors(t *testing.T) {
 		},
 		{
 			name: "root without IS_SANDBOX",
-			exit: runner.Exit{Code: 1, Stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"},
+			exit: driver.Exit{Code: 1, Stderr: "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n"},
 			check: func(t *testing.T, _ *agentcli.Result, err error) {
 				if !errors.Is(err, agentcli.ErrExit) || !strings.Contains(err.Error(), "IS_SANDBOX=1") {
 					t.Fatalf("err = %v; want a hint naming IS_SANDBOX=1", err)
@@ -213,7 +213,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name:  "startup failure result",
 			lines: `{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["MCP server failed"],"num_turns":0,"session_id":"s"}`,
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			check: func(t *testing.T, _ *agentcli.Result, err error) {
 				var re *agentcli.ResultError
 				if !errors.As(err, &re) || re.Subtype != "error_during_execution" || re.Message != "MCP server failed" {
@@ -253,14 +253,14 @@ func TestParseProperties(t *testing.T) {
 				deltas.WriteString(e.Text)
 			}
 		}
-		res, err := spec.End(p, runner.Exit{})
+		res, err := spec.End(p, driver.Exit{})
 		if err != nil || res.Text != strings.ToValidUTF8(text, "\uFFFD") || res.SessionID != sess || deltas.String() != res.Text {
 			t.Fatalf("res %+v err %v deltas %q", res, err, deltas.String())
 		}
 
 		code := rapid.IntRange(1, 255).Draw(t, "code")
 		stderr := rapid.StringMatching(`[a-zA-Z0-9 :.]{1,80}`).Draw(t, "stderr")
-		_, err = spec.End(newParser(), runner.Exit{Code: code, Stderr: stderr})
+		_, err = spec.End(newParser(), driver.Exit{Code: code, Stderr: stderr})
 		var ee *agentcli.ExitError
 		if !errors.As(err, &ee) || ee.Code != code || ee.Stderr != strings.TrimSpace(stderr) {
 			t.Fatalf("exit %d stderr %q: err %v", code, stderr, err)

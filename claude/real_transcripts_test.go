@@ -2,12 +2,13 @@ package claude
 
 import (
 	"errors"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/internal/backendtest"
+
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // TestRealTranscripts parses output captured from the real claude 2.1.330
@@ -30,7 +31,7 @@ func TestRealTranscripts(t *testing.T) {
 				tr := backendtest.ReadTranscript(t, name)
 				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(t, out)
-				res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
+				res, err := spec.End(p, driver.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {
 					if ev.Kind == agentcli.EventNotice && ev.Err != nil {
 						t.Errorf("notice on real output: %v", ev.Err)

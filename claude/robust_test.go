@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Hostile output (issue 7): each case is checked on the parser, and
@@ -19,7 +19,7 @@ import (
 type robustCase struct {
 	name  string
 	lines string
-	exit  runner.Exit
+	exit  driver.Exit
 	check func(r backendtest.Run) error
 }
 
@@ -161,7 +161,7 @@ func TestInvalidKeptJSON(t *testing.T) {
 		`{"type":"result","subtype":"success","is_error":false,"result":"x","x":{"a":tru}}`,
 		`{"type":"assistant","message":{"model":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"a":tru}}]}}`,
 	} {
-		r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(line)), runner.Exit{})
+		r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(line)), driver.Exit{})
 		if err := backendtest.CheckEvents(r); err != nil {
 			t.Fatal(err)
 		}

@@ -5,19 +5,19 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // mcpConfig returns the --mcp-config file content for servers: Claude
 // Code's {"mcpServers": {NAME: {...}}} with "type" "stdio" (command, args,
 // env) or "http" (url, headers). It is pure. dollar reports that some
-// value needed runner.DollarEnv in the CLI's environment.
+// value needed driver.DollarEnv in the CLI's environment.
 //
 // Claude Code 2.1.330 expands ${NAME} and ${NAME:-default} in every string
 // of an MCP server's configuration (command, args, env values, url,
 // headers), with no escape; verified by a real run (conformance
 // TestMCPServers). So each "${" of the caller's text is written as
-// "${AGENTCLI_DOLLAR}{" (see runner.DollarVar), which expands back to
+// "${AGENTCLI_DOLLAR}{" (see driver.DollarVar), which expands back to
 // "${". A "$" not followed by "{" is never expanded and is kept.
 func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 	esc := func(s string) string {
@@ -25,7 +25,7 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 			return s
 		}
 		dollar = true
-		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{")
+		return strings.ReplaceAll(s, "${", "${"+driver.DollarVar+"}{")
 	}
 	// Header values are expanded twice.
 	esc2 := func(s string) string {
@@ -33,7 +33,7 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 			return s
 		}
 		dollar = true
-		return strings.ReplaceAll(s, "${", "${"+runner.DollarVar+"}{"+runner.DollarVar+"}{")
+		return strings.ReplaceAll(s, "${", "${"+driver.DollarVar+"}{"+driver.DollarVar+"}{")
 	}
 	type server struct {
 		Type    string            `json:"type"`
@@ -52,7 +52,7 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 		for _, a := range s.Args {
 			sv.Args = append(sv.Args, esc(a))
 		}
-		if env := runner.MCPEnv(s); env != nil {
+		if env := driver.MCPEnv(s); env != nil {
 			sv.Env = map[string]string{}
 			for k, v := range env {
 				sv.Env[k] = esc(v)

@@ -11,9 +11,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/fakecli"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // TestSettingsArgsGolden: every setting, as claude 2.1.330's --help names
@@ -120,7 +120,7 @@ func TestMCPConfig(t *testing.T) {
 			}
 			name := s[i+2 : i+j]
 			out.WriteString(s[:i])
-			if name == runner.DollarVar {
+			if name == driver.DollarVar {
 				out.WriteString("$")
 			} else {
 				out.WriteString(s[i : i+j+1])
@@ -153,7 +153,7 @@ func TestMCPConfig(t *testing.T) {
 // needed; a schema too long for one argument is a RequestError.
 func TestPrepareSettings(t *testing.T) {
 	req := &agentcli.Request{Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "x", Command: "c", Env: []string{"T=${s}"}}}}
-	r := &runner.Run{Req: req, Options: &agentcli.Options{}}
+	r := &driver.Run{Req: req, Options: &agentcli.Options{}}
 	defer r.Cleanup()
 	job, err := prepare(t.Context(), r)
 	if err != nil {
@@ -170,8 +170,8 @@ func TestPrepareSettings(t *testing.T) {
 	if err != nil || derr != nil || fi.Mode().Perm() != 0o600 || di.Mode().Perm() != 0o700 {
 		t.Fatalf("config file %q: %v %v %v", file, fi, err, derr)
 	}
-	if !slices.Contains(job.Env, runner.DollarEnv) {
-		t.Errorf("env %q lacks %s", job.Env, runner.DollarEnv)
+	if !slices.Contains(job.Env, driver.DollarEnv) {
+		t.Errorf("env %q lacks %s", job.Env, driver.DollarEnv)
 	}
 	r.Cleanup()
 	if _, err := os.Stat(file); !os.IsNotExist(err) {
@@ -179,7 +179,7 @@ func TestPrepareSettings(t *testing.T) {
 	}
 
 	long := &agentcli.Request{Prompt: "p", OutputSchema: json.RawMessage(`{"description":"` + strings.Repeat("x", maxArgLen) + `"}`)}
-	_, err = prepare(t.Context(), &runner.Run{Req: long, Options: &agentcli.Options{}})
+	_, err = prepare(t.Context(), &driver.Run{Req: long, Options: &agentcli.Options{}})
 	if re := backendtest.CheckRequestError(t, err, Name); re.Field != "OutputSchema" {
 		t.Fatalf("field %s", re.Field)
 	}

@@ -19,7 +19,7 @@ import (
 // (see Worker) over NATS JetStream: each Run, Stream or live session is a
 // job on a work queue that one worker of the backend takes, runs on its
 // own local backend, and streams back event by event, in order. It also
-// implements agentcli.SessionStarter.
+// implements driver.SessionStarter.
 //
 // What crosses the wire, and how:
 //

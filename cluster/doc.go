@@ -6,7 +6,7 @@
 // A Worker (or the agentcli-worker command) takes the jobs of one backend
 // from a JetStream work queue and runs them on a local agentcli.Backend.
 // A Backend, the callers' side, is itself an agentcli.Backend (and
-// agentcli.SessionStarter): code written against agentcli runs on the
+// driver.SessionStarter): code written against agentcli runs on the
 // pool unchanged.
 //
 //	nc, _ := nats.Connect(url, nats.MaxReconnects(-1))

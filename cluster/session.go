@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// StartSession implements agentcli.SessionStarter: it submits the start
+// StartSession implements driver.SessionStarter: it submits the start
 // of a live session to the pool and returns once a worker has started
 // it. The session is pinned to that worker while it lives there; when the
 // worker is gone, or closed the session after WorkerOptions.SessionIdle,

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/argcheck"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // maxArgLen is the longest single argument the Linux kernel passes to a new
@@ -103,14 +103,14 @@ func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 // other word as a thread name, and when no thread has that name it
 // silently starts a new thread, so that a mistyped or forged id would
 // quietly lose the conversation; such ids are refused. Tool rules must
-// not be empty or start with "-" (see argcheck.ToolRules; codex ignores them otherwise).
+// not be empty or start with "-" (see driver.CheckToolRules; codex ignores them otherwise).
 // Request.ExtraArgs are not checked: they are passed as they are, by
 // design.
 func validate(req *agentcli.Request) error {
-	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) {
-		return argcheck.SessionError(Name, "a thread UUID")
+	if id := req.SessionID; id != "" && !driver.IsUUID(id) {
+		return driver.SessionError(Name, "a thread UUID")
 	}
-	if err := argcheck.ToolRules(Name, req); err != nil {
+	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}
 	return checkTools(req)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentcli/agentcli/internal/backendtest"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"

@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // credentialVars are the variables that carry codex's credentials.
@@ -18,7 +18,7 @@ var credentialVars = []string{"OPENAI_API_KEY", "CODEX_API_KEY"}
 // keyring. A CODEX_HOME that does not exist is left to codex, which
 // refuses it at once. Without any of these codex exec retries its
 // connection until the timeout.
-func hasCredentials(r *runner.Run) bool {
+func hasCredentials(r *driver.Run) bool {
 	if r.AnySet(credentialVars...) || r.AnySet("CODEX_ACCESS_TOKEN", "OPENAI_BASE_URL") {
 		return true
 	}
@@ -31,13 +31,13 @@ func hasCredentials(r *runner.Run) bool {
 			return true // codex reports it itself, at once
 		}
 	}
-	if runner.FileExists(filepath.Join(home, "auth.json")) {
+	if driver.FileExists(filepath.Join(home, "auth.json")) {
 		return true
 	}
 	configs, _ := filepath.Glob(filepath.Join(home, "*config.toml"))
 	configs = append(configs, "/etc/codex/config.toml", "/etc/codex/managed_config.toml")
 	for _, f := range configs {
-		if runner.FileMentions(f, "model_provider", "cli_auth_credentials_store", "oss_provider") {
+		if driver.FileMentions(f, "model_provider", "cli_auth_credentials_store", "oss_provider") {
 			return true
 		}
 	}

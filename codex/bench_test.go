@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // benchTranscript is a realistic run: the real tool transcript's lines with
@@ -67,10 +67,10 @@ func BenchmarkParse(b *testing.B) {
 	}
 	for _, name := range []string{"real", "agentic", "mix", "huge"} {
 		b.Run(name, func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newParser(&agentcli.Request{}) })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newParser(&agentcli.Request{}) })
 		})
 		b.Run(name+"/oracle", func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newOracleParser(&agentcli.Request{}) })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newOracleParser(&agentcli.Request{}) })
 		})
 	}
 }
@@ -78,7 +78,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkLinear: the cost per byte of one line is the same at size S and
 // 2S, and at depth N and 2N.
 func BenchmarkLinear(b *testing.B) {
-	p := func() runner.Parser { return newParser(&agentcli.Request{}) }
+	p := func() driver.Parser { return newParser(&agentcli.Request{}) }
 	backendtest.BenchLinear(b, "output", func(n int) []byte {
 		out := strings.Repeat(`ok \"pkg\"\n\tdone é `, n/20)
 		return []byte(`{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"c","aggregated_output":"` + out + `","exit_code":0,"status":"completed"}}`)

@@ -172,22 +172,22 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
 const Name = "codex"
 
-func init() { agentcli.Register(Name, New) }
+func init() { driver.Register(Name, New) }
 
 // New returns a Codex backend. opts may be nil; it is copied.
-func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
+func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
 
 // spec declares codex exec: whole items (no text deltas), reasoning
 // summaries, resume, a developer-message system prompt and thread-total
 // usage; no max turns, tool filter or cost.
-var spec = runner.Spec{
+var spec = driver.Spec{
 	Name:           Name,
 	Binary:         "codex",
 	Package:        "@openai/codex",
@@ -219,7 +219,7 @@ var spec = runner.Spec{
 	StartSession:  startSession,
 	LiveRun:       needsAppServer,
 	ReplaySession: replaySession,
-	NewParser:     func(r *runner.Run) runner.Parser { return newParser(r.Req) },
+	NewParser:     func(r *driver.Run) driver.Parser { return newParser(r.Req) },
 	// codex prints "Stack backtrace:" and a list of frames after a fatal
 	// error; the error line before it is what matters.
 	Stderr: func(s string) string {
@@ -230,14 +230,14 @@ var spec = runner.Spec{
 	},
 	Classify: func(msg string) error {
 		switch {
-		case runner.Contains(msg, "no rollout found"):
+		case driver.Contains(msg, "no rollout found"):
 			return agentcli.ErrSessionNotFound
-		case runner.Contains(msg, "usage limit"):
+		case driver.Contains(msg, "usage limit"):
 			return agentcli.ErrRateLimited
 		}
 		return nil
 	},
-	Hint: func(e runner.Exit) string {
+	Hint: func(e driver.Exit) string {
 		switch {
 		case strings.Contains(e.Stderr, "No prompt provided"):
 			return "codex exec needs a non-empty prompt"
@@ -250,7 +250,7 @@ var spec = runner.Spec{
 }
 
 // tools maps codex's tool names to canonical ones.
-var tools = runner.Tools{
+var tools = driver.Tools{
 	"command_execution":  agentcli.ToolNameBash,
 	"exec_command":       agentcli.ToolNameBash,
 	"shell":              agentcli.ToolNameBash,
@@ -285,7 +285,7 @@ func needsAppServer(req *agentcli.Request) bool {
 // *agentcli.RequestError (codex reads headers only from its config or its
 // own environment, which the commands the model runs inherit). The system
 // prompt is allowed, with a warning (once per backend).
-func commandLineSettings(r *runner.Run, req *agentcli.Request, what string) (*agentcli.Request, error) {
+func commandLineSettings(r *driver.Run, req *agentcli.Request, what string) (*agentcli.Request, error) {
 	if req.SystemPrompt == "" && len(req.MCPServers) == 0 {
 		return req, nil
 	}
@@ -314,13 +314,13 @@ func commandLineSettings(r *runner.Run, req *agentcli.Request, what string) (*ag
 // serverEnvFile writes the Env of MCP server s (the i-th) as a shell file
 // of export lines, each value single-quoted, private to the user, in the
 // run's temporary directory, and returns its path.
-func serverEnvFile(r *runner.Run, i int, s agentcli.MCPServer) (string, error) {
+func serverEnvFile(r *driver.Run, i int, s agentcli.MCPServer) (string, error) {
 	dir, err := r.TempDir()
 	if err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	env := runner.MCPEnv(s)
+	env := driver.MCPEnv(s)
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		// Keys are shell names (the runner checks them); a value is
 		// single-quoted, its own quotes written as '\''.
@@ -335,7 +335,7 @@ func serverEnvFile(r *runner.Run, i int, s agentcli.MCPServer) (string, error) {
 
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
-func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := restrict(r.Req)
 	if req.SystemPrompt != "" && req.SessionID != "" {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",
@@ -360,7 +360,7 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
-	return &runner.Job{
+	return &driver.Job{
 		Args:  args,
 		Stdin: []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
 	}, nil

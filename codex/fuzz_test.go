@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // FuzzParse feeds arbitrary output to the parser, then ends the run with
@@ -33,7 +33,7 @@ func FuzzParse(f *testing.F) {
 		for _, l := range bytes.Split(out, []byte("\n")) {
 			p.Line(l)
 		}
-		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, driver.Exit{Code: code, Stderr: stderr})
 		if res == nil && err == nil {
 			t.Fatal("End returned neither a result nor an error")
 		}

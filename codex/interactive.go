@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // interactive builds the command line of codex's interactive UI (see
@@ -15,7 +15,7 @@ import (
 // written into the user's CODEX_HOME. It
 // takes no output schema (--output-schema is codex exec's): it is ignored
 // with a warning, or refused under Options.Strict.
-func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	cl, err := commandLineSettings(r, restrict(r.Req), "codex's interactive UI")
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
-	return &runner.Job{Args: args}, nil
+	return &driver.Job{Args: args}, nil
 }
 
 // interactiveArgs returns the arguments of codex's interactive UI (the

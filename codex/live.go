@@ -64,9 +64,9 @@ import (
 	"sync"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/live"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/wirelog"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // liveArgs returns the arguments of a live session. It is pure.
@@ -98,7 +98,7 @@ func liveConfig(req *agentcli.Request) map[string]any {
 			if len(s.Args) > 0 {
 				sv["args"] = s.Args
 			}
-			if env := runner.MCPEnv(s); len(env) > 0 {
+			if env := driver.MCPEnv(s); len(env) > 0 {
 				sv["env"] = env
 			}
 		}
@@ -127,7 +127,7 @@ func turnParams(req *agentcli.Request, thread, prompt string) map[string]any {
 
 // approval returns codex's approvalPolicy and sandbox for a permission mode.
 func approval(req *agentcli.Request) (policy, sandbox string) {
-	switch runner.Mode(req) {
+	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "untrusted", "danger-full-access"
 	case agentcli.PermissionPlan:
@@ -142,7 +142,7 @@ func approval(req *agentcli.Request) (policy, sandbox string) {
 }
 
 // startSession starts a codex live session for the prepared run r.
-func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
 	req := restrict(r.Req)
 	args := liveArgs(req)
 	s, err := live.Start(ctx, live.Config{
@@ -167,7 +167,7 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 
 // replaySession replays a live session's wire log: the protocol needs
 // the request's model and session id, which the log's start record holds.
-func replaySession(r *runner.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newAppServer(r.Req, "")}, log)
 }
 
@@ -442,17 +442,17 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 
 // Exit maps a CLI that ended by itself with a non-zero status to an
 // *agentcli.ExitError.
-func (p *appServer) Exit(e runner.Exit) error {
+func (p *appServer) Exit(e driver.Exit) error {
 	if e.Code == 0 {
 		return nil // the session reports a CLI that ended without a result
 	}
-	return runner.ExitError(Name, e)
+	return driver.ExitError(Name, e)
 }
 
 func (p *appServer) Line(line []byte) { p.rpc.Line(line) }
 
 func (p *appServer) invalid(line []byte, err error) {
-	p.h.Emit(runner.Notice(Name, line, err))
+	p.h.Emit(driver.Notice(Name, line, err))
 }
 
 // notification params the session reads.
@@ -635,7 +635,7 @@ func toolItem(it appItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
 	failed := it.Status == "failed" || it.Status == "declined"
 	res := &agentcli.ToolResult{ID: it.ID, IsError: failed}
 	mk := func(name, raw string, input any) *agentcli.ToolUse {
-		return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: raw, Kind: runner.KindOf(name), Input: marshal(input)}
+		return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: raw, Kind: driver.KindOf(name), Input: marshal(input)}
 	}
 	switch it.Type {
 	case "commandExecution":
@@ -731,7 +731,7 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 		var re *agentcli.ResultError
 		if errors.As(err, &re) {
 			re.APIStatus = apiStatusOf(msg)
-			if k := runner.ClassifyStatus(re.APIStatus); k != nil {
+			if k := driver.ClassifyStatus(re.APIStatus); k != nil {
 				re.Kind = k
 			}
 		}

@@ -33,9 +33,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // lineShape is the oracle's domain: what its wire structs decode without
@@ -115,7 +115,7 @@ func FuzzOracle(f *testing.F) {
 			req.SessionID = "01a20097-ba30-7780-86c4-391ca595925e"
 		}
 		lines := backendtest.SplitLines(in)
-		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}
+		exit := driver.Exit{Code: code & 0xff, Stderr: stderr}
 		all := backendtest.Parse(&spec, newParser(req), lines, exit)
 		if all.Result == nil && all.Err == nil {
 			t.Fatal("End returned neither a result nor an error")
@@ -135,7 +135,7 @@ func FuzzOracle(f *testing.F) {
 			t.Fatalf("borrowed lines differ from Line: %s", d)
 		}
 		// Request.MaxRawBytes: lines over it handed over for keeps.
-		backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser(req) }, lines, exit)
+		backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser(req) }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {
@@ -259,14 +259,14 @@ func oDecode(line []byte, v any) error {
 	return err
 }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
 	var w oWireEvent
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
+	if n := driver.DecodeObject(Name, line, &w); n != nil {
 		return n
 	}
 	raw := json.RawMessage(line)
@@ -462,7 +462,7 @@ func (p *oracleParser) item(phase string, raw json.RawMessage, base agentcli.Eve
 func (p *oracleParser) toolUse(it oWireItem, name string, input json.RawMessage) *agentcli.ToolUse {
 	use := tools.Use(it.ID, it.Type, input)
 	if name != "" {
-		use.Name, use.Kind = name, runner.KindOf(name)
+		use.Name, use.Kind = name, driver.KindOf(name)
 	}
 	return use
 }
@@ -487,9 +487,9 @@ func (p *oracleParser) toolEvents(base agentcli.Event, id string, done bool, use
 	return evs
 }
 
-// End implements runner.Parser. Success is exit status 0 with a
+// End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *oracleParser) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
 		return nil, nil
 	}

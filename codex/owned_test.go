@@ -4,15 +4,15 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // A huge line (under Request.DropRaw, or longer than Request.MaxRawBytes)
 // costs the line, not a copy as well: its text, command output or MCP result
 // stays in the line's memory.
 func TestHugeLineOwned(t *testing.T) {
-	backendtest.CheckOwnedShapes(t, func() runner.Parser { return newParser(&agentcli.Request{}) }, map[string]string{
+	backendtest.CheckOwnedShapes(t, func() driver.Parser { return newParser(&agentcli.Request{}) }, map[string]string{
 		"message":   `{"type":"item.completed","item":{"id":"i","type":"agent_message","text":BIG}}`,
 		"reasoning": `{"type":"item.completed","item":{"id":"i","type":"reasoning","text":BIG}}`,
 		"command":   `{"type":"item.completed","item":{"id":"i","type":"command_execution","command":"cat big","aggregated_output":BIG,"exit_code":0,"status":"completed"}}`,

@@ -10,12 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/jsonscan"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 // Each `codex exec --json` event (codex-rs/exec/src/exec_events.rs) is read
-// once, in a single pass (internal/jsonscan), straight into wireEvent and
+// once, in a single pass (driver/jsonscan), straight into wireEvent and
 // its wireItem, under the wire's own field names. Unknown fields are
 // ignored, unknown event and item types are kept raw, and nothing depends
 // on key order: a line is decoded whole before its type is looked at. A
@@ -116,12 +116,12 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
-	// owned is set while LineOwned parses a line (runner.OwnParser).
+	// owned is set while LineOwned parses a line (driver.OwnParser).
 	owned bool
-	// borrow: lines are borrowed (runner.BorrowParser).
+	// borrow: lines are borrowed (driver.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
-	// (runner.OwnParser).
+	// (driver.OwnParser).
 	inPlace jsonscan.InPlace
 
 	// resumed reports that the run resumes a thread: turn.completed usage
@@ -176,36 +176,36 @@ func str(d *jsonscan.Decoder) string {
 }
 
 // lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (runner.DecodeParser).
+// one per decoding goroutine (driver.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = runner.DecodedLine[wireEvent]
+type decoded = driver.DecodedLine[wireEvent]
 
-// NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder {
+// NewLineDecoder implements driver.DecodeParser.
+func (p *parser) NewLineDecoder() driver.LineDecoder {
 	x := &lineDecoder{}
 	x.d.SetBorrowed(p.borrow)
 	return x
 }
 
-// Borrow implements runner.BorrowParser.
+// Borrow implements driver.BorrowParser.
 func (p *parser) Borrow() {
 	p.borrow = true
 	p.x.d.SetBorrowed(true)
 }
 
-// Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
-	dl := runner.ReuseLine[wireEvent](into)
+// Decode implements driver.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
+	dl := driver.ReuseLine[wireEvent](into)
 	x.decode(line, validUTF8, owned, dl)
 	return dl
 }
 
-// Apply implements runner.DecodeParser.
-func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+// Apply implements driver.DecodeParser.
+func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -214,7 +214,7 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	return p.evs
 }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -252,7 +252,7 @@ func (p *parser) applyDecoded(dl *decoded) {
 	}
 }
 
-// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
 // UTF-8, whose strings then need no UTF-8 check.
 func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
@@ -261,7 +261,7 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// LineOwned implements runner.OwnParser.
+// LineOwned implements driver.OwnParser.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
 	p.validUTF8, p.owned = validUTF8, true
 	evs := p.Line(line)
@@ -284,15 +284,15 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) {
 			for k := range d.Object() {
 				switch string(k) {
 				case "input_tokens":
-					w.Usage.InputTokens = runner.Count(d.Int())
+					w.Usage.InputTokens = driver.Count(d.Int())
 				case "cached_input_tokens":
-					w.Usage.CachedInputTokens = runner.Count(d.Int())
+					w.Usage.CachedInputTokens = driver.Count(d.Int())
 				case "cache_write_input_tokens":
-					w.Usage.CacheWriteInputTokens = runner.Count(d.Int())
+					w.Usage.CacheWriteInputTokens = driver.Count(d.Int())
 				case "output_tokens":
-					w.Usage.OutputTokens = runner.Count(d.Int())
+					w.Usage.OutputTokens = driver.Count(d.Int())
 				case "reasoning_output_tokens":
-					w.Usage.ReasoningOutputTokens = runner.Count(d.Int())
+					w.Usage.ReasoningOutputTokens = driver.Count(d.Int())
 				}
 			}
 		case "error":
@@ -475,7 +475,7 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 
 // apply turns the decoded line w (whose bytes are line) into events.
 func (p *parser) apply(w *wireEvent, line []byte) {
-	raw := runner.LineRaw(line, p.borrow, p.inPlace)
+	raw := driver.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -542,7 +542,7 @@ func (p *parser) apply(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 
@@ -652,7 +652,7 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 func (p *parser) toolUse(it *wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
 	use := tools.Use(it.ID, it.Type, input)
 	if name != "" {
-		use.Name, use.Kind = name, runner.KindOf(name)
+		use.Name, use.Kind = name, driver.KindOf(name)
 	}
 	return use
 }
@@ -675,9 +675,9 @@ func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agen
 	}
 }
 
-// End implements runner.Parser. Success is exit status 0 with a
+// End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
 		return nil, nil
 	}
@@ -712,7 +712,7 @@ func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
 // reasoning.
 func (p *parser) usageOf(u *wireUsage) agentcli.Usage {
 	return agentcli.Usage{
-		InputTokens:      runner.SubCount(u.InputTokens, runner.AddCount(u.CachedInputTokens, u.CacheWriteInputTokens)),
+		InputTokens:      driver.SubCount(u.InputTokens, driver.AddCount(u.CachedInputTokens, u.CacheWriteInputTokens)),
 		OutputTokens:     u.OutputTokens,
 		CacheReadTokens:  u.CachedInputTokens,
 		CacheWriteTokens: u.CacheWriteInputTokens,
@@ -989,4 +989,4 @@ func marshal(v any) json.RawMessage {
 	return b
 }
 
-var _ runner.BorrowParser = (*parser)(nil)
+var _ driver.BorrowParser = (*parser)(nil)

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/internal/backendtest"
+
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 )
@@ -132,7 +133,7 @@ func TestRealTranscripts(t *testing.T) {
 			if d := cmp.Diff(c.events(started.ThreadID), strip(t, evs)); d != "" {
 				t.Fatalf("events (-want +got):\n%s", d)
 			}
-			res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
+			res, err := spec.End(p, driver.Exit{Code: code, Stderr: string(stderr)})
 			if c.check != nil {
 				c.check(t, res, err)
 				return
@@ -175,7 +176,7 @@ func TestRetryThenSuccess(t *testing.T) {
 	if d := cmp.Diff(want, retries); d != "" {
 		t.Fatalf("retries (-want +got):\n%s", d)
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil || res.Text != "ok after retry" {
 		t.Fatalf("retries must not end the run: %v %+v", err, res)
 	}
@@ -193,42 +194,42 @@ func TestFailures(t *testing.T) {
 	cases := []struct {
 		name   string
 		out    string
-		exit   runner.Exit
+		exit   driver.Exit
 		req    agentcli.Request
 		status int
 		kind   error
 		msg    string
 		exitE  bool // want *ExitError rather than *ResultError
 	}{
-		{name: "400", exit: runner.Exit{Code: 1}, status: 400, msg: "Bad Request",
+		{name: "400", exit: driver.Exit{Code: 1}, status: 400, msg: "Bad Request",
 			out: started + `{"type":"error","message":"{\"error\":{\"code\":null,\"message\":\"Bad Request\",\"param\":null,\"type\":\"invalid_request_error\"}}\n"}
 {"type":"turn.failed","error":{"message":"{\"error\":{\"code\":null,\"message\":\"Bad Request\",\"param\":null,\"type\":\"invalid_request_error\"}}\n"}}`},
-		{name: "401", exit: runner.Exit{Code: 1}, status: 401, kind: agentcli.ErrAuth, msg: "401 Unauthorized",
+		{name: "401", exit: driver.Exit{Code: 1}, status: 401, kind: agentcli.ErrAuth, msg: "401 Unauthorized",
 			out: started + `{"type":"error","message":"unexpected status 401 Unauthorized: Unauthorized, url: http://127.0.0.1:45885/v1/responses"}
 {"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: Unauthorized, url: http://127.0.0.1:45885/v1/responses"}}`},
-		{name: "429", exit: runner.Exit{Code: 1}, status: 429, kind: agentcli.ErrRateLimited, msg: "Too Many Requests",
+		{name: "429", exit: driver.Exit{Code: 1}, status: 429, kind: agentcli.ErrRateLimited, msg: "Too Many Requests",
 			out: started + `{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}
 {"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}`},
-		{name: "500", exit: runner.Exit{Code: 1}, status: 500, msg: "high demand",
+		{name: "500", exit: driver.Exit{Code: 1}, status: 500, msg: "high demand",
 			out: started + `{"type":"error","message":"We’re currently experiencing high demand, which may cause temporary errors."}
 {"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}`},
-		{name: "rate limit by code [SRC]", exit: runner.Exit{Code: 1}, kind: agentcli.ErrRateLimited, msg: "rate_limit_exceeded",
+		{name: "rate limit by code [SRC]", exit: driver.Exit{Code: 1}, kind: agentcli.ErrRateLimited, msg: "rate_limit_exceeded",
 			out: started + `{"type":"turn.failed","error":{"message":"Rate limit reached (rate_limit_exceeded)"}}`},
-		{name: "turn.failed without message falls back to the error event", exit: runner.Exit{Code: 1}, msg: "boom",
+		{name: "turn.failed without message falls back to the error event", exit: driver.Exit{Code: 1}, msg: "boom",
 			out: started + `{"type":"error","message":"boom"}
 {"type":"turn.failed","error":{}}`},
-		{name: "turn.failed wins over exit 0", exit: runner.Exit{Code: 0}, msg: "x",
+		{name: "turn.failed wins over exit 0", exit: driver.Exit{Code: 0}, msg: "x",
 			out: started + `{"type":"turn.failed","error":{"message":"x"}}`},
-		{name: "non-zero exit after turn.completed", exit: runner.Exit{Code: 1}, msg: "stream disconnected",
+		{name: "non-zero exit after turn.completed", exit: driver.Exit{Code: 1}, msg: "stream disconnected",
 			out: started + `{"type":"error","message":"stream disconnected"}
 {"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"partial"}}
 {"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}`},
 		{name: "unknown resume id", exitE: true, kind: agentcli.ErrSessionNotFound, msg: "no rollout found",
 			req:  agentcli.Request{SessionID: "01a20096-0000-7000-8000-000000000000"},
-			exit: runner.Exit{Code: 1, Stderr: "Error: thread/resume: thread/resume failed: no rollout found for thread id 01a20096-0000-7000-8000-000000000000 (code -32600)\n"}},
+			exit: driver.Exit{Code: 1, Stderr: "Error: thread/resume: thread/resume failed: no rollout found for thread id 01a20096-0000-7000-8000-000000000000 (code -32600)\n"}},
 		{name: "crash mid-turn", exitE: true, msg: "panicked",
 			out:  started + `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls","status":"in_progress"}}`,
-			exit: runner.Exit{Code: 101, Stderr: "thread 'main' panicked at src/x.rs:1:1\n"}},
+			exit: driver.Exit{Code: 101, Stderr: "thread 'main' panicked at src/x.rs:1:1\n"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -261,7 +262,7 @@ func TestFailures(t *testing.T) {
 	}
 	t.Run("exit 0 without turn.completed", func(t *testing.T) {
 		p, _ := parseAll(&agentcli.Request{}, started)
-		_, err := spec.End(p, runner.Exit{})
+		_, err := spec.End(p, driver.Exit{})
 		if !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
 			t.Fatalf("err = %v", err)
 		}
@@ -357,7 +358,7 @@ func TestItems(t *testing.T) {
 	if d := cmp.Diff(want, strip(t, evs)); d != "" {
 		t.Fatalf("events (-want +got):\n%s", d)
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func TestTolerance(t *testing.T) {
 	if evs[3].ToolResult.Output != "x" {
 		t.Fatalf("a wrong-typed field lost the rest of the item: %+v", evs[3].ToolResult)
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil || res.Text != "ok" || res.Usage.OutputTokens != 3 {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -482,7 +483,7 @@ func TestParseProperty(t *testing.T) {
 		}
 		stderr := rapid.String().Draw(t, "stderr") + " fatal: the end"
 		code := rapid.IntRange(0, 3).Draw(t, "code")
-		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, driver.Exit{Code: code, Stderr: stderr})
 		switch {
 		case terminal && code == 0:
 			if err != nil || res.Text != last || res.SessionID != sess {

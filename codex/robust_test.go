@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Hostile output (issue 7): each case is checked on the parser, and
@@ -50,7 +50,7 @@ var robustCases = []robustCase{
 func TestRobust(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if err := c.check(r); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +62,7 @@ func TestRobust(t *testing.T) {
 func TestRobustOracle(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newOracleParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newOracleParser(&agentcli.Request{}), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if c.check(r) == nil {
 				t.Fatal("the oracle passes this case")
 			}
@@ -84,7 +84,7 @@ func TestTooDeep(t *testing.T) {
 // notice: it would be Result.Raw, which json.Marshal must accept.
 func TestInvalidTerminalLine(t *testing.T) {
 	r := backendtest.Parse(&spec, newParser(&agentcli.Request{}), backendtest.SplitLines([]byte(
-		`{"type":"turn.completed","usage":{"input_tokens":1},"x":{"a":tru}}`)), runner.Exit{})
+		`{"type":"turn.completed","usage":{"input_tokens":1},"x":{"a":tru}}`)), driver.Exit{})
 	if err := backendtest.CheckEvents(r); err != nil {
 		t.Fatal(err)
 	}

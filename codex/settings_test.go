@@ -14,9 +14,9 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/fakecli"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // settingsReq holds every setting codex supports.
@@ -123,8 +123,8 @@ func TestSettingsValuesArriveWhole(t *testing.T) {
 // after the run; CODEX_HOME is not touched (not even created).
 func TestPrepareSettings(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "codex")
-	run := func(req *agentcli.Request) (*runner.Job, *runner.Run, error) {
-		r := &runner.Run{Req: req, Env: []string{"CODEX_HOME=" + home}, Options: &agentcli.Options{},
+	run := func(req *agentcli.Request) (*driver.Job, *driver.Run, error) {
+		r := &driver.Run{Req: req, Env: []string{"CODEX_HOME=" + home}, Options: &agentcli.Options{},
 			Logger: slog.New(slog.DiscardHandler)}
 		job, err := prepare(t.Context(), r)
 		return job, r, err

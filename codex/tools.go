@@ -49,8 +49,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // toolSwitch is one family of codex tools and the config that takes it
@@ -107,10 +106,10 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 		mcp   map[string][]string
 	}{{req.AllowedTools, allowed, mcpAllowed}, {req.DisallowedTools, disallowed, mcpDenied}} {
 		for _, t := range l.rules {
-			r, err := toolname.ParseRule(t)
+			r, err := driver.ParseRule(t)
 			if err != nil {
 				// validate refuses it first; here it names no tool.
-				r = toolname.Rule{Text: t, Name: "\x00"}
+				r = driver.Rule{Text: t, Name: "\x00"}
 			}
 			switch {
 			case r.HasPattern:
@@ -120,7 +119,7 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 				continue
 			}
 			names := tools.Resolve(r.Name)
-			c := toolname.CanonicalName(r.Name)
+			c := driver.CanonicalName(r.Name)
 			if c == "" && len(names) > 0 {
 				c, _ = tools.Canonical(names[0])
 			}
@@ -158,7 +157,7 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 	if slices.ContainsFunc(editTools, func(c string) bool { return disallowed[c] }) {
 		edit = false // any of them taken away takes the patch tool away
 	}
-	mode := runner.Mode(req)
+	mode := driver.Mode(req)
 	switch {
 	case mode == agentcli.PermissionPlan:
 		p.readOnly = true

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/argcheck"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // format selects Gemini CLI's --output-format.
@@ -84,7 +84,7 @@ func buildArgs(req *agentcli.Request, f format) []string {
 		// Only the request's servers (and, with an allow list, those it
 		// names): gemini skips every other one (the user's, the
 		// project's, the extensions'), and ignores its mcp.excluded
-		// list. Names hold no comma (runner.IsMCPName), which gemini
+		// list. Names hold no comma (driver.IsMCPName), which gemini
 		// splits the value on.
 		args = append(args, "--allowed-mcp-server-names="+names)
 	}
@@ -99,14 +99,14 @@ func buildArgs(req *agentcli.Request, f format) []string {
 // (what gemini reports and Result.SessionID holds), "latest" (the most
 // recent session of the working directory) or an index such as "3" (the
 // Nth session, as --list-sessions numbers them). Anything else is refused.
-// Tool rules must not be empty or start with "-" (see argcheck.ToolRules; gemini ignores
+// Tool rules must not be empty or start with "-" (see driver.CheckToolRules; gemini ignores
 // them otherwise). Request.ExtraArgs are not checked: they are passed as
 // they are, by design.
 func validate(req *agentcli.Request) error {
-	if id := req.SessionID; id != "" && !argcheck.IsUUID(id) && id != "latest" && !argcheck.IsIndex(id) {
-		return argcheck.SessionError(Name, `a UUID, "latest" or a session index`)
+	if id := req.SessionID; id != "" && !driver.IsUUID(id) && id != "latest" && !driver.IsIndex(id) {
+		return driver.SessionError(Name, `a UUID, "latest" or a session index`)
 	}
-	if err := argcheck.ToolRules(Name, req); err != nil {
+	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}
 	return checkTools(req)

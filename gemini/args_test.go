@@ -3,11 +3,12 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentcli/agentcli/internal/backendtest"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"

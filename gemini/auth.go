@@ -3,7 +3,7 @@ package gemini
 import (
 	"path/filepath"
 
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // credentialVars are the variables that carry gemini's credentials.
@@ -16,7 +16,7 @@ var credentialVars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLIC
 // security.auth.selectedType, or the older selectedAuthType), or a .env
 // file gemini reads that sets a key (the first .gemini/.env or .env from
 // the working directory up, then the home directory's).
-func hasCredentials(r *runner.Run) bool {
+func hasCredentials(r *driver.Run) bool {
 	if r.AnySet(credentialVars...) || r.AnySet("GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT") || r.Lookup("CLOUD_SHELL") == "true" {
 		return true
 	}
@@ -25,7 +25,7 @@ func hasCredentials(r *runner.Run) bool {
 		home = r.Home()
 	}
 	dir := filepath.Join(home, ".gemini")
-	if runner.FileExists(filepath.Join(dir, "oauth_creds.json")) {
+	if driver.FileExists(filepath.Join(dir, "oauth_creds.json")) {
 		return true
 	}
 	settings := []string{filepath.Join(dir, "settings.json"), filepath.Join(r.Dir, ".gemini", "settings.json"), "/etc/gemini-cli/settings.json"}
@@ -33,17 +33,17 @@ func hasCredentials(r *runner.Run) bool {
 		settings = append(settings, p)
 	}
 	for _, f := range settings {
-		if runner.FileMentions(f, "selectedType", "selectedAuthType") {
+		if driver.FileMentions(f, "selectedType", "selectedAuthType") {
 			return true
 		}
 	}
 	var envs []string
-	for _, d := range runner.UpFrom(r.Dir) {
+	for _, d := range driver.UpFrom(r.Dir) {
 		envs = append(envs, filepath.Join(d, ".gemini", ".env"), filepath.Join(d, ".env"))
 	}
 	envs = append(envs, filepath.Join(dir, ".env"), filepath.Join(r.Home(), ".env"))
 	for _, f := range envs {
-		if runner.FileMentions(f, "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT") {
+		if driver.FileMentions(f, "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT") {
 			return true
 		}
 	}

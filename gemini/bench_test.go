@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // The parser benchmarks run the parser and, for comparison, the oracle
@@ -71,17 +71,17 @@ func BenchmarkParse(b *testing.B) {
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
-			backendtest.BenchParse(b, in.lines, func() runner.Parser { return newParser(in.f) })
+			backendtest.BenchParse(b, in.lines, func() driver.Parser { return newParser(in.f) })
 		})
 		b.Run(in.name+"/oracle", func(b *testing.B) {
-			backendtest.BenchParse(b, in.lines, func() runner.Parser { return newOracleParser(in.f) })
+			backendtest.BenchParse(b, in.lines, func() driver.Parser { return newOracleParser(in.f) })
 		})
 	}
 }
 
 // docParser parses a whole json document given as one input with its
 // lines separated by newlines, so that BenchLinear can time it.
-type docParser struct{ runner.Parser }
+type docParser struct{ driver.Parser }
 
 func (d docParser) Line(doc []byte) []agentcli.Event {
 	for l := range bytes.SplitSeq(doc, []byte("\n")) {
@@ -99,13 +99,13 @@ func BenchmarkLinear(b *testing.B) {
 	join := func(lines [][]byte) []byte { return bytes.Join(lines, []byte("\n")) }
 	for _, impl := range []struct {
 		name string
-		p    func() runner.Parser
+		p    func() driver.Parser
 		ns   []int
 	}{
-		{"new", func() runner.Parser { p := newParser(formatJSON); p.limit = 1 << 20; return p }, []int{20000, 40000}},
-		{"oracle", func() runner.Parser { return newOracleParser(formatJSON) }, []int{2000, 4000}},
+		{"new", func() driver.Parser { p := newParser(formatJSON); p.limit = 1 << 20; return p }, []int{20000, 40000}},
+		{"oracle", func() driver.Parser { return newOracleParser(formatJSON) }, []int{2000, 4000}},
 	} {
-		wrap := func() runner.Parser { return docParser{impl.p()} }
+		wrap := func() driver.Parser { return docParser{impl.p()} }
 		backendtest.BenchLinear(b, impl.name+"/closing-lines", func(n int) []byte { return join(nestedLines(n)) }, impl.ns, wrap)
 		if impl.name == "new" {
 			backendtest.BenchLinear(b, impl.name+"/unterminated", func(n int) []byte { return join(unterminated(n)) }, []int{50000, 100000}, wrap)
@@ -114,5 +114,5 @@ func BenchmarkLinear(b *testing.B) {
 	backendtest.BenchLinear(b, "stream/output", func(n int) []byte {
 		out := strings.Repeat(`ok \"pkg\"\n\tdone é `, n/20)
 		return []byte(`{"type":"tool_result","tool_id":"t","status":"success","output":"` + out + `"}`)
-	}, []int{1 << 20, 2 << 20}, func() runner.Parser { return newParser(formatStream) })
+	}, []int{1 << 20, 2 << 20}, func() driver.Parser { return newParser(formatStream) })
 }

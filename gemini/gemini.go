@@ -159,23 +159,23 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
 const Name = "gemini"
 
-func init() { agentcli.Register(Name, New) }
+func init() { driver.Register(Name, New) }
 
 // New returns a Gemini CLI backend. opts may be nil; it is copied.
-func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
+func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
 
 // spec declares Gemini CLI: text deltas, resume and a system prompt
 // prepended to the prompt; no max turns (a settings-only limit), no tool
 // filter (--allowed-tools is deprecated and only skips confirmation), no
 // cost and no thinking text.
-var spec = runner.Spec{
+var spec = driver.Spec{
 	Name:           Name,
 	Binary:         "gemini",
 	Package:        "@google/gemini-cli",
@@ -200,7 +200,7 @@ var spec = runner.Spec{
 	Prepare:       prepare,
 	StartSession:  startSession,
 	ReplaySession: replaySession,
-	NewParser: func(r *runner.Run) runner.Parser {
+	NewParser: func(r *driver.Run) driver.Parser {
 		f := formatJSON
 		if r.Deltas {
 			f = formatStream
@@ -220,18 +220,18 @@ var spec = runner.Spec{
 // classify knows gemini's and the Gemini API's wording of errors.
 func classify(msg string) error {
 	switch {
-	case runner.Contains(msg, "error resuming session", "invalid session identifier"):
+	case driver.Contains(msg, "error resuming session", "invalid session identifier"):
 		return agentcli.ErrSessionNotFound
-	case runner.Contains(msg, "resource_exhausted"):
+	case driver.Contains(msg, "resource_exhausted"):
 		return agentcli.ErrRateLimited
-	case runner.Contains(msg, "api key not valid", "permission_denied"):
+	case driver.Contains(msg, "api key not valid", "permission_denied"):
 		return agentcli.ErrAuth
 	}
 	return nil
 }
 
 // tools maps gemini's tool names to canonical ones.
-var tools = runner.Tools{
+var tools = driver.Tools{
 	"run_shell_command":   agentcli.ToolNameBash,
 	"read_file":           agentcli.ToolNameRead,
 	"read_many_files":     agentcli.ToolNameRead,
@@ -256,7 +256,7 @@ var tools = runner.Tools{
 
 // prepare builds one run: stream-json when the caller streams, json
 // otherwise; the prompt (made safe, see promptInput) goes on stdin.
-func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream
@@ -269,7 +269,7 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{
+	return &driver.Job{
 		Args:  buildArgs(r.Req, f),
 		Stdin: []byte(in),
 		Env:   env,
@@ -279,7 +279,7 @@ func prepare(_ context.Context, r *runner.Run) (*runner.Job, error) {
 // runHome returns a private overlay of the user's gemini home, in r's
 // temporary directory, with extra merged into its settings.json (see
 // overlayHome).
-func runHome(r *runner.Run, extra map[string]any) (string, error) {
+func runHome(r *driver.Run, extra map[string]any) (string, error) {
 	tmp, err := r.TempDir()
 	if err != nil {
 		return "", err
@@ -295,7 +295,7 @@ func runHome(r *runner.Run, extra map[string]any) (string, error) {
 // (MCP servers, effort; see runSettings), or nil when it has none: a
 // private overlay of the user's gemini home with those settings merged
 // into settings.json, named by GEMINI_CLI_HOME.
-func settingsEnv(r *runner.Run) ([]string, error) {
+func settingsEnv(r *driver.Run) ([]string, error) {
 	extra, dollar := runSettings(r.Req)
 	if extra == nil {
 		return nil, nil
@@ -306,7 +306,7 @@ func settingsEnv(r *runner.Run) ([]string, error) {
 	}
 	env := []string{"GEMINI_CLI_HOME=" + over}
 	if dollar {
-		env = append(env, runner.DollarEnv)
+		env = append(env, driver.DollarEnv)
 	}
 	return env, nil
 }
@@ -314,7 +314,7 @@ func settingsEnv(r *runner.Run) ([]string, error) {
 // userHome returns the directory whose .gemini holds the user's settings,
 // as gemini finds it: $GEMINI_CLI_HOME (relative to the working
 // directory), else $HOME, else this process's home directory.
-func userHome(r *runner.Run) (string, error) {
+func userHome(r *driver.Run) (string, error) {
 	h := r.Lookup("GEMINI_CLI_HOME")
 	if h == "" {
 		h = r.Lookup("HOME")
@@ -332,7 +332,7 @@ func userHome(r *runner.Run) (string, error) {
 }
 
 // hint explains well-known start-up failures.
-func hint(exit runner.Exit) string {
+func hint(exit driver.Exit) string {
 	switch {
 	case exit.Code == exitAuth:
 		return "gemini found no usable authentication: set GEMINI_API_KEY (with security.auth.selectedType " +

@@ -5,13 +5,13 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // interactive builds the command line of Gemini CLI's interactive UI (see
 // interactiveArgs); the settings (MCP servers, effort) go through a private
 // overlay of the gemini home, as in a run (see settingsEnv).
-func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
+func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	args, err := interactiveArgs(r.Req)
 	if err != nil {
 		return nil, err
@@ -20,7 +20,7 @@ func interactive(_ context.Context, r *runner.Run) (*runner.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Job{Args: args, Env: env}, nil
+	return &driver.Job{Args: args, Env: env}, nil
 }
 
 // interactiveArgs returns the arguments of Gemini CLI's interactive UI for

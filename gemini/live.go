@@ -1,6 +1,6 @@
 package gemini
 
-// Live sessions: `gemini --acp`, the Agent Client Protocol (internal/acp),
+// Live sessions: `gemini --acp`, the Agent Client Protocol (driver/acp),
 // checked against gemini 0.61.0.
 //
 // Argv: gemini --acp --skip-trust [--model=M] [--allowed-mcp-server-names=NAME,...]
@@ -50,10 +50,10 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/acp"
-	"github.com/agentcli/agentcli/internal/live"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/wirelog"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/acp"
+	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // liveArgs returns the arguments of a live session. It is pure.
@@ -68,7 +68,7 @@ func liveArgs(req *agentcli.Request) []string {
 		// answers from the list (live.Host.Ask).
 		lists, _ := listsFor(req)
 		args = append(args, "--allowed-mcp-server-names="+lists.serverNames(req))
-	} else if names := runner.MCPNames(req); len(names) > 0 && sessionMode(req) == "yolo" {
+	} else if names := driver.MCPNames(req); len(names) > 0 && sessionMode(req) == "yolo" {
 		// As in a one-shot run: the request's servers and no other. Only
 		// where nothing asks: gemini also allows every tool of the
 		// servers it names without asking.
@@ -88,7 +88,7 @@ func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 // the private GEMINI_CLI_HOME overlay of a one-shot run (see overlayHome)
 // when the request's effort needs settings, or nothing. MCP servers travel
 // in the protocol instead.
-func liveEnv(r *runner.Run) ([]string, error) {
+func liveEnv(r *driver.Run) ([]string, error) {
 	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort,
 		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools})
 	if extra == nil {
@@ -106,7 +106,7 @@ func liveEnv(r *runner.Run) ([]string, error) {
 // from the list (a listed tool is allowed, any other refused), since
 // yolo would run every tool of a server the list names.
 func sessionMode(req *agentcli.Request) string {
-	switch runner.Mode(req) {
+	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "default"
 	case agentcli.PermissionBypass:
@@ -158,7 +158,7 @@ func quotaUsage(raw json.RawMessage) (agentcli.Usage, bool) {
 }
 
 // startSession starts a gemini live session for the prepared run r.
-func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
 	req := r.Req
 	ac := acp.Config{
 		Dir:       r.Dir,
@@ -210,7 +210,7 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 
 // replaySession replays a live session's wire log, with the protocol
 // configured as the log recorded it.
-func replaySession(r *runner.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	ac := acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools}
 	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
 		return func(yield func(agentcli.Event, error) bool) {

@@ -33,9 +33,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 type shapes = map[string]*backendtest.Shape
@@ -88,7 +88,7 @@ func oneMain(doc []byte) bool {
 
 // checkNew runs the new parser on anything: it must not panic, must
 // decide, and must yield events json.Marshal can encode with sane usage.
-func checkNew(t *testing.T, f format, lines [][]byte, exit runner.Exit) {
+func checkNew(t *testing.T, f format, lines [][]byte, exit driver.Exit) {
 	all := backendtest.Parse(&spec, newParser(f), lines, exit)
 	if all.Result == nil && all.Err == nil {
 		t.Fatal("End returned neither a result nor an error")
@@ -108,7 +108,7 @@ func checkNew(t *testing.T, f format, lines [][]byte, exit runner.Exit) {
 		t.Fatalf("borrowed lines differ from Line: %s", d)
 	}
 	// Request.MaxRawBytes: lines over it handed over for keeps.
-	backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser(f) }, lines, exit)
+	backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser(f) }, lines, exit)
 }
 
 // FuzzOracle checks the stream-json parser against the oracle on streams
@@ -147,7 +147,7 @@ func FuzzOracle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
-		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}
+		exit := driver.Exit{Code: code & 0xff, Stderr: stderr}
 		checkNew(t, formatStream, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
@@ -186,7 +186,7 @@ func FuzzOracleJSON(f *testing.F) {
 	// the memory of its line).
 	f.Add([]byte("{ \"cut\": 1,\n  \"a\": 1,\n  \"b\": 2,\n  \"c\": 3,\n"), []byte(`{"response":"ok"}`), true, []byte(nil), 0, "")
 	f.Fuzz(func(t *testing.T, before, doc []byte, pretty bool, after []byte, code int, stderr string) {
-		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}
+		exit := driver.Exit{Code: code & 0xff, Stderr: stderr}
 		checkNew(t, formatJSON, backendtest.SplitLines(append(append(bytes.Clone(before), doc...), after...)), exit)
 		// Lines starting with "{" are noise only once the document is
 		// read: before it, the oracle took them for its start.
@@ -248,7 +248,7 @@ type oracleParser struct {
 
 func newOracleParser(f format) *oracleParser { return &oracleParser{format: f} }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	if p.format == formatJSON {
 		return p.jsonLine(line)
@@ -262,7 +262,7 @@ func (p *oracleParser) streamLine(line []byte) []agentcli.Event {
 		return nil
 	}
 	var w wireEvent
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
+	if n := driver.DecodeObject(Name, line, &w); n != nil {
 		return n
 	}
 	raw := json.RawMessage(line)
@@ -375,7 +375,7 @@ func (p *oracleParser) jsonLine(line []byte) []agentcli.Event {
 			return nil
 		}
 		if t[0] != '{' || p.jdoc != nil {
-			return []agentcli.Event{runner.Notice(Name, t, errors.New("not part of the json document"))}
+			return []agentcli.Event{driver.Notice(Name, t, errors.New("not part of the json document"))}
 		}
 		p.inDoc = true
 		p.doc.Reset()
@@ -420,15 +420,15 @@ func (p *oracleParser) jsonLine(line []byte) []agentcli.Event {
 	return evs
 }
 
-// End implements runner.Parser.
-func (p *oracleParser) End(exit runner.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser.
+func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
 	if p.format == formatJSON {
 		return p.endJSON(exit)
 	}
 	return p.endStream(exit)
 }
 
-func (p *oracleParser) endStream(exit runner.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
 		return p.noResult(exit)
@@ -468,7 +468,7 @@ func (p *oracleParser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 	return failed(res, exit, subtype, msg, status)
 }
 
-func (p *oracleParser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 	if p.jdoc == nil && p.inDoc {
 		// The last line of the document may have been cut off; try what
 		// arrived.
@@ -506,7 +506,7 @@ func (p *oracleParser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *oracleParser) noResult(exit runner.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) noResult(exit driver.Exit) (*agentcli.Result, error) {
 	if w, raw := oStderrJSON(exit.Stderr); w != nil {
 		sess := w.SessionID
 		if sess == "" {

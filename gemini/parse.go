@@ -10,15 +10,14 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/jsonscan"
-	"github.com/agentcli/agentcli/internal/proc"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 // Wire structs: the subset of gemini's output (packages/core/src/output/
 // types.ts) that agentcli reads. Each stream-json line, and the json
 // document once it is complete, is read once, in a single pass
-// (internal/jsonscan), into them; stderr's error document is read with
+// (driver/jsonscan), into them; stderr's error document is read with
 // encoding/json (stderrJSON). Unknown fields are ignored, unknown event
 // types are kept raw, and nothing depends on key order. A field of an
 // unexpected type reads as absent. Strings share the line's memory when
@@ -125,12 +124,12 @@ type parser struct {
 	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
 	// the json document is checked when decoded).
 	validUTF8 bool
-	// owned is set while LineOwned parses a line (runner.OwnParser).
+	// owned is set while LineOwned parses a line (driver.OwnParser).
 	owned bool
-	// borrow: lines are borrowed (runner.BorrowParser).
+	// borrow: lines are borrowed (driver.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
-	// (runner.OwnParser).
+	// (driver.OwnParser).
 	inPlace jsonscan.InPlace
 
 	sessionID string
@@ -154,9 +153,9 @@ type parser struct {
 	strayErr error
 }
 
-func newParser(f format) *parser { return &parser{format: f, limit: proc.DefaultMaxLine} }
+func newParser(f format) *parser { return &parser{format: f, limit: driver.DefaultMaxLine} }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -176,7 +175,7 @@ func str(d *jsonscan.Decoder) string {
 }
 
 // count reads a token count, clamped to be non-negative.
-func count(d *jsonscan.Decoder) int64 { return runner.Count(d.Int()) }
+func count(d *jsonscan.Decoder) int64 { return driver.Count(d.Int()) }
 
 // optCount reads a token count that may be absent or null.
 func optCount(d *jsonscan.Decoder) *int64 {
@@ -184,7 +183,7 @@ func optCount(d *jsonscan.Decoder) *int64 {
 	if !ok {
 		return nil
 	}
-	n = runner.Count(n)
+	n = driver.Count(n)
 	return &n
 }
 
@@ -214,18 +213,18 @@ func decodeError(d *jsonscan.Decoder) *wireError {
 var errInvalid = errors.New("invalid JSON")
 
 // lineDecoder decodes stream-json lines; the parser has one for Line, and
-// the runner one per decoding goroutine (runner.DecodeParser).
+// the runner one per decoding goroutine (driver.DecodeParser).
 type lineDecoder struct {
 	d jsonscan.Decoder
 }
 
 // decoded is one stream-json line decoded by a lineDecoder, ready for
 // applyEvent.
-type decoded = runner.DecodedLine[wireEvent]
+type decoded = driver.DecodedLine[wireEvent]
 
-// NewLineDecoder implements runner.DecodeParser. The json format's
+// NewLineDecoder implements driver.DecodeParser. The json format's
 // lines are not decoded ahead: its document spans lines.
-func (p *parser) NewLineDecoder() runner.LineDecoder {
+func (p *parser) NewLineDecoder() driver.LineDecoder {
 	if p.format == formatJSON {
 		return noDecoder{}
 	}
@@ -234,7 +233,7 @@ func (p *parser) NewLineDecoder() runner.LineDecoder {
 	return x
 }
 
-// Borrow implements runner.BorrowParser. The json document is gathered
+// Borrow implements driver.BorrowParser. The json document is gathered
 // into memory of the parser's own, so its decoder need not borrow.
 func (p *parser) Borrow() {
 	p.borrow = true
@@ -244,17 +243,17 @@ func (p *parser) Borrow() {
 // noDecoder decodes nothing: every line goes to Line.
 type noDecoder struct{}
 
-func (noDecoder) Decode([]byte, bool, bool, runner.Decoded) runner.Decoded { return nil }
+func (noDecoder) Decode([]byte, bool, bool, driver.Decoded) driver.Decoded { return nil }
 
-// Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
-	dl := runner.ReuseLine[wireEvent](into)
+// Decode implements driver.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
+	dl := driver.ReuseLine[wireEvent](into)
 	x.decode(line, validUTF8, owned, dl)
 	return dl
 }
 
-// Apply implements runner.DecodeParser.
-func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+// Apply implements driver.DecodeParser.
+func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -368,7 +367,7 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) error {
 	return bad
 }
 
-// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
 // UTF-8, whose strings then need no UTF-8 check.
 func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
@@ -377,7 +376,7 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// LineOwned implements runner.OwnParser. Lines of the json format, parts
+// LineOwned implements driver.OwnParser. Lines of the json format, parts
 // of one document, are not decoded in place.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
 	p.validUTF8, p.owned = validUTF8, p.format != formatJSON
@@ -395,7 +394,7 @@ func (p *parser) streamLine(line []byte) {
 // applyEvent turns a decoded stream-json line w (whose bytes are line)
 // into events.
 func (p *parser) applyEvent(w *wireEvent, line []byte) {
-	raw := json.RawMessage(runner.LineRaw(line, p.borrow, p.inPlace))
+	raw := json.RawMessage(driver.LineRaw(line, p.borrow, p.inPlace))
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
@@ -486,7 +485,7 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 
@@ -671,7 +670,7 @@ func (p *parser) jsonLine(line []byte) {
 		return
 	case !r.active:
 		if len(t) > 0 {
-			p.evs = append(p.evs, runner.Notice(Name, t, errNotDocument))
+			p.evs = append(p.evs, driver.Notice(Name, t, errNotDocument))
 		}
 		return
 	}
@@ -698,7 +697,7 @@ func (p *parser) jsonLine(line []byte) {
 // strayDoc reports document-like output that is not gemini's document
 // (a notice) and keeps it for the error of a run that prints none.
 func (p *parser) strayDoc(line []byte, err error) {
-	p.evs = append(p.evs, runner.Notice(Name, line, err))
+	p.evs = append(p.evs, driver.Notice(Name, line, err))
 	p.stray = append(p.stray[:0], line[:min(len(line), maxStray)]...)
 	p.strayErr = err
 }
@@ -834,15 +833,15 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 	return m
 }
 
-// End implements runner.Parser.
-func (p *parser) End(exit runner.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser.
+func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 	if p.format == formatJSON {
 		return p.endJSON(exit)
 	}
 	return p.endStream(exit)
 }
 
-func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
+func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
 		return p.noResult(exit)
@@ -887,7 +886,7 @@ func (p *parser) endStream(exit runner.Exit) (*agentcli.Result, error) {
 // something like a document but not gemini's (cut short, not JSON, a
 // stray object) and exits 0 is a *agentcli.ParseError: never a success
 // without the answer gemini printed.
-func (p *parser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
+func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.jdoc
 	if w == nil {
 		if p.doc.active {
@@ -922,7 +921,7 @@ func (p *parser) endJSON(exit runner.Exit) (*agentcli.Result, error) {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
+func (p *parser) noResult(exit driver.Exit) (*agentcli.Result, error) {
 	if w, raw := stderrJSON(exit.Stderr); w != nil {
 		sess := w.SessionID
 		if sess == "" {
@@ -938,7 +937,7 @@ func (p *parser) noResult(exit runner.Exit) (*agentcli.Result, error) {
 }
 
 // failed builds the *ResultError for a run that ended in error.
-func failed(res *agentcli.Result, exit runner.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
+func failed(res *agentcli.Result, exit driver.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
 	res.IsError = true
 	res.Subtype = subtype
 	if status == 0 {
@@ -961,7 +960,7 @@ func failed(res *agentcli.Result, exit runner.Exit, subtype, msg string, status 
 		re.TerminalReason = "api_error"
 	}
 	res.Subtype, res.TerminalReason = re.Subtype, re.TerminalReason
-	re.Kind = runner.ClassifyStatus(status)
+	re.Kind = driver.ClassifyStatus(status)
 	if re.Kind == nil {
 		re.Kind = exitKind(exit.Code)
 	}
@@ -974,7 +973,7 @@ func exitKind(code int) error {
 	if code == exitAuth {
 		return agentcli.ErrAuth
 	}
-	return runner.ClassifyStatus(exitStatus(code))
+	return driver.ClassifyStatus(exitStatus(code))
 }
 
 // exitStatus recovers the HTTP status from an API error's exit status:
@@ -1048,7 +1047,7 @@ func streamUsage(s *wireStreamStats) agentcli.Usage {
 	if s.Input != nil {
 		u.InputTokens = *s.Input
 	} else {
-		u.InputTokens = runner.SubCount(s.InputTokens, s.Cached)
+		u.InputTokens = driver.SubCount(s.InputTokens, s.Cached)
 	}
 	return u
 }
@@ -1059,7 +1058,7 @@ func jsonUsage(s *wireStats) agentcli.Usage {
 	var u agentcli.Usage
 	for _, m := range s.Models {
 		t := m.Tokens
-		in := runner.SubCount(t.Prompt, t.Cached)
+		in := driver.SubCount(t.Prompt, t.Cached)
 		if t.Input != nil {
 			in = *t.Input
 		}
@@ -1067,7 +1066,7 @@ func jsonUsage(s *wireStats) agentcli.Usage {
 		// reasoning.
 		u = u.Add(agentcli.Usage{
 			InputTokens:     in,
-			OutputTokens:    runner.AddCount(t.Candidates, t.Thoughts),
+			OutputTokens:    driver.AddCount(t.Candidates, t.Thoughts),
 			CacheReadTokens: t.Cached,
 			ReasoningTokens: t.Thoughts,
 		})
@@ -1091,4 +1090,4 @@ func mainModel(s *wireStats) string {
 	return ""
 }
 
-var _ runner.BorrowParser = (*parser)(nil)
+var _ driver.BorrowParser = (*parser)(nil)

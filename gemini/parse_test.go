@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/internal/backendtest"
+
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
@@ -70,7 +71,7 @@ func TestRealTranscripts(t *testing.T) {
 				tr := backendtest.ReadTranscript(t, name)
 				out, stderr, code := tr.Stdout, tr.Stderr, tr.Exit
 				p, evs := parseAll(formatOf(name), out)
-				res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
+				res, err := spec.End(p, driver.Exit{Code: code, Stderr: string(stderr)})
 				for _, ev := range evs {
 					if ev.Kind == agentcli.EventNotice || ev.Kind == agentcli.EventUnknown {
 						t.Errorf("%s event on real output: %+v", ev.Kind, ev)
@@ -196,7 +197,7 @@ func TestParseStreamWireFormats(t *testing.T) {
 			t.Errorf("event without Raw: %+v", ev)
 		}
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func TestParseTolerance(t *testing.T) {
 	if tr := evs[7].ToolResult; tr.ID != "t2" || !tr.IsError || tr.Output != "bad path" {
 		t.Fatalf("tool result %+v", tr)
 	}
-	res, err := spec.End(p, runner.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	// "ok" came before the tool call: the last turn has no text.
 	if err != nil || res.Text != "" || res.SessionID != "s1" || res.Usage.OutputTokens != 3 {
 		t.Fatalf("res %+v err %v", res, err)
@@ -295,7 +296,7 @@ func TestParseJSONDocument(t *testing.T) {
 			if evs[noise].Text != "Loop detected, stopping execution" || evs[noise].Err != nil {
 				t.Fatalf("warning notice %+v", evs[noise])
 			}
-			res, err := spec.End(p, runner.Exit{})
+			res, err := spec.End(p, driver.Exit{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -349,7 +350,7 @@ func TestParseErrors(t *testing.T) {
 					t.Errorf("parse notice on real output: %v", ev.Err)
 				}
 			}
-			res, err := spec.End(p, runner.Exit{Code: c.exit, Stderr: c.stderr})
+			res, err := spec.End(p, driver.Exit{Code: c.exit, Stderr: c.stderr})
 			if w.kind != nil && !errors.Is(err, w.kind) {
 				t.Errorf("err %v does not match %v", err, w.kind)
 			}
@@ -424,7 +425,7 @@ func TestParseExitStatuses(t *testing.T) {
 		for _, f := range []format{formatJSON, formatStream} {
 			t.Run(fmt.Sprintf("%d-%s", c.code, f), func(t *testing.T) {
 				p := newParser(f)
-				res, err := spec.End(p, runner.Exit{Code: c.code, Stderr: c.stderr})
+				res, err := spec.End(p, driver.Exit{Code: c.code, Stderr: c.stderr})
 				var ee *agentcli.ExitError
 				if res != nil || !errors.As(err, &ee) || ee.Code != c.code || !strings.Contains(ee.Stderr, c.stderr) {
 					t.Fatalf("res %+v err %v", res, err)
@@ -435,10 +436,10 @@ func TestParseExitStatuses(t *testing.T) {
 			})
 		}
 	}
-	if h := hint(runner.Exit{Code: 42, Stderr: "Error resuming session: Invalid session identifier \"x\"."}); !strings.Contains(h, "Request.Dir") {
+	if h := hint(driver.Exit{Code: 42, Stderr: "Error resuming session: Invalid session identifier \"x\"."}); !strings.Contains(h, "Request.Dir") {
 		t.Errorf("hint %q", h)
 	}
-	if h := hint(runner.Exit{Code: 41}); !strings.Contains(h, "GEMINI_API_KEY") {
+	if h := hint(driver.Exit{Code: 41}); !strings.Contains(h, "GEMINI_API_KEY") {
 		t.Errorf("hint %q", h)
 	}
 }
@@ -450,7 +451,7 @@ func TestParseContradictions(t *testing.T) {
 {"type":"message","role":"assistant","content":"fine","delta":true}
 {"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":1}}`
 	p, _ := parseAll(formatStream, []byte(ok))
-	res, err := spec.End(p, runner.Exit{Code: 1, Stderr: "later crash"})
+	res, err := spec.End(p, driver.Exit{Code: 1, Stderr: "later crash"})
 	var re *agentcli.ResultError
 	if !errors.As(err, &re) || re.ExitCode != 1 || res == nil || !res.IsError || res.Text != "fine" {
 		t.Fatalf("res %+v err %v", res, err)
@@ -458,12 +459,12 @@ func TestParseContradictions(t *testing.T) {
 	// Exit 0 with a document cut short: a parse error, never a success.
 	p, _ = parseAll(formatJSON, []byte("{\n  \"session_id\": \"s\",\n  \"response\": \"cut"))
 	var pe *agentcli.ParseError
-	if _, err := spec.End(p, runner.Exit{}); !errors.As(err, &pe) || errors.Is(err, agentcli.ErrExit) || !bytes.Contains(pe.Line, []byte(`"cut`)) {
+	if _, err := spec.End(p, driver.Exit{}); !errors.As(err, &pe) || errors.Is(err, agentcli.ErrExit) || !bytes.Contains(pe.Line, []byte(`"cut`)) {
 		t.Fatalf("truncated json document: err %v", err)
 	}
 	// Exit 0 with nothing at all: no result.
 	p, _ = parseAll(formatJSON, nil)
-	if _, err := spec.End(p, runner.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
+	if _, err := spec.End(p, driver.Exit{}); !errors.Is(err, agentcli.ErrNoResult) || errors.Is(err, agentcli.ErrExit) {
 		t.Fatalf("no output: err %v", err)
 	}
 }
@@ -486,7 +487,7 @@ func TestParseJSONStray(t *testing.T) {
 	for _, s := range strays {
 		for _, out := range []string{s + "\n" + string(doc) + "\n", s + "\n" + s + "\n" + string(doc) + "\nafter\n"} {
 			p, evs := parseAll(formatJSON, []byte(out))
-			res, err := spec.End(p, runner.Exit{})
+			res, err := spec.End(p, driver.Exit{})
 			if err != nil || res.Text != "hello" || res.SessionID != "s-json" {
 				t.Errorf("%q: res %+v err %v", out, res, err)
 				continue
@@ -500,12 +501,12 @@ func TestParseJSONStray(t *testing.T) {
 		}
 		p, _ := parseAll(formatJSON, []byte(s+"\n"))
 		var pe *agentcli.ParseError
-		if res, err := spec.End(p, runner.Exit{}); !errors.As(err, &pe) || res != nil || len(pe.Line) == 0 {
+		if res, err := spec.End(p, driver.Exit{}); !errors.As(err, &pe) || res != nil || len(pe.Line) == 0 {
 			t.Errorf("%q alone, exit 0: res %+v err %v; want a *ParseError", s, res, err)
 		}
 		p, _ = parseAll(formatJSON, []byte(s+"\n"))
 		var xe *agentcli.ExitError
-		if res, err := spec.End(p, runner.Exit{Code: 1, Stderr: "boom"}); !errors.As(err, &xe) || res != nil {
+		if res, err := spec.End(p, driver.Exit{Code: 1, Stderr: "boom"}); !errors.As(err, &xe) || res != nil {
 			t.Errorf("%q alone, exit 1: res %+v err %v; want an *ExitError", s, res, err)
 		}
 	}
@@ -528,7 +529,7 @@ func TestParseJSONStrayProperty(t *testing.T) {
 		doc, _ := json.MarshalIndent(map[string]any{"session_id": "s", "response": text}, "", "  ")
 		out.Write(doc)
 		p, _ := parseAll(formatJSON, []byte(out.String()))
-		res, err := spec.End(p, runner.Exit{})
+		res, err := spec.End(p, driver.Exit{})
 		if err != nil || res.Text != text || res.SessionID != "s" {
 			t.Fatalf("%q: res %+v err %v", out.String(), res, err)
 		}
@@ -582,7 +583,7 @@ func TestParseProperty(t *testing.T) {
 		sess := rapid.StringMatching(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`).Draw(t, "session")
 		out := genOutput(t, f, text, sess)
 		p, evs := parseAll(f, []byte(out))
-		res, err := spec.End(p, runner.Exit{})
+		res, err := spec.End(p, driver.Exit{})
 		if err != nil {
 			t.Fatalf("err %v on %q", err, out)
 		}
@@ -610,7 +611,7 @@ func TestParseExitProperty(t *testing.T) {
 			partial = `{"type":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"message","role":"assistant","content":"x","delta":true}`
 		}
 		p, _ := parseAll(f, []byte(partial))
-		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, driver.Exit{Code: code, Stderr: stderr})
 		if err == nil || res != nil {
 			t.Fatalf("res %+v err %v", res, err)
 		}

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Hostile output (issue 7): each case is checked on the parser, and
@@ -65,7 +65,7 @@ var robustCases = []robustCase{
 func TestRobust(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newParser(c.format), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newParser(c.format), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if err := c.check(r); err != nil {
 				t.Fatal(err)
 			}
@@ -77,7 +77,7 @@ func TestRobust(t *testing.T) {
 func TestRobustOracle(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newOracleParser(c.format), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newOracleParser(c.format), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if c.check(r) == nil {
 				t.Fatal("the oracle passes this case")
 			}
@@ -119,7 +119,7 @@ func TestDocumentBounded(t *testing.T) {
 	if notices != 1 || kept > 2*limit {
 		t.Fatalf("%d notices, %d bytes kept; want 1 notice and at most %d bytes", notices, kept, 2*limit)
 	}
-	if res, err := spec.End(p, runner.Exit{}); err != nil || res.Text != "hello" {
+	if res, err := spec.End(p, driver.Exit{}); err != nil || res.Text != "hello" {
 		t.Fatalf("the document after the skipped one: %+v, %v", res, err)
 	}
 
@@ -165,7 +165,7 @@ func TestInvalidKeptJSON(t *testing.T) {
 		`{"type":"result","status":"success","stats":{"input_tokens":1},"x":{"a":tru}}`,
 		`{"type":"tool_use","tool_name":"x","tool_id":"t","parameters":{"a":tru}}`,
 	} {
-		r := backendtest.Parse(&spec, newParser(formatStream), backendtest.SplitLines([]byte(line)), runner.Exit{})
+		r := backendtest.Parse(&spec, newParser(formatStream), backendtest.SplitLines([]byte(line)), driver.Exit{})
 		if err := backendtest.CheckEvents(r); err != nil {
 			t.Fatal(err)
 		}

@@ -11,12 +11,12 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // runSettings returns the settings req needs on top of the user's, or nil
 // when it needs none. It is pure. dollar reports that some value needed
-// runner.DollarEnv in the CLI's environment.
+// driver.DollarEnv in the CLI's environment.
 //
 // MCP servers become "mcpServers" entries: {command, args, env} for a
 // stdio server, {url, type: "http", headers} for an HTTP one.
@@ -26,7 +26,7 @@ import (
 // escape), and expands an MCP server's env values and header values a
 // second time when it starts the server (dotenv-expand, which leaves "\$"
 // alone and then turns it into "$"). So each "$" of the caller's text is
-// written as "${AGENTCLI_DOLLAR}" (see runner.DollarVar), which the first
+// written as "${AGENTCLI_DOLLAR}" (see driver.DollarVar), which the first
 // expansion turns back into "$"; in env and header values each "$" is
 // first escaped as "\$" for the second. A backslash elsewhere is kept as
 // it is. Verified by a real run (conformance TestMCPServers).
@@ -44,7 +44,7 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 			return s
 		}
 		dollar = true
-		return strings.ReplaceAll(s, "$", "${"+runner.DollarVar+"}")
+		return strings.ReplaceAll(s, "$", "${"+driver.DollarVar+"}")
 	}
 	p2 := func(s string) string { return p1(strings.ReplaceAll(s, "$", `\$`)) }
 	settings = map[string]any{}
@@ -84,7 +84,7 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 					args = append(args, p1(a))
 				}
 				sv["args"] = args
-				if env := runner.MCPEnv(s); len(env) > 0 {
+				if env := driver.MCPEnv(s); len(env) > 0 {
 					e := map[string]any{}
 					for k, v := range env {
 						e[k] = p2(v)

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // TestSettingsArgsGolden: only the request's MCP servers, comma-separated
@@ -33,7 +33,7 @@ func loadExpand(s string) string {
 		g := re.FindStringSubmatch(m)
 		name := g[1] + g[2]
 		switch {
-		case name == runner.DollarVar:
+		case name == driver.DollarVar:
 			return "$"
 		case strings.Contains(m, ":-"):
 			return g[3]
@@ -192,7 +192,7 @@ func TestOverlayHome(t *testing.T) {
 func TestPrepareSettings(t *testing.T) {
 	home := t.TempDir()
 	run := func(req *agentcli.Request) []string {
-		r := &runner.Run{Req: req, Dir: home, Env: []string{"HOME=/elsewhere", "GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
+		r := &driver.Run{Req: req, Dir: home, Env: []string{"HOME=/elsewhere", "GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
 		t.Cleanup(r.Cleanup)
 		job, err := prepare(t.Context(), r)
 		if err != nil {
@@ -201,7 +201,7 @@ func TestPrepareSettings(t *testing.T) {
 		return job.Env
 	}
 	env := run(&agentcli.Request{Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x", Args: []string{"$1"}}}})
-	if len(env) != 2 || !strings.HasPrefix(env[0], "GEMINI_CLI_HOME=") || !strings.HasSuffix(env[0], "gemini-home") || env[1] != runner.DollarEnv {
+	if len(env) != 2 || !strings.HasPrefix(env[0], "GEMINI_CLI_HOME=") || !strings.HasSuffix(env[0], "gemini-home") || env[1] != driver.DollarEnv {
 		t.Fatalf("env %q", env)
 	}
 	if _, err := os.Stat(filepath.Join(strings.TrimPrefix(env[0], "GEMINI_CLI_HOME="), ".gemini", "settings.json")); err != nil {
@@ -212,7 +212,7 @@ func TestPrepareSettings(t *testing.T) {
 	}
 	// Removing the overlay removes the links, not what they point to.
 	os.WriteFile(filepath.Join(home, ".gemini", "oauth_creds.json"), []byte("{}"), 0o600)
-	r := &runner.Run{Req: &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow}, Dir: home,
+	r := &driver.Run{Req: &agentcli.Request{Prompt: "p", Effort: agentcli.EffortLow}, Dir: home,
 		Env: []string{"GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
 	if _, err := prepare(t.Context(), r); err != nil {
 		t.Fatal(err)
@@ -236,9 +236,9 @@ func TestPrepareSettings(t *testing.T) {
 // session too, whose servers travel in the protocol.
 func TestMCPSecretsOffArgv(t *testing.T) {
 	backendtest.CheckSecretsOffArgv(t, prepare, nil, nil)
-	backendtest.CheckSecretsOffArgv(t, func(_ context.Context, r *runner.Run) (*runner.Job, error) {
+	backendtest.CheckSecretsOffArgv(t, func(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		env, err := liveEnv(r)
-		return &runner.Job{Args: liveArgs(r.Req), Env: env}, err
+		return &driver.Job{Args: liveArgs(r.Req), Env: env}, err
 	}, nil, nil)
 }
 
@@ -247,7 +247,7 @@ func TestMCPSecretsOffArgv(t *testing.T) {
 // servers: they travel in the protocol); without effort there is none.
 func TestLiveEnv(t *testing.T) {
 	home := t.TempDir()
-	r := &runner.Run{Req: &agentcli.Request{Effort: agentcli.EffortMedium, MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}},
+	r := &driver.Run{Req: &agentcli.Request{Effort: agentcli.EffortMedium, MCPServers: []agentcli.MCPServer{{Name: "a", Command: "x"}}},
 		Dir: home, Env: []string{"GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
 	t.Cleanup(r.Cleanup)
 	env, err := liveEnv(r)
@@ -264,7 +264,7 @@ func TestLiveEnv(t *testing.T) {
 	if !strings.Contains(string(b), `"thinkingLevel": "MEDIUM"`) || strings.Contains(string(b), "mcpServers") {
 		t.Errorf("settings.json:\n%s", b)
 	}
-	r2 := &runner.Run{Req: &agentcli.Request{MCPServers: r.Req.MCPServers}, Dir: home, Env: r.Env, Options: &agentcli.Options{}}
+	r2 := &driver.Run{Req: &agentcli.Request{MCPServers: r.Req.MCPServers}, Dir: home, Env: r.Env, Options: &agentcli.Options{}}
 	if env, err := liveEnv(r2); err != nil || env != nil {
 		t.Errorf("without effort: %q, %v", env, err)
 	}

@@ -26,10 +26,10 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/driver"
 )
 
-// noServers is a server name no request can use (runner.IsMCPName refuses
+// noServers is a server name no request can use (driver.IsMCPName refuses
 // "."): --allowed-mcp-server-names with it alone starts no MCP server.
 const noServers = "agentcli.none"
 
@@ -46,7 +46,7 @@ type toolLists struct {
 
 // geminiTools maps a rule to gemini's tool rules. It returns the
 // *agentcli.UnsupportedError of a pattern gemini cannot hold.
-func geminiTools(r toolname.Rule) ([]string, error) {
+func geminiTools(r driver.Rule) ([]string, error) {
 	names := tools.Resolve(r.Name)
 	if len(names) == 0 {
 		names = []string{r.Name}
@@ -65,8 +65,8 @@ func geminiTools(r toolname.Rule) ([]string, error) {
 // shellPrefix returns the command prefix of a shell rule with a pattern
 // in Claude Code's prefix syntax: "PREFIX *" or "PREFIX:*", PREFIX without
 // further wildcards.
-func shellPrefix(r toolname.Rule) (string, bool) {
-	if toolname.CanonicalName(r.Name) != agentcli.ToolNameBash && !strings.EqualFold(r.Name, "run_shell_command") {
+func shellPrefix(r driver.Rule) (string, bool) {
+	if driver.CanonicalName(r.Name) != agentcli.ToolNameBash && !strings.EqualFold(r.Name, "run_shell_command") {
 		return "", false
 	}
 	p, ok := strings.CutSuffix(r.Pattern, " *")
@@ -87,7 +87,7 @@ func listsFor(req *agentcli.Request) (toolLists, error) {
 		l.servers = map[string]bool{}
 	}
 	for _, t := range req.AllowedTools {
-		r, err := toolname.ParseRule(t)
+		r, err := driver.ParseRule(t)
 		if err != nil {
 			continue // validate refuses it
 		}
@@ -110,7 +110,7 @@ func listsFor(req *agentcli.Request) (toolLists, error) {
 	}
 	l.allowed = slices.Clone(l.core)
 	for _, t := range req.DisallowedTools {
-		r, err := toolname.ParseRule(t)
+		r, err := driver.ParseRule(t)
 		if err != nil {
 			continue
 		}

@@ -2,7 +2,7 @@ package opencode
 
 import (
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/argcheck"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // buildArgs returns the opencode arguments for req. It is pure.
@@ -54,14 +54,14 @@ const maxSessionIDLen = 64
 // Request.SessionID must be an opencode session id: "ses_" followed by
 // ASCII letters and digits, which is what opencode issues
 // ("ses_" + 26 characters) and Result.SessionID holds. Anything else is
-// refused. Tool rules must not be empty or start with "-" (see argcheck.ToolRules; opencode
+// refused. Tool rules must not be empty or start with "-" (see driver.CheckToolRules; opencode
 // ignores them otherwise). Request.ExtraArgs are not checked: they are
 // passed as they are, by design.
 func validate(req *agentcli.Request) error {
-	if id := req.SessionID; id != "" && !argcheck.IsPrefixedID(id, "ses_", maxSessionIDLen) {
-		return argcheck.SessionError(Name, `"ses_" and letters or digits`)
+	if id := req.SessionID; id != "" && !driver.IsPrefixedID(id, "ses_", maxSessionIDLen) {
+		return driver.SessionError(Name, `"ses_" and letters or digits`)
 	}
-	if err := argcheck.ToolRules(Name, req); err != nil {
+	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}
 	return checkTools(req)

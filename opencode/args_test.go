@@ -2,7 +2,6 @@ package opencode
 
 import (
 	"errors"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentcli/agentcli/internal/backendtest"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/fakecli"

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // credentialVars are the variables that carry opencode's credentials.
@@ -21,7 +21,7 @@ var credentialVars = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API
 // free models answer without a key. Without any of these opencode would
 // pick a free Zen model the caller never chose and, offline, retry until
 // the timeout.
-func hasCredentials(r *runner.Run) bool {
+func hasCredentials(r *driver.Run) bool {
 	if strings.HasPrefix(r.Req.Model, "opencode/") {
 		return true
 	}
@@ -29,22 +29,22 @@ func hasCredentials(r *runner.Run) bool {
 		r.AnySet("OPENCODE_CONFIG_CONTENT", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT") {
 		return true
 	}
-	if runner.FileMentions(filepath.Join(r.XDG("XDG_DATA_HOME", filepath.Join(".local", "share")), "opencode", "auth.json"), `"type"`) {
+	if driver.FileMentions(filepath.Join(r.XDG("XDG_DATA_HOME", filepath.Join(".local", "share")), "opencode", "auth.json"), `"type"`) {
 		return true
 	}
 	cfg := filepath.Join(r.XDG("XDG_CONFIG_HOME", ".config"), "opencode")
 	files := []string{filepath.Join(cfg, "opencode.json"), filepath.Join(cfg, "opencode.jsonc"), filepath.Join(cfg, "config.json")}
-	for _, d := range runner.UpFrom(r.Dir) {
+	for _, d := range driver.UpFrom(r.Dir) {
 		files = append(files, filepath.Join(d, "opencode.json"), filepath.Join(d, "opencode.jsonc"),
 			filepath.Join(d, ".opencode", "opencode.json"), filepath.Join(d, ".opencode", "opencode.jsonc"))
 	}
 	for _, f := range files {
-		if runner.FileMentions(f, `"provider"`, `"model"`) {
+		if driver.FileMentions(f, `"provider"`, `"model"`) {
 			return true
 		}
 	}
 	for _, f := range []string{".env", ".env.local", ".env.production", ".env.development"} {
-		if runner.FileMentions(filepath.Join(r.Dir, f), "_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "AWS_") {
+		if driver.FileMentions(filepath.Join(r.Dir, f), "_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "AWS_") {
 			return true
 		}
 	}

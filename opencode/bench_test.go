@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // The parser benchmarks run the parser and, for comparison, the oracle
@@ -39,10 +39,10 @@ func BenchmarkParse(b *testing.B) {
 	}
 	for _, name := range []string{"real", "mix", "huge"} {
 		b.Run(name, func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newParser() })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newParser() })
 		})
 		b.Run(name+"/oracle", func(b *testing.B) {
-			backendtest.BenchParse(b, inputs[name], func() runner.Parser { return newOracleParser() })
+			backendtest.BenchParse(b, inputs[name], func() driver.Parser { return newOracleParser() })
 		})
 	}
 }
@@ -50,7 +50,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkLinear: the cost per byte of one line is the same at size S and
 // 2S, and at depth N and 2N.
 func BenchmarkLinear(b *testing.B) {
-	p := func() runner.Parser { return newParser() }
+	p := func() driver.Parser { return newParser() }
 	backendtest.BenchLinear(b, "output", func(n int) []byte {
 		out := strings.Repeat(`ok \"pkg\"\n\tdone é `, n/20)
 		return []byte(`{"type":"tool_use","sessionID":"s","part":{"callID":"c","tool":"bash","state":{"status":"completed","input":{"command":"x"},"output":"` + out + `"}}}`)

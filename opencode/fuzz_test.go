@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // FuzzParse feeds arbitrary output to the parser: it must never panic,
@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		for _, l := range strings.Split(out, "\n") {
 			p.Line([]byte(l))
 		}
-		res, err := spec.End(p, runner.Exit{Code: code % 256, Stderr: out})
+		res, err := spec.End(p, driver.Exit{Code: code % 256, Stderr: out})
 		if res == nil && err == nil {
 			t.Fatal("End returned neither a result nor an error")
 		}

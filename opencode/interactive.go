@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // interactive builds the command line and environment of OpenCode's
@@ -20,7 +20,7 @@ import (
 // the caller's value), as a live session does. The TUI takes no effort
 // (run's --variant): it is ignored with a warning, or refused under
 // Options.Strict.
-func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
+func interactive(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
 	if req.Effort != "" {
 		if err := r.Unsupported("effort"); err != nil {
@@ -33,7 +33,7 @@ func interactive(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 		return nil, err
 	}
 	req.Model = model
-	job := &runner.Job{}
+	job := &driver.Job{}
 	system := req.SystemPrompt
 	if v := r.Lookup("OPENCODE_CONFIG"); v != "" {
 		if len(req.MCPServers) > 0 {

@@ -1,6 +1,6 @@
 package opencode
 
-// Live sessions: `opencode acp`, the Agent Client Protocol (internal/acp),
+// Live sessions: `opencode acp`, the Agent Client Protocol (driver/acp),
 // checked against opencode 1.18.33.
 //
 // Argv: opencode acp [ExtraArgs...]. The session is created with
@@ -56,10 +56,10 @@ import (
 	"unicode"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/acp"
-	livesession "github.com/agentcli/agentcli/internal/live"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/wirelog"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/acp"
+	livesession "github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // changingTools are opencode's permission keys for tools that change
@@ -131,7 +131,7 @@ func mcpToolName(servers []agentcli.MCPServer) func(id, title string) string {
 }
 
 // startSession starts an opencode live session for the prepared run r.
-func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) {
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
 	req := r.Req
 	st := r.State.(*state)
 	dir := r.Dir
@@ -210,7 +210,7 @@ func startSession(ctx context.Context, r *runner.Run) (agentcli.Session, error) 
 // replaySession replays a live session's wire log, with the protocol
 // configured as the log recorded it (the options it set, the model among
 // them, as resolved then).
-func replaySession(r *runner.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	ac := acp.Config{Guard: guardPrompt, Tools: tools}
 	servers, err := acp.ReadRecorded(proto, &ac)
 	if err != nil {

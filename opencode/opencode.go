@@ -155,7 +155,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/tools/clis"
 )
 
@@ -165,15 +165,15 @@ const Name = "opencode"
 // maxSessionDirs bounds the session → directory memory.
 const maxSessionDirs = 4096
 
-func init() { agentcli.Register(Name, New) }
+func init() { driver.Register(Name, New) }
 
 // New returns an OpenCode backend. opts may be nil; it is copied.
-func New(opts *agentcli.Options) agentcli.Backend { return runner.New(&spec, opts) }
+func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
 
 // spec declares OpenCode: resume, reasoning text, cost and a system prompt
 // appended to opencode's own; whole text parts rather than deltas; no max
 // turns and no tool filter.
-var spec = runner.Spec{
+var spec = driver.Spec{
 	Name:           Name,
 	Binary:         "opencode",
 	Package:        "opencode-ai",
@@ -199,14 +199,14 @@ var spec = runner.Spec{
 	Prepare:       prepare,
 	StartSession:  startSession,
 	ReplaySession: replaySession,
-	NewParser:     func(*runner.Run) runner.Parser { return newParser() },
+	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	Classify: func(msg string) error {
-		if runner.Contains(msg, "providerautherror") {
+		if driver.Contains(msg, "providerautherror") {
 			return agentcli.ErrAuth
 		}
 		return nil
 	},
-	Hint: func(e runner.Exit) string {
+	Hint: func(e driver.Exit) string {
 		switch {
 		case strings.Contains(e.Stderr, "You must provide a message"):
 			return "the prompt was empty"
@@ -251,7 +251,7 @@ func (s *state) lookup(sid string) (string, bool) {
 }
 
 // tools maps opencode's tool names to canonical ones.
-var tools = runner.Tools{
+var tools = driver.Tools{
 	"bash":        agentcli.ToolNameBash,
 	"read":        agentcli.ToolNameRead,
 	"list":        agentcli.ToolNameLS,
@@ -275,7 +275,7 @@ var tools = runner.Tools{
 // prepare builds one run: a resumed session runs in its own directory; the
 // system prompt goes through a private config file named by
 // OPENCODE_CONFIG.
-func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
+func prepare(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 	req := r.Req
 	st := r.State.(*state)
 	d := r.Dir
@@ -293,7 +293,7 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 	}
 	withModel := *req
 	withModel.Model = model
-	job := &runner.Job{
+	job := &driver.Job{
 		Args:      buildArgs(&withModel, d),
 		OnSession: func(id string) { st.remember(id, d) },
 	}
@@ -336,7 +336,7 @@ func prepare(ctx context.Context, r *runner.Run) (*runner.Job, error) {
 // error" on a plain name). A name with a "/" is passed as is. The models
 // are listed with `opencode models` (no model call; about two seconds),
 // once per configuration and Backend.
-func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (string, error) {
+func (s *state) resolveModel(ctx context.Context, r *driver.Run, model string) (string, error) {
 	if model == "" || strings.Contains(model, "/") {
 		return model, nil
 	}
@@ -346,7 +346,7 @@ func (s *state) resolveModel(ctx context.Context, r *runner.Run, model string) (
 	known, ok := s.models[key]
 	s.mu.Unlock()
 	if !ok {
-		out, err := runner.Output(ctx, r, 30*time.Second, "models")
+		out, err := driver.Output(ctx, r, 30*time.Second, "models")
 		if err != nil {
 			return "", fmt.Errorf("opencode: resolving model %q (a plain name; opencode needs provider/model): %w", model, err)
 		}

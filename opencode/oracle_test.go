@@ -27,9 +27,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // lineShape is the oracle's domain: what its wire structs decode without
@@ -97,7 +97,7 @@ func FuzzOracle(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
 		lines := backendtest.SplitLines(in)
-		exit := runner.Exit{Code: code & 0xff, Stderr: stderr}
+		exit := driver.Exit{Code: code & 0xff, Stderr: stderr}
 		all := backendtest.Parse(&spec, newParser(), lines, exit)
 		if all.Result == nil && all.Err == nil {
 			t.Fatal("End returned neither a result nor an error")
@@ -117,7 +117,7 @@ func FuzzOracle(f *testing.F) {
 			t.Fatalf("borrowed lines differ from Line: %s", d)
 		}
 		// Request.MaxRawBytes: lines over it handed over for keeps.
-		backendtest.CheckKeptRaw(t, &spec, func() runner.Parser { return newParser() }, lines, exit)
+		backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser() }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if len(bytes.TrimSpace(l)) == 0 || backendtest.WellTyped(l, lineShape) {
@@ -210,14 +210,14 @@ type oracleParser struct {
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *oracleParser) Line(line []byte) []agentcli.Event {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil
 	}
 	var w oWireLine
-	if n := runner.DecodeObject(Name, line, &w); n != nil {
+	if n := driver.DecodeObject(Name, line, &w); n != nil {
 		return n
 	}
 	raw := json.RawMessage(line)
@@ -279,9 +279,9 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		res := &agentcli.ToolResult{ID: id}
 		switch st.Status {
 		case "completed":
-			res.Output = runner.RawString(st.Output)
+			res.Output = driver.RawString(st.Output)
 		case "error":
-			res.Output, res.IsError = runner.RawString(st.Error), true
+			res.Output, res.IsError = driver.RawString(st.Error), true
 		default: // pending and running are never printed by `run`
 			return evs
 		}

@@ -9,13 +9,13 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/jsonscan"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 // Each line of `opencode run --format json` output, an envelope {type,
 // timestamp, sessionID, ...data}, is read once, in a single pass
-// (internal/jsonscan), straight into wireLine, under the wire's own field
+// (driver/jsonscan), straight into wireLine, under the wire's own field
 // names. Unknown fields are ignored and unknown line types are kept raw.
 // Nothing depends on key order: a line is decoded whole before its type is
 // looked at. A field of an unexpected type reads as absent rather than
@@ -85,12 +85,12 @@ type parser struct {
 	evs []agentcli.Event
 	// validUTF8 is set while LineUTF8 parses a line.
 	validUTF8 bool
-	// owned is set while LineOwned parses a line (runner.OwnParser).
+	// owned is set while LineOwned parses a line (driver.OwnParser).
 	owned bool
-	// borrow: lines are borrowed (runner.BorrowParser).
+	// borrow: lines are borrowed (driver.BorrowParser).
 	borrow bool
 	// inPlace: the strings decoded in place in the line being applied
-	// (runner.OwnParser).
+	// (driver.OwnParser).
 	inPlace jsonscan.InPlace
 
 	outcome
@@ -161,37 +161,37 @@ func keptWhole(typ string) bool {
 }
 
 // lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (runner.DecodeParser).
+// one per decoding goroutine (driver.DecodeParser).
 type lineDecoder struct {
 	d   jsonscan.Decoder
 	bad error // a tool input kept as JSON is not valid
 }
 
 // decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = runner.DecodedLine[wireLine]
+type decoded = driver.DecodedLine[wireLine]
 
-// NewLineDecoder implements runner.DecodeParser.
-func (p *parser) NewLineDecoder() runner.LineDecoder {
+// NewLineDecoder implements driver.DecodeParser.
+func (p *parser) NewLineDecoder() driver.LineDecoder {
 	x := &lineDecoder{}
 	x.d.SetBorrowed(p.borrow)
 	return x
 }
 
-// Borrow implements runner.BorrowParser.
+// Borrow implements driver.BorrowParser.
 func (p *parser) Borrow() {
 	p.borrow = true
 	p.x.d.SetBorrowed(true)
 }
 
-// Decode implements runner.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into runner.Decoded) runner.Decoded {
-	dl := runner.ReuseLine[wireLine](into)
+// Decode implements driver.LineDecoder.
+func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
+	dl := driver.ReuseLine[wireLine](into)
 	x.decode(line, validUTF8, owned, dl)
 	return dl
 }
 
-// Apply implements runner.DecodeParser.
-func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
+// Apply implements driver.DecodeParser.
+func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
 	dl := d.(*decoded)
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -200,7 +200,7 @@ func (p *parser) Apply(d runner.Decoded) []agentcli.Event {
 	return p.evs
 }
 
-// Line implements runner.Parser.
+// Line implements driver.Parser.
 func (p *parser) Line(line []byte) []agentcli.Event {
 	clear(p.evs)
 	p.evs = p.evs[:0]
@@ -237,7 +237,7 @@ func (p *parser) applyDecoded(dl *decoded) {
 	}
 }
 
-// LineUTF8 implements runner.UTF8Parser: Line for a line known to be valid
+// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
 // UTF-8, whose strings then need no UTF-8 check.
 func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	p.validUTF8 = true
@@ -246,7 +246,7 @@ func (p *parser) LineUTF8(line []byte) []agentcli.Event {
 	return evs
 }
 
-// LineOwned implements runner.OwnParser.
+// LineOwned implements driver.OwnParser.
 func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
 	p.validUTF8, p.owned = validUTF8, true
 	evs := p.Line(line)
@@ -311,7 +311,7 @@ func (x *lineDecoder) decodePart(part *wirePart) {
 			part.Reason = str(d)
 		case "cost":
 			c, ok := d.FloatOK()
-			part.Cost, part.HasCost = runner.Cost(c), ok
+			part.Cost, part.HasCost = driver.Cost(c), ok
 		case "tokens":
 			part.HasTokens = d.Kind() == jsonscan.Object
 			part.Tokens = decodeTokens(d)
@@ -363,24 +363,24 @@ func decodeTokens(d *jsonscan.Decoder) agentcli.Usage {
 	for k := range d.Object() {
 		switch string(k) {
 		case "input":
-			u.InputTokens = runner.CountFloat(d.Float())
+			u.InputTokens = driver.CountFloat(d.Float())
 		case "output":
-			out = runner.CountFloat(d.Float())
+			out = driver.CountFloat(d.Float())
 		case "reasoning":
-			u.ReasoningTokens = runner.CountFloat(d.Float())
+			u.ReasoningTokens = driver.CountFloat(d.Float())
 		case "cache":
 			u.CacheReadTokens, u.CacheWriteTokens = 0, 0
 			for k := range d.Object() {
 				switch string(k) {
 				case "read":
-					u.CacheReadTokens = runner.CountFloat(d.Float())
+					u.CacheReadTokens = driver.CountFloat(d.Float())
 				case "write":
-					u.CacheWriteTokens = runner.CountFloat(d.Float())
+					u.CacheWriteTokens = driver.CountFloat(d.Float())
 				}
 			}
 		}
 	}
-	u.OutputTokens = runner.AddCount(out, u.ReasoningTokens)
+	u.OutputTokens = driver.AddCount(out, u.ReasoningTokens)
 	return u
 }
 
@@ -448,7 +448,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
-	raw := runner.LineRaw(line, p.borrow, p.inPlace)
+	raw := driver.LineRaw(line, p.borrow, p.inPlace)
 	base := agentcli.Event{SessionID: sid, Raw: raw}
 	switch w.Type {
 	case "step_start":
@@ -514,7 +514,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 		if part.HasCost {
 			c := part.Cost
 			if p.cost != nil {
-				c = runner.AddCost(c, *p.cost)
+				c = driver.AddCost(c, *p.cost)
 			}
 			p.cost = &c
 		}
@@ -551,7 +551,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = runner.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
 }
 
@@ -565,14 +565,14 @@ func (p *outcome) step(msg string, start bool) {
 	}
 }
 
-// End implements runner.Parser.
+// End implements driver.Parser.
 //
 // An error line makes the run a *agentcli.ResultError, whatever the exit
 // status. Otherwise a non-zero exit is a *agentcli.ExitError (with Kind
 // ErrSessionNotFound for "Session not found"), and an exit 0 is a success
 // only if a done line was printed or at least one step finished and no step
 // was left open; anything less is a *agentcli.NoResultError.
-func (p *outcome) End(exit runner.Exit) (*agentcli.Result, error) {
+func (p *outcome) End(exit driver.Exit) (*agentcli.Result, error) {
 	exit.Stderr = stripANSI(exit.Stderr)
 	res := &agentcli.Result{
 		Text:           strings.Join(p.stepText, "\n"),
@@ -613,7 +613,7 @@ func (p *outcome) End(exit runner.Exit) (*agentcli.Result, error) {
 		case first.name == "ProviderAuthError":
 			re.Kind = agentcli.ErrAuth
 		case first.status != 0:
-			re.Kind = runner.ClassifyStatus(first.status)
+			re.Kind = driver.ClassifyStatus(first.status)
 		}
 		return res, re
 	}
@@ -650,4 +650,4 @@ func stripANSI(s string) string {
 	return ansiRE.ReplaceAllString(s, "")
 }
 
-var _ runner.BorrowParser = (*parser)(nil)
+var _ driver.BorrowParser = (*parser)(nil)

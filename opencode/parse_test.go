@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentcli/agentcli/internal/backendtest"
 	"strings"
 	"testing"
 
+	"github.com/agentcli/agentcli/internal/backendtest"
+
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"pgregory.net/rapid"
@@ -90,7 +91,7 @@ func TestRealTranscripts(t *testing.T) {
 					t.Errorf("event without session id: %+v", ev)
 				}
 			}
-			res, err := spec.End(p, runner.Exit{Code: code, Stderr: string(stderr)})
+			res, err := spec.End(p, driver.Exit{Code: code, Stderr: string(stderr)})
 			if name == "error400" {
 				var re *agentcli.ResultError
 				if !errors.As(err, &re) || re.APIStatus != 400 || re.ExitCode != 1 || re.Subtype != "APIError" ||
@@ -145,7 +146,7 @@ func TestLiveTranscripts(t *testing.T) {
 				t.Errorf("parse error on real output: %v", ev.Err)
 			}
 		}
-		res, err := spec.End(p, runner.Exit{Code: l.exit, Stderr: l.stderr})
+		res, err := spec.End(p, driver.Exit{Code: l.exit, Stderr: l.stderr})
 		return res, evs, err
 	}
 	t.Run("multistep", func(t *testing.T) {
@@ -257,7 +258,7 @@ func TestParseHandWritten(t *testing.T) {
 	type tc struct {
 		name  string
 		lines []string
-		exit  runner.Exit
+		exit  driver.Exit
 		kinds []agentcli.EventKind
 		check func(t *testing.T, res *agentcli.Result, evs []agentcli.Event, err error)
 	}
@@ -388,7 +389,7 @@ func TestParseHandWritten(t *testing.T) {
 		{
 			name:  "API error 429",
 			lines: []string{line("error", "ses_1", `"error":{"name":"APIError","data":{"message":"slow down","statusCode":429,"isRetryable":true}}`)},
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			kinds: []agentcli.EventKind{E, N},
 			check: func(t *testing.T, res *agentcli.Result, evs []agentcli.Event, err error) {
 				var re *agentcli.ResultError
@@ -403,7 +404,7 @@ func TestParseHandWritten(t *testing.T) {
 		{
 			name:  "provider auth error",
 			lines: []string{line("error", "ses_1", `"error":{"name":"ProviderAuthError","data":{"providerID":"anthropic","message":"missing key"}}`)},
-			exit:  runner.Exit{Code: 1},
+			exit:  driver.Exit{Code: 1},
 			kinds: []agentcli.EventKind{E, N},
 			check: func(t *testing.T, _ *agentcli.Result, _ []agentcli.Event, err error) {
 				var re *agentcli.ResultError
@@ -438,7 +439,7 @@ func TestParseHandWritten(t *testing.T) {
 				line("step_start", "ses_1", ""),
 				line("step_finish", "ses_1", finishPart("", "stop", 1, 1, "0")),
 			},
-			exit:  runner.Exit{Code: 1, Stderr: "\x1b[91m\x1b[1mError: \x1b[0mUnexpected error\nboom"},
+			exit:  driver.Exit{Code: 1, Stderr: "\x1b[91m\x1b[1mError: \x1b[0mUnexpected error\nboom"},
 			kinds: []agentcli.EventKind{E, S},
 			check: func(t *testing.T, res *agentcli.Result, _ []agentcli.Event, err error) {
 				var ee *agentcli.ExitError
@@ -449,7 +450,7 @@ func TestParseHandWritten(t *testing.T) {
 		},
 		{
 			name: "empty prompt",
-			exit: runner.Exit{Code: 1, Stderr: "\x1b[91m\x1b[1mError: \x1b[0mYou must provide a message or a command\n"},
+			exit: driver.Exit{Code: 1, Stderr: "\x1b[91m\x1b[1mError: \x1b[0mYou must provide a message or a command\n"},
 			check: func(t *testing.T, _ *agentcli.Result, _ []agentcli.Event, err error) {
 				var ee *agentcli.ExitError
 				if !errors.As(err, &ee) || ee.Hint != "the prompt was empty" {
@@ -599,7 +600,7 @@ func TestParseProperties(t *testing.T) {
 			code = rapid.IntRange(1, 255).Draw(t, "code")
 			stderr = strings.Repeat("noise\n", rapid.IntRange(0, 200).Draw(t, "noise")) + "fatal: " + rapid.StringMatching(`[a-z]{1,20}( [a-z]{1,20})?`).Draw(t, "msg")
 		}
-		res, err := spec.End(p, runner.Exit{Code: code, Stderr: stderr})
+		res, err := spec.End(p, driver.Exit{Code: code, Stderr: stderr})
 		if code != 0 {
 			var ee *agentcli.ExitError
 			if !errors.As(err, &ee) || ee.Code != code || !strings.HasSuffix(stderr, ee.Stderr) || !strings.Contains(ee.Stderr, "fatal: ") {

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 	"github.com/agentcli/agentcli/internal/benchdata"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // Hostile output (issue 7): each case is checked on the parser, and
@@ -88,7 +88,7 @@ var robustCases = []robustCase{
 func TestRobust(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if err := c.check(r); err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +100,7 @@ func TestRobust(t *testing.T) {
 func TestRobustOracle(t *testing.T) {
 	for _, c := range robustCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := backendtest.Parse(&spec, newOracleParser(), backendtest.SplitLines([]byte(c.lines)), runner.Exit{})
+			r := backendtest.Parse(&spec, newOracleParser(), backendtest.SplitLines([]byte(c.lines)), driver.Exit{})
 			if c.check(r) == nil {
 				t.Fatal("the oracle passes this case")
 			}
@@ -117,7 +117,7 @@ func TestInvalidKeptJSON(t *testing.T) {
 		`{"type":"error","error":{{}}}`,
 		`{"type":"tool_use","part":{"callID":"c","tool":"bash","state":{"status":"completed","input":{"a":tru}}}}`,
 	} {
-		r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(line)), runner.Exit{})
+		r := backendtest.Parse(&spec, newParser(), backendtest.SplitLines([]byte(line)), driver.Exit{})
 		if err := backendtest.CheckEvents(r); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // configContent returns the opencode config of one run: "instructions"
@@ -37,7 +37,7 @@ func configContent(systemFile string, servers []agentcli.MCPServer) []byte {
 				continue
 			}
 			e := map[string]any{"type": "local", "command": append([]string{s.Command}, s.Args...)}
-			if env := runner.MCPEnv(s); len(env) > 0 {
+			if env := driver.MCPEnv(s); len(env) > 0 {
 				e["environment"] = env
 			}
 			mcp[s.Name] = e

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // TestSettingsArgsGolden: the effort is the model variant of that name
@@ -65,7 +65,7 @@ func TestConfigContent(t *testing.T) {
 func TestPrepareSettings(t *testing.T) {
 	req := &agentcli.Request{Prompt: "p", MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "x", Env: []string{"T=s3cret"}}},
 		Permission: agentcli.PermissionBypass}
-	r := &runner.Run{Req: req, Dir: t.TempDir(), Options: &agentcli.Options{}, State: spec.NewState()}
+	r := &driver.Run{Req: req, Dir: t.TempDir(), Options: &agentcli.Options{}, State: spec.NewState()}
 	defer r.Cleanup()
 	job, err := prepare(t.Context(), r)
 	if err != nil {
@@ -80,7 +80,7 @@ func TestPrepareSettings(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 || !bytes.Contains(b, []byte("s3cret")) {
 		t.Fatalf("config %s: %v %v", b, fi, err)
 	}
-	r2 := &runner.Run{Req: req, Dir: t.TempDir(), Env: []string{"OPENCODE_CONFIG=/mine.json"}, Options: &agentcli.Options{}, State: spec.NewState()}
+	r2 := &driver.Run{Req: req, Dir: t.TempDir(), Env: []string{"OPENCODE_CONFIG=/mine.json"}, Options: &agentcli.Options{}, State: spec.NewState()}
 	defer r2.Cleanup()
 	_, err = prepare(t.Context(), r2)
 	var ue *agentcli.UnsupportedError

@@ -35,8 +35,7 @@ import (
 	"strings"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
-	"github.com/agentcli/agentcli/internal/toolname"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // permKey returns opencode's permission key of a raw tool name.
@@ -105,7 +104,7 @@ func (c *permConfig) deny(key string, patterns []string) {
 // commandPatterns returns opencode's bash patterns of a shell rule's
 // pattern in Claude Code's prefix syntax: the prefix alone and followed
 // by anything.
-func commandPatterns(r toolname.Rule) ([]string, bool) {
+func commandPatterns(r driver.Rule) ([]string, bool) {
 	if !r.HasPattern {
 		return nil, true
 	}
@@ -125,7 +124,7 @@ func commandPatterns(r toolname.Rule) ([]string, bool) {
 
 // ruleKeys returns the permission keys a rule names, and its command
 // patterns; ok is false for a pattern opencode cannot hold.
-func ruleKeys(r toolname.Rule) (keys, patterns []string, ok bool) {
+func ruleKeys(r driver.Rule) (keys, patterns []string, ok bool) {
 	if r.IsMCP() {
 		tool := r.MCPTool
 		if tool == "" {
@@ -153,7 +152,7 @@ func ruleKeys(r toolname.Rule) (keys, patterns []string, ok bool) {
 // *agentcli.UnsupportedError of a rule opencode cannot hold.
 func permissionFor(req *agentcli.Request) (*permConfig, error) {
 	var c permConfig
-	mode := runner.Mode(req)
+	mode := driver.Mode(req)
 	if len(req.AllowedTools) > 0 {
 		fallback := "deny"
 		if mode == agentcli.PermissionAsk {
@@ -161,7 +160,7 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 		}
 		c.set("*", permValue{action: "deny"})
 		for _, t := range req.AllowedTools {
-			r, err := toolname.ParseRule(t)
+			r, err := driver.ParseRule(t)
 			if err != nil {
 				continue // validate refuses it
 			}
@@ -203,7 +202,7 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 		}
 	}
 	for _, t := range req.DisallowedTools {
-		r, err := toolname.ParseRule(t)
+		r, err := driver.ParseRule(t)
 		if err != nil {
 			continue
 		}
@@ -221,7 +220,7 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 	return &c, nil
 }
 
-func unsupportedRule(r toolname.Rule) error {
+func unsupportedRule(r driver.Rule) error {
 	return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools",
 		Reason: fmt.Sprintf(`%q: opencode takes patterns only for the shell, as command prefixes ("Bash(git *)")`, r.Text)}
 }

@@ -62,6 +62,7 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	"github.com/agentcli/agentcli/driver"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
 )
@@ -482,7 +483,7 @@ func runDoctor(cli string, asJSON bool, stdout io.Writer) int {
 		if cli == "" && d.Status == agentcli.DiagnosisFailure {
 			if p := installedCLI(d.Backend); p != "" {
 				if b, err := agentcli.Open(d.Backend, &agentcli.Options{Path: p}); err == nil {
-					if dg, ok := b.(agentcli.Diagnoser); ok {
+					if dg, ok := b.(driver.Diagnoser); ok {
 						d = dg.Diagnose(context.Background())
 					}
 				}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // The program tests run the program itself — run(), as main calls it, in
@@ -25,7 +26,7 @@ var progBackend struct {
 }
 
 func init() {
-	agentcli.Register("gwfake", func(*agentcli.Options) agentcli.Backend {
+	driver.Register("gwfake", func(*agentcli.Options) agentcli.Backend {
 		progBackend.Lock()
 		defer progBackend.Unlock()
 		return progBackend.b

@@ -45,7 +45,7 @@ type Kit struct {
 	Live *LiveKit
 	// NoSystemPrompt leaves the system prompt out of the matrix's
 	// requests, for a backend whose runs with one go through a live
-	// session (runner.Spec.LiveRun), which the fake does not speak.
+	// session (driver.Spec.LiveRun), which the fake does not speak.
 	NoSystemPrompt bool
 }
 
@@ -123,7 +123,7 @@ func AssertNoLeaks(t testing.TB, tempPrefix string) {
 		stacks := string(buf[:runtime.Stack(buf, true)])
 		leaked := ""
 		for _, g := range strings.Split(stacks, "\n\n") {
-			if strings.Contains(g, "agentcli/internal/proc.") || strings.Contains(g, "agentcli/internal/runner.") {
+			if strings.Contains(g, "agentcli/internal/proc.") || strings.Contains(g, "agentcli/driver.") {
 				leaked = g
 				break
 			}

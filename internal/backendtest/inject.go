@@ -10,8 +10,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/fakecli"
-	"github.com/agentcli/agentcli/internal/toolname"
 )
 
 // HostileString generates strings that try to become options when they
@@ -165,8 +165,8 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 func benignRules(rules []string) []string {
 	var out []string
 	for i, r := range rules {
-		p, err := toolname.ParseRule(r)
-		if err == nil && !p.HasPattern && (p.IsMCP() || toolname.CanonicalName(p.Name) != "") {
+		p, err := driver.ParseRule(r)
+		if err == nil && !p.HasPattern && (p.IsMCP() || driver.CanonicalName(p.Name) != "") {
 			out = append(out, r)
 			continue
 		}

@@ -14,8 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/jsonscan"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 // This file holds what the differential tests of the parsers share: each
@@ -231,7 +231,7 @@ type Run struct {
 }
 
 // Parse feeds lines to p and ends it with exit.
-func Parse(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+func Parse(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
 	var r Run
 	for _, l := range lines {
 		evs := p.Line(l)
@@ -242,11 +242,11 @@ func Parse(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit)
 }
 
 // ParseUTF8 is Parse calling LineUTF8 (p must implement
-// runner.UTF8Parser) for the lines that are valid UTF-8, as the runner
+// driver.UTF8Parser) for the lines that are valid UTF-8, as the runner
 // does: it must yield what Parse yields.
-func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+func ParseUTF8(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
 	var r Run
-	up := p.(runner.UTF8Parser)
+	up := p.(driver.UTF8Parser)
 	for _, l := range lines {
 		var evs []agentcli.Event
 		if utf8.Valid(l) {
@@ -261,68 +261,68 @@ func ParseUTF8(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.E
 }
 
 // ParseDecoded is Parse as the runner parses with decoders (p must
-// implement runner.DecodeParser): lines are decoded ahead, four at a time
+// implement driver.DecodeParser): lines are decoded ahead, four at a time
 // alternately by two decoders (so each decodes a line before the one it
 // decoded last is applied) reusing the values of lines already applied,
 // then applied in order (lines not decoded go to Line). It must yield what
 // Parse yields.
-func ParseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
+func ParseDecoded(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
 	return parseDecoded(spec, p, lines, exit, false, math.MaxInt)
 }
 
 // ParseBorrowed is ParseDecoded with lines the parser borrows, as the
 // runner hands them over under Request.DropRaw (p must implement
-// runner.BorrowParser too): each group of four lines is in memory that is
+// driver.BorrowParser too): each group of four lines is in memory that is
 // overwritten once their events are collected. When p is an
-// runner.OwnParser, two lines in three are handed over for keeps instead,
+// driver.OwnParser, two lines in three are handed over for keeps instead,
 // in memory of its own, as the runner hands over a line too long for its
 // buffers (to a decoder or to LineOwned, in turn), and every string that
 // can be is decoded in place (jsonscan.SetInPlaceAll), not only long ones.
 // Apart from Raw, it must yield what Parse yields: compare both through
 // WithoutRaw.
-func ParseBorrowed(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit) Run {
-	p.(runner.BorrowParser).Borrow()
+func ParseBorrowed(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
+	p.(driver.BorrowParser).Borrow()
 	defer jsonscan.SetInPlaceAll(true)()
 	return parseDecoded(spec, p, lines, exit, true, math.MaxInt)
 }
 
 // ParseOwned is ParseDecoded as the runner parses for a run that keeps
-// Raw of at most keep bytes (Request.MaxRawBytes; see runner.RawLimit):
-// when p is a runner.OwnParser, each line longer than keep, trimmed, is
+// Raw of at most keep bytes (Request.MaxRawBytes; see driver.RawLimit):
+// when p is a driver.OwnParser, each line longer than keep, trimmed, is
 // handed over for keeps (to a decoder or to LineOwned, in turn), and every
 // string of it that can be is decoded in place (jsonscan.SetInPlaceAll),
 // not only long ones; the events, result and error then lose the Raw the
-// runner drops (runner.CapRaw). It must yield CapRawRun of Parse's run.
-func ParseOwned(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, keep int) Run {
+// runner drops (driver.CapRaw). It must yield CapRawRun of Parse's run.
+func ParseOwned(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit, keep int) Run {
 	defer jsonscan.SetInPlaceAll(true)()
 	return CapRawRun(parseDecoded(spec, p, lines, exit, false, keep), keep)
 }
 
 // CapRawRun returns r with the Raw fields a run keeping Raw of at most
-// keep bytes drops emptied (see runner.CapRaw), in place.
+// keep bytes drops emptied (see driver.CapRaw), in place.
 func CapRawRun(r Run, keep int) Run {
 	for _, evs := range r.Events {
 		for i := range evs {
-			runner.CapRaw(&evs[i], keep)
+			driver.CapRaw(&evs[i], keep)
 		}
 	}
 	if r.Result != nil && len(r.Result.Raw) > keep {
 		r.Result.Raw = nil
 	}
-	runner.CapRawErr(r.Err, keep)
+	driver.CapRawErr(r.Err, keep)
 	return r
 }
 
 // parseDecoded is ParseDecoded, with lines borrowed (see ParseBorrowed)
 // or, when not, those longer than ownOver handed over for keeps (see
 // ParseOwned).
-func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runner.Exit, borrow bool, ownOver int) Run {
-	dp := p.(runner.DecodeParser)
-	decs := []runner.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
-	var spare [4]runner.Decoded
+func parseDecoded(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit, borrow bool, ownOver int) Run {
+	dp := p.(driver.DecodeParser)
+	decs := []driver.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
+	var spare [4]driver.Decoded
 	var r Run
 	var mem []byte
-	op, _ := p.(runner.OwnParser)
+	op, _ := p.(driver.OwnParser)
 	for i := 0; i < len(lines); i += len(spare) {
 		chunk := lines[i:min(i+len(spare), len(lines))]
 		var owned [4]bool
@@ -369,7 +369,7 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 			case owned[j]:
 				evs = op.LineOwned(l, valid[j])
 			case valid[j]:
-				evs = p.(runner.UTF8Parser).LineUTF8(l)
+				evs = p.(driver.UTF8Parser).LineUTF8(l)
 			default:
 				evs = p.Line(l)
 			}
@@ -384,7 +384,7 @@ func parseDecoded(spec *runner.Spec, p runner.Parser, lines [][]byte, exit runne
 }
 
 // WithoutRaw returns r with the Raw fields Request.DropRaw drops emptied
-// (see runner.DropRaw), in place: CapRawRun keeping no Raw.
+// (see driver.DropRaw), in place: CapRawRun keeping no Raw.
 func WithoutRaw(r Run) Run { return CapRawRun(r, -1) }
 
 // DiffRuns describes the first difference between two runs of the same
@@ -526,7 +526,7 @@ func SplitLines(in []byte) [][]byte {
 // yields, but for the Raw the runner drops: with every line handed over
 // (a run keeping no Raw longer than 0 bytes) and with those longer than
 // 60 bytes. newParser returns a fresh parser for one run.
-func CheckKeptRaw(t *testing.T, spec *runner.Spec, newParser func() runner.Parser, lines [][]byte, exit runner.Exit) {
+func CheckKeptRaw(t *testing.T, spec *driver.Spec, newParser func() driver.Parser, lines [][]byte, exit driver.Exit) {
 	t.Helper()
 	for _, keep := range []int{0, 60} {
 		want := CapRawRun(Parse(spec, newParser(), lines, exit), keep)

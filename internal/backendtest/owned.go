@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // BigText returns about n bytes of text like a tool's output: lines of
@@ -35,7 +35,7 @@ func JSONString(s string) string {
 // CheckOwnedShapes runs CheckOwnedLine on each line of shapes (by name),
 // with the placeholder BIG in it replaced by a JSON string of about 4 MB
 // (BigText).
-func CheckOwnedShapes(t *testing.T, newParser func() runner.Parser, shapes map[string]string) {
+func CheckOwnedShapes(t *testing.T, newParser func() driver.Parser, shapes map[string]string) {
 	big := JSONString(BigText(4 << 20))
 	for name, shape := range shapes {
 		t.Run(name, func(t *testing.T) {
@@ -45,14 +45,14 @@ func CheckOwnedShapes(t *testing.T, newParser func() runner.Parser, shapes map[s
 }
 
 // CheckOwnedLine checks that a huge line handed over for keeps
-// (runner.OwnParser, through LineOwned and through a decoder's Decode with
+// (driver.OwnParser, through LineOwned and through a decoder's Decode with
 // owned set) yields the events Line yields for a copy, Raw aside, while
 // the parser allocates less than a quarter of the line: its long strings
 // and values stay in the line's memory instead of being copied. It checks
 // a parser that borrows (Request.DropRaw) and one that does not (a run
 // that keeps Raw, for a line longer than Request.MaxRawBytes). newParser
 // returns a fresh parser for one run.
-func CheckOwnedLine(t *testing.T, newParser func() runner.Parser, line []byte) {
+func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 	t.Helper()
 	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
 	for _, borrow := range []bool{true, false} {
@@ -80,20 +80,20 @@ func CheckOwnedLine(t *testing.T, newParser func() runner.Parser, line []byte) {
 
 // ownedAllocs parses line, handed over for keeps, with p borrowing or not,
 // and returns the bytes allocated meanwhile and a copy of the events.
-func ownedAllocs(p runner.Parser, line []byte, borrow, viaDecoder bool) (uint64, []agentcli.Event) {
+func ownedAllocs(p driver.Parser, line []byte, borrow, viaDecoder bool) (uint64, []agentcli.Event) {
 	if borrow {
-		p.(runner.BorrowParser).Borrow()
+		p.(driver.BorrowParser).Borrow()
 	}
-	var dec runner.LineDecoder
+	var dec driver.LineDecoder
 	if viaDecoder {
-		dec = p.(runner.DecodeParser).NewLineDecoder()
+		dec = p.(driver.DecodeParser).NewLineDecoder()
 	}
 	var evs []agentcli.Event
 	n := Allocated(func() {
 		if viaDecoder {
-			evs = p.(runner.DecodeParser).Apply(dec.Decode(line, true, true, nil))
+			evs = p.(driver.DecodeParser).Apply(dec.Decode(line, true, true, nil))
 		} else {
-			evs = p.(runner.OwnParser).LineOwned(line, true)
+			evs = p.(driver.OwnParser).LineOwned(line, true)
 		}
 	})
 	return n, append([]agentcli.Event(nil), evs...)
@@ -112,7 +112,7 @@ func Allocated(f func()) uint64 {
 
 func dropRaw(evs []agentcli.Event) []agentcli.Event {
 	for i := range evs {
-		runner.DropRaw(&evs[i])
+		driver.DropRaw(&evs[i])
 	}
 	return evs
 }

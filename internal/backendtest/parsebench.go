@@ -17,15 +17,15 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/fakecli"
-	"github.com/agentcli/agentcli/internal/runner"
 )
 
 // BenchParse measures a parser over lines: MB/s of output (newlines
 // counted) and allocations, and on the thread's CPU time (see threadCPU)
 // cpu-MB/s and cpu-events/s. A new parser is made for every pass, as for
 // every run.
-func BenchParse(b *testing.B, lines [][]byte, newParser func() runner.Parser) {
+func BenchParse(b *testing.B, lines [][]byte, newParser func() driver.Parser) {
 	var size int64
 	for _, l := range lines {
 		size += int64(len(l)) + 1
@@ -51,7 +51,7 @@ func BenchParse(b *testing.B, lines [][]byte, newParser func() runner.Parser) {
 // BenchLinear measures the cost per byte of one line made by line(n) for
 // each n: a parser that is linear in its input reports about the same
 // cpu-ns/byte (CPU time of the thread per input byte) for every n.
-func BenchLinear(b *testing.B, name string, line func(n int) []byte, ns []int, newParser func() runner.Parser) {
+func BenchLinear(b *testing.B, name string, line func(n int) []byte, ns []int, newParser func() driver.Parser) {
 	for _, n := range ns {
 		l := line(n)
 		b.Run(fmt.Sprintf("%s/n=%d", name, n), func(b *testing.B) {
@@ -243,7 +243,7 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 		t.Errorf("DropRaw: %d events for the unknown and the non-JSON line, want 2", added)
 	}
 	for i := range live {
-		runner.DropRaw(&live[i])
+		driver.DropRaw(&live[i])
 	}
 	if d := diffEvents(live, err, dropped, derr); d != "" {
 		t.Fatalf("DropRaw: the events differ but for Raw: %s", d)
@@ -253,7 +253,7 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 // checkMaxRaw runs be (see LargeStreamReplay) keeping every Raw
 // (Request.MaxRawBytes -1), then by default and with a smaller limit:
 // each run must yield the events of the first with a Raw longer than its
-// limit dropped (runner.CapRaw), the same otherwise, byte for byte, and
+// limit dropped (driver.CapRaw), the same otherwise, byte for byte, and
 // replaying its wire log must yield them again. Lines over the limit are
 // handed to the parser for keeps (their long strings decoded in place):
 // the huge line of an unknown event type keeps its Raw as printed.
@@ -277,7 +277,7 @@ func checkMaxRaw(t *testing.T, be agentcli.Backend, hugeUnknown string) {
 				ev.Result = &r
 			}
 			had := len(ev.Raw)
-			runner.CapRaw(&ev, kept)
+			driver.CapRaw(&ev, kept)
 			if had > 0 && len(ev.Raw) == 0 {
 				dropped++
 			}

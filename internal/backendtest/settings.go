@@ -11,7 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/runner"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // CheckSecretsOffArgv is the property that an MCP credential never reaches
@@ -21,7 +21,7 @@ import (
 // environment no MCP server's Env or Headers value appears. env is the
 // run's environment; HOME and TMPDIR point at a fresh directory per
 // case. state, if set, makes Run.State.
-func CheckSecretsOffArgv(t *testing.T, prepare func(context.Context, *runner.Run) (*runner.Job, error),
+func CheckSecretsOffArgv(t *testing.T, prepare func(context.Context, *driver.Run) (*driver.Job, error),
 	state func() any, fix func(*agentcli.Request)) {
 	t.Helper()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -35,7 +35,7 @@ func CheckSecretsOffArgv(t *testing.T, prepare func(context.Context, *runner.Run
 			rt.Fatal(err)
 		}
 		defer os.RemoveAll(home)
-		r := &runner.Run{Req: req, Deltas: true, Path: "cli", Dir: home,
+		r := &driver.Run{Req: req, Deltas: true, Path: "cli", Dir: home,
 			Env:     []string{"HOME=" + home, "CODEX_HOME=" + home + "/.codex", "TMPDIR=" + home},
 			Options: &agentcli.Options{}, Logger: slog.New(slog.DiscardHandler)}
 		if state != nil {
@@ -51,7 +51,7 @@ func CheckSecretsOffArgv(t *testing.T, prepare func(context.Context, *runner.Run
 			}
 			return
 		}
-		for _, sec := range runner.MCPSecrets(req) {
+		for _, sec := range driver.MCPSecrets(req) {
 			for _, a := range append(job.Args, job.Env...) {
 				if strings.Contains(a, sec) {
 					rt.Fatalf("credential %q on the command line or in the environment: %q", sec, a)

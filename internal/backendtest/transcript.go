@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// Transcript is one run of a real CLI captured by internal/tools/capture:
+// Transcript is one run of a real CLI captured by internal/capture:
 // testdata/real/<name>.stdout, .stderr and .exit.
 type Transcript struct {
 	Stdout, Stderr []byte

@@ -1,6 +1,6 @@
 // Package benchdata generates realistic synthetic output of the four CLIs
 // for benchmarks: the same generator feeds the fake CLIs of
-// internal/tools/bench and the parser benchmarks of each backend.
+// internal/bench and the parser benchmarks of each backend.
 //
 // A stream is a header (claude's system/init, codex's thread.started, ...),
 // then turns cycled until the requested size is reached, then the CLI's

@@ -1,0 +1,92 @@
+package driver
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/agentcli/agentcli"
+)
+
+// ClassifyStatus maps an HTTP status to agentcli.ErrAuth (401, 403) or
+// agentcli.ErrRateLimited (429); anything else gives nil.
+func ClassifyStatus(status int) error {
+	switch status {
+	case 401, 403:
+		return agentcli.ErrAuth
+	case 429:
+		return agentcli.ErrRateLimited
+	}
+	return nil
+}
+
+// classifyGeneric looks for wording any CLI or API uses for the error kinds
+// agentcli reports. CLI-specific wording is each Spec's Classify.
+func classifyGeneric(msg string) error {
+	m := strings.ToLower(msg)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(m, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("session not found", "no session found", "could not find session"):
+		return agentcli.ErrSessionNotFound
+	case has("rate limit", "rate_limit", "too many requests", "status 429", "error: 429", "quota exceeded"):
+		return agentcli.ErrRateLimited
+	case has("authentication", "invalid api key", "unauthorized", "status 401", "not logged in"):
+		return agentcli.ErrAuth
+	}
+	return nil
+}
+
+// classify returns the kind of an error message: the Spec's own wording
+// first, then generic wording.
+func (s *Spec) classify(msg string) error {
+	if s.Classify != nil {
+		if k := s.Classify(msg); k != nil {
+			return k
+		}
+	}
+	return classifyGeneric(msg)
+}
+
+// Contains reports whether the lower-cased msg contains any of subs (which
+// must be lower case). Specs use it to write their Classify.
+func Contains(msg string, subs ...string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range subs {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// specs holds every Spec a Backend was made from, by name, for Classify
+// and ExitError.
+var specs sync.Map // string → *Spec
+
+// Classify returns the kind of an error message of the named backend: its
+// Spec's own wording first, then generic wording.
+func Classify(backend, msg string) error {
+	if s, ok := specs.Load(backend); ok {
+		return s.(*Spec).classify(msg)
+	}
+	return classifyGeneric(msg)
+}
+
+// ExitError returns the error of a CLI of the named backend that exited
+// with no outcome of its own (a live session's CLI that died): an
+// *agentcli.ExitError with its kind, hint and the redacted tail of stderr.
+func ExitError(backend string, e Exit) *agentcli.ExitError {
+	err := &agentcli.ExitError{Backend: backend, Code: e.Code}
+	s, ok := specs.Load(backend)
+	if !ok {
+		s = &Spec{Name: backend}
+	}
+	s.(*Spec).finishErr(err, e, ProcessRedactor())
+	return err
+}

@@ -1,0 +1,73 @@
+package driver
+
+import (
+	"context"
+	"iter"
+
+	"github.com/agentcli/agentcli"
+)
+
+// Structured completes the result of a successful turn of a live session
+// whose request has an output schema, as a one-shot run's result is
+// completed: when the CLI reported no structured value, the turn's final
+// answer must be one (it becomes Result.StructuredOutput). It returns the
+// *agentcli.ResultError of an answer that is not JSON (without its
+// Backend, which the caller fills in).
+func Structured(res *agentcli.Result) error { return structured(res) }
+
+// redactedSession is a live session whose events, results and errors pass
+// a redactor, as a one-shot run's do: the run's credentials (the
+// environment's and the MCP servers' Env and Headers) never reach the
+// caller in what the CLI printed.
+type redactedSession struct {
+	s   agentcli.Session
+	red *Redactor
+	// rawLimit: the longest Raw the session keeps (RawLimit).
+	rawLimit int
+}
+
+var _ agentcli.Session = (*redactedSession)(nil)
+
+// redactSession wraps s so that everything it reports passes red, and
+// CapRaw with rawLimit.
+func redactSession(s agentcli.Session, red *Redactor, rawLimit int) agentcli.Session {
+	return &redactedSession{s: s, red: red, rawLimit: rawLimit}
+}
+
+func (r *redactedSession) ID() string { return r.s.ID() }
+
+func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return func(yield func(agentcli.Event, error) bool) {
+		for ev, err := range r.s.Stream(ctx, prompt) {
+			if err != nil {
+				err = r.red.Error(err)
+				CapRawErr(err, r.rawLimit)
+			} else {
+				r.red.Event(&ev)
+				CapRaw(&ev, r.rawLimit)
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+func (r *redactedSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
+	res, err := r.s.Run(ctx, prompt)
+	r.red.Result(res)
+	if res != nil && len(res.Raw) > r.rawLimit {
+		res.Raw = nil
+	}
+	err = r.red.Error(err)
+	CapRawErr(err, r.rawLimit)
+	return res, err
+}
+
+func (r *redactedSession) Interrupt(ctx context.Context) error {
+	return r.red.Error(r.s.Interrupt(ctx))
+}
+
+func (r *redactedSession) Close() error { return r.red.Error(r.s.Close()) }
+
+func (r *redactedSession) Err() error { return r.red.Error(r.s.Err()) }

@@ -1,0 +1,415 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/agentcli/agentcli/driver/wirelog"
+	"github.com/agentcli/agentcli/internal/proc"
+)
+
+// lineReader reads a run's stdout on goroutines of its own, so that
+// waiting for the pipe, copying lines, checking their UTF-8, logging them
+// and (for a DecodeParser) decoding them overlap with each other and with
+// the caller's handling of events.
+//
+// The reading goroutine gathers lines in batches. Without decoders it
+// hands each batch to the run's goroutine over a channel; with decoders,
+// batch k goes to decoder k mod n, which decodes its lines and hands it on
+// over a channel of its own, and the run's goroutine takes the batches
+// from the decoders in turn, so in order. Every channel holds one batch:
+// when the caller is slow, the stages wait, reading stops, and the pipe
+// fills up and blocks the CLI (backpressure); what is read ahead is
+// bounded by a few batches of batchBytes (or one line, when a line is
+// longer).
+//
+// Only the reading goroutine calls p.ReadLine. The run's goroutine calls
+// p.Wait (and p.Close) only after every stage has ended: after stop, or
+// once the last channel is seen closed. A panic on a stage (a parser's
+// decoder, the wire log's writer) is raised again on the run's goroutine.
+type lineReader struct {
+	p *proc.Process
+	// direct carries the first batches, small ones, straight to the run's
+	// goroutine (see run), when there are decoders; nil once closed.
+	direct chan []readLine
+	outs   []chan []readLine // what the run's goroutine reads, in turn
+	turn   int
+	free   chan []readLine // batches the run's goroutine is done with
+	done   chan struct{}   // closed to make the stages give up
+	once   sync.Once       // closes done
+	wg     sync.WaitGroup
+	ended  bool         // the stages have ended
+	read   atomic.Int64 // lines read (for tests)
+	// checkUTF8: the reading goroutine checks each line's UTF-8 (there are
+	// no decoders, see run).
+	checkUTF8 bool
+	// borrow: lines are read into memory that goes round with the
+	// batches (see startReader).
+	borrow bool
+	// ownOver: when not borrowing, a line longer than this (trimmed) is
+	// handed over for keeps (see startReader).
+	ownOver int
+
+	mu    sync.Mutex
+	panic any // the first panic of a stage
+}
+
+// readLine is a line as the reader hands it over: utf8 reports that it is
+// valid UTF-8 (checked on the reading goroutine, so that the parser need
+// not; see UTF8Parser), and dec is the line decoded by a decoder (see
+// DecodeParser), or nil.
+type readLine struct {
+	proc.Line
+	utf8 bool
+	// owned: the line is handed over for keeps (see OwnParser): while
+	// borrowing, a line read into memory of its own, not the batch's;
+	// otherwise a line longer than ownOver.
+	owned bool
+	dec   Decoded
+	// mem, in a batch's first line only, is the memory the batch's
+	// borrowed lines were read into (see startReader), reused with the
+	// batch once it is recycled.
+	mem []byte
+}
+
+// Batch bounds: a batch is sent when it holds batchBytes or batchLines,
+// or at once when no more output is waiting, so that a line reaches the
+// caller as soon as it arrives.
+const (
+	batchBytes = 256 << 10
+	batchLines = 256
+)
+
+// decoders is how many goroutines decode lines for a DecodeParser when
+// the process may run goroutines in parallel: two, or three when the run
+// keeps Raw (borrow is false). A run that keeps Raw allocates about twice
+// its output (the lines, and the escaped strings decoded), so the
+// collector runs every few MB; the third decoder holds one more batch in
+// flight, and the larger live heap makes it run about a quarter less often.
+// That buys 3-10 % MB/s for 3-4 MB of peak RSS (internal/bench,
+// with GODEBUG=gctrace=1 for the count). Borrowing runs allocate half as
+// much and gain little from it.
+func decoders(borrow bool) int {
+	switch {
+	case runtime.GOMAXPROCS(0) < 2:
+		return 0
+	case borrow:
+		return 2
+	}
+	return 3
+}
+
+// Bounds of the memory a batch's borrowed lines are read into: it starts
+// small, so that a short run costs little, and doubles, as lines do not
+// fit, up to what a full batch needs (batchBytes, plus its last line, of
+// up to the read buffer's size). A longer line has an allocation of its
+// own.
+const (
+	minBatchMem = 4 << 10
+	maxBatchMem = 2 * batchBytes
+)
+
+// Lines that are not borrowed (the run keeps Raw) are never reused, but
+// they need not have an allocation each: they are read one after another
+// into chunks of lineChunk bytes, a new one once less than minChunkRoom is
+// left. A line that does not fit into what is left has an allocation of
+// its own, as before. One allocation then serves a dozen lines or more,
+// which saves the allocator and the collector most of their work per line;
+// the price is that an event kept alive keeps its chunk alive, so the
+// runner copies what outlives a run by design (the Result, see
+// detachResult).
+const (
+	lineChunk    = 32 << 10
+	minChunkRoom = 4 << 10
+)
+
+// newLineChunk returns a new chunk for lines (a variable for tests).
+var newLineChunk = func() []byte { return make([]byte, 0, lineChunk) }
+
+// startReader starts reading p's stdout until it ends or ctx is done.
+// Each line is noted in the run log and recorded in the wire log (if any)
+// on the reading goroutine, in order. When dp is not nil, lines are
+// decoded by n of its LineDecoders. When borrow is true, the lines are
+// read into memory that is reused once their batch is recycled, so the
+// parser must be borrowing (BorrowParser) and nothing may keep a line
+// past its batch. Otherwise no line's memory is reused, and a line longer
+// than ownOver, trimmed, is handed over for keeps (see OwnParser): the
+// parser must then be an OwnParser.
+func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int, borrow bool, ownOver int) *lineReader {
+	if dp == nil {
+		n = 0
+	}
+	// When borrowing, free holds more batches than can be in flight (one
+	// being filled, one in each channel, one with each decoder, one with
+	// the run's goroutine), so that recycle rarely drops one, and with it
+	// its memory. Otherwise a dropped batch costs little, and fewer kept
+	// batches hold fewer decoded values.
+	free := 2 + 2*n
+	if borrow {
+		free = 4 + 3*n
+	}
+	r := &lineReader{
+		p:       p,
+		free:    make(chan []readLine, free),
+		done:    make(chan struct{}),
+		borrow:  borrow,
+		ownOver: ownOver,
+	}
+	ins := make([]chan []readLine, max(n, 1))
+	for i := range ins {
+		ins[i] = make(chan []readLine, 1)
+	}
+	if n == 0 {
+		r.outs = ins
+		r.checkUTF8 = true
+	} else {
+		r.direct = make(chan []readLine, 1)
+		r.outs = make([]chan []readLine, n)
+		for i := range r.outs {
+			r.outs[i] = make(chan []readLine, 1)
+			r.wg.Add(1)
+			go r.decode(dp.NewLineDecoder(), ins[i], r.outs[i])
+		}
+	}
+	r.wg.Add(1)
+	go r.run(ctx, lg, wl, r.direct, ins)
+	return r
+}
+
+// catch records a stage's panic, to be raised on the run's goroutine.
+func (r *lineReader) catch() {
+	if v := recover(); v != nil {
+		r.mu.Lock()
+		if r.panic == nil {
+			r.panic = v
+		}
+		r.mu.Unlock()
+	}
+}
+
+// send hands a batch on, unless the stages are giving up.
+func (r *lineReader) send(ch chan []readLine, b []readLine) bool {
+	select {
+	case ch <- b:
+		return true
+	case <-r.done:
+		return false
+	}
+}
+
+func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, direct chan []readLine, ins []chan []readLine) {
+	defer r.wg.Done()
+	defer func() {
+		if direct != nil {
+			close(direct)
+		}
+		for _, ch := range ins {
+			close(ch)
+		}
+	}()
+	defer r.catch()
+	var batch []readLine
+	var mem []byte // the batch's memory for borrowed lines
+	// chunk: where lines that are not borrowed go, one after another
+	// (see lineChunk).
+	var chunk []byte
+	memCap := 0 // the largest mem so far
+	size, k := 0, 0
+	// The first batches are small, so that the first lines reach the
+	// caller at once: their limit doubles from one line up to
+	// batchLines, and they skip the decoders (the run's goroutine parses
+	// them), which take over from the first full-size batch on.
+	limit := 1
+	send := func() bool {
+		ch := direct
+		if limit == batchLines && direct != nil {
+			close(direct)
+			direct = nil
+		}
+		if direct == nil {
+			ch = ins[k%len(ins)]
+			k++
+		} else {
+			for i := range batch {
+				batch[i].dec = nil // not decoded
+			}
+		}
+		if !r.send(ch, batch) {
+			return false
+		}
+		if limit == 1 {
+			// The first line: let the run's goroutine take it now, on
+			// this thread, rather than wait for another one to wake up
+			// and steal it while reading goes on.
+			runtime.Gosched()
+		}
+		limit = min(2*limit, batchLines)
+		select {
+		case batch = <-r.free:
+		default:
+			batch = nil
+		}
+		mem = nil
+		if cap(batch) > 0 {
+			mem = batch[:1][0].mem[:0]
+		}
+		size = 0
+		return true
+	}
+	for ctx.Err() == nil {
+		var line proc.Line
+		var err error
+		owned := false
+		if r.borrow {
+			n := len(mem)
+			line, mem, err = r.p.ReadLineTo(mem)
+			// A line that did not fit has memory of its own.
+			owned = err == nil && len(mem) == n && len(line.Data) > 0
+			if owned && cap(mem) < maxBatchMem {
+				// Later lines go to more memory (the lines already in mem
+				// keep theirs), as much as the largest so far, or twice as
+				// much.
+				memCap = max(memCap, min(max(2*cap(mem), minBatchMem), maxBatchMem))
+				mem = make([]byte, 0, memCap)
+			}
+		} else {
+			if cap(chunk)-len(chunk) < minChunkRoom {
+				chunk = newLineChunk()
+			}
+			line, chunk, err = r.p.ReadLineTo(chunk)
+			// A line's memory in a chunk is its own too: nothing else
+			// reads or reuses it once the wire log has it (below).
+			owned = err == nil && longerThan(line.Data, r.ownOver)
+		}
+		if err != nil {
+			// EOF, or a read error: the exit status and the terminal
+			// event decide the outcome.
+			break
+		}
+		r.read.Add(1)
+		lg.line()
+		if wl != nil {
+			if line.TooLong > 0 {
+				wl.TooLong(line.TooLong)
+			} else {
+				wl.Out(line.Data)
+			}
+		}
+		// A recycled batch keeps each slot's decoded value for reuse.
+		if len(batch) < cap(batch) {
+			batch = batch[:len(batch)+1]
+		} else {
+			batch = append(batch, readLine{})
+		}
+		e := &batch[len(batch)-1]
+		// Without decoders the run's goroutine parses, so the UTF-8 check
+		// of the whole line is done here, where it runs in parallel with
+		// parsing; decoders check only the strings they keep, on their own
+		// goroutines.
+		e.Line, e.utf8, e.owned = line, r.checkUTF8 && utf8.Valid(line.Data), owned
+		if r.borrow {
+			batch[0].mem = mem
+		}
+		size += len(line.Data)
+		if (size >= batchBytes || len(batch) >= limit || r.p.Buffered() == 0) && !send() {
+			return
+		}
+	}
+	if len(batch) > 0 {
+		send()
+	}
+}
+
+// longerThan reports whether line, trimmed of surrounding space (as the
+// parsers keep it as Raw), is longer than n bytes.
+func longerThan(line []byte, n int) bool {
+	return len(line) > n && len(bytes.TrimSpace(line)) > n
+}
+
+// decode decodes the lines of the batches from in and hands them to out.
+func (r *lineReader) decode(dec LineDecoder, in, out chan []readLine) {
+	defer r.wg.Done()
+	defer close(out)
+	defer r.catch()
+	for b := range in {
+		for i := range b {
+			if e := &b[i]; e.TooLong == 0 {
+				e.dec = dec.Decode(e.Data, e.utf8, e.owned, e.dec)
+			} else {
+				e.dec = nil
+			}
+		}
+		if !r.send(out, b) {
+			return
+		}
+	}
+}
+
+// next returns the next batch of lines, in order, or false once the
+// stages have ended and every batch has been taken. It raises a stage's
+// panic.
+func (r *lineReader) next() ([]readLine, bool) {
+	if r.direct != nil {
+		if b, ok := <-r.direct; ok {
+			return b, true
+		}
+		r.direct = nil
+	}
+	b, ok := <-r.outs[r.turn]
+	if ok {
+		r.turn = (r.turn + 1) % len(r.outs)
+		return b, true
+	}
+	r.ended = true
+	r.mu.Lock()
+	v := r.panic
+	r.mu.Unlock()
+	if v != nil {
+		// A stage died: the others may be waiting for it.
+		r.giveUp()
+	}
+	r.wg.Wait()
+	if v != nil {
+		panic(v)
+	}
+	return nil, false
+}
+
+// giveUp stops the process (so that ReadLine returns EOF and the rest of
+// the output is dropped) and makes the stages give up.
+func (r *lineReader) giveUp() {
+	r.once.Do(func() {
+		r.p.Stop()
+		close(r.done)
+	})
+}
+
+// recycle gives a batch back to the reader once its lines are handled.
+// The lines themselves are dropped (events keep them); the decoded values
+// stay, for their decoder to reuse.
+func (r *lineReader) recycle(b []readLine) {
+	for i := range b {
+		b[i].Line = proc.Line{}
+	}
+	select {
+	case r.free <- b[:0]:
+	default:
+	}
+}
+
+// stop ends reading early: it stops the process (so that ReadLine returns
+// EOF and the rest of the output is dropped), makes the stages give up and
+// waits for them to end. After stop, p.Wait may be called. It does nothing
+// once the stages have ended by themselves.
+func (r *lineReader) stop() {
+	if r.ended {
+		return
+	}
+	r.ended = true
+	r.giveUp()
+	r.wg.Wait()
+}
