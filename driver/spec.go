@@ -94,6 +94,17 @@ type Spec struct {
 	// describes it, proto is what the session recorded for its protocol,
 	// and log is positioned after the start record.
 	ReplaySession func(r *Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error]
+	// ExportSession, if set, returns the files in which the CLI keeps
+	// session id, run in r.Dir (agentcli.ExportSession), with names
+	// relative to roots it knows; a session it has no files of is
+	// SessionNotFound. ImportSession, if set, writes files, exported
+	// from a session run in oldDir and already rewritten to name r.Dir
+	// instead (RewriteDir), so that the CLI resumes the session from
+	// r.Dir, and returns the id to resume it by (normally id). Both run
+	// with r's environment (the CLI's home, its state directories) and
+	// start no model call.
+	ExportSession func(ctx context.Context, r *Run, id string) ([]SessionFile, error)
+	ImportSession func(ctx context.Context, r *Run, oldDir, id string, files []SessionFile) (string, error)
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
