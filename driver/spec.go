@@ -142,6 +142,7 @@ type Run struct {
 	// State is the Spec's per-backend state (see Spec.NewState).
 	State any
 
+	cmu      sync.Mutex // guards tmp and cleanups (see Cleanup)
 	tmp      string
 	cleanups []func()
 	backend  string    // set for interactive runs (see Unsupported)
@@ -209,11 +210,17 @@ func (r *Run) LiveWireLog(backend string, args []string, proto any) *wirelog.Wri
 // Defer registers f to run when the run ends (after the process is gone),
 // on every path, like the temporary directory's removal. A live session
 // runs them when it closes.
-func (r *Run) Defer(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *Run) Defer(f func()) {
+	r.cmu.Lock()
+	r.cleanups = append(r.cleanups, f)
+	r.cmu.Unlock()
+}
 
 // TempDir returns a private (0700) directory that lives as long as the run
 // and is removed with everything in it when the run ends.
 func (r *Run) TempDir() (string, error) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
 	if r.tmp != "" {
 		return r.tmp, nil
 	}
@@ -228,13 +235,18 @@ func (r *Run) TempDir() (string, error) {
 // Cleanup removes the run's temporary directory, if any. The runner calls
 // it when a run ends; a live session calls it when it closes.
 func (r *Run) Cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
+	// A one-shot run that went through a live session cleans up when it
+	// ends, and the session when its CLI is gone, which may come later:
+	// whoever comes first does it, once.
+	r.cmu.Lock()
+	cleanups, tmp := r.cleanups, r.tmp
+	r.cleanups, r.tmp = nil, ""
+	r.cmu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
 	}
-	r.cleanups = nil
-	if r.tmp != "" {
-		os.RemoveAll(r.tmp)
-		r.tmp = ""
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 }
 
