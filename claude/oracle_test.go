@@ -398,7 +398,13 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 
 // End implements driver.Parser. Success is exit status 0 and a result with
 // is_error false; anything else is an error.
-func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser: the oracle's end, its result and error
+// read back into an Outcome.
+func (p *oracleParser) End(exit driver.Exit) driver.Outcome {
+	return backendtest.OutcomeOf(p.end(exit))
+}
+
+func (p *oracleParser) end(exit driver.Exit) (*agentcli.Result, error) {
 	w := p.result
 	if w == nil {
 		return nil, nil

@@ -748,11 +748,11 @@ func millis(ms float64) time.Duration {
 }
 
 // End implements driver.Parser. Success is exit status 0 and a result with
-// is_error false; anything else is an error.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+// is_error false; anything else is a failure.
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{
 		SessionID:      cmp.Or(w.SessionID, p.sessionID),
@@ -783,28 +783,23 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.StructuredOutput = w.StructuredOutput
 	}
 	if !w.IsError && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	re := &agentcli.ResultError{
-		TerminalReason: w.TerminalReason,
-		ExitCode:       exit.Code,
-		Result:         res,
-	}
+	o := driver.Outcome{Result: res, Failed: true, TerminalReason: w.TerminalReason, APIStatus: w.APIErrorStatus}
 	if w.Subtype != "success" {
 		// An API error arrives as subtype "success" with is_error set;
 		// the subtype says nothing about the error then.
-		re.Subtype = w.Subtype
+		o.Subtype = w.Subtype
 	}
-	re.APIStatus = w.APIErrorStatus
 	switch {
 	case len(w.Errors) > 0:
-		re.Message = strings.Join(w.Errors, "; ")
+		o.Message = strings.Join(w.Errors, "; ")
 	case w.IsError && w.HasResult:
-		re.Message = w.Result
+		o.Message = w.Result
 	case !w.IsError:
-		re.Message = "CLI exited with a non-zero status after a successful result"
+		o.Message = "CLI exited with a non-zero status after a successful result"
 	}
-	return res, re
+	return o
 }
 
 func joinText(c []wireBlock) string {

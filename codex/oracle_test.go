@@ -489,7 +489,13 @@ func (p *oracleParser) toolEvents(base agentcli.Event, id string, done bool, use
 
 // End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser: the oracle's end, its result and error
+// read back into an Outcome.
+func (p *oracleParser) End(exit driver.Exit) driver.Outcome {
+	return backendtest.OutcomeOf(p.end(exit))
+}
+
+func (p *oracleParser) end(exit driver.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
 		return nil, nil
 	}

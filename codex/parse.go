@@ -677,9 +677,9 @@ func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agen
 
 // End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if p.failed == nil && !p.completed {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{
 		Text:      p.lastText,
@@ -691,19 +691,18 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.Usage = p.usageOf(p.usage)
 	}
 	if p.failed == nil && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	res.IsError = true
-	re := &agentcli.ResultError{ExitCode: exit.Code, Result: res}
+	o := driver.Outcome{Result: res, Failed: true}
 	if p.failed != nil {
 		res.Raw = p.failedRaw
 		res.Text = ""
-		re.Message = cmp.Or(*p.failed, p.lastError)
+		o.Message = cmp.Or(*p.failed, p.lastError)
 	} else {
-		re.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
+		o.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
 	}
-	re.APIStatus = apiStatusOf(re.Message)
-	return res, re
+	o.APIStatus = apiStatusOf(o.Message)
+	return o
 }
 
 // usageOf converts codex usage (counts already clamped) to agentcli's

@@ -230,9 +230,9 @@ type numParser struct{ applied int }
 
 type numDecoder struct{}
 
-func (numParser) Line(line []byte) []agentcli.Event  { panic("Line called for a decoded line") }
-func (numParser) End(Exit) (*agentcli.Result, error) { return nil, nil }
-func (numParser) NewLineDecoder() LineDecoder        { return numDecoder{} }
+func (numParser) Line(line []byte) []agentcli.Event { panic("Line called for a decoded line") }
+func (numParser) End(Exit) Outcome                  { return Outcome{} }
+func (numParser) NewLineDecoder() LineDecoder       { return numDecoder{} }
 func (p *numParser) Apply(d Decoded) []agentcli.Event {
 	p.applied++
 	return []agentcli.Event{{Text: strconv.Itoa(*d.(*int))}}

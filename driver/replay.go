@@ -60,7 +60,7 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 			return
 		}
 		red := ProcessRedactor()
-		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
+		f := b.newFeed(&Run{spec: b.spec, Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
 		ended := ""
 		for {
 			rec, err := rd.Next()
@@ -94,7 +94,7 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 					yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Canceled})
 					return
 				case "timeout":
-					yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: b.spec.Name, Stderr: b.spec.stderrTail(red, Exit{Stderr: rec.Stderr})})
+					yield(agentcli.Event{}, f.errs.Timeout(0, Exit{Stderr: rec.Stderr}))
 					return
 				}
 				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
@@ -125,7 +125,7 @@ func (b *Backend) replaySession(req *agentcli.Request, start *wirelog.Start, rd 
 	req.Timeout = start.Timeout
 	red := ProcessRedactor()
 	rawLimit := RawLimit(req)
-	r := &Run{Req: req, Deltas: true, Options: &b.opts, Logger: b.opts.Logger, State: b.state}
+	r := &Run{spec: b.spec, Req: req, Deltas: true, Options: &b.opts, Logger: b.opts.Logger, State: b.state}
 	for ev, err := range b.spec.ReplaySession(r, start.Proto, rd) {
 		if err != nil {
 			err = red.Error(err)

@@ -131,6 +131,7 @@ type Run struct {
 	// State is the Spec's per-backend state (see Spec.NewState).
 	State any
 
+	spec     *Spec
 	tmp      string
 	cleanups []func()
 	backend  string    // set for interactive runs (see Unsupported)
@@ -257,11 +258,8 @@ type Parser interface {
 	Line(line []byte) []agentcli.Event
 	// End is called once, after the process has exited and stdout is
 	// exhausted. It decides the outcome from the terminal event it saw
-	// and the exit status: a Result, or an error (with the Result when
-	// there is one). When the CLI printed no terminal event at all, End
-	// returns nil, nil and the runner reports the exit (an
-	// *agentcli.ExitError, or an *agentcli.NoResultError after exit 0).
-	End(exit Exit) (*agentcli.Result, error)
+	// and the exit status (see Outcome).
+	End(exit Exit) Outcome
 }
 
 // UTF8Parser is implemented by a Parser that can skip its checks for

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -44,6 +43,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		rq = &c
 	}
 	return &Run{
+		spec:    b.spec,
 		Req:     rq,
 		Deltas:  deltas,
 		Path:    path,
@@ -124,7 +124,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		if ctx.Err() != nil {
 			return &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Cause(ctx)}
 		}
-		return &agentcli.TimeoutError{Backend: b.spec.Name, Timeout: req.Timeout, Stderr: b.spec.stderrTail(red, Exit{Stderr: stderr})}
+		return NewErrors(b.spec, red, req).Timeout(req.Timeout, Exit{Stderr: stderr})
 	}
 	job, err := b.spec.Prepare(runCtx, r)
 	if err != nil {
@@ -235,7 +235,7 @@ func endReason(ctx context.Context) string {
 // feed, so they yield the same events.
 type feed struct {
 	spec   *Spec
-	red    *Redactor
+	errs   *Errors
 	limit  int
 	parser Parser
 	utf8   UTF8Parser   // parser, when it implements it
@@ -255,7 +255,7 @@ type feed struct {
 }
 
 func (b *Backend) newFeed(r *Run, red *Redactor) *feed {
-	f := &feed{spec: b.spec, red: red, limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
+	f := &feed{spec: b.spec, errs: NewErrors(b.spec, red, r.Req), limit: b.opts.MaxLineBytes, parser: b.spec.NewParser(r),
 		schema: len(r.Req.OutputSchema) > 0, rawLimit: RawLimit(r.Req)}
 	if bp, ok := f.parser.(BorrowParser); ok && r.Req.DropRaw {
 		bp.Borrow()
@@ -338,123 +338,18 @@ func (f *feed) deltas(evs []agentcli.Event) []agentcli.Event {
 // end decides the outcome once the CLI has exited: the result event, or
 // the error.
 func (f *feed) end(e Exit) (agentcli.Event, error) {
-	res, err := f.spec.end(f.parser, e, f.red)
-	if err == nil && f.schema {
-		err = f.spec.finishErr(structured(res), e, f.red)
-	}
-	if res != nil {
-		if len(res.Raw) > f.rawLimit {
-			res.Raw = nil // not copied by detachResult only to be dropped
-		}
-		res.ExitCode = e.Code
-		if err != nil || res.IsError {
-			res.Stderr = f.spec.stderrTail(f.red, e)
-		}
-		detachResult(res)
-	}
+	res, err := f.errs.Outcome(f.parser.End(e), e)
 	if err != nil {
 		return agentcli.Event{}, err
 	}
 	return agentcli.Event{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}, nil
 }
 
-// detachResult gives res memory of its own. The parser's strings and Raw
-// may share the memory of the lines they came from, which are read into
-// chunks that hold other lines too (see lineChunk); a Result is what
-// callers keep after a run, often for long and alone, so it must not keep
-// a chunk alive. It costs one copy of a few fields once per run.
-func detachResult(res *agentcli.Result) {
-	for _, s := range []*string{&res.Text, &res.SessionID, &res.Model, &res.StopReason, &res.Subtype, &res.TerminalReason, &res.Stderr} {
-		*s = strings.Clone(*s)
-	}
-	res.StructuredOutput = bytes.Clone(res.StructuredOutput)
-	res.Raw = bytes.Clone(res.Raw)
-}
-
-// End ends a run's parsing: it calls p.End and completes what it decided,
-// the same way for every backend. A run with no terminal event at all
-// becomes an *agentcli.ExitError (or an *agentcli.NoResultError after exit
-// 0), and typed errors get their backend, kind, hint and redacted texts.
+// End ends a run's parsing: it calls p.End and turns its Outcome into the
+// run's Result or typed error, the same way for every backend (see
+// Errors.Outcome), redacting what this process's environment holds.
 func (s *Spec) End(p Parser, e Exit) (*agentcli.Result, error) {
-	return s.end(p, e, ProcessRedactor())
-}
-
-func (s *Spec) end(p Parser, e Exit, red *Redactor) (*agentcli.Result, error) {
-	res, err := p.End(e)
-	if res == nil && err == nil {
-		if e.Code != 0 {
-			err = &agentcli.ExitError{Code: e.Code}
-		} else {
-			err = &agentcli.NoResultError{Code: e.Code}
-		}
-	}
-	red.Result(res)
-	return res, s.finishErr(err, e, red)
-}
-
-// finishErr fills in what every typed error of a run carries, the same way
-// for every backend.
-func (s *Spec) finishErr(err error, e Exit, red *Redactor) error {
-	if err == nil {
-		return nil
-	}
-	name := s.Name
-	var (
-		xe *agentcli.ExitError
-		ne *agentcli.NoResultError
-		re *agentcli.ResultError
-	)
-	switch {
-	case errors.As(err, &re):
-		re.Backend = name
-		if re.Kind == nil {
-			re.Kind = ClassifyStatus(re.APIStatus)
-		}
-		if re.Kind == nil {
-			re.Kind = s.classify(re.Message + "\n" + e.Stderr)
-		}
-		re.Message = red.Tail(re.Message, 500)
-		if re.ExitCode == 0 {
-			re.ExitCode = e.Code
-		}
-		if re.Result != nil {
-			re.Result.IsError = true
-		}
-	case errors.As(err, &xe):
-		xe.Backend = name
-		if xe.Stderr == "" {
-			xe.Stderr = e.Stderr
-		}
-		if xe.Kind == nil {
-			xe.Kind = s.classify(xe.Stderr)
-		}
-		if xe.Hint == "" && s.Hint != nil {
-			xe.Hint = s.Hint(e)
-		}
-		xe.Stderr = s.stderrTail(red, Exit{Stderr: xe.Stderr, Truncated: e.Truncated})
-	case errors.As(err, &ne):
-		ne.Backend = name
-		if ne.Stderr == "" {
-			ne.Stderr = e.Stderr
-		}
-		ne.Stderr = s.stderrTail(red, Exit{Stderr: ne.Stderr, Truncated: e.Truncated})
-	}
-	return red.Error(err)
-}
-
-// stderrTail is what a run reports of stderr: its end, noise and secrets
-// removed (redacted before it is cut; when the CLI wrote more than the
-// tail holds, a fragment at the start that may be the end of a secret is
-// dropped).
-func (s *Spec) stderrTail(red *Redactor, e Exit) string {
-	stderr := e.Stderr
-	if s.Stderr != nil {
-		stderr = s.Stderr(stderr)
-	}
-	if e.Truncated {
-		return red.TruncatedTail(stderr, 500)
-	}
-	return red.Tail(stderr, 500)
+	return NewErrors(s, nil, nil).Outcome(p.End(e), e)
 }
 
 // startError maps an exec start failure to a *BinaryError.

@@ -834,14 +834,14 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 }
 
 // End implements driver.Parser.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if p.format == formatJSON {
 		return p.endJSON(exit)
 	}
 	return p.endStream(exit)
 }
 
-func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) endStream(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
 		return p.noResult(exit)
@@ -862,10 +862,7 @@ func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	if w.Status != "error" {
 		// The last turn's text, like json's "response".
 		res.Text = p.turnText.String()
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// Without an error object the model stream was empty, thinking-only
 	// or blocked (json mode calls this INVALID_STREAM); the `error` event
@@ -884,21 +881,21 @@ func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 // endJSON decides from the json document. A document still open when the
 // output ended (cut short) counts as none. A run whose output had
 // something like a document but not gemini's (cut short, not JSON, a
-// stray object) and exits 0 is a *agentcli.ParseError: never a success
+// stray object) and exits 0 is an *agentcli.ParseError: never a success
 // without the answer gemini printed.
-func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) endJSON(exit driver.Exit) driver.Outcome {
 	w := p.jdoc
 	if w == nil {
 		if p.doc.active {
 			p.stray = append(p.stray[:0], p.doc.first[:min(len(p.doc.first), maxStray)]...)
 			p.strayErr = errors.New("json document cut short by the end of the output")
 		}
-		res, err := p.noResult(exit)
-		if res == nil && err == nil && exit.Code == 0 && p.strayErr != nil {
-			return nil, &agentcli.ParseError{Backend: Name, Line: bytes.Clone(p.stray),
-				Err: fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)}
+		o := p.noResult(exit)
+		if o.Result == nil && p.strayErr != nil {
+			o.Unparsed = bytes.Clone(p.stray)
+			o.UnparsedErr = fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)
 		}
-		return res, err
+		return o
 	}
 	res := &agentcli.Result{SessionID: p.sessionID, Raw: p.jdocRaw}
 	if w.Stats != nil {
@@ -909,10 +906,7 @@ func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 		if w.Response != nil {
 			res.Text = *w.Response
 		}
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// An empty, thinking-only or blocked model stream: exit 0 with
 	// error.type INVALID_STREAM.
@@ -921,7 +915,7 @@ func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *parser) noResult(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) noResult(exit driver.Exit) driver.Outcome {
 	if w, raw := stderrJSON(exit.Stderr); w != nil {
 		sess := w.SessionID
 		if sess == "" {
@@ -930,41 +924,39 @@ func (p *parser) noResult(exit driver.Exit) (*agentcli.Result, error) {
 		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
 		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
-	if k := exitKind(exit.Code); k != nil {
-		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
-	}
-	return nil, nil
+	return driver.Outcome{Kind: exitKind(exit.Code)}
 }
 
-// failed builds the *ResultError for a run that ended in error.
-func failed(res *agentcli.Result, exit driver.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
-	res.IsError = true
-	res.Subtype = subtype
+// succeeded is the outcome of a run whose result reports success: a
+// failure all the same when the CLI exited with a non-zero status.
+func succeeded(res *agentcli.Result, exit driver.Exit) driver.Outcome {
+	if exit.Code == 0 {
+		return driver.Outcome{Result: res}
+	}
+	return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+}
+
+// failed is the outcome of a run that ended in error.
+func failed(res *agentcli.Result, exit driver.Exit, subtype, msg string, status int) driver.Outcome {
 	if status == 0 {
 		status = messageStatus(msg)
 	}
 	if status == 0 && subtype != "" {
 		status = exitStatus(exit.Code)
 	}
-	re := &agentcli.ResultError{
-		Subtype:   subtype,
-		APIStatus: status,
-		Message:   msg,
-		ExitCode:  exit.Code,
-		Result:    res,
-	}
+	o := driver.Outcome{Result: res, Failed: true, Subtype: subtype, APIStatus: status, Message: msg}
 	switch {
 	case exit.Code == exitTurnLimit || subtype == "FatalTurnLimitedError":
-		re.Subtype, re.TerminalReason = "error_max_turns", "max_turns"
+		o.Subtype, o.TerminalReason = "error_max_turns", "max_turns"
 	case status != 0:
-		re.TerminalReason = "api_error"
+		o.TerminalReason = "api_error"
 	}
-	res.Subtype, res.TerminalReason = re.Subtype, re.TerminalReason
-	re.Kind = driver.ClassifyStatus(status)
-	if re.Kind == nil {
-		re.Kind = exitKind(exit.Code)
+	res.Subtype, res.TerminalReason = o.Subtype, o.TerminalReason
+	o.Kind = driver.ClassifyStatus(status)
+	if o.Kind == nil {
+		o.Kind = exitKind(exit.Code)
 	}
-	return res, re
+	return o
 }
 
 // exitKind maps gemini's exit statuses to error kinds: 41 is an

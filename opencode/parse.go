@@ -567,13 +567,12 @@ func (p *outcome) step(msg string, start bool) {
 
 // End implements driver.Parser.
 //
-// An error line makes the run a *agentcli.ResultError, whatever the exit
-// status. Otherwise a non-zero exit is a *agentcli.ExitError (with Kind
+// An error line makes the run a failure, whatever the exit status.
+// Otherwise a non-zero exit is an *agentcli.ExitError (with Kind
 // ErrSessionNotFound for "Session not found"), and an exit 0 is a success
 // only if a done line was printed or at least one step finished and no step
-// was left open; anything less is a *agentcli.NoResultError.
-func (p *outcome) End(exit driver.Exit) (*agentcli.Result, error) {
-	exit.Stderr = stripANSI(exit.Stderr)
+// was left open; anything less is an *agentcli.NoResultError.
+func (p *outcome) End(exit driver.Exit) driver.Outcome {
 	res := &agentcli.Result{
 		Text:           strings.Join(p.stepText, "\n"),
 		SessionID:      p.sessionID,
@@ -599,31 +598,18 @@ func (p *outcome) End(exit driver.Exit) (*agentcli.Result, error) {
 				msgs = append(msgs, m)
 			}
 		}
-		res.IsError = true
 		res.Subtype = first.name
 		res.Raw = p.errorRaw
-		re := &agentcli.ResultError{
-			Subtype:   first.name,
-			APIStatus: first.status,
-			Message:   strings.Join(msgs, "; "),
-			ExitCode:  exit.Code,
-			Result:    res,
+		o := driver.Outcome{Result: res, Failed: true, Subtype: first.name, APIStatus: first.status, Message: strings.Join(msgs, "; ")}
+		if first.name == "ProviderAuthError" {
+			o.Kind = agentcli.ErrAuth
 		}
-		switch {
-		case first.name == "ProviderAuthError":
-			re.Kind = agentcli.ErrAuth
-		case first.status != 0:
-			re.Kind = driver.ClassifyStatus(first.status)
-		}
-		return res, re
+		return o
 	}
-	if exit.Code != 0 {
-		return nil, &agentcli.ExitError{Code: exit.Code, Stderr: exit.Stderr}
+	if exit.Code != 0 || !p.done && (p.steps == 0 || p.open) {
+		return driver.Outcome{}
 	}
-	if !p.done && (p.steps == 0 || p.open) {
-		return nil, nil
-	}
-	return res, nil
+	return driver.Outcome{Result: res}
 }
 
 // String renders the error as "Name: message" (or whichever is known).

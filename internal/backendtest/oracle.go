@@ -222,6 +222,27 @@ func numberFits(lit string, k Kinds) bool {
 	return k&KCost != 0 && f >= 0 && f <= 1e15
 }
 
+// OutcomeOf returns the Outcome of a parser written when End returned a
+// result and an error (the oracles): the error's fields read back.
+func OutcomeOf(res *agentcli.Result, err error) driver.Outcome {
+	o := driver.Outcome{Result: res}
+	var (
+		re *agentcli.ResultError
+		xe *agentcli.ExitError
+		pe *agentcli.ParseError
+	)
+	switch {
+	case errors.As(err, &re):
+		o = driver.Outcome{Result: re.Result, Failed: true, Subtype: re.Subtype, TerminalReason: re.TerminalReason,
+			APIStatus: re.APIStatus, Message: re.Message, Kind: re.Kind}
+	case errors.As(err, &xe):
+		o = driver.Outcome{Kind: xe.Kind}
+	case errors.As(err, &pe):
+		o = driver.Outcome{Unparsed: pe.Line, UnparsedErr: pe.Err}
+	}
+	return o
+}
+
 // Run is what a parser made of a stream: the events of each line, then
 // End's result and error (through Spec.End, as the runner calls it).
 type Run struct {
