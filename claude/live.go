@@ -191,9 +191,15 @@ type liveProto struct {
 	h *live.Host
 
 	mu     sync.Mutex
-	parser *parser // the running turn's parser; nil between turns
+	parser *turnParser // the running turn's; nil between turns
 	next   int
 	waits  map[string]chan controlResponse
+}
+
+// turnParser parses one turn's lines: st is the state of the Parser.
+type turnParser struct {
+	driver.Parser
+	st *parser
 }
 
 // controlLine is the part of a control message the session reads.
@@ -280,8 +286,9 @@ func (p *liveProto) control(ctx context.Context, subtype string, request any, wa
 
 // Prompt sends prompt as a not-typed user message.
 func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
+	st := &parser{}
 	p.mu.Lock()
-	p.parser = newParser()
+	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 	p.mu.Unlock()
 	return p.h.Send(ctx, userMessage(prompt))
 }
@@ -326,20 +333,20 @@ func (p *liveProto) Line(line []byte) {
 		return // between turns
 	}
 	evs := ps.Line(line)
-	if ps.sessionID != "" {
-		p.h.SetSessionID(ps.sessionID)
+	if ps.st.sessionID != "" {
+		p.h.SetSessionID(ps.st.sessionID)
 	}
 	for _, ev := range evs {
 		p.h.Emit(ev)
 	}
-	if ps.result != nil {
+	if ps.st.result != nil {
 		p.mu.Lock()
 		if p.parser == ps {
 			p.parser = nil
 		}
 		p.mu.Unlock()
 		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
-		tr := ps.result.TerminalReason
+		tr := ps.st.result.TerminalReason
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: strings.HasPrefix(tr, "aborted")})
 	}
 }

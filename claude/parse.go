@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -120,147 +119,48 @@ type wireResult struct {
 	StructuredOutput json.RawMessage
 }
 
-// parser turns Claude Code output — one json result object, a json array of
-// messages (--verbose), or stream-json lines — into events.
+// parser is the state of one run's parsing of Claude Code output —
+// stream-json lines, one json result object, or a json array of messages
+// (--verbose) — which it turns into events (see driver.LineParser).
 type parser struct {
-	x         lineDecoder // decodes the lines given to Line
-	cur       decoded     // the line Line is parsing
 	evs       []agentcli.Event
 	sessionID string
 	model     string
 	result    *wireResult
 	resultRaw json.RawMessage
 	lastText  string
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-}
-
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
+	// d and w decode the messages of an array (Other).
 	d jsonscan.Decoder
-	// bad is set when the line holds JSON that an event would keep (a
-	// tool input, the result line) and that is not valid: the line is
-	// then a notice, as a line that is not JSON is.
-	bad error
-	// The session id and parent id repeat on every line: the last of each
-	// is kept so that equal ones cost nothing.
-	lastSession, lastParent string
+	w wireLine
 }
 
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded struct {
-	driver.DecodedLine[wireLine]
-	// whole: the line is not decoded (empty, or an array of messages);
-	// Apply passes Raw to Line.
-	whole bool
-}
+var _ driver.LineParser[wireLine] = (*parser)(nil)
 
-func newParser() *parser { return &parser{} }
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl, _ := into.(*decoded)
-	if dl == nil {
-		dl = &decoded{}
-	}
-	t := bytes.TrimSpace(line)
-	if dl.whole = len(t) == 0 || t[0] == '['; dl.whole {
-		dl.Raw = line
-		return dl
-	}
-	x.decode(t, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	if dl.whole {
-		evs := p.Line(dl.Raw)
-		dl.Raw = nil
-		return evs
-	}
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// decode decodes the line t (trimmed, not empty) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8, owned bool, dl *decoded) {
-	if _, ok := dl.Begin(t); !ok {
-		return
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
 	}
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeLine(&dl.W)
-	dl.Err = cmp.Or(x.d.Finish(), x.invalid(&dl.W, t))
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// release drops what a decoded line holds of its line, keeping its
-// blocks' room.
-func (dl *decoded) release() {
-	blocks := dl.W.Message.Content
-	clear(blocks)
-	dl.Release()
-	dl.W.Message.Content = blocks[:0]
-}
-
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
+// Other reads a line that is not a JSON object: `--output-format json
+// --verbose` prints an array of messages.
+func (p *parser) Other(line []byte) []agentcli.Event {
 	p.evs = p.evs[:0]
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
-	}
-	if line[0] != '[' {
-		p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-		p.applyDecoded(&p.cur)
-		p.cur.release()
-		return p.evs
-	}
-	// `--output-format json --verbose`: an array of messages.
-	x, w := &p.x, &p.cur.W
-	d := &x.d
-	x.d.ResetValid(line, p.validUTF8)
-	defer func() {
-		d.Reset(nil)
-		p.cur.release()
-	}()
+	d, w := &p.d, &p.w
+	d.Reset(line)
+	defer d.Reset(nil)
 	for range d.Array() {
 		if d.Kind() != jsonscan.Object {
 			if raw := d.Raw(); raw != nil {
@@ -269,54 +169,28 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			continue
 		}
 		start := d.Offset()
-		x.decodeLine(w)
+		*w = wireLine{}
+		bad := w.decode(d)
 		if d.Err() != nil {
 			break
 		}
 		raw := line[start:d.Offset()]
-		if err := x.invalid(w, raw); err != nil {
-			p.evs = append(p.evs, driver.Notice(Name, raw, err))
+		if bad || w.Type == "result" && !json.Valid(raw) {
+			p.evs = append(p.evs, driver.Notice(Name, raw, errInvalid))
 			continue
 		}
-		p.apply(w, raw)
+		p.apply(w, driver.KeptLine(raw))
 	}
 	if err := d.Finish(); err != nil {
 		p.evs = append(p.evs, driver.Notice(Name, line, err))
 	}
+	*w = wireLine{}
 	return p.evs
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser. The array of messages that
-// `--output-format json` prints is not decoded in place.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
 }
 
 // errInvalid: a line whose parts an event keeps as JSON (a tool input, a
 // result line) is not valid JSON. Parts no event keeps are not validated.
 var errInvalid = errors.New("invalid JSON")
-
-// invalid reports errInvalid for a decoded line w that an event would
-// keep as JSON, or whose tool input, kept as JSON, is not valid.
-func (x *lineDecoder) invalid(w *wireLine, raw []byte) error {
-	// raw is the decoder's input, or (not owned) a part of it.
-	if x.bad != nil || w.Type == "result" && !x.d.InPlace().Valid(raw) {
-		return errInvalid
-	}
-	return nil
-}
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
@@ -330,19 +204,6 @@ func str(d *jsonscan.Decoder) string {
 func view(d *jsonscan.Decoder) []byte {
 	b, _ := d.StrBytes()
 	return b
-}
-
-// intern reads a string that tends to repeat from line to line: when it
-// equals *last, *last is returned and nothing is allocated.
-func intern(d *jsonscan.Decoder, last *string) string {
-	b, ok := d.StrBytes()
-	if !ok {
-		return ""
-	}
-	if string(b) != *last {
-		*last = string(b)
-	}
-	return *last
 }
 
 // optInt reads a number that may be null or absent.
@@ -364,13 +225,9 @@ func rawString(d *jsonscan.Decoder) string {
 	return string(d.Raw())
 }
 
-// decodeLine reads the object at the decoder's position into w.
-func (x *lineDecoder) decodeLine(w *wireLine) {
-	d := &x.d
-	blocks := w.Message.Content[:0]
-	*w = wireLine{}
-	x.bad = nil
-	w.Message.Content = blocks
+// decode reads the object at the decoder's position into w, which is
+// zero. It reports a tool input that is not valid JSON (bad).
+func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -378,9 +235,9 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 		case "subtype":
 			w.Subtype = str(d)
 		case "session_id":
-			w.SessionID = intern(d, &x.lastSession)
+			w.SessionID = str(d)
 		case "parent_tool_use_id":
-			w.ParentToolUseID = intern(d, &x.lastParent)
+			w.ParentToolUseID = str(d)
 		case "message":
 			w.HasMessage = d.Kind() == jsonscan.Object
 			w.Message.Model = ""
@@ -390,11 +247,7 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 				case "model":
 					w.Message.Model = str(d)
 				case "content":
-					var bad bool
 					w.Message.Content = decodeContent(d, w.Message.Content[:0], &bad)
-					if bad {
-						x.bad = errInvalid
-					}
 				}
 			}
 		case "event":
@@ -475,6 +328,7 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 			}
 		}
 	}
+	return bad
 }
 
 // decodeContent reads a message's content, a string or an array of
@@ -596,13 +450,13 @@ func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
 	return u
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireLine, line []byte) {
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireLine, line *driver.Line) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
 	sub := w.ParentToolUseID
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
+	raw := line.Raw()
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
 	switch w.Type {
 	case "system":
@@ -658,7 +512,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
 			default: // redacted_thinking, web_search_tool_result, future blocks
 				ev.Kind = agentcli.EventUnknown
-				ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+				ev.Raw = line.UnknownRaw()
 			}
 			p.evs = append(p.evs, ev)
 		}
@@ -730,7 +584,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
 }
 
@@ -811,5 +665,3 @@ func joinText(c []wireBlock) string {
 	}
 	return b.String()
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

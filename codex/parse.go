@@ -108,21 +108,10 @@ type wireTodo struct {
 	Completed bool
 }
 
-// parser turns `codex exec --json` output into events. One parser serves one
-// run.
+// parser is the state of one run's parsing of `codex exec --json` output,
+// which it turns into events (see driver.LineParser).
 type parser struct {
-	x   lineDecoder // decodes the lines given to Line
-	cur decoded     // the line Line is parsing
 	evs []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
 
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
@@ -144,7 +133,10 @@ type parser struct {
 	lastError   string // the last top-level non-retry error event
 }
 
-func newParser(req *agentcli.Request) *parser {
+// newParser returns the driver.Parser of one run of req.
+func newParser(req *agentcli.Request) driver.Parser { return driver.Lines(Name, newState(req)) }
+
+func newState(req *agentcli.Request) *parser {
 	return &parser{
 		resumed:   req.SessionID != "",
 		requested: req.SessionID,
@@ -175,103 +167,29 @@ func str(d *jsonscan.Decoder) string {
 	return s
 }
 
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d jsonscan.Decoder
-}
+var _ driver.LineParser[wireEvent] = (*parser)(nil)
 
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = driver.DecodedLine[wireEvent]
-
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-	return p.evs
-}
-
-// decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
-	}
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeEvent(&dl.W)
-	dl.Err = x.d.Finish()
-	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !x.d.ValidInput() {
+// Decode implements driver.Wire.
+func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
+	w.decode(d)
+	if (w.Type == "turn.completed" || w.Type == "turn.failed") && !d.ValidInput() {
 		// The line may become Result.Raw, which must be valid JSON;
 		// other lines are not validated where no event reads them.
-		dl.Err = errInvalid
+		return errInvalid
 	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (x *lineDecoder) decodeEvent(w *wireEvent) {
-	d := &x.d
-	*w = wireEvent{}
+// decode reads the object at the decoder's position into w, which is
+// zero.
+func (w *wireEvent) decode(d *jsonscan.Decoder) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -301,7 +219,7 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) {
 			w.Message = str(d)
 		case "item":
 			w.HasItem = d.Kind() == jsonscan.Object
-			x.decodeItem(&w.Item)
+			w.Item.decode(d)
 		}
 	}
 }
@@ -318,8 +236,7 @@ func errorMessage(d *jsonscan.Decoder) (msg string, ok bool) {
 	return msg, ok
 }
 
-func (x *lineDecoder) decodeItem(it *wireItem) {
-	d := &x.d
+func (it *wireItem) decode(d *jsonscan.Decoder) {
 	*it = wireItem{}
 	ids := 0
 	for k := range d.Object() {
@@ -377,7 +294,7 @@ func (x *lineDecoder) decodeItem(it *wireItem) {
 			for k := range d.Object() {
 				switch string(k) {
 				case "content":
-					x.decodeMCPContent(&it.Result)
+					it.Result.decodeContent(d)
 				case "structured_content":
 					it.Result.StructuredContent = d.Raw()
 				}
@@ -418,10 +335,9 @@ func (x *lineDecoder) decodeItem(it *wireItem) {
 	}
 }
 
-// decodeMCPContent reads an MCP result's content: its JSON text, and the
+// decodeContent reads an MCP result's content: its JSON text, and the
 // text of its "text" blocks.
-func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
-	d := &x.d
+func (r *mcpResult) decodeContent(d *jsonscan.Decoder) {
 	switch d.Kind() {
 	case jsonscan.Array:
 	default: // null, or not blocks: no text
@@ -473,9 +389,9 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 	r.Content = d.Span(start, d.Offset())
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireEvent, line []byte) {
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireEvent, line *driver.Line) {
+	raw := line.Raw()
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -542,7 +458,7 @@ func (p *parser) apply(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
 }
 
@@ -987,5 +903,3 @@ func marshal(v any) json.RawMessage {
 	}
 	return b
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

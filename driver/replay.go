@@ -77,11 +77,9 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				if ended != "" {
 					continue // dropped by the run too
 				}
-				// rec.Data is a copy of the line's, which nothing else
-				// reads.
-				for _, ev := range f.line(rec.Data, rec.TooLong, false, f.owns(rec.Data)) {
+				for _, ev := range f.line(rec.Data, rec.TooLong) {
 					red.Event(&ev)
-					CapRaw(&ev, f.rawLimit)
+					CapRaw(&ev, f.errs.rawLimit)
 					if !yield(ev, nil) {
 						return
 					}
@@ -100,12 +98,12 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
 				if err != nil {
 					err = red.Error(err)
-					CapRawErr(err, f.rawLimit)
+					CapRawErr(err, f.errs.rawLimit)
 					yield(agentcli.Event{}, err)
 					return
 				}
 				red.Event(&ev)
-				CapRaw(&ev, f.rawLimit)
+				CapRaw(&ev, f.errs.rawLimit)
 				yield(ev, nil)
 				return
 			}

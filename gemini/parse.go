@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,42 +111,34 @@ const (
 	exitUntrusted = 55 // FatalUntrustedWorkspaceError
 )
 
-// parser turns gemini output — stream-json lines or the pretty-printed json
-// document, which arrives line by line — into events.
-type parser struct {
-	format format
-	// limit bounds the json document (Options.MaxLineBytes): it is one
-	// value, split into lines by the pretty-printer.
-	limit int
-	d     jsonscan.Decoder // the json document's
-	x     lineDecoder      // decodes the stream-json lines given to Line
-	cur   decoded          // the line Line is parsing
-	evs   []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
-	// the json document is checked when decoded).
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-
+// streamParser is the state of one run's parsing of stream-json lines,
+// which it turns into events (see driver.LineParser).
+type streamParser struct {
+	evs       []agentcli.Event
 	sessionID string
 	model     string
-
-	// stream-json
 	block     joined // text deltas not yet reported as an EventText
 	turnText  joined // assistant text since the last tool event
 	errMsg    string // last error-severity `error` event
 	result    *wireEvent
 	resultRaw json.RawMessage
+}
 
-	// json
-	doc     docReader
-	jdoc    *wireJSON
-	jdocRaw json.RawMessage
+var _ driver.LineParser[wireEvent] = (*streamParser)(nil)
+
+// jsonParser turns the pretty-printed json document, which arrives line
+// by line, into events: a driver.Parser of its own, since the document
+// spans lines.
+type jsonParser struct {
+	evs []agentcli.Event
+	// limit bounds the json document (Options.MaxLineBytes): it is one
+	// value, split into lines by the pretty-printer.
+	limit     int
+	d         jsonscan.Decoder
+	sessionID string
+	doc       docReader
+	jdoc      *wireJSON
+	jdocRaw   json.RawMessage
 	// stray is what the last document-like output that was not
 	// gemini's document went wrong with (the start of it, and why), for
 	// the *agentcli.ParseError of a run that printed no document.
@@ -153,18 +146,36 @@ type parser struct {
 	strayErr error
 }
 
-func newParser(f format) *parser { return &parser{format: f, limit: driver.DefaultMaxLine} }
+// newParser returns the driver.Parser of one run printing format f.
+func newParser(f format) driver.Parser {
+	if f == formatJSON {
+		return newJSONParser()
+	}
+	return driver.Lines(Name, &streamParser{})
+}
+
+func newJSONParser() *jsonParser { return &jsonParser{limit: driver.DefaultMaxLine} }
 
 // Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
+func (p *jsonParser) Line(line []byte) []agentcli.Event {
 	p.evs = p.evs[:0]
-	if p.format == formatJSON {
-		p.jsonLine(line)
-	} else {
-		p.streamLine(line)
-	}
+	p.jsonLine(line)
 	return p.evs
+}
+
+// Apply implements driver.LineParser.
+func (p *streamParser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
+	p.evs = p.evs[:0]
+	p.applyEvent(w, line)
+	return p.evs
+}
+
+// Decode implements driver.Wire.
+func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
+	}
+	return nil
 }
 
 // str reads a string that may share the line's memory ("" for any other
@@ -212,88 +223,9 @@ func decodeError(d *jsonscan.Decoder) *wireError {
 // validated.
 var errInvalid = errors.New("invalid JSON")
 
-// lineDecoder decodes stream-json lines; the parser has one for Line, and
-// the runner one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d jsonscan.Decoder
-}
-
-// decoded is one stream-json line decoded by a lineDecoder, ready for
-// applyEvent.
-type decoded = driver.DecodedLine[wireEvent]
-
-// NewLineDecoder implements driver.DecodeParser. The json format's
-// lines are not decoded ahead: its document spans lines.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	if p.format == formatJSON {
-		return noDecoder{}
-	}
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser. The json document is gathered
-// into memory of the parser's own, so its decoder need not borrow.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// noDecoder decodes nothing: every line goes to Line.
-type noDecoder struct{}
-
-func (noDecoder) Decode([]byte, bool, bool, driver.Decoded) driver.Decoded { return nil }
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
-	return p.evs
-}
-
-// decode decodes the stream-json line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
-	}
-	x.d.ResetInput(t, validUTF8, owned)
-	bad := x.decodeEvent(&dl.W)
-	dl.Err = x.d.Finish()
-	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !x.d.ValidInput()) {
-		dl.Err = errInvalid
-	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
-}
-
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.applyEvent(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// decodeEvent reads one stream-json line into w. It reports errInvalid
-// for parameters that are not valid JSON.
-func (x *lineDecoder) decodeEvent(w *wireEvent) error {
-	d := &x.d
-	*w = wireEvent{}
-	var bad error
+// decode reads one stream-json line into w, which is zero. It reports
+// parameters that are not valid JSON (bad).
+func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -314,9 +246,7 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) error {
 			w.ToolID = str(d)
 		case "parameters":
 			w.Parameters = d.Raw()
-			if w.Parameters != nil && !json.Valid(w.Parameters) {
-				bad = errInvalid
-			}
+			bad = bad || w.Parameters != nil && !json.Valid(w.Parameters)
 		case "status":
 			w.Status = str(d)
 		case "output":
@@ -367,34 +297,9 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) error {
 	return bad
 }
 
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser. Lines of the json format, parts
-// of one document, are not decoded in place.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, p.format != formatJSON
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (p *parser) streamLine(line []byte) {
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-}
-
-// applyEvent turns a decoded stream-json line w (whose bytes are line)
-// into events.
-func (p *parser) applyEvent(w *wireEvent, line []byte) {
-	raw := json.RawMessage(driver.LineRaw(line, p.borrow, p.inPlace))
+// applyEvent appends the events of a decoded stream-json line w.
+func (p *streamParser) applyEvent(w *wireEvent, line *driver.Line) {
+	raw := line.Raw()
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
@@ -485,7 +390,7 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
 }
 
@@ -528,7 +433,7 @@ func (j *joined) Reset() {
 
 // endBlock closes the current run of assistant text deltas, which is then
 // reported whole as an EventText.
-func (p *parser) endBlock() {
+func (p *streamParser) endBlock() {
 	if p.block.Len() == 0 {
 		return
 	}
@@ -646,7 +551,7 @@ var errNotDocument = errors.New("not part of the json document")
 // are noise and reported as notices; so is a document that is not JSON,
 // which is dropped (a later one may follow), and one longer than the
 // limit, which is skipped to its end without being kept.
-func (p *parser) jsonLine(line []byte) {
+func (p *jsonParser) jsonLine(line []byte) {
 	r := &p.doc
 	t := bytes.TrimSpace(line)
 	start := len(line) > 0 && line[0] == '{' || !r.active && !r.skip && len(t) > 0 && t[0] == '{'
@@ -656,11 +561,7 @@ func (p *parser) jsonLine(line []byte) {
 			// was not a document's beginning.
 			p.strayDoc(r.first, errors.New("json document cut short by the next one"))
 		}
-		first := t
-		if p.borrow {
-			first = bytes.Clone(t) // kept past this line
-		}
-		*r = docReader{active: true, buf: r.buf[:0], first: first}
+		*r = docReader{active: true, buf: r.buf[:0], first: t}
 	}
 	switch {
 	case r.skip:
@@ -696,7 +597,7 @@ func (p *parser) jsonLine(line []byte) {
 
 // strayDoc reports document-like output that is not gemini's document
 // (a notice) and keeps it for the error of a run that prints none.
-func (p *parser) strayDoc(line []byte, err error) {
+func (p *jsonParser) strayDoc(line []byte, err error) {
 	p.evs = append(p.evs, driver.Notice(Name, line, err))
 	p.stray = append(p.stray[:0], line[:min(len(line), maxStray)]...)
 	p.strayErr = err
@@ -712,7 +613,7 @@ var errNotGemini = errors.New("a JSON object that is not gemini's json document 
 // endDocument decodes a complete json document: gemini's, or a stray
 // one, which is reported and skipped so that gemini's, later, is still
 // found.
-func (p *parser) endDocument(doc []byte) {
+func (p *jsonParser) endDocument(doc []byte) {
 	raw := bytes.TrimSpace(doc)
 	if !json.Valid(raw) {
 		var v any
@@ -833,18 +734,11 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 	return m
 }
 
-// End implements driver.Parser.
-func (p *parser) End(exit driver.Exit) driver.Outcome {
-	if p.format == formatJSON {
-		return p.endJSON(exit)
-	}
-	return p.endStream(exit)
-}
-
-func (p *parser) endStream(exit driver.Exit) driver.Outcome {
+// End implements driver.LineParser.
+func (p *streamParser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
-		return p.noResult(exit)
+		return noResult(exit, p.sessionID, p.model)
 	}
 	res := &agentcli.Result{
 		SessionID: p.sessionID,
@@ -878,19 +772,19 @@ func (p *parser) endStream(exit driver.Exit) driver.Outcome {
 	return failed(res, exit, subtype, msg, status)
 }
 
-// endJSON decides from the json document. A document still open when the
-// output ended (cut short) counts as none. A run whose output had
+// End implements driver.Parser: it decides from the json document. A
+// document still open when the output ended (cut short) counts as none. A run whose output had
 // something like a document but not gemini's (cut short, not JSON, a
 // stray object) and exits 0 is an *agentcli.ParseError: never a success
 // without the answer gemini printed.
-func (p *parser) endJSON(exit driver.Exit) driver.Outcome {
+func (p *jsonParser) End(exit driver.Exit) driver.Outcome {
 	w := p.jdoc
 	if w == nil {
 		if p.doc.active {
 			p.stray = append(p.stray[:0], p.doc.first[:min(len(p.doc.first), maxStray)]...)
 			p.strayErr = errors.New("json document cut short by the end of the output")
 		}
-		o := p.noResult(exit)
+		o := noResult(exit, p.sessionID, "")
 		if o.Result == nil && p.strayErr != nil {
 			o.Unparsed = bytes.Clone(p.stray)
 			o.UnparsedErr = fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)
@@ -915,13 +809,9 @@ func (p *parser) endJSON(exit driver.Exit) driver.Outcome {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *parser) noResult(exit driver.Exit) driver.Outcome {
+func noResult(exit driver.Exit, sessionID, model string) driver.Outcome {
 	if w, raw := stderrJSON(exit.Stderr); w != nil {
-		sess := w.SessionID
-		if sess == "" {
-			sess = p.sessionID
-		}
-		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
+		res := &agentcli.Result{SessionID: cmp.Or(w.SessionID, sessionID), Model: model, Raw: raw}
 		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
 	return driver.Outcome{Kind: exitKind(exit.Code)}
@@ -1081,5 +971,3 @@ func mainModel(s *wireStats) string {
 	}
 	return ""
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

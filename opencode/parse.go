@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
@@ -75,26 +74,17 @@ type apiError struct {
 	status  int
 }
 
-// parser turns `opencode run --format json` lines into events and decides
-// the outcome of the run. opencode 1.18.33 prints no terminal event: the run
-// succeeded when the CLI exited 0, reported no error and finished its last
-// step.
+// parser is the state of one run's parsing of `opencode run --format json`
+// lines, which it turns into events, and decides the outcome of the run
+// (see driver.LineParser). opencode 1.18.33 prints no terminal event: the
+// run succeeded when the CLI exited 0, reported no error and finished its
+// last step.
 type parser struct {
-	x   lineDecoder // decodes the lines given to Line
-	cur decoded     // the line Line is parsing
 	evs []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-
 	outcome
 }
+
+var _ driver.LineParser[wireLine] = (*parser)(nil)
 
 // outcome is what a parser of opencode's output keeps to decide a run's
 // outcome (see End); the test oracle (the former parser) shares it.
@@ -124,7 +114,8 @@ type outcome struct {
 // maxErrors bounds how many error lines are kept for the error message.
 const maxErrors = 32
 
-func newParser() *parser { return &parser{} }
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
@@ -160,103 +151,24 @@ func keptWhole(typ string) bool {
 	return false
 }
 
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d   jsonscan.Decoder
-	bad error // a tool input kept as JSON is not valid
-}
-
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = driver.DecodedLine[wireLine]
-
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireLine](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-	return p.evs
-}
-
-// decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || keptWhole(w.Type) && !d.ValidInput() {
+		return errInvalid
 	}
-	x.bad = nil
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeLine(&dl.W)
-	dl.Err = cmp.Or(x.d.Finish(), x.bad)
-	if dl.Err == nil && keptWhole(dl.W.Type) && !x.d.ValidInput() {
-		dl.Err = errInvalid
-	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (x *lineDecoder) decodeLine(w *wireLine) {
-	d := &x.d
-	*w = wireLine{}
+// decode reads the object at the decoder's position into w, which is
+// zero. It reports a tool input that is not valid JSON (bad).
+func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -266,10 +178,10 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 		case "part":
 			w.HasPart = d.Kind() == jsonscan.Object
 			w.Part = wirePart{}
-			x.decodePart(&w.Part)
+			bad = w.Part.decode(d) || bad
 		case "error":
 			w.HasError = true
-			w.Error = x.decodeError()
+			w.Error = decodeError(d)
 		case "reason":
 			w.Reason = str(d)
 		case "rejected":
@@ -279,10 +191,10 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 			}
 		}
 	}
+	return bad
 }
 
-func (x *lineDecoder) decodePart(part *wirePart) {
-	d := &x.d
+func (part *wirePart) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "id":
@@ -306,7 +218,7 @@ func (x *lineDecoder) decodePart(part *wirePart) {
 		case "state":
 			part.HasState = d.Kind() == jsonscan.Object
 			part.State = wireToolState{}
-			x.decodeState(&part.State)
+			bad = part.State.decode(d) || bad
 		case "reason":
 			part.Reason = str(d)
 		case "cost":
@@ -317,19 +229,17 @@ func (x *lineDecoder) decodePart(part *wirePart) {
 			part.Tokens = decodeTokens(d)
 		}
 	}
+	return bad
 }
 
-func (x *lineDecoder) decodeState(st *wireToolState) {
-	d := &x.d
+func (st *wireToolState) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "status":
 			st.Status = str(d)
 		case "input":
 			st.Input = d.Raw()
-			if st.Input != nil && !json.Valid(st.Input) {
-				x.bad = errInvalid
-			}
+			bad = bad || st.Input != nil && !json.Valid(st.Input)
 		case "output":
 			st.Output = rawString(d)
 		case "error":
@@ -345,6 +255,7 @@ func (x *lineDecoder) decodeState(st *wireToolState) {
 			}
 		}
 	}
+	return bad
 }
 
 // exitCode converts an exit status printed as a JSON number: truncated,
@@ -385,8 +296,7 @@ func decodeTokens(d *jsonscan.Decoder) agentcli.Usage {
 }
 
 // decodeError reads the `error` of an error line.
-func (x *lineDecoder) decodeError() apiError {
-	d := &x.d
+func decodeError(d *jsonscan.Decoder) apiError {
 	var e apiError
 	switch d.Kind() {
 	case jsonscan.Null, jsonscan.Invalid:
@@ -432,8 +342,8 @@ func (x *lineDecoder) decodeError() apiError {
 	return e
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireLine, line []byte) {
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireLine, line *driver.Line) {
 	part := &w.Part
 	sid := w.SessionID
 	if sid == "" {
@@ -448,7 +358,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
+	raw := line.Raw()
 	base := agentcli.Event{SessionID: sid, Raw: raw}
 	switch w.Type {
 	case "step_start":
@@ -551,7 +461,7 @@ func (p *parser) apply(w *wireLine, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
 }
 
@@ -635,5 +545,3 @@ func stripANSI(s string) string {
 	}
 	return ansiRE.ReplaceAllString(s, "")
 }
-
-var _ driver.BorrowParser = (*parser)(nil)
