@@ -240,37 +240,10 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 			w.ParentToolUseID = str(d)
 		case "message":
 			w.HasMessage = d.Kind() == jsonscan.Object
-			w.Message.Model = ""
-			w.Message.Content = w.Message.Content[:0]
-			for k := range d.Object() {
-				switch string(k) {
-				case "model":
-					w.Message.Model = str(d)
-				case "content":
-					w.Message.Content = decodeContent(d, w.Message.Content[:0], &bad)
-				}
-			}
+			bad = w.Message.decode(d) || bad
 		case "event":
 			w.HasEvent = d.Kind() == jsonscan.Object
-			w.Event = wireStreamEvt{}
-			for k := range d.Object() {
-				switch string(k) {
-				case "type":
-					w.Event.Type = str(d)
-				case "delta":
-					w.Event.HasDelta = d.Kind() == jsonscan.Object
-					for k := range d.Object() {
-						switch string(k) {
-						case "type":
-							w.Event.Delta.Type = str(d)
-						case "text":
-							w.Event.Delta.Text = str(d)
-						case "thinking":
-							w.Event.Delta.Thinking = str(d)
-						}
-					}
-				}
-			}
+			w.Event.decode(d)
 		case "model":
 			w.Model = str(d)
 		case "claude_code_version":
@@ -329,6 +302,44 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		}
 	}
 	return bad
+}
+
+// decode reads a message; it reports a tool input that is not valid JSON
+// (bad).
+func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
+	m.Model, m.Content = "", m.Content[:0]
+	for k := range d.Object() {
+		switch string(k) {
+		case "model":
+			m.Model = str(d)
+		case "content":
+			m.Content = decodeContent(d, m.Content[:0], &bad)
+		}
+	}
+	return bad
+}
+
+// decode reads a stream event.
+func (e *wireStreamEvt) decode(d *jsonscan.Decoder) {
+	*e = wireStreamEvt{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			e.Type = str(d)
+		case "delta":
+			e.HasDelta = d.Kind() == jsonscan.Object
+			for k := range d.Object() {
+				switch string(k) {
+				case "type":
+					e.Delta.Type = str(d)
+				case "text":
+					e.Delta.Text = str(d)
+				case "thinking":
+					e.Delta.Thinking = str(d)
+				}
+			}
+		}
+	}
 }
 
 // decodeContent reads a message's content, a string or an array of
@@ -455,137 +466,155 @@ func (p *parser) apply(w *wireLine, line *driver.Line) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	sub := w.ParentToolUseID
-	raw := line.Raw()
-	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
+	base := agentcli.Event{SessionID: w.SessionID, Subagent: w.ParentToolUseID, Raw: line.Raw()}
+	known := true
 	switch w.Type {
 	case "system":
-		switch w.Subtype {
-		case "init":
-			p.model = w.Model
-			ev := base
-			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-			p.evs = append(p.evs, ev)
-			return
-		case "api_retry":
-			ev := base
-			ev.Kind = agentcli.EventRetry
-			ev.Retry = &agentcli.Retry{
-				Attempt:    w.Attempt,
-				MaxRetries: w.MaxRetries,
-				Delay:      millis(w.RetryDelayMS),
-				Message:    w.Error,
-			}
-			if w.HasErrorStatus {
-				ev.Retry.Status = w.ErrorStatus
-			}
-			p.evs = append(p.evs, ev)
-			return
-		}
+		known = p.system(w, base)
 	case "assistant":
-		if !w.HasMessage {
-			break
-		}
-		if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
-			// The CLI's own rendering of an API error; the result line
-			// carries the error. Surface the text as a notice, not as
-			// model output.
-			ev := base
-			ev.Kind = agentcli.EventNotice
-			ev.Text = joinText(w.Message.Content)
-			p.evs = append(p.evs, ev)
-			return
-		}
-		for i := range w.Message.Content {
-			b := &w.Message.Content[i]
-			ev := base
-			switch b.Type {
-			case "text":
-				ev.Kind, ev.Text = agentcli.EventText, b.Text
-				if sub == "" {
-					p.lastText = b.Text
-				}
-			case "thinking":
-				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
-			case "tool_use", "server_tool_use":
-				ev.Kind = agentcli.EventToolUse
-				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
-			default: // redacted_thinking, web_search_tool_result, future blocks
-				ev.Kind = agentcli.EventUnknown
-				ev.Raw = line.UnknownRaw()
-			}
-			p.evs = append(p.evs, ev)
-		}
-		return
+		known = w.HasMessage && p.assistant(w, base, line)
 	case "user":
-		if !w.HasMessage {
-			break
-		}
-		n := len(p.evs)
-		for i := range w.Message.Content {
-			b := &w.Message.Content[i]
-			if b.Type != "tool_result" {
-				continue
-			}
-			ev := base
-			ev.Kind = agentcli.EventToolResult
-			ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
-			p.evs = append(p.evs, ev)
-		}
-		if len(p.evs) > n {
-			return
-		}
+		known = w.HasMessage && p.user(w, base)
 	case "stream_event":
-		e := &w.Event
-		if !w.HasEvent || e.Type != "content_block_delta" || !e.HasDelta {
-			return // message_start, input_json_delta, …: nothing to normalize
-		}
+		p.streamEvent(&w.Event, w.HasEvent, base)
+	case "result":
+		p.resultLine(w, base)
+	default:
+		known = false
+	}
+	if !known {
 		ev := base
-		switch e.Delta.Type {
-		case "text_delta":
-			ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
-		case "thinking_delta":
-			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
-		default:
-			return
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		p.evs = append(p.evs, ev)
+	}
+}
+
+// system appends the events of a system line; it reports false for a
+// subtype it does not know.
+func (p *parser) system(w *wireLine, base agentcli.Event) bool {
+	ev := base
+	switch w.Subtype {
+	case "init":
+		p.model = w.Model
+		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
+	case "api_retry":
+		ev.Kind = agentcli.EventRetry
+		ev.Retry = &agentcli.Retry{
+			Attempt:    w.Attempt,
+			MaxRetries: w.MaxRetries,
+			Delay:      millis(w.RetryDelayMS),
+			Message:    w.Error,
+		}
+		if w.HasErrorStatus {
+			ev.Retry.Status = w.ErrorStatus
+		}
+	default:
+		return false
+	}
+	p.evs = append(p.evs, ev)
+	return true
+}
+
+// assistant appends the events of an assistant message: one per block.
+func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) bool {
+	if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
+		// The CLI's own rendering of an API error; the result line
+		// carries the error. Surface the text as a notice, not as model
+		// output.
+		ev := base
+		ev.Kind = agentcli.EventNotice
+		ev.Text = joinText(w.Message.Content)
+		p.evs = append(p.evs, ev)
+		return true
+	}
+	for i := range w.Message.Content {
+		b := &w.Message.Content[i]
+		ev := base
+		switch b.Type {
+		case "text":
+			ev.Kind, ev.Text = agentcli.EventText, b.Text
+			if base.Subagent == "" {
+				p.lastText = b.Text
+			}
+		case "thinking":
+			ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
+		case "tool_use", "server_tool_use":
+			ev.Kind = agentcli.EventToolUse
+			ev.Tool = tools.Use(b.ID, b.Name, b.Input)
+		default: // redacted_thinking, web_search_tool_result, future blocks
+			ev.Kind = agentcli.EventUnknown
+			ev.Raw = line.UnknownRaw()
 		}
 		p.evs = append(p.evs, ev)
-		return
-	case "result":
-		p.result = &wireResult{
-			SessionID:        w.SessionID,
-			Subtype:          w.Subtype,
-			IsError:          w.IsError,
-			Result:           w.Result,
-			HasResult:        w.HasResult,
-			NumTurns:         w.NumTurns,
-			TotalCostUSD:     w.TotalCostUSD,
-			HasTotalCostUSD:  w.HasTotalCostUSD,
-			Usage:            w.Usage,
-			HasUsage:         w.HasUsage,
-			StopReason:       w.StopReason,
-			TerminalReason:   w.TerminalReason,
-			APIErrorStatus:   w.APIErrorStatus,
-			Errors:           w.Errors,
-			StructuredOutput: w.StructuredOutput,
+	}
+	return true
+}
+
+// user appends the tool results of a user message; it reports false
+// when there are none.
+func (p *parser) user(w *wireLine, base agentcli.Event) bool {
+	n := len(p.evs)
+	for i := range w.Message.Content {
+		b := &w.Message.Content[i]
+		if b.Type != "tool_result" {
+			continue
 		}
-		if w.ModelUsageCount == 1 {
-			p.result.Model, p.result.HasModel = w.ModelUsage, true
-		}
-		p.resultRaw = raw
-		if w.HasUsage {
-			ev := base
-			ev.Kind = agentcli.EventUsage
-			u := w.Usage
-			ev.Usage = &u
-			p.evs = append(p.evs, ev)
-		}
+		ev := base
+		ev.Kind = agentcli.EventToolResult
+		ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
+		p.evs = append(p.evs, ev)
+	}
+	return len(p.evs) > n
+}
+
+// streamEvent appends the text or thinking delta of a stream event; the
+// others (message_start, input_json_delta, …) have nothing to normalize.
+func (p *parser) streamEvent(e *wireStreamEvt, has bool, base agentcli.Event) {
+	if !has || e.Type != "content_block_delta" || !e.HasDelta {
 		return
 	}
 	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = line.UnknownRaw()
+	switch e.Delta.Type {
+	case "text_delta":
+		ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
+	case "thinking_delta":
+		ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
+	default:
+		return
+	}
 	p.evs = append(p.evs, ev)
+}
+
+// resultLine keeps the result line for End, and appends its usage.
+func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
+	p.result = &wireResult{
+		SessionID:        w.SessionID,
+		Subtype:          w.Subtype,
+		IsError:          w.IsError,
+		Result:           w.Result,
+		HasResult:        w.HasResult,
+		NumTurns:         w.NumTurns,
+		TotalCostUSD:     w.TotalCostUSD,
+		HasTotalCostUSD:  w.HasTotalCostUSD,
+		Usage:            w.Usage,
+		HasUsage:         w.HasUsage,
+		StopReason:       w.StopReason,
+		TerminalReason:   w.TerminalReason,
+		APIErrorStatus:   w.APIErrorStatus,
+		Errors:           w.Errors,
+		StructuredOutput: w.StructuredOutput,
+	}
+	if w.ModelUsageCount == 1 {
+		p.result.Model, p.result.HasModel = w.ModelUsage, true
+	}
+	p.resultRaw = base.Raw
+	if w.HasUsage {
+		ev := base
+		ev.Kind = agentcli.EventUsage
+		u := w.Usage
+		ev.Usage = &u
+		p.evs = append(p.evs, ev)
+	}
 }
 
 // millis converts a delay in milliseconds, saturating rather than

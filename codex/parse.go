@@ -266,22 +266,7 @@ func (it *wireItem) decode(d *jsonscan.Decoder) {
 		case "status":
 			it.Status = str(d)
 		case "changes":
-			it.Changes = nil
-			if d.Kind() == jsonscan.Array {
-				it.Changes = []wireChange{}
-			}
-			for range d.Array() {
-				var c wireChange
-				for k := range d.Object() {
-					switch string(k) {
-					case "path":
-						c.Path = str(d)
-					case "kind":
-						c.Kind = str(d)
-					}
-				}
-				it.Changes = append(it.Changes, c)
-			}
+			it.Changes = decodeChanges(d)
 		case "server":
 			it.Server = str(d)
 		case "tool":
@@ -290,27 +275,13 @@ func (it *wireItem) decode(d *jsonscan.Decoder) {
 			it.Arguments = d.Raw()
 		case "result":
 			it.HasResult = d.Kind() == jsonscan.Object
-			it.Result = mcpResult{}
-			for k := range d.Object() {
-				switch string(k) {
-				case "content":
-					it.Result.decodeContent(d)
-				case "structured_content":
-					it.Result.StructuredContent = d.Raw()
-				}
-			}
+			it.Result.decode(d)
 		case "error":
 			it.Error, it.HasError = errorMessage(d)
 		case "prompt":
 			it.Prompt = str(d)
 		case "receiver_thread_ids":
-			it.ReceiverIDs = nil
-			if d.Kind() == jsonscan.Array {
-				it.ReceiverIDs = []string{}
-			}
-			for range d.Array() {
-				it.ReceiverIDs = append(it.ReceiverIDs, str(d))
-			}
+			it.ReceiverIDs = decodeStrings(d)
 		case "agents_states":
 			it.AgentsStates = d.Raw()
 		case "query":
@@ -318,19 +289,73 @@ func (it *wireItem) decode(d *jsonscan.Decoder) {
 		case "action":
 			it.Action = d.Raw()
 		case "items":
-			it.Items = nil
-			for range d.Array() {
-				var t wireTodo
-				for k := range d.Object() {
-					switch string(k) {
-					case "text":
-						t.Text = str(d)
-					case "completed":
-						t.Completed = d.LooseBool()
-					}
-				}
-				it.Items = append(it.Items, t)
+			it.Items = decodeTodos(d)
+		}
+	}
+}
+
+// decodeChanges reads a file change's changes: nil for null or a value
+// that is not an array.
+func decodeChanges(d *jsonscan.Decoder) []wireChange {
+	var cs []wireChange
+	if d.Kind() == jsonscan.Array {
+		cs = []wireChange{}
+	}
+	for range d.Array() {
+		var c wireChange
+		for k := range d.Object() {
+			switch string(k) {
+			case "path":
+				c.Path = str(d)
+			case "kind":
+				c.Kind = str(d)
 			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// decodeStrings reads an array of strings: nil for null or a value that
+// is not an array.
+func decodeStrings(d *jsonscan.Decoder) []string {
+	var ss []string
+	if d.Kind() == jsonscan.Array {
+		ss = []string{}
+	}
+	for range d.Array() {
+		ss = append(ss, str(d))
+	}
+	return ss
+}
+
+// decodeTodos reads a plan's items.
+func decodeTodos(d *jsonscan.Decoder) []wireTodo {
+	var items []wireTodo
+	for range d.Array() {
+		var t wireTodo
+		for k := range d.Object() {
+			switch string(k) {
+			case "text":
+				t.Text = str(d)
+			case "completed":
+				t.Completed = d.LooseBool()
+			}
+		}
+		items = append(items, t)
+	}
+	return items
+}
+
+// decode reads an MCP tool call's result.
+func (r *mcpResult) decode(d *jsonscan.Decoder) {
+	*r = mcpResult{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "content":
+			r.decodeContent(d)
+		case "structured_content":
+			r.StructuredContent = d.Raw()
 		}
 	}
 }
@@ -470,97 +495,100 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 		it.ID = it.FirstID
 	}
 	switch it.Type {
+	case "agent_message", "reasoning", "error":
+		p.message(done, it, base)
+		return true
+	}
+	use, res := p.toolItem(it)
+	switch {
+	case use == nil:
+		return false
+	case it.Type == "todo_list" && !done:
+		// Every plan update is a new TodoWrite with the whole list,
+		// under the item's id.
+		p.started[it.ID] = true
+		ev := base
+		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		p.evs = append(p.evs, ev)
+		return true
+	}
+	p.toolEvents(base, it.ID, done, use, res)
+	return true
+}
+
+// message appends the event of an agent message, reasoning or error
+// item: the text of one that completed, an error's notice at once.
+func (p *parser) message(done bool, it *wireItem, base agentcli.Event) {
+	ev := base
+	switch it.Type {
 	case "agent_message":
 		if !done {
-			return true
+			return
 		}
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, it.Text
 		p.lastText = it.Text
-		p.evs = append(p.evs, ev)
 	case "reasoning":
 		if !done || it.Text == "" {
-			return true
+			return
 		}
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, it.Text
-		p.evs = append(p.evs, ev)
 	case "error":
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, it.Message
 		if m := rerouteRe.FindStringSubmatch(it.Message); m != nil {
 			p.model = m[1]
 		}
-		p.evs = append(p.evs, ev)
+	}
+	p.evs = append(p.evs, ev)
+}
+
+// toolItem returns the tool use and result of a tool item, or nil for an
+// item type it does not know.
+func (p *parser) toolItem(it *wireItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
+	res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+	switch it.Type {
 	case "command_execution":
-		use := p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command))
-		res := &agentcli.ToolResult{
-			ID:      it.ID,
-			Output:  it.AggregatedOutput,
-			IsError: (it.HasExitCode && it.ExitCode != 0) || failedStatus(it.Status),
-		}
+		res.Output = it.AggregatedOutput
 		if it.HasExitCode {
 			code := it.ExitCode
 			res.ExitCode = &code
+			res.IsError = res.IsError || code != 0
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		return p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command)), res
 	case "file_change":
-		name := fileChangeTool(it.Changes)
-		use := p.toolUse(it, name, changesInput(it.Changes))
 		var out []string
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
 		}
-		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: failedStatus(it.Status)}
-		p.toolEvents(base, it.ID, done, use, res)
+		res.Output = strings.Join(out, "\n")
+		return p.toolUse(it, fileChangeTool(it.Changes), changesInput(it.Changes)), res
 	case "mcp_tool_call":
-		rawName := "mcp__" + it.Server + "__" + it.Tool
 		args := it.Arguments
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		use := tools.Use(it.ID, rawName, args)
-		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
 		case it.HasError:
 			res.Output, res.IsError = it.Error, true
 		case it.HasResult:
 			res.Output = it.Result.text()
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		return tools.Use(it.ID, "mcp__"+it.Server+"__"+it.Tool, args), res
 	case "collab_tool_call":
-		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
-		use := p.toolUse(it, "", marshal(input))
-		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
 			res.Output = string(it.AgentsStates)
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
+		return p.toolUse(it, "", marshal(input)), res
 	case "web_search":
 		input := map[string]any{"query": it.Query}
 		if len(it.Action) > 0 && json.Valid(it.Action) {
 			input["action"] = json.RawMessage(it.Action)
 		}
-		use := p.toolUse(it, "", marshal(input))
-		res := &agentcli.ToolResult{ID: it.ID}
-		p.toolEvents(base, it.ID, done, use, res)
+		return p.toolUse(it, "", marshal(input)), &agentcli.ToolResult{ID: it.ID}
 	case "todo_list":
-		use := p.toolUse(it, "", todosInput(it.Items))
-		if !done {
-			// Every plan update is a new TodoWrite with the whole list,
-			// under the item's id.
-			p.started[it.ID] = true
-			ev := base
-			ev.Kind, ev.Tool = agentcli.EventToolUse, use
-			p.evs = append(p.evs, ev)
-			return true
-		}
-		res := &agentcli.ToolResult{ID: it.ID}
-		p.toolEvents(base, it.ID, done, use, res)
-	default:
-		return false
+		return p.toolUse(it, "", todosInput(it.Items)), &agentcli.ToolResult{ID: it.ID}
 	}
-	return true
+	return nil, nil
 }
 
 // toolUse builds the ToolUse of a tool item. name, if not "", overrides the

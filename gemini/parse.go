@@ -299,11 +299,11 @@ func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 
 // applyEvent appends the events of a decoded stream-json line w.
 func (p *streamParser) applyEvent(w *wireEvent, line *driver.Line) {
-	raw := line.Raw()
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
-	base := agentcli.Event{SessionID: p.sessionID, Raw: raw}
+	base := agentcli.Event{SessionID: p.sessionID, Raw: line.Raw()}
+	ev := base
 	switch w.Type {
 	case "init":
 		// Starts the run; anything before it is not part of the answer.
@@ -311,54 +311,20 @@ func (p *streamParser) applyEvent(w *wireEvent, line *driver.Line) {
 		p.block.Reset()
 		p.turnText.Reset()
 		p.errMsg = ""
-		ev := base
 		ev.Kind, ev.SessionID, ev.Model = agentcli.EventInit, w.SessionID, w.Model
-		p.evs = append(p.evs, ev)
-		return
 	case "message":
 		switch w.Role {
 		case "user":
 			return // the prompt, echoed once
 		case "assistant":
-			ev := base
-			ev.Text = w.Content
-			p.turnText.WriteString(w.Content)
-			if w.Delta {
-				ev.Kind = agentcli.EventTextDelta
-				p.block.WriteString(w.Content)
-				p.evs = append(p.evs, ev)
-				return
-			}
-			// gemini 0.61.0 marks every assistant message as a delta;
-			// one without the mark is taken as a whole block.
-			p.endBlock()
-			ev.Kind = agentcli.EventText
-			p.evs = append(p.evs, ev)
+			p.message(w, base)
 			return
 		}
-	case "tool_use":
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+	case "tool_use", "tool_result":
 		p.endBlock()
 		p.turnText.Reset()
-		ev := base
-		ev.Kind = agentcli.EventToolUse
-		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
-		p.evs = append(p.evs, ev)
-		return
-	case "tool_result":
-		p.endBlock()
-		p.turnText.Reset()
-		ev := base
-		ev.Kind = agentcli.EventToolResult
-		tr := &agentcli.ToolResult{ID: w.ToolID, IsError: w.Status == "error"}
-		if w.Output != nil {
-			tr.Output = *w.Output
-		}
-		if tr.Output == "" && w.Error != nil {
-			tr.Output = w.Error.Message
-		}
-		ev.ToolResult = tr
-		p.evs = append(p.evs, ev)
-		return
+		ev = toolEvent(w, base)
 	case "error":
 		// Non-fatal: loop detected, max session turns, an empty or
 		// blocked model stream, agent execution blocked. The result
@@ -366,32 +332,61 @@ func (p *streamParser) applyEvent(w *wireEvent, line *driver.Line) {
 		if w.Severity == "error" {
 			p.errMsg = w.Message
 		}
-		ev := base
-		ev.Kind = agentcli.EventNotice
-		ev.Text = w.Message
+		ev.Kind, ev.Text = agentcli.EventNotice, w.Message
 		if w.Severity != "" {
 			ev.Text = w.Severity + ": " + w.Message
 		}
-		p.evs = append(p.evs, ev)
-		return
 	case "result":
 		p.endBlock()
 		r := *w
 		p.result = &r
-		p.resultRaw = raw
-		if w.Stats != nil {
-			ev := base
-			ev.Kind = agentcli.EventUsage
-			u := streamUsage(w.Stats)
-			ev.Usage = &u
-			p.evs = append(p.evs, ev)
+		p.resultRaw = base.Raw
+		if w.Stats == nil {
+			return
 		}
-		return
+		u := streamUsage(w.Stats)
+		ev.Kind, ev.Usage = agentcli.EventUsage, &u
+	default:
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
 	}
-	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
+}
+
+// message appends the event of an assistant message: a text delta, or a
+// whole block.
+func (p *streamParser) message(w *wireEvent, base agentcli.Event) {
+	ev := base
+	ev.Text = w.Content
+	p.turnText.WriteString(w.Content)
+	if w.Delta {
+		ev.Kind = agentcli.EventTextDelta
+		p.block.WriteString(w.Content)
+	} else {
+		// gemini 0.61.0 marks every assistant message as a delta; one
+		// without the mark is taken as a whole block.
+		p.endBlock()
+		ev.Kind = agentcli.EventText
+	}
+	p.evs = append(p.evs, ev)
+}
+
+// toolEvent returns the event of a tool_use or tool_result line.
+func toolEvent(w *wireEvent, base agentcli.Event) agentcli.Event {
+	ev := base
+	if w.Type == "tool_use" {
+		ev.Kind = agentcli.EventToolUse
+		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
+		return ev
+	}
+	tr := &agentcli.ToolResult{ID: w.ToolID, IsError: w.Status == "error"}
+	if w.Output != nil {
+		tr.Output = *w.Output
+	}
+	if tr.Output == "" && w.Error != nil {
+		tr.Output = w.Error.Message
+	}
+	ev.Kind, ev.ToolResult = agentcli.EventToolResult, tr
+	return ev
 }
 
 // joined gathers text pieces. One piece is kept as it is: a huge delta,

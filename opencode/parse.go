@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"math"
@@ -345,10 +346,7 @@ func decodeError(d *jsonscan.Decoder) apiError {
 // apply appends the events of the decoded line w.
 func (p *parser) apply(w *wireLine, line *driver.Line) {
 	part := &w.Part
-	sid := w.SessionID
-	if sid == "" {
-		sid = part.SessionID
-	}
+	sid := cmp.Or(w.SessionID, part.SessionID)
 	if sid != "" {
 		if p.sessionID == "" {
 			p.sessionID = sid
@@ -358,69 +356,49 @@ func (p *parser) apply(w *wireLine, line *driver.Line) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
-	raw := line.Raw()
-	base := agentcli.Event{SessionID: sid, Raw: raw}
+	base := agentcli.Event{SessionID: sid, Raw: line.Raw()}
+	if w.Type == "error" || w.Type == "done" {
+		p.end(w, base)
+		return
+	}
 	switch w.Type {
 	case "step_start":
 		p.step(part.MessageID, true)
 		p.open = true
-		return
-	case "text":
+	case "text", "reasoning", "tool_use", "step_finish":
 		p.step(part.MessageID, false)
+		if p.part(w.Type, part, base) {
+			return
+		}
+		fallthrough
+	default:
+		ev := base
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		p.evs = append(p.evs, ev)
+	}
+}
+
+// part appends the events of a part of the current step; it reports
+// false for a part that is not model output (a synthetic text).
+func (p *parser) part(typ string, part *wirePart, base agentcli.Event) bool {
+	ev := base
+	switch typ {
+	case "text":
 		if part.Synthetic || part.Ignored {
-			break // not model output
+			return false
 		}
 		p.stepText = append(p.stepText, part.Text)
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, part.Text
-		p.evs = append(p.evs, ev)
-		return
 	case "reasoning":
-		p.step(part.MessageID, false)
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, part.Text
-		p.evs = append(p.evs, ev)
-		return
 	case "tool_use":
-		p.step(part.MessageID, false)
-		id := part.CallID
-		if id == "" {
-			id = part.ID
-		}
-		use := base
-		use.Kind = agentcli.EventToolUse
-		use.Tool = tools.Use(id, part.Tool, nil)
-		p.evs = append(p.evs, use)
-		if !part.HasState {
-			return
-		}
-		st := &part.State
-		if len(st.Input) > 0 && string(st.Input) != "null" {
-			use.Tool.Input = st.Input
-		}
-		res := &agentcli.ToolResult{ID: id}
-		switch st.Status {
-		case "completed":
-			res.Output = st.Output
-		case "error":
-			res.Output, res.IsError = st.Error, true
-		default: // pending and running are never printed by `run`
-			return
-		}
-		if st.HasExit {
-			c := st.Exit
-			res.ExitCode = &c
-		}
-		ev := base
-		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
-		p.evs = append(p.evs, ev)
-		return
+		p.toolUse(part, base)
+		return true
 	case "step_finish":
-		p.step(part.MessageID, false)
 		p.open = false
 		p.steps++
 		p.stopReason = part.Reason
-		p.lastFinish = raw
+		p.lastFinish = base.Raw
 		if part.HasCost {
 			c := part.Cost
 			if p.cost != nil {
@@ -432,36 +410,67 @@ func (p *parser) apply(w *wireLine, line *driver.Line) {
 			p.usage = p.usage.Add(part.Tokens)
 		}
 		u := p.usage
-		ev := base
 		ev.Kind, ev.Usage = agentcli.EventUsage, &u
-		p.evs = append(p.evs, ev)
-		return
-	case "error":
-		e := w.Error
-		if !w.HasError {
-			e.message = "unknown error"
-		}
-		if len(p.errs) < maxErrors {
-			p.errs = append(p.errs, e)
-		}
-		p.errorRaw = raw
-		ev := base
-		ev.Kind, ev.Text = agentcli.EventNotice, e.String()
-		p.evs = append(p.evs, ev)
-		return
-	case "done":
-		p.done, p.doneRaw, p.doneWhy = true, raw, w.Reason
-		if len(w.Rejected) > 0 {
-			ev := base
-			ev.Kind = agentcli.EventNotice
-			ev.Text = "opencode rejected permission requests: " + strings.Join(w.Rejected, ", ")
-			p.evs = append(p.evs, ev)
-		}
+	}
+	p.evs = append(p.evs, ev)
+	return true
+}
+
+// toolUse appends the tool use of a tool part and, once it completed or
+// failed, its result.
+func (p *parser) toolUse(part *wirePart, base agentcli.Event) {
+	id := cmp.Or(part.CallID, part.ID)
+	use := base
+	use.Kind = agentcli.EventToolUse
+	use.Tool = tools.Use(id, part.Tool, nil)
+	p.evs = append(p.evs, use)
+	if !part.HasState {
 		return
 	}
+	st := &part.State
+	if len(st.Input) > 0 && string(st.Input) != "null" {
+		use.Tool.Input = st.Input
+	}
+	res := &agentcli.ToolResult{ID: id}
+	switch st.Status {
+	case "completed":
+		res.Output = st.Output
+	case "error":
+		res.Output, res.IsError = st.Error, true
+	default: // pending and running are never printed by `run`
+		return
+	}
+	if st.HasExit {
+		c := st.Exit
+		res.ExitCode = &c
+	}
 	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = line.UnknownRaw()
+	ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
+	p.evs = append(p.evs, ev)
+}
+
+// end notes an error line or the done line, which decide the outcome.
+func (p *parser) end(w *wireLine, base agentcli.Event) {
+	ev := base
+	ev.Kind = agentcli.EventNotice
+	if w.Type == "done" {
+		p.done, p.doneRaw, p.doneWhy = true, base.Raw, w.Reason
+		if len(w.Rejected) == 0 {
+			return
+		}
+		ev.Text = "opencode rejected permission requests: " + strings.Join(w.Rejected, ", ")
+		p.evs = append(p.evs, ev)
+		return
+	}
+	e := w.Error
+	if !w.HasError {
+		e.message = "unknown error"
+	}
+	if len(p.errs) < maxErrors {
+		p.errs = append(p.errs, e)
+	}
+	p.errorRaw = base.Raw
+	ev.Text = e.String()
 	p.evs = append(p.evs, ev)
 }
 
