@@ -92,10 +92,10 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 					yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Canceled})
 					return
 				case "timeout":
-					yield(agentcli.Event{}, f.errs.Timeout(0, Exit{Stderr: rec.Stderr}))
+					yield(agentcli.Event{}, f.errs.Timeout(0, rec.Exit))
 					return
 				}
-				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
+				ev, err := f.end(rec.Exit)
 				if err != nil {
 					err = red.Error(err)
 					CapRawErr(err, f.errs.rawLimit)

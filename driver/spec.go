@@ -250,16 +250,10 @@ type Job struct {
 	OnSession func(id string)
 }
 
-// Exit is how the CLI process ended, as a parser sees it.
-type Exit struct {
-	// Code is the exit status; -1 if the process was killed by a signal.
-	Code int
-	// Stderr is the tail of stderr, raw (the runner redacts what it
-	// reports).
-	Stderr string
-	// Truncated reports that Stderr lacks the start of what the CLI wrote.
-	Truncated bool
-}
+// Exit is how the CLI process ended, as a parser sees it: its exit
+// status and the tail of its stderr, raw (the kit redacts what it
+// reports). It is the exit record of the wire log, defined once.
+type Exit = wirelog.Exit
 
 // DefaultMaxLine is the longest output line a run reads when
 // agentcli.Options.MaxLineBytes is zero: 64 MiB. A parser that buffers

@@ -255,13 +255,12 @@ func (o *oneShot) pump(p *proc.Process, f *feed, wl *wirelog.Writer, session fun
 // finish waits for the CLI to exit and yields the run's outcome: its
 // result, or its error.
 func (o *oneShot) finish(p *proc.Process, f *feed, wl *wirelog.Writer) {
-	pe := p.Wait()
-	e := Exit{Code: pe.Code, Stderr: pe.Stderr, Truncated: pe.StderrTruncated}
+	e := p.Wait().Exit
 	if wl != nil {
 		if o.runCtx.Err() != nil {
 			wl.Ended(endReason(o.ctx))
 		}
-		wl.Exit(e.Code, o.red.Redact(e.Stderr))
+		wl.Exit(o.red.Exit(e))
 	}
 	if o.runCtx.Err() != nil {
 		o.out(agentcli.Event{}, o.ended(e))

@@ -397,9 +397,11 @@ func (s *Session) read() {
 	s.mu.Unlock()
 	killEscapees(escaped)
 	if s.wire != nil {
-		s.wire.Exit(exit.Code, s.red.Redact(exit.Stderr))
+		rec := exit.Exit
+		rec.Stderr = s.red.Redact(rec.Stderr)
+		s.wire.Exit(rec)
 	}
-	s.exited(closing, driver.Exit{Code: exit.Code, Stderr: exit.Stderr, Truncated: exit.StderrTruncated})
+	s.exited(closing, exit.Exit)
 }
 
 // tooLong reports a stdout line over the limit to the running turn.
