@@ -67,6 +67,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
 	c.Interactive = b.spec.Interactive != nil
+	c.PortableSessions = b.spec.ExportSession != nil && b.spec.ImportSession != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c

@@ -96,6 +96,17 @@ type Spec struct {
 	// describes it, proto is what the session recorded for its protocol,
 	// and log is positioned after the start record.
 	ReplaySession func(r *Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error]
+	// ExportSession, if set, returns the files in which the CLI keeps
+	// session id, run in r.Dir (agentcli.ExportSession), with names
+	// relative to roots it knows; a session it has no files of is
+	// SessionNotFound. ImportSession, if set, writes files, exported
+	// from a session run in oldDir and already rewritten to name r.Dir
+	// instead (RewriteDir), so that the CLI resumes the session from
+	// r.Dir, and returns the id to resume it by (normally id). Both run
+	// with r's environment (the CLI's home, its state directories) and
+	// start no model call.
+	ExportSession func(ctx context.Context, r *Run, id string) ([]SessionFile, error)
+	ImportSession func(ctx context.Context, r *Run, oldDir, id string, files []SessionFile) (string, error)
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
@@ -134,6 +145,7 @@ type Run struct {
 	State any
 
 	spec     *Spec
+	cmu      sync.Mutex // guards tmp and cleanups (see Cleanup)
 	tmp      string
 	cleanups []func()
 	backend  string    // set for interactive runs (see Unsupported)
@@ -201,11 +213,17 @@ func (r *Run) LiveWireLog(backend string, args []string, proto any) *wirelog.Wri
 // Defer registers f to run when the run ends (after the process is gone),
 // on every path, like the temporary directory's removal. A live session
 // runs them when it closes.
-func (r *Run) Defer(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *Run) Defer(f func()) {
+	r.cmu.Lock()
+	r.cleanups = append(r.cleanups, f)
+	r.cmu.Unlock()
+}
 
 // TempDir returns a private (0700) directory that lives as long as the run
 // and is removed with everything in it when the run ends.
 func (r *Run) TempDir() (string, error) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
 	if r.tmp != "" {
 		return r.tmp, nil
 	}
@@ -220,13 +238,18 @@ func (r *Run) TempDir() (string, error) {
 // Cleanup removes the run's temporary directory, if any. The runner calls
 // it when a run ends; a live session calls it when it closes.
 func (r *Run) Cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
+	// A one-shot run that went through a live session cleans up when it
+	// ends, and the session when its CLI is gone, which may come later:
+	// whoever comes first does it, once.
+	r.cmu.Lock()
+	cleanups, tmp := r.cleanups, r.tmp
+	r.cleanups, r.tmp = nil, ""
+	r.cmu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
 	}
-	r.cleanups = nil
-	if r.tmp != "" {
-		os.RemoveAll(r.tmp)
-		r.tmp = ""
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 }
 

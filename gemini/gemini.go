@@ -213,7 +213,9 @@ var spec = driver.Spec{
 	Classify: classify,
 	Hint:     hint,
 
-	Interactive: interactive,
+	Interactive:   interactive,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.
