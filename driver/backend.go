@@ -16,7 +16,6 @@ import (
 // The result implements SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
-	specs.Store(spec.Name, spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
@@ -132,7 +131,7 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()
-		return nil, b.spec.finishErr(err, Exit{}, red)
+		return nil, red.Error(err)
 	}
 	return redactSession(s, red, RawLimit(req)), nil
 }

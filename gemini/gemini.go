@@ -201,11 +201,10 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	NewParser: func(r *driver.Run) driver.Parser {
-		f := formatJSON
 		if r.Deltas {
-			f = formatStream
+			return newParser(formatStream)
 		}
-		p := newParser(f)
+		p := newJSONParser()
 		if r.Options != nil && r.Options.MaxLineBytes > 0 {
 			p.limit = r.Options.MaxLineBytes // the json document is one value
 		}

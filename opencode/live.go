@@ -204,6 +204,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Cleanup:  r.Cleanup,
 		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor: r.Redactor(),
+		Errors:   r.Errors(),
 	})
 }
 
@@ -219,6 +220,6 @@ func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) it
 		}
 	}
 	ac.RawName = mcpToolName(servers)
-	return livesession.Replay(livesession.Config{Backend: Name, Options: *r.Options, Request: r.Req,
+	return livesession.Replay(livesession.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(),
 		Proto: func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) }}, log)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -223,7 +222,7 @@ func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 				closed = true
 				s.Close()
 			case "exit":
-				s.exited(closed, driver.Exit{Code: rec.Code, Stderr: rec.Stderr})
+				s.exited(closed, rec.Exit)
 				if !flush() {
 					return
 				}
