@@ -155,7 +155,8 @@ func hostileMCPServer(h *rapid.Generator[string]) *rapid.Generator[agentcli.MCPS
 // Benign returns the benign twin of req: every caller string that can
 // reach argv replaced by a harmless value (SessionID by sessionID, an id
 // the backend accepts), keeping which fields are set, how many tool rules
-// and MCP servers there are, and the tool rules that name a known tool.
+// and MCP servers there are, the tool rules that name a known tool, and
+// an Effort that is one of agentcli.Efforts.
 func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 	b := *req
 	swap := func(s, with string) string {
@@ -170,8 +171,8 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 	b.Model = swap(req.Model, "m")
 	b.Dir = swap(req.Dir, "/d")
 	b.FallbackModel = swap(req.FallbackModel, "m2")
-	if req.Effort != "" {
-		b.Effort = agentcli.EffortHigh
+	if req.Effort != "" && !slices.Contains(agentcli.Efforts(), req.Effort) {
+		b.Effort = agentcli.EffortHigh // a known level is no caller string
 	}
 	b.MCPServers = nil
 	for i, s := range req.MCPServers {

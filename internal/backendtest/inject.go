@@ -1,6 +1,8 @@
 package backendtest
 
 import (
+	"testing"
+
 	"slices"
 
 	"pgregory.net/rapid"
@@ -63,4 +65,27 @@ type Fataler = drivertest.Fataler
 func CheckRequestError(t Fataler, err error, backend string) *agentcli.RequestError {
 	t.Helper()
 	return drivertest.CheckRequestError(t, err, backend)
+}
+
+// HostileRequests runs drivertest's end-to-end flag-injection property
+// against k's backend, with the flavor's grammar as the CLI's option
+// parser, resumeID as a session id the backend accepts and hostile, if
+// not nil, adjusting each request (see drivertest.Kit).
+func HostileRequests(t *testing.T, k Kit, resumeID string, hostile func(*agentcli.Request)) {
+	t.Helper()
+	pk := k.Public()
+	pk.ResumeID, pk.Hostile = resumeID, hostile
+	fl := fakecli.Flavors[k.Name]
+	pk.Args = func(args []string) (*drivertest.Argv, error) {
+		p, err := fl.Parse(args)
+		if err != nil {
+			return nil, err
+		}
+		a := &drivertest.Argv{Positional: p.Positional}
+		for _, o := range p.Options {
+			a.Options = append(a.Options, drivertest.Option{Name: o.Name, Value: o.Value, Arg: o.Arg})
+		}
+		return a, nil
+	}
+	drivertest.HostileRequests(t, pk)
 }
