@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ import (
 func HostileRequests(t *testing.T, k Kit) {
 	t.Helper()
 	names, fields := probe(t, k)
+	if t.Failed() {
+		t.FailNow()
+	}
 	var cases, started int
 	defer func() {
 		t.Logf("%d of %d hostile requests started the CLI", started, cases)
@@ -239,11 +243,12 @@ func sparse(t *rapid.T, req *agentcli.Request, use []field) *agentcli.Request {
 	return r
 }
 
-// probe runs the plain request {Prompt: "p"}, which must succeed, and one
-// request per field with a benign value of it (see fields), and returns
-// the option names the backend's argv held (words starting with "-", up to
-// an "="), with HostileString's defaults, and the fields whose request
-// succeeded.
+// probe runs the plain request {Prompt: "p"} and one request per field
+// with a benign value of it (see fields), each of which must succeed or be
+// refused before the CLI starts (a field the backend does not take), and
+// returns the option names the backend's argv held (words starting with
+// "-", up to an "="), with HostileString's defaults, and the fields whose
+// request succeeded.
 func probe(t *testing.T, k Kit) ([]string, []field) {
 	t.Helper()
 	names := slices.Clone(commonOptions)
@@ -267,20 +272,28 @@ func probe(t *testing.T, k Kit) ([]string, []field) {
 			continue // Kit.NoSystemPrompt
 		}
 		if k.Hostile != nil {
-			k.Hostile(r)
+			if k.Hostile(r); reflect.DeepEqual(r, &agentcli.Request{Prompt: "p"}) {
+				continue // Kit.Hostile clears the field
+			}
 		}
-		if rec, err := k.argvOf(r); err == nil && rec != nil {
+		rec, err := k.argvOf(r)
+		var re *agentcli.RequestError
+		var ue *agentcli.UnsupportedError
+		switch {
+		case err == nil && rec != nil:
 			collect(rec)
 			use = append(use, f)
+		case rec == nil && (errors.As(err, &re) || errors.As(err, &ue)):
+			// Refused whatever it holds: no value of it reaches argv.
+		default:
+			t.Errorf("a run of the benign request {Prompt: \"p\", %s: ...} on the fake CLI fails: %v", f.name, err)
 		}
 	}
-	if testing.Verbose() {
-		var ns []string
-		for _, f := range use {
-			ns = append(ns, f.name)
-		}
-		t.Logf("fields drawn hostile: Prompt %s", strings.Join(ns, " "))
+	var ns []string
+	for _, f := range use {
+		ns = append(ns, f.name)
 	}
+	t.Logf("fields drawn hostile: Prompt %s", strings.Join(ns, " "))
 	slices.Sort(names)
 	return slices.Compact(names), use
 }
