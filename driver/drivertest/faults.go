@@ -18,8 +18,31 @@ import (
 	"github.com/agentcli/agentcli"
 )
 
-// FaultMatrix runs every fault case against the backend. Cases run one
-// after another (they check process and goroutine state globally).
+// FaultMatrix runs every fault case against k's backend on the fake CLI,
+// each a subtest, one after another (they check process and goroutine
+// state globally). The scripts are k's Success, Partial and Truncated
+// lines with faults around them; the backend must
+//
+//   - succeed on a Success run (Result.Text and SessionID as scripted)
+//     whatever else happens: descendants that hold its pipes or escape
+//     its process group, a 10 MB stderr flood, a 100 MB line (an
+//     *agentcli.LineTooLongError notice), noise that is not JSON,
+//     invalid UTF-8, and lines of JSON with an unknown "type" or none
+//     (each surfacing once, as an EventUnknown or EventNotice with the
+//     line in Raw);
+//   - fail a run that crashes (an *agentcli.ExitError with the stderr
+//     tail, secrets redacted), exits 0 without its terminal event or cuts
+//     it short (agentcli.ErrNoResult), hangs (an *agentcli.TimeoutError
+//     after Request.Timeout, SIGTERM ignored or not), or has no binary
+//     (an *agentcli.BinaryError);
+//   - honour cancellation (an *agentcli.CanceledError, no event after the
+//     cancel, within the kill grace), a caller that breaks out of the loop
+//     or panics in a callback, and a caller that keeps only the Result
+//     (no line kept alive);
+//
+// and every case ends with every process the fake started reaped, no
+// goroutine of the driver left and no file of Kit.TempPrefix left in
+// os.TempDir.
 func FaultMatrix(t *testing.T, k Kit) {
 	const sess = "sess-fault-1"
 	ok := func(t *testing.T, evs []agentcli.Event, err error, text string) {
