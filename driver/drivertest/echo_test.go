@@ -124,21 +124,21 @@ func (p *echoParser) Line(line []byte) []agentcli.Event {
 	return []agentcli.Event{{Kind: agentcli.EventUnknown, Raw: raw}}
 }
 
-func (p *echoParser) End(e driver.Exit) (*agentcli.Result, error) {
+func (p *echoParser) End(e driver.Exit) driver.Outcome {
 	switch {
 	case p.result == nil && p.flaws.trustExit0 && e.Code == 0:
-		return &agentcli.Result{Text: p.text}, nil
+		return driver.Outcome{Result: &agentcli.Result{Text: p.text}}
 	case p.result == nil:
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{Text: p.result.Text, SessionID: p.result.Session, Raw: p.raw}
-	if !p.result.OK {
-		return res, &agentcli.ResultError{Message: p.result.Error, Result: res}
+	switch {
+	case !p.result.OK:
+		return driver.Outcome{Result: res, Failed: true, Message: p.result.Error}
+	case e.Code != 0:
+		return driver.Outcome{Result: res, Failed: true, Message: "exited with a non-zero status after a successful result"}
 	}
-	if e.Code != 0 {
-		return res, &agentcli.ExitError{Code: e.Code}
-	}
-	return res, nil
+	return driver.Outcome{Result: res}
 }
 
 // echoArgs parses echoagent's command line as its flag package does.

@@ -20,6 +20,7 @@ const agentcliModule = "github.com/agentcli/agentcli"
 var kitInternals = map[string][]string{
 	agentcliModule + "/internal/proc":     {agentcliModule + "/driver", agentcliModule + "/driver/live"},
 	agentcliModule + "/internal/registry": {agentcliModule, agentcliModule + "/driver"},
+	agentcliModule + "/internal/kitmodes": {agentcliModule + "/driver"},
 }
 
 // TestOnlyThePublicKit: `go list -deps -test ./...` of this module (the

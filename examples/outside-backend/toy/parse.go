@@ -80,9 +80,9 @@ func (p *parser) Line(b []byte) []agentcli.Event {
 }
 
 // End implements driver.Parser.
-func (p *parser) End(e driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(e driver.Exit) driver.Outcome {
 	if p.end == nil {
-		return nil, nil // the runner reports the exit
+		return driver.Outcome{} // the kit reports the exit
 	}
 	res := &agentcli.Result{Text: p.end.Text, SessionID: p.end.Session, Usage: p.usage, Turns: p.end.Turns, Raw: p.raw}
 	if res.SessionID == "" {
@@ -90,14 +90,14 @@ func (p *parser) End(e driver.Exit) (*agentcli.Result, error) {
 	}
 	switch {
 	case p.end.Type == "failed" && p.end.Error != nil:
-		return res, &agentcli.ResultError{Subtype: p.end.Error.Kind, APIStatus: p.end.Error.Status,
-			Message: p.end.Error.Message, Kind: kindOf(p.end.Error.Kind), Result: res}
+		return driver.Outcome{Result: res, Failed: true, Subtype: p.end.Error.Kind, APIStatus: p.end.Error.Status,
+			Message: p.end.Error.Message, Kind: kindOf(p.end.Error.Kind)}
 	case p.end.Type == "failed":
-		return res, &agentcli.ResultError{Message: "failed", Result: res}
+		return driver.Outcome{Result: res, Failed: true, Message: "failed"}
 	case e.Code != 0: // "done", yet a failure: success needs both
-		return res, &agentcli.ExitError{Code: e.Code}
+		return driver.Outcome{Result: res, Failed: true, Message: "exited with a non-zero status after done"}
 	}
-	return res, nil
+	return driver.Outcome{Result: res}
 }
 
 // kindOf maps toyagent's error kinds to agentcli's.
