@@ -49,6 +49,7 @@ type fakeDiscord struct {
 	files      map[string][]byte    // /files/<name>
 	commands   map[string][]any     // registration path → commands
 	identifies int
+	shards     [][]int // the shard of each identify ([id, count], or nil)
 	resumes    int
 	heartbeats int
 	ready      chan struct{} // closed at the first READY
@@ -292,6 +293,7 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 			Intents   int    `json:"intents"`
 			SessionID string `json:"session_id"`
 			Seq       int64  `json:"seq"`
+			Shard     []int  `json:"shard"`
 		} `json:"d"`
 	}
 	if err := c.ReadJSON(&first); err != nil {
@@ -306,6 +308,7 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 	switch first.Op {
 	case 2:
 		f.identifies++
+		f.shards = append(f.shards, first.D.Shard)
 		if first.D.Intents&(1<<0|1<<9|1<<12|1<<15) != 1<<0|1<<9|1<<12|1<<15 {
 			f.t.Errorf("identify without the guild and message intents: %d", first.D.Intents)
 		}

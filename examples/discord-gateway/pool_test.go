@@ -425,3 +425,16 @@ func TestProgramPoolStartup(t *testing.T) {
 		}
 	}
 }
+
+// TestProgramShard: DISCORD_SHARD_ID and DISCORD_SHARD_COUNT go into the
+// identify; without them the bot identifies unsharded.
+func TestProgramShard(t *testing.T) {
+	f := newFakeDiscord(t)
+	startProgram(t, f, newFakeAgent(), "").stop()
+	startProgram(t, f, newFakeAgent(), "", "DISCORD_SHARD_ID=1", "DISCORD_SHARD_COUNT=3")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.shards) != 2 || f.shards[0] != nil || !slices.Equal(f.shards[1], []int{1, 3}) {
+		t.Errorf("identified with shards %v, want none then [1 3]", f.shards)
+	}
+}
