@@ -55,6 +55,7 @@ go run "$STATICCHECK" ./...
 echo "== go test -race"
 # Everything the tests need is fetched and built before the network goes.
 go mod download all
+(cd "$GATEWAY" && go mod download all)
 (cd "$CLUSTER" && go mod download all)
 (cd "$OUTSIDE" && go mod download all)
 go test -race -count=1 -run '^$' ./... >/dev/null
