@@ -63,24 +63,3 @@ func Contains(msg string, subs ...string) bool {
 	}
 	return false
 }
-
-// Classify returns the kind of an error message by generic wording (see
-// Spec.Classify for a backend's own).
-//
-// Deprecated: a backend's errors are classified by its Errors (Run.Errors,
-// live.Host.Errors), which know its Spec; Classify ignores backend.
-func Classify(backend, msg string) error {
-	return classifyGeneric(msg)
-}
-
-// ExitError returns the error of a CLI of the named backend that exited
-// with no outcome of its own (a live session's CLI that died): an
-// *agentcli.ExitError with its kind (by generic wording) and the redacted
-// tail of stderr.
-//
-// Deprecated: use Errors.Exited (Run.Errors, live.Host.Errors), which
-// classifies and hints as the backend's Spec says.
-func ExitError(backend string, e Exit) *agentcli.ExitError {
-	x := NewErrors(&Spec{Name: backend}, nil, nil)
-	return &agentcli.ExitError{Backend: backend, Code: e.Code, Stderr: x.stderr(e), Kind: classifyGeneric(e.Stderr)}
-}

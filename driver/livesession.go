@@ -7,18 +7,6 @@ import (
 	"github.com/agentcli/agentcli"
 )
 
-// Structured completes the result of a successful turn of a live session
-// whose request has an output schema, as a one-shot run's result is
-// completed: when the CLI reported no structured value, the turn's final
-// answer must be one (it becomes Result.StructuredOutput). It returns the
-// *agentcli.ResultError of an answer that is not JSON, of a backend named
-// "".
-//
-// Deprecated: use Errors.Structured, whose error names the backend.
-func Structured(res *agentcli.Result) error {
-	return NewErrors(&Spec{}, nil, nil).Structured(res)
-}
-
 // redactedSession is a live session whose events, results and errors pass
 // a redactor, as a one-shot run's do: the run's credentials (the
 // environment's and the MCP servers' Env and Headers) never reach the

@@ -1255,26 +1255,3 @@ func (s *Session) callback(ctx context.Context, pr *agentcli.PermissionRequest) 
 		return def
 	}
 }
-
-// ErrorResult returns the outcome of a failed turn that has no typed error
-// of its own: a *agentcli.ResultError with msg (secrets redacted, bounded)
-// and its classification by generic wording.
-//
-// Deprecated: use Host.Errors().Outcome with a failed Outcome, which
-// classifies as the backend's Spec says.
-func ErrorResult(backend string, res *agentcli.Result, subtype, msg string) error {
-	if res == nil {
-		res = &agentcli.Result{}
-	}
-	_, err := driver.NewErrors(&driver.Spec{Name: backend}, nil, nil).Outcome(driver.Outcome{Result: res, Failed: true, Subtype: subtype, Message: msg}, driver.Exit{})
-	return err
-}
-
-// NewProtocolError returns the *agentcli.ProtocolError of a request the
-// CLI answered with an error, classifying msg by generic wording.
-//
-// Deprecated: use Host.Errors().Protocol, which classifies as the
-// backend's Spec says.
-func NewProtocolError(backend, method string, code int, msg string) *agentcli.ProtocolError {
-	return driver.NewErrors(&driver.Spec{Name: backend}, nil, nil).Protocol(method, code, msg, nil)
-}
