@@ -18,6 +18,7 @@ import (
 	_ "github.com/agentcli/agentcli/codex"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	_ "github.com/agentcli/agentcli/qwen"
 )
 
 // apiErr is the typed error a backend gives when every model call answers
@@ -84,6 +85,23 @@ type cliCase struct {
 // parallel (as many at a time as go test's -parallel allows), so the longest
 // group should start first.
 var clis = []cliCase{
+	{
+		name:         "qwen",
+		usage:        true,
+		resumeSameID: true,
+		// qwen prints "[API Error: 400 <the server's message>]" and a
+		// result with is_error; with stream-json input it exits 0.
+		err400: apiErr{typ: "*agentcli.ResultError", subtype: "error_during_execution", status: 400, code: 0, message: true, timeout: time.Minute},
+		// qwen retries 5xx seven times with back-off (about 90 s); no
+		// setting bounds it.
+		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "error_during_execution", status: 500, code: 0, message: true, timeout: 180 * time.Second},
+		model:    "qwen-conformance-model",
+		atServer: "qwen-conformance-model",
+		// Documented in package qwen: qwen runs "/..." as a slash
+		// command and expands "@path" in stream-json messages too; the
+		// backend escapes both the way qwen understands.
+		rewrites: map[string]string{"/help": " /help", "@README.md": `\@README.md`},
+	},
 	{
 		name:         "opencode",
 		usage:        true,
