@@ -129,10 +129,10 @@ type controlResponse struct {
 
 // canUseTool is a can_use_tool request.
 type canUseTool struct {
-	Subtype     string            `json:"subtype"`
-	ToolName    string            `json:"tool_name"`
-	Input       json.RawMessage   `json:"input"`
-	ToolUseID   string            `json:"tool_use_id"`
+	Subtype   string          `json:"subtype"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
 }
 
 // maxPermissionWait is qwen's limit on the initialize request's
