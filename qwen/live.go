@@ -23,8 +23,10 @@ package qwen
 // minutes; qwen's default is one minute), each prompt as one user message
 // (userMessage), and interrupt. can_use_tool becomes a permission request
 // with the options allow_once, allow_always and reject_once: allow answers
-// {"behavior":"allow","updatedInput":...} (the edited input, or the
-// original); qwen takes every allow as once, so after an allow_always the
+// {"behavior":"allow","updatedInput":...} with the original input (qwen
+// 0.24.4 accepts an edited one and then runs the original command, so an
+// allow with edited input is refused; EditInput is false); qwen takes
+// every allow as once, so after an allow_always the
 // session itself allows that tool's later calls without asking (as long as
 // the tool lists do not refuse them); a refusal answers {"behavior":"deny","message":...}, which
 // qwen gives the model as "[Operation Cancelled] Reason: ..." and the turn
@@ -68,8 +70,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Dir:       r.Dir,
 		Request:   req,
 		Proto:     newLiveProto,
-		EditInput: true,
-		Cleanup:   r.Cleanup,
+				Cleanup:   r.Cleanup,
 		Wire:      r.LiveWireLog(Name, args, nil),
 		Redactor:  r.Redactor(),
 	})
@@ -90,7 +91,7 @@ func sessionRequest(req *agentcli.Request) *agentcli.Request {
 
 // replaySession replays a live session's wire log.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto, EditInput: true}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto}, log)
 }
 
 func newLiveProto(h *live.Host) live.Proto {
@@ -320,12 +321,10 @@ func (p *liveProto) controlRequest(c controlLine) {
 		}
 		ans := map[string]any{"behavior": "allow", "updatedInput": input}
 		if d.Input != nil {
-			var obj map[string]json.RawMessage
-			if json.Unmarshal(d.Input, &obj) != nil || obj == nil {
-				p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
-				return
-			}
-			ans["updatedInput"] = d.Input
+			// Never the original call in place of an edited one
+			// (driver.NormalizeDecision refuses it already).
+			p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
+			return
 		}
 		if d.Kind == agentcli.AllowAlways {
 			p.mu.Lock()

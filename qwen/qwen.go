@@ -114,7 +114,6 @@ var spec = driver.Spec{
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
-		EditInput:       true,
 
 		MCP:              true,
 		StructuredOutput: true,
