@@ -1,7 +1,6 @@
 package qwen
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -27,8 +26,7 @@ const (
 //	qwen --input-format stream-json --output-format stream-json [--include-partial-messages]
 //	     --approval-mode=MODE --chat-recording=true [--append-system-prompt=TEXT] [--resume=ID]
 //	     [--core-tools=NAME]... [--allowed-tools=RULE]... [--exclude-tools=NAME]...
-//	     [--max-session-turns=N] [--model=M] [--fallback-model=M] [--json-schema=SCHEMA]
-//	     [--mcp-config=FILE] [ExtraArgs...]
+//	     [--max-session-turns=N] [--model=M] [--fallback-model=M] [--mcp-config=FILE] [ExtraArgs...]
 //
 // The prompt is never an argument: it goes on stdin as one stream-json user
 // message (userMessage), so it cannot be read as a flag and may be longer
@@ -60,9 +58,6 @@ func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
 	}
 	if req.FallbackModel != "" {
 		args = append(args, "--fallback-model="+yargsValue(req.FallbackModel))
-	}
-	if len(req.OutputSchema) > 0 {
-		args = append(args, "--json-schema="+yargsValue(compactJSON(req.OutputSchema)))
 	}
 	if mcpFile != "" {
 		args = append(args, "--mcp-config="+mcpFile)
@@ -117,16 +112,6 @@ func yargsValue(s string) string {
 		return q + s + q
 	}
 	return s
-}
-
-// compactJSON returns raw on one line (raw is valid JSON: the runner
-// checked it).
-func compactJSON(raw []byte) string {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
 }
 
 // validate checks the request fields that reach qwen's argv. It is pure

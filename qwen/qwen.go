@@ -10,7 +10,7 @@
 //	qwen --input-format stream-json --output-format stream-json [--include-partial-messages]
 //	     --approval-mode=yolo|default|plan [--append-system-prompt=TEXT] [--resume=ID]
 //	     [tool lists] [--max-session-turns=N] [--model=M] [--fallback-model=M]
-//	     [--json-schema=SCHEMA] [--mcp-config=FILE] [ExtraArgs...]
+//	     [--mcp-config=FILE] [ExtraArgs...]
 //
 // The prompt is one stream-json user message on stdin (never an argument,
 // so it is never read as a flag and may exceed one argument's 128 KiB);
@@ -50,9 +50,12 @@
 // behind its tool_search tool. Request.Effort (low, medium, high, xhigh,
 // max) is sent in the session's initialize request (a run with an effort
 // is one turn of a live session): qwen's model.reasoningEffort, the
-// request's reasoning.effort. Request.OutputSchema is --json-schema: qwen
-// offers the model a structured_output tool and reports the value as the
-// result's structured_output. Request.FallbackModel is --fallback-model.
+// request's reasoning.effort. Request.FallbackModel is --fallback-model.
+// Qwen has no structured output agentcli can use: "--json-schema cannot
+// be used with --input-format stream-json; the "first structured_output
+// call ends the session" contract is incompatible with the long-lived
+// stream-json input protocol" (qwen 0.24.4), and stream-json input is the
+// only way to pass a prompt to qwen exactly.
 // Request.MaxTurns is --max-session-turns (qwen then exits 53 with no
 // result line: an *agentcli.ExitError). Qwen has no spending cap.
 //
@@ -79,6 +82,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -116,7 +120,6 @@ var spec = driver.Spec{
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:              true,
-		StructuredOutput: true,
 		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel:    true,
 	},
@@ -139,6 +142,18 @@ var spec = driver.Spec{
 		return nil
 	},
 	Interactive: interactive,
+	Stderr:      usageError,
+}
+
+// usageError reduces qwen's answer to a command line it refuses (its
+// whole --help text, then the error) to the error, so that the words of
+// the help ("Authentication type", ...) are not read as the error's kind.
+func usageError(s string) string {
+	if !strings.Contains(s, "Usage: qwen ") || !strings.Contains(s, "\nOptions:\n") {
+		return s
+	}
+	parts := strings.Split(strings.TrimSpace(s), "\n\n")
+	return strings.TrimSpace(parts[len(parts)-1])
 }
 
 // tools maps qwen's tool names (0.24.4's ToolNames) to canonical ones.
