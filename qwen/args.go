@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -57,7 +55,7 @@ func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
 		args = append(args, "--model="+yargsValue(req.Model))
 	}
 	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+yargsValue(req.FallbackModel))
+		args = append(args, "--fallback-model="+req.FallbackModel)
 	}
 	if mcpFile != "" {
 		args = append(args, "--mcp-config="+mcpFile)
@@ -126,6 +124,11 @@ func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) {
 		return driver.SessionError(Name, "a session UUID")
 	}
+	if m := req.FallbackModel; strings.Contains(m, ",") || m != "" && yargsValue(m) != m {
+		// --fallback-model is a list that qwen splits on commas, and
+		// whose values yargs may strip of surrounding quotes.
+		return &agentcli.RequestError{Backend: Name, Field: "FallbackModel", Reason: "qwen reads a comma as a list of models, and quotes around the name as none"}
+	}
 	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}
@@ -161,10 +164,11 @@ func userMessage(prompt string) []byte {
 //     a further "/") runs as a slash command: /help prints help and ends
 //     the turn without a model call, /init writes QWEN.md. One space is
 //     put in front of such text; the model receives " /help".
-//   - "@" followed by a path character is a file, directory, extension,
-//     MCP resource or URL reference: the file's content is appended to the
-//     message. A backslash goes before each such "@" (qwen's own escape,
-//     which stays in the text): the model receives "\@README.md".
+//   - "@" starts a file, directory, extension, MCP resource or URL
+//     reference: the file's content is appended to the message. A
+//     backslash goes before each "@" (qwen's own escape, which stays in the
+//     text): the model receives "\@README.md", and "a\@b.com" for
+//     "a@b.com".
 //
 // Everything else reaches the model byte for byte. Qwen has no way to pass
 // such text untouched.
@@ -183,15 +187,16 @@ func isSlashCommand(s string) bool {
 	return strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "//") && !strings.HasPrefix(s, "/*")
 }
 
-// escapeAt puts a backslash before every "@" that qwen would read as the
-// start of a reference.
+// escapeAt puts a backslash before every "@" that is not preceded by one.
 //
 // Qwen 0.24.4 (parseAllAtCommands) takes every "@" not preceded by a
 // backslash as a reference, whose path runs up to white space or one of
-// ,;!?()[]{}, or a "." that ends the text or precedes white space; an
-// empty path ("@" alone) stays text. So an "@" needs the escape unless a
-// backslash precedes it or what follows cannot begin a path. Inserting
-// "\" before an "@" changes only that "@"'s own look-behind.
+// ,;!?()[]{}; once the text holds one, qwen rebuilds the whole message
+// from its parts, which changes its white space (a lone "@" stays text,
+// but the text around it is trimmed and re-joined: verified). With every
+// "@" escaped the text holds no reference and reaches the model as it is,
+// backslashes included. Inserting "\" before an "@" changes only that
+// "@"'s own look-behind.
 func escapeAt(s string) string {
 	if !strings.Contains(s, "@") {
 		return s
@@ -200,36 +205,10 @@ func escapeAt(s string) string {
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '@' && (i == 0 || s[i-1] != '\\') && startsAtPath(s[i+1:]) {
+		if c == '@' && (i == 0 || s[i-1] != '\\') {
 			b.WriteByte('\\')
 		}
 		b.WriteByte(c)
 	}
 	return b.String()
-}
-
-// startsAtPath reports whether a reference's path starts at rest. It errs
-// on the side of a path: any character JavaScript's \s might not match
-// counts as one.
-func startsAtPath(rest string) bool {
-	if rest == "" {
-		return false
-	}
-	r, n := utf8.DecodeRuneInString(rest)
-	switch {
-	case strings.ContainsRune(",;!?()[]{}", r), jsSpace(r):
-		return false
-	case r == '.':
-		if len(rest) == n {
-			return false
-		}
-		next, _ := utf8.DecodeRuneInString(rest[n:])
-		return !jsSpace(next)
-	}
-	return true
-}
-
-// jsSpace reports whether JavaScript's \s matches r.
-func jsSpace(r rune) bool {
-	return r == '\uFEFF' || unicode.IsSpace(r) || unicode.Is(unicode.Zs, r)
 }

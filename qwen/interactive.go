@@ -79,7 +79,7 @@ func interactiveArgs(req *agentcli.Request, mcpFile string) ([]string, error) {
 		args = append(args, "--model="+yargsValue(req.Model))
 	}
 	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+yargsValue(req.FallbackModel))
+		args = append(args, "--fallback-model="+req.FallbackModel)
 	}
 	if mcpFile != "" {
 		args = append(args, "--mcp-config="+mcpFile)

@@ -61,18 +61,18 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	args := buildArgs(r.Req, formatStream, mcpFile)
 	req := sessionRequest(r.Req)
 	return live.Start(ctx, live.Config{
-		Backend:   Name,
-		Path:      r.Path,
-		Options:   *r.Options,
-		Logger:    r.Logger,
-		Args:      args,
-		Env:       r.Env,
-		Dir:       r.Dir,
-		Request:   req,
-		Proto:     newLiveProto,
-				Cleanup:   r.Cleanup,
-		Wire:      r.LiveWireLog(Name, args, nil),
-		Redactor:  r.Redactor(),
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      r.Env,
+		Dir:      r.Dir,
+		Request:  req,
+		Proto:    newLiveProto,
+		Cleanup:  r.Cleanup,
+		Wire:     r.LiveWireLog(Name, args, nil),
+		Redactor: r.Redactor(),
 	})
 }
 

@@ -1,6 +1,6 @@
 // Package qwen is the agentcli backend for Qwen Code (`qwen`, npm
 // @qwen-code/qwen-code, tested with 0.24.4). Importing it registers the
-// backend as "qwen" (and "qwen-code").
+// backend as "qwen".
 //
 // # Command line
 //
@@ -92,10 +92,7 @@ import (
 // Name is the registry name of this backend.
 const Name = "qwen"
 
-func init() {
-	driver.Register(Name, New)
-	driver.Register("qwen-code", New)
-}
+func init() { driver.Register(Name, New) }
 
 // New returns a Qwen Code backend. opts may be nil; it is copied.
 func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
@@ -119,9 +116,9 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
-		MCP:              true,
-		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
-		FallbackModel:    true,
+		MCP:           true,
+		Efforts:       []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		FallbackModel: true,
 	},
 	Tools:         tools,
 	Validate:      validate,
