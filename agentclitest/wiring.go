@@ -94,7 +94,7 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		err = s.wireGemini(w, home)
 	case "opencode":
 		err = s.wireOpencode(w, home)
-	case "qwen", "qwen-code":
+	case "qwen":
 		err = s.wireQwen(w, home)
 	case "droid":
 		err = s.wireDroid(w, home)

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"qwen", "opencode", "gemini", "claude", "codex"}
+var settingsCLIs = []string{"droid", "qwen", "opencode", "gemini", "claude", "codex"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -37,6 +37,8 @@ func mcpToolName(cli, server, tool string) string {
 		return "mcp_" + server + "_" + tool
 	case "opencode":
 		return server + "_" + tool
+	case "droid":
+		return server + "___" + tool
 	case "codex":
 		// codex's namespace for the server, with "-" made "_".
 		return "mcp__" + strings.ReplaceAll(server, "-", "_") + "__" + tool
