@@ -74,12 +74,14 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 	return in, nil
 }
 
-// isTitleCall reports whether a chat request is opencode's session-title
-// generation.
+// isTitleCall reports whether a chat request is a session-title
+// generation: opencode's, or Factory Droid's ("You are a helper that
+// generates concise session titles", no tools).
 func isTitleCall(rec ModelRequest) bool {
 	s := strings.ToLower(rec.System)
 	return strings.Contains(s, "title generator") || strings.Contains(s, "generate a title") ||
-		strings.Contains(s, "generate a short title")
+		strings.Contains(s, "generate a short title") ||
+		strings.Contains(s, "generates concise session titles") && len(rec.Tools) == 0
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {

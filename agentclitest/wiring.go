@@ -41,7 +41,7 @@ type Wiring struct {
 }
 
 // Wire prepares home, a fresh private directory, for running cli ("claude",
-// "codex", "gemini" or "opencode") against s: it creates the HOME, TMPDIR,
+// "codex", "gemini", "opencode", "qwen" or "droid") against s: it creates the HOME, TMPDIR,
 // XDG and per-CLI config directories under home, writes the config files the
 // CLI needs, and returns the environment, flags and working directory to use.
 // It does no network I/O and starts no process.
@@ -94,8 +94,12 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		err = s.wireGemini(w, home)
 	case "opencode":
 		err = s.wireOpencode(w, home)
+	case "qwen":
+		err = s.wireQwen(w, home)
+	case "droid":
+		err = s.wireDroid(w, home)
 	default:
-		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini or opencode)", cli)
+		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini, opencode, qwen or droid)", cli)
 	}
 	if err != nil {
 		return nil, err
@@ -109,6 +113,94 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// wireQwen points qwen at s: an OpenAI-compatible provider from the
+// environment, and $HOME/.qwen/settings.json that turns off what would
+// leave loopback or consume scripted turns.
+func (s *Server) wireQwen(w *Wiring, home string) error {
+	dir := filepath.Join(home, ".qwen")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	settings := map[string]any{
+		// Usage statistics resolve and call an Aliyun RUM host on every
+		// run; telemetry and update checks go out too.
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"enableAutoUpdate": false},
+		// Each of these makes a model call of its own after (or
+		// before) a turn: follow-up suggestions, the managed memory
+		// extraction subagent, its "dream" consolidation.
+		"ui":     map[string]any{"enableFollowupSuggestions": false},
+		"memory": map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+		// The default approval mode, "auto", asks an LLM security
+		// classifier before each tool permission; "default" asks the host.
+		"tools": map[string]any{"approvalMode": "default"},
+		// No retries of a failed request (qwen still retries 429 and 5xx
+		// of the main stream seven times). The scripted model's context
+		// window is taken to be 1M tokens: qwen refuses a prompt larger
+		// than its default window for an unknown model (about 177k
+		// estimated tokens) without calling the model.
+		"model": map[string]any{"generationConfig": map[string]any{"maxRetries": 0, "contextWindowSize": 1000000}},
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Chat Completions at BASE/chat/completions.
+		"OPENAI_BASE_URL="+s.URL()+"/v1",
+		"OPENAI_API_KEY="+APIKey,
+		"OPENAI_MODEL="+Model,
+		// No session-title model call.
+		"QWEN_DISABLE_AUTO_TITLE=1",
+		// Headless yolo prints a warning on every run.
+		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
+	)
+	return nil
+}
+
+// wireDroid points Factory Droid at s: a custom Chat Completions model in
+// $HOME/.factory/settings.json, and airgap mode, in which droid talks to
+// nothing but its custom models (no Factory API, login, feature flags or
+// telemetry) and picks the first custom model when none is named.
+func (s *Server) wireDroid(w *Wiring, home string) error {
+	dir := filepath.Join(home, ".factory")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	settings := map[string]any{
+		"customModels": []any{map[string]any{
+			"model":           Model,
+			"displayName":     "agentclitest",
+			"baseUrl":         s.URL() + "/v1",
+			"apiKey":          APIKey,
+			"provider":        "generic-chat-completion-api",
+			"maxOutputTokens": 4096,
+		}},
+		// The interactive UI asks whether to trust the folder, and
+		// animates its logo.
+		"trustedFolders": map[string]any{w.Dir: map[string]any{"trustedAt": "2026-01-01T00:00:00.000Z"}},
+		"logoAnimation":  "off",
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		"FACTORY_AIRGAP_ENABLED=1",
+		"FACTORY_DROID_AUTO_UPDATE_ENABLED=false",
+		// No system keyring (there is none in a test's private home).
+		"FACTORY_DISABLE_KEYRING=1",
+	)
+	return nil
 }
 
 // wireClaude points claude at s through the environment. The config files

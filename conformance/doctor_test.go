@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,15 +34,18 @@ func TestDoctor(t *testing.T) {
 		t.Setenv(k, "") // none of the developer's
 	}
 	var pins struct {
-		Dependencies map[string]string `json:"dependencies"`
+		Dependencies         map[string]string `json:"dependencies"`
+		OptionalDependencies map[string]string `json:"optionalDependencies"`
 	}
 	b, err := os.ReadFile(filepath.Join("..", "tools", "clis", "package.json"))
 	if err != nil || json.Unmarshal(b, &pins) != nil {
 		t.Fatalf("package.json: %v", err)
 	}
-	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai"}
+	maps.Copy(pins.Dependencies, pins.OptionalDependencies) // platform builds (droid)
+	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai",
+		"qwen": "@qwen-code/qwen-code"}
 	ds := agentcli.Doctor(context.Background(), nil)
-	for _, name := range []string{"claude", "codex", "gemini", "opencode"} {
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "qwen"} {
 		i := slices.IndexFunc(ds, func(d agentcli.Diagnosis) bool { return d.Backend == name })
 		if i < 0 {
 			t.Errorf("%s: not diagnosed (registered: %v)", name, agentcli.Backends())

@@ -34,6 +34,7 @@ type interactiveCase struct {
 }
 
 var interactiveCLIs = []interactiveCase{
+	{name: "qwen", ready: "Type your message", quit: "/quit", system: true, resumePrompt: true},
 	{name: "opencode", ready: "ctrl+p commands", quit: "/exit", system: true},
 	{name: "gemini", ready: "Type your message", quit: "/quit", resumePrompt: true},
 	{name: "claude", ready: "bypass permissions on", quit: "/exit", system: true, resumePrompt: true},

@@ -147,6 +147,7 @@ func TestLiveEffort(t *testing.T) {
 		{"gemini", "", agentcli.EffortLow, []string{"generationConfig", "thinkingConfig", "thinkingLevel"}, "LOW"},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"qwen", "", agentcli.EffortLow, []string{"reasoning", "effort"}, "low"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -200,9 +201,10 @@ func TestLiveStructuredOutput(t *testing.T) {
 				turns = append(turns, agentclitest.Turn{Text: "not JSON at all"})
 			}
 			for _, a := range answers {
-				if cli == "claude" {
+				switch cli {
+				case "claude":
 					turns = append(turns, agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: "StructuredOutput", Args: a}})
-				} else {
+				default:
 					turns = append(turns, agentclitest.Turn{Text: jsonString(a)})
 				}
 			}
@@ -254,7 +256,8 @@ func requestSchema(t *testing.T, cli string, r agentclitest.ModelRequest) json.R
 	if err := json.Unmarshal(r.Body, &body); err != nil {
 		t.Fatal(err)
 	}
-	if cli == "claude" {
+	switch cli {
+	case "claude":
 		for _, tl := range body.Tools {
 			if tl.Name == "StructuredOutput" {
 				return tl.InputSchema
@@ -309,6 +312,7 @@ func TestLiveUnsupportedSettings(t *testing.T) {
 		{"codex", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"gemini", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"opencode", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

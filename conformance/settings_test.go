@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"opencode", "gemini", "claude", "codex"}
+var settingsCLIs = []string{"droid", "qwen", "opencode", "gemini", "claude", "codex"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -37,6 +37,8 @@ func mcpToolName(cli, server, tool string) string {
 		return "mcp_" + server + "_" + tool
 	case "opencode":
 		return server + "_" + tool
+	case "droid":
+		return server + "___" + tool
 	case "codex":
 		// codex's namespace for the server, with "-" made "_".
 		return "mcp__" + strings.ReplaceAll(server, "-", "_") + "__" + tool
@@ -45,11 +47,12 @@ func mcpToolName(cli, server, tool string) string {
 }
 
 // offered reports whether the model request offered tool: as a tool, or
-// (claude defers MCP tools behind its ToolSearch tool) named in the list
-// of deferred tools the request carries.
+// (claude defers MCP tools behind its ToolSearch tool, qwen behind
+// tool_search) named in the list of deferred tools the request carries.
 func offered(r agentclitest.ModelRequest, tool string) bool {
 	return slices.Contains(r.Tools, tool) ||
-		slices.Contains(r.Tools, "ToolSearch") && bytes.Contains(r.Body, []byte(`\n`+tool+`\n`))
+		slices.Contains(r.Tools, "ToolSearch") && bytes.Contains(r.Body, []byte(`\n`+tool+`\n`)) ||
+		slices.Contains(r.Tools, "tool_search") && bytes.Contains(r.Body, []byte(`\"`+tool+`\"`))
 }
 
 // mcpHostile are MCP server arguments that each CLI's configuration
@@ -292,31 +295,7 @@ func TestStructuredOutput(t *testing.T) {
 			if res == nil || !jsonEqual(res.StructuredOutput, want) {
 				t.Fatalf("StructuredOutput = %s, want %s", res.StructuredOutput, want)
 			}
-			var body struct {
-				Tools []struct {
-					Name        string          `json:"name"`
-					InputSchema json.RawMessage `json:"input_schema"`
-				} `json:"tools"`
-				Text struct {
-					Format struct {
-						Type   string          `json:"type"`
-						Schema json.RawMessage `json:"schema"`
-					} `json:"format"`
-				} `json:"text"`
-			}
-			if err := json.Unmarshal(e.main()[0].Body, &body); err != nil {
-				t.Fatal(err)
-			}
-			var schema json.RawMessage
-			if cli == "claude" {
-				for _, tl := range body.Tools {
-					if tl.Name == "StructuredOutput" {
-						schema = tl.InputSchema
-					}
-				}
-			} else if body.Text.Format.Type == "json_schema" {
-				schema = body.Text.Format.Schema
-			}
+			schema := requestSchema(t, cli, e.main()[0])
 			if !jsonEqual(schema, outputSchema) {
 				t.Errorf("the model request carries schema %s, want %s", schema, outputSchema)
 			}
@@ -385,6 +364,7 @@ func TestEffort(t *testing.T) {
 		{"gemini", "gemini-2.5-flash", agentcli.EffortMedium, []string{"generationConfig", "thinkingConfig", "thinkingBudget"}, 8192.0},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"qwen", "", agentcli.EffortHigh, []string{"reasoning", "effort"}, "high"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -506,6 +486,8 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"gemini", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
+		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {
