@@ -158,6 +158,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
 		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor: r.Redactor(),
+		Errors:   r.Errors(),
 	})
 }
 
@@ -170,5 +171,5 @@ func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) it
 			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
 		}
 	}
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
 }

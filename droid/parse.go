@@ -216,9 +216,9 @@ func errorText(raw json.RawMessage) string {
 // success; an error from source cli (or a completion with another exit
 // status) is a *agentcli.ResultError; no terminal line at all is left to
 // the runner.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if !p.done && !p.failed {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{SessionID: p.sessionID, Model: p.model, Turns: p.turns, Raw: p.raw, IsError: !p.done || exit.Code != 0}
 	if p.finalText != nil {
@@ -230,20 +230,20 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.Usage = *p.use
 	}
 	if p.done && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	re := &agentcli.ResultError{ExitCode: exit.Code, Result: res}
+	o := driver.Outcome{Result: res, Failed: true}
 	msgs := append(append([]string(nil), p.errs...), p.cliErr)
-	re.Message = strings.Join(slicesCompact(msgs), ": ")
+	o.Message = strings.Join(slicesCompact(msgs), ": ")
 	for _, m := range p.errs {
 		if s := statusPrefix.FindStringSubmatch(m); s != nil {
-			re.APIStatus, _ = strconv.Atoi(s[1])
+			o.APIStatus, _ = strconv.Atoi(s[1])
 		}
 	}
 	if p.done {
-		re.Message = cmp.Or(re.Message, "CLI exited with a non-zero status after a successful result")
+		o.Message = cmp.Or(o.Message, "CLI exited with a non-zero status after a successful result")
 	}
-	return res, re
+	return o
 }
 
 // slicesCompact drops empty strings.

@@ -73,6 +73,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Cleanup:  r.Cleanup,
 		Wire:     r.LiveWireLog(Name, args, nil),
 		Redactor: r.Redactor(),
+		Errors:   r.Errors(),
 	})
 }
 
@@ -91,7 +92,7 @@ func sessionRequest(req *agentcli.Request) *agentcli.Request {
 
 // replaySession replays a live session's wire log.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto}, log)
 }
 
 func newLiveProto(h *live.Host) live.Proto {
@@ -189,7 +190,7 @@ func (p *liveProto) control(ctx context.Context, subtype string, request any, wa
 	select {
 	case r := <-ch:
 		if !r.ok {
-			return r, live.NewProtocolError(Name, "control request "+subtype, 0, r.msg)
+			return r, p.h.Errors().Protocol("control request "+subtype, 0, r.msg, nil)
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -217,12 +218,9 @@ func (p *liveProto) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// Exit maps a CLI that ended by itself to an error, like a one-shot run
-// that ended without a result.
-func (p *liveProto) Exit(e driver.Exit) error {
-	_, err := spec.End(newParser(), e)
-	return err
-}
+// Exit leaves the error of a CLI that ended by itself to the session (see
+// live.Proto): the error of a one-shot run that ended without a result.
+func (p *liveProto) Exit(driver.Exit) error { return nil }
 
 var controlMarker = []byte(`"control_`)
 
@@ -262,7 +260,7 @@ func (p *liveProto) Line(line []byte) {
 			p.parser = nil
 		}
 		p.mu.Unlock()
-		res, err := spec.End(ps, driver.Exit{})
+		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
 		interrupted := ps.result.isError && driver.Contains(ps.result.errMsg, "operation cancelled")
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: interrupted})
 	}

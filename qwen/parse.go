@@ -346,10 +346,10 @@ func errorMessage(raw json.RawMessage) string {
 
 // End implements driver.Parser. Success is exit status 0 and a result with
 // is_error false; anything else is an error.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{
 		SessionID: cmp.Or(w.sessionID, p.sessionID),
@@ -372,20 +372,20 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.StructuredOutput = w.structured
 	}
 	if !w.isError && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	re := &agentcli.ResultError{ExitCode: exit.Code, Result: res, Message: w.errMsg}
+	o := driver.Outcome{Result: res, Failed: true, Message: w.errMsg}
 	if w.subtype != "success" {
-		re.Subtype = w.subtype
+		o.Subtype = w.subtype
 	}
 	if m := apiError.FindStringSubmatch(w.errMsg); m != nil && m[1] != "" {
-		re.APIStatus, _ = strconv.Atoi(m[1])
+		o.APIStatus, _ = strconv.Atoi(m[1])
 	}
 	switch {
-	case re.Message == "" && w.isError && w.hasText:
-		re.Message = w.text
-	case re.Message == "" && !w.isError:
-		re.Message = "CLI exited with a non-zero status after a successful result"
+	case o.Message == "" && w.isError && w.hasText:
+		o.Message = w.text
+	case o.Message == "" && !w.isError:
+		o.Message = "CLI exited with a non-zero status after a successful result"
 	}
-	return res, re
+	return o
 }

@@ -27,7 +27,7 @@ func parseFile(t *testing.T, name string, exit int) ([]agentcli.Event, *agentcli
 	for sc.Scan() {
 		evs = append(evs, p.Line(sc.Bytes())...)
 	}
-	res, rerr := p.End(driver.Exit{Code: exit})
+	res, rerr := spec.End(p, driver.Exit{Code: exit})
 	return evs, res, rerr
 }
 
@@ -156,7 +156,7 @@ func TestParseHostileLines(t *testing.T) {
 			}
 		}
 	}
-	res, err := p.End(driver.Exit{})
+	res, err := spec.End(p, driver.Exit{})
 	if err != nil || res == nil {
 		t.Fatalf("End: %+v, %v", res, err)
 	}
