@@ -17,7 +17,7 @@ echo "install-clis: installing pinned CLIs into $dir/node_modules" >&2
 # by them. `npm install` (not `npm ci`) because npm 11 reports opencode's
 # optional platform packages as out of sync with the lockfile under `npm ci`.
 (cd "$dir" && npm install --no-audit --no-save --no-fund --loglevel=error >&2)
-for c in claude codex gemini opencode; do
+for c in claude codex gemini opencode copilot; do
   "$dir/node_modules/.bin/$c" --version >/dev/null 2>&1 || { echo "install-clis: $c does not run" >&2; exit 1; }
 done
 echo "$want" > "$stamp"

@@ -55,6 +55,7 @@ var known = map[string][2]string{
 	"@openai/codex":             {"codex", "codex"},
 	"@google/gemini-cli":        {"gemini", "gemini"},
 	"opencode-ai":               {"opencode", "opencode"},
+	"@github/copilot":           {"copilot", "copilot"},
 }
 
 var all = func() []CLI {
