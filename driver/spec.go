@@ -245,6 +245,13 @@ type Job struct {
 	// OnSession, if set, is called once with the first session id the
 	// run reports.
 	OnSession func(id string)
+	// After, if set, is called once the CLI has exited and its stdout is
+	// read to the end (not when the run's context ended first). Each line
+	// it returns is handled as if the CLI had printed it last: the parser
+	// reads it and the wire log records it as a stdout line, so that a
+	// replay yields the same events. It is for what a CLI writes to a
+	// file rather than to stdout (copilot's usage statistics).
+	After func() [][]byte
 }
 
 // Parser turns one run's stdout into events. A new Parser is made for every

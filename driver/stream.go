@@ -201,6 +201,22 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		rd.stop() // output after the end is drained and dropped
 	}
 	exit := p.Wait()
+	if job.After != nil && runCtx.Err() == nil {
+		for _, line := range job.After() {
+			if wl != nil {
+				wl.Out(line)
+			}
+			for _, ev := range f.line(line, 0, false, false) {
+				if runCtx.Err() != nil {
+					break // nothing is yielded after the run's context ended
+				}
+				RelayText(req.OnText, ev)
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+	}
 	if wl != nil {
 		if runCtx.Err() != nil {
 			wl.Ended(endReason(ctx))

@@ -70,6 +70,11 @@ type Config struct {
 	Usage func(resp json.RawMessage) (agentcli.Usage, bool)
 	// Tools maps the agent's raw tool names to canonical ones.
 	Tools driver.Tools
+	// KindNames names a tool call that has no raw name (RawName gives
+	// none) by the canonical tool of its ACP kind: read Read, edit Edit,
+	// delete Delete, search Grep, fetch WebFetch (execute is Bash
+	// either way). Without it such a call is named by its kind.
+	KindNames bool
 }
 
 // Option is one session config option.
@@ -558,9 +563,21 @@ func (c *client) fold(tc *toolCall, title *string, kind string, rawInput any) {
 		}
 	}
 	tc.use.Name, tc.use.Kind = canonical(c.cfg.Tools, tc.use.RawName, kind, tc.use.Name, tc.use.Kind)
+	if c.cfg.KindNames && tc.use.RawName == "" {
+		if n, ok := kindNames[tc.use.Kind]; ok {
+			tc.use.Name = n
+		}
+	}
 	if len(tc.use.Input) == 0 {
 		tc.use.Input = json.RawMessage("{}")
 	}
+}
+
+// kindNames are the canonical tools of ACP's kinds (see Config.KindNames).
+var kindNames = map[agentcli.ToolKind]string{
+	agentcli.ToolExecute: agentcli.ToolNameBash, agentcli.ToolRead: agentcli.ToolNameRead,
+	agentcli.ToolEdit: agentcli.ToolNameEdit, agentcli.ToolDelete: agentcli.ToolNameDelete,
+	agentcli.ToolSearch: agentcli.ToolNameGrep, agentcli.ToolFetch: agentcli.ToolNameWebFetch,
 }
 
 // canonical names a tool from its raw name, else from its ACP kind.

@@ -1,0 +1,183 @@
+package copilot
+
+// Live sessions: `copilot --acp`, the Agent Client Protocol (driver/acp),
+// checked against copilot 1.0.102.
+//
+// Argv: copilot --acp --no-auto-update [--allow-all] [--model=M]
+// [--reasoning-effort=LEVEL] [--additional-mcp-config=@FILE] [TOOL FLAGS]
+// [ExtraArgs...]: the one-shot run's flags, which copilot applies in ACP
+// mode too (the tool lists restrict what the session offers; --allow-all
+// removes permission requests). The session is created with session/new
+// (or loaded with session/load for Request.SessionID) in Request.Dir; its
+// MCP servers come from the same private configuration file as a run's
+// (not session/new's mcpServers), so that an allow list can filter their
+// tools. The permission modes:
+//
+//	bypass  --allow-all: copilot asks nothing
+//	ask     copilot asks for shell commands, writes, MCP tools and URLs; the callback decides
+//	deny    the same requests, each refused by the session
+//	plan    session/set_config_option "mode" to ACP's plan mode
+//	        (https://agentclientprotocol.com/protocol/session-modes#plan),
+//	        and every request refused
+//
+// Permission requests offer allow_once, allow_always and reject_once. A
+// refusal ends the turn at once (stopReason end_turn, no further model
+// call, and the text "Info: Operation cancelled by user"); the next
+// turn's history carries the refused call. ACP cannot carry edited input
+// or a message for the model. session/cancel ends a turn within
+// milliseconds, a running shell command killed.
+//
+// Tool calls are named by their ACP kind (copilot sends no tool name; the
+// title is the model's description of the call): execute is Bash, read
+// Read, edit Edit, and so on. session/prompt's answer carries the
+// session's token usage so far; each turn's Usage is the difference from
+// the turn before (the first turn of a loaded session counts the whole
+// session and is marked Cumulative). Request.SystemPrompt travels as in a
+// run (COPILOT_CUSTOM_INSTRUCTIONS_DIRS). Prompts reach the model verbatim
+// ("/help" included: copilot runs its slash commands only when the
+// prompt names one it offers, and the session guards it; see guardPrompt).
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"strings"
+	"sync"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/acp"
+	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
+)
+
+// planMode is copilot's value of its "mode" config option for plan mode.
+const planMode = "https://agentclientprotocol.com/protocol/session-modes#plan"
+
+// liveArgs returns the arguments of a live session. It is pure.
+func liveArgs(req *agentcli.Request, p toolPolicy, f files) []string {
+	args := append([]string{"--acp", "--no-auto-update"}, commonArgs(req, p, f)...)
+	return append(args, req.ExtraArgs...)
+}
+
+// guardPrompt keeps a prompt from being run as one of copilot's slash
+// commands: a prompt whose text starts with "/" gets a zero-width space
+// (U+200B) in front.
+func guardPrompt(p string) string {
+	if strings.HasPrefix(strings.TrimSpace(p), "/") {
+		return "\u200b" + p
+	}
+	return p
+}
+
+// sessionUsage returns the Usage hook of one session: the turn's usage is
+// the difference between the session's usage so far and the previous
+// turn's. loaded marks a session/load: its first count covers the whole
+// session.
+func sessionUsage(loaded bool) func(json.RawMessage) (agentcli.Usage, bool) {
+	var mu sync.Mutex
+	var prev agentcli.Usage
+	first := true
+	return func(raw json.RawMessage) (agentcli.Usage, bool) {
+		var r struct {
+			Usage *struct {
+				InputTokens       int64 `json:"inputTokens"`
+				OutputTokens      int64 `json:"outputTokens"`
+				ThoughtTokens     int64 `json:"thoughtTokens"`
+				CachedReadTokens  int64 `json:"cachedReadTokens"`
+				CachedWriteTokens int64 `json:"cachedWriteTokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(raw, &r) != nil || r.Usage == nil {
+			return agentcli.Usage{}, false
+		}
+		x := r.Usage
+		cur := agentcli.Usage{
+			InputTokens:      driver.SubCount(driver.SubCount(driver.Count(x.InputTokens), driver.Count(x.CachedReadTokens)), driver.Count(x.CachedWriteTokens)),
+			OutputTokens:     driver.Count(x.OutputTokens),
+			CacheReadTokens:  driver.Count(x.CachedReadTokens),
+			CacheWriteTokens: driver.Count(x.CachedWriteTokens),
+			ReasoningTokens:  driver.Count(x.ThoughtTokens),
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		u := agentcli.Usage{
+			InputTokens:      driver.SubCount(cur.InputTokens, prev.InputTokens),
+			OutputTokens:     driver.SubCount(cur.OutputTokens, prev.OutputTokens),
+			CacheReadTokens:  driver.SubCount(cur.CacheReadTokens, prev.CacheReadTokens),
+			CacheWriteTokens: driver.SubCount(cur.CacheWriteTokens, prev.CacheWriteTokens),
+			ReasoningTokens:  driver.SubCount(cur.ReasoningTokens, prev.ReasoningTokens),
+			Cumulative:       first && loaded,
+		}
+		first = false
+		prev = cur
+		return u, true
+	}
+}
+
+// acpConfig returns the ACP configuration of a session of req in dir.
+func acpConfig(req *agentcli.Request, dir string) acp.Config {
+	ac := acp.Config{
+		Dir:       dir,
+		SessionID: req.SessionID,
+		Guard:     guardPrompt,
+		Usage:     sessionUsage(req.SessionID != ""),
+		Tools:     tools,
+		KindNames: true,
+	}
+	if driver.Mode(req) == agentcli.PermissionPlan {
+		ac.Options = append(ac.Options, acp.Option{ID: "mode", Value: planMode})
+	}
+	return ac
+}
+
+// startSession starts a copilot live session for the prepared run r.
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
+	req := r.Req
+	p, err := policyFor(req)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	var f files
+	if f.mcp, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
+		return nil, err
+	}
+	env, err := runEnv(r, tmp)
+	if err != nil {
+		return nil, err
+	}
+	ac := acpConfig(req, r.Dir)
+	args := liveArgs(req, p, f)
+	return live.Start(ctx, live.Config{
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
+		Dir:      r.Dir,
+		Request:  req,
+		Cleanup:  r.Cleanup,
+		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor: r.Redactor(),
+	})
+}
+
+// replaySession replays a live session's wire log, with the protocol
+// configured as the log recorded it.
+func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	ac := acpConfig(r.Req, "")
+	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
+		return func(yield func(agentcli.Event, error) bool) {
+			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
+		}
+	}
+	ac.Usage = sessionUsage(ac.SessionID != "")
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req,
+		Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
+}
