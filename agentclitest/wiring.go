@@ -415,6 +415,11 @@ func (s *Server) wireCopilot(w *Wiring, home string) error {
 		"COPILOT_PROVIDER_API_KEY="+APIKey,
 		// A provider needs a model.
 		"COPILOT_MODEL="+Model,
+		// Limits for a model copilot's catalog does not know (128,000
+		// prompt tokens by default, below what a 1 MiB prompt counts),
+		// which also silences its warning about the unknown model.
+		"COPILOT_PROVIDER_MAX_PROMPT_TOKENS=1000000",
+		"COPILOT_PROVIDER_MAX_OUTPUT_TOKENS=32000",
 	)
 	if dir := CopilotPackageCache(); dir != "" {
 		// The binary extracts 235 MB of itself on its first run, into

@@ -147,6 +147,7 @@ func TestLiveEffort(t *testing.T) {
 		{"gemini", "", agentcli.EffortLow, []string{"generationConfig", "thinkingConfig", "thinkingLevel"}, "LOW"},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"copilot", "", agentcli.EffortLow, []string{"reasoning_effort"}, "low"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -309,6 +310,7 @@ func TestLiveUnsupportedSettings(t *testing.T) {
 		{"codex", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"gemini", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"opencode", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"copilot", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"opencode", "gemini", "claude", "codex"}
+var settingsCLIs = []string{"opencode", "gemini", "claude", "codex", "copilot"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -37,6 +37,8 @@ func mcpToolName(cli, server, tool string) string {
 		return "mcp_" + server + "_" + tool
 	case "opencode":
 		return server + "_" + tool
+	case "copilot":
+		return server + "-" + tool
 	case "codex":
 		// codex's namespace for the server, with "-" made "_".
 		return "mcp__" + strings.ReplaceAll(server, "-", "_") + "__" + tool
@@ -334,7 +336,7 @@ func TestStructuredOutput(t *testing.T) {
 			t.Fatalf("Run = %+v, %s; want a ResultError with the text", res, errSummary(err))
 		}
 	})
-	for _, cli := range []string{"gemini", "opencode"} {
+	for _, cli := range []string{"gemini", "opencode", "copilot"} {
 		t.Run(cli+"-strict", func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli)
@@ -385,6 +387,7 @@ func TestEffort(t *testing.T) {
 		{"gemini", "gemini-2.5-flash", agentcli.EffortMedium, []string{"generationConfig", "thinkingConfig", "thinkingBudget"}, 8192.0},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"copilot", "", agentcli.EffortXHigh, []string{"reasoning_effort"}, "xhigh"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -506,6 +509,7 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"gemini", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
+		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

@@ -84,13 +84,15 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, err
 	}
 	f := files{usage: filepath.Join(tmp, "usage.json")}
-	if f.mcp, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
+	var mcpEnv []string
+	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
 		return nil, err
 	}
 	env, err := runEnv(r, tmp)
 	if err != nil {
 		return nil, err
 	}
+	env = append(env, mcpEnv...)
 	return &driver.Job{
 		Args:  buildArgs(req, p, f),
 		Stdin: []byte(req.Prompt),
@@ -131,15 +133,33 @@ func runEnv(r *driver.Run, tmp string) ([]string, error) {
 
 // writeMCPConfig writes the request's MCP servers that p keeps to
 // mcp.json in dir (a private 0700 directory) and returns its path, or ""
-// when there are none.
-func writeMCPConfig(dir string, servers []agentcli.MCPServer, p toolPolicy) (string, error) {
+// when there are none, and the environment entry its values need (see
+// dollar).
+func writeMCPConfig(dir string, servers []agentcli.MCPServer, p toolPolicy) (string, []string, error) {
 	b, err := mcpConfig(servers, p)
 	if err != nil || b == nil {
-		return "", err
+		return "", nil, err
 	}
 	path := filepath.Join(dir, "mcp.json")
-	return path, os.WriteFile(path, b, 0o600)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return "", nil, err
+	}
+	return path, []string{dollarVar + "=$"}, nil
 }
+
+// dollarVar is a variable whose value, "$", the MCP configuration refers
+// to for every "$" of the caller's values. copilot 1.0.102 expands $NAME,
+// ${NAME} and ${NAME:-DEFAULT} in an MCP server's command, arguments,
+// environment, URL and headers, from its own environment, in one pass and
+// with no escape ("$$HOME" and "\$HOME" expand HOME too); a reference to
+// a variable it does not know stays as written. "${AGENTCLI_COPILOT_DOLLAR}"
+// expands to "$" and nothing after it is expanded again, so every value
+// arrives as given (checked with hostile values by conformance
+// TestMCPServers).
+const dollarVar = "AGENTCLI_COPILOT_DOLLAR"
+
+// dollar escapes s for copilot's expansion (see dollarVar).
+func dollar(s string) string { return strings.ReplaceAll(s, "$", "${"+dollarVar+"}") }
 
 // mcpConfig returns copilot's MCP configuration of the servers p keeps, or
 // nil for none. It is pure.
@@ -157,13 +177,20 @@ func mcpConfig(servers []agentcli.MCPServer, p toolPolicy) ([]byte, error) {
 		if s.URL != "" {
 			h := map[string]string{}
 			for k, v := range s.Headers {
-				h[k] = v
+				h[k] = dollar(v)
 			}
-			cfg[s.Name] = map[string]any{"type": "http", "url": s.URL, "headers": h, "tools": toolList}
+			cfg[s.Name] = map[string]any{"type": "http", "url": dollar(s.URL), "headers": h, "tools": toolList}
 			continue
 		}
-		args := append([]string{}, s.Args...)
-		cfg[s.Name] = map[string]any{"type": "local", "command": s.Command, "args": args, "env": driver.MCPEnv(s), "tools": toolList}
+		args := []string{}
+		for _, a := range s.Args {
+			args = append(args, dollar(a))
+		}
+		env := map[string]string{}
+		for k, v := range driver.MCPEnv(s) {
+			env[k] = dollar(v)
+		}
+		cfg[s.Name] = map[string]any{"type": "local", "command": dollar(s.Command), "args": args, "env": env, "tools": toolList}
 	}
 	if len(cfg) == 0 {
 		return nil, nil

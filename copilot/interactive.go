@@ -27,13 +27,15 @@ func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, err
 	}
 	var f files
-	if f.mcp, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
+	var mcpEnv []string
+	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
 		return nil, err
 	}
 	env, err := runEnv(r, tmp)
 	if err != nil {
 		return nil, err
 	}
+	env = append(env, mcpEnv...)
 	args, err := interactiveArgs(req, p, f)
 	if err != nil {
 		return nil, err

@@ -33,9 +33,15 @@ package copilot
 // session's token usage so far; each turn's Usage is the difference from
 // the turn before (the first turn of a loaded session counts the whole
 // session and is marked Cumulative). Request.SystemPrompt travels as in a
-// run (COPILOT_CUSTOM_INSTRUCTIONS_DIRS). Prompts reach the model verbatim
-// ("/help" included: copilot runs its slash commands only when the
-// prompt names one it offers, and the session guards it; see guardPrompt).
+// run (COPILOT_CUSTOM_INSTRUCTIONS_DIRS).
+//
+// Prompts: in ACP mode copilot runs a prompt that starts with one of its
+// slash commands as that command, without a model call: "/allow-all on"
+// approves every later tool call of the session (checked: the next turn's
+// shell command ran without a permission request). Every prompt whose
+// text, trimmed, starts with "/" therefore gets a zero-width space
+// (U+200B) in front, which copilot does not trim; the model receives
+// "\u200b/help". (A one-shot run's prompt, on stdin, is never a command.)
 
 import (
 	"context"
@@ -61,13 +67,41 @@ func liveArgs(req *agentcli.Request, p toolPolicy, f files) []string {
 }
 
 // guardPrompt keeps a prompt from being run as one of copilot's slash
-// commands: a prompt whose text starts with "/" gets a zero-width space
-// (U+200B) in front.
+// commands (see Prompts): a prompt whose text starts with "/" gets a
+// zero-width space (U+200B) in front.
 func guardPrompt(p string) string {
 	if strings.HasPrefix(strings.TrimSpace(p), "/") {
 		return "\u200b" + p
 	}
 	return p
+}
+
+// isNotice reports whether a message chunk is one of copilot's session
+// notices, which its ACP agent sends as agent text: "Info: Disabled
+// tools: ..." when a tool list takes tools away, "Info: Operation
+// cancelled by user" after a refused call, "Warning: ...".
+func isNotice(text string) bool {
+	for _, p := range []string{"Info: ", "Warning: "} {
+		if len(text) > len(p) && strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// mcpToolName returns the RawName hook of a session with servers: the
+// title of a call of one of their tools is its name, SERVER-TOOL (copilot
+// sends no tool name; other titles are the model's description of the
+// call).
+func mcpToolName(servers []agentcli.MCPServer) func(id, title string) string {
+	return func(_, title string) string {
+		for _, s := range servers {
+			if strings.HasPrefix(title, s.Name+"-") && len(title) > len(s.Name)+1 && !strings.ContainsAny(title, " \t\n") {
+				return title
+			}
+		}
+		return ""
+	}
 }
 
 // sessionUsage returns the Usage hook of one session: the turn's usage is
@@ -121,9 +155,11 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 		Dir:       dir,
 		SessionID: req.SessionID,
 		Guard:     guardPrompt,
+		RawName:   mcpToolName(req.MCPServers),
 		Usage:     sessionUsage(req.SessionID != ""),
 		Tools:     tools,
 		KindNames: true,
+		Notice:    isNotice,
 	}
 	if driver.Mode(req) == agentcli.PermissionPlan {
 		ac.Options = append(ac.Options, acp.Option{ID: "mode", Value: planMode})
@@ -143,13 +179,15 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	var f files
-	if f.mcp, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
+	var mcpEnv []string
+	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
 		return nil, err
 	}
 	env, err := runEnv(r, tmp)
 	if err != nil {
 		return nil, err
 	}
+	env = append(env, mcpEnv...)
 	ac := acpConfig(req, r.Dir)
 	args := liveArgs(req, p, f)
 	return live.Start(ctx, live.Config{
@@ -172,12 +210,14 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // configured as the log recorded it.
 func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	ac := acpConfig(r.Req, "")
-	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
+	servers, err := acp.ReadRecorded(proto, &ac)
+	if err != nil {
 		return func(yield func(agentcli.Event, error) bool) {
 			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
 		}
 	}
 	ac.Usage = sessionUsage(ac.SessionID != "")
+	ac.RawName = mcpToolName(servers)
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req,
 		Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
 }

@@ -64,9 +64,11 @@ type toolPolicy struct {
 	drop map[string]bool
 }
 
-// shellFamily are the names of copilot's shell tools and their helpers.
-var shellFamily = []string{"bash", "read_bash", "write_bash", "list_bash", "stop_bash",
-	"powershell", "read_powershell", "write_powershell", "list_powershell", "stop_powershell"}
+// shellFamily are the names of copilot's shell tools and their helpers
+// (on Linux the bash ones; copilot 1.0.102 knows the powershell ones too,
+// and reports an unknown name in a tool list to the model as a notice).
+var shellFamily = []string{"bash", "read_bash", "list_bash", "stop_bash",
+	"powershell", "read_powershell", "list_powershell", "stop_powershell"}
 
 // builtin reports whether name is one of copilot's own tools (the table's
 // names and the tools it offers that have no canonical name).
@@ -107,7 +109,7 @@ func copilotNames(r driver.Rule) []string {
 // before it runs, or "".
 func permissionKind(name string) string {
 	switch {
-	case slices.Contains(shellFamily, name):
+	case slices.Contains(shellFamily, name) || name == "write_bash" || name == "write_powershell":
 		return "shell"
 	case name == "create" || name == "edit" || name == "str_replace_editor" || name == "apply_patch":
 		return "write"
