@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,8 +40,9 @@ func commonArgs(req *agentcli.Request, p toolPolicy, f files) []string {
 }
 
 // buildArgs returns the arguments of a one-shot run (see the package
-// documentation). It is pure.
-func buildArgs(req *agentcli.Request, p toolPolicy, f files) []string {
+// documentation): newID, when set, is the UUID of the new session. It is
+// pure.
+func buildArgs(req *agentcli.Request, p toolPolicy, f files, newID string) []string {
 	args := []string{"--output-format=json", "--no-auto-update"}
 	args = append(args, commonArgs(req, p, f)...)
 	if driver.Mode(req) == agentcli.PermissionPlan {
@@ -48,6 +50,8 @@ func buildArgs(req *agentcli.Request, p toolPolicy, f files) []string {
 	}
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
+	} else if newID != "" {
+		args = append(args, "--session-id="+newID)
 	}
 	if f.usage != "" {
 		args = append(args, "--usage-output-file="+f.usage)
@@ -93,13 +97,47 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, err
 	}
 	env = append(env, mcpEnv...)
+	id, newID := req.SessionID, ""
+	if id == "" {
+		if newID, err = newUUID(); err != nil {
+			return nil, err
+		}
+		id = newID
+	}
 	return &driver.Job{
-		Args:  buildArgs(req, p, f),
-		Stdin: []byte(req.Prompt),
-		Env:   env,
-		After: func() [][]byte { return usageLine(f.usage) },
+		Args:   buildArgs(req, p, f, newID),
+		Stdin:  []byte(req.Prompt),
+		Env:    env,
+		Before: [][]byte{sessionLine(id)},
+		After:  func() [][]byte { return usageLine(f.usage) },
 	}, nil
 }
+
+// newUUID returns a random (version 4) UUID.
+var newUUID = func() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:]), nil
+}
+
+// sessionLine is the line that tells the parser the run's session id,
+// first ({"type":"agentcli.session","sessionId":ID}): copilot prints it
+// only at the end, and agentcli chooses it for a new session
+// (--session-id).
+func sessionLine(id string) []byte {
+	b, _ := json.Marshal(struct {
+		Type      string `json:"type"`
+		SessionID string `json:"sessionId"`
+	}{sessionType, id})
+	return b
+}
+
+// sessionType is the type of the line that carries the session id.
+const sessionType = "agentcli.session"
 
 // runEnv returns the environment entries of a run, a live session or the
 // interactive UI: COPILOT_ALLOW_ALL off but under bypass (a caller's

@@ -147,7 +147,7 @@ var spec = driver.Spec{
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
-	NewParser:     func(r *driver.Run) driver.Parser { return newParser(r.Req.SessionID != "") },
+	NewParser:     func(r *driver.Run) driver.Parser { return newParser(r.Req.Model, r.Req.SessionID != "") },
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	Classify: func(msg string) error {

@@ -17,6 +17,10 @@ package copilot
 //	session.error              EventNotice; it decides the outcome (below)
 //	session.warning            EventNotice
 //	model.call_failure         nothing; its errorMessage (the server's answer) joins the outcome's message
+//	agentcli.session           the session id, which agentcli chose (--session-id) or resumes,
+//	                           handed to the parser first (see prepare): copilot prints it only in
+//	                           its last line. It is announced by an EventInit (with the requested
+//	                           model) before the events of copilot's first line.
 //	agentcli.usage_file        EventUsage: the usage file copilot wrote (see prepare), summed over models
 //	result                     the end of the run
 //
@@ -107,6 +111,11 @@ type sessionError struct {
 type parser struct {
 	// resumed: the run resumed a session (its usage covers the session).
 	resumed bool
+	// reqModel is the model the run asked for; session the id the run
+	// was started with.
+	reqModel, session string
+	// started: a line of copilot's was read.
+	started bool
 	evs     []agentcli.Event
 	// announced holds the ids of the tool calls an EventToolUse named.
 	announced map[string]bool
@@ -122,8 +131,8 @@ type parser struct {
 	resultRaw json.RawMessage
 }
 
-func newParser(resumed bool) *parser {
-	return &parser{resumed: resumed, announced: map[string]bool{}}
+func newParser(model string, resumed bool) *parser {
+	return &parser{reqModel: model, resumed: resumed, announced: map[string]bool{}}
 }
 
 // Line implements driver.Parser.
@@ -142,6 +151,14 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	}
 	base := agentcli.Event{Subagent: d.ParentToolCallID, Raw: raw}
 	add := func(ev agentcli.Event) { p.evs = append(p.evs, ev) }
+	if !p.started && w.Type != sessionType {
+		// copilot's first line: the run has begun, in the session the
+		// run was started with.
+		p.started = true
+		if p.session != "" {
+			add(agentcli.Event{Kind: agentcli.EventInit, SessionID: p.session, Model: p.reqModel, Raw: raw})
+		}
+	}
 	switch w.Type {
 	case "assistant.message_delta":
 		if d.DeltaContent != "" {
@@ -215,6 +232,9 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, d.Message
 		add(ev)
+	case sessionType:
+		// Announced with copilot's first line (see init).
+		p.session = w.SessionID
 	case usageType:
 		u, ok := fileUsage(w.Data)
 		if !ok {
@@ -313,7 +333,8 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		return nil, nil // the runner reports the exit (stderr says why)
 	}
 	res := &agentcli.Result{Text: p.text, Model: p.model, Turns: p.turns, Raw: p.resultRaw}
-	if p.result != nil {
+	res.SessionID = p.session
+	if p.result != nil && p.result.SessionID != "" {
 		res.SessionID = p.result.SessionID
 	}
 	if p.hasUsage {

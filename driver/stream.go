@@ -170,13 +170,31 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	if wl != nil && job.Stdin != nil {
 		wl.In(job.Stdin)
 	}
+	session := job.OnSession
+	for _, line := range job.Before {
+		if wl != nil {
+			wl.Out(line)
+		}
+		for _, ev := range f.line(line, 0, false, false) {
+			if runCtx.Err() != nil {
+				break // nothing is yielded after the run's context ended
+			}
+			if session != nil && ev.SessionID != "" {
+				session(ev.SessionID)
+				session = nil
+			}
+			RelayText(req.OnText, ev)
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
 
 	// Reading (and decoding, for a DecodeParser) goes on on goroutines of
 	// its own (see lineReader); applying lines and yielding stay on this
 	// one.
 	rd := startReader(runCtx, p, lg, wl, f.dp, decoders(f.borrow), f.borrow, f.ownOver())
 	defer rd.stop() // on every path, before p.Close; a no-op once it ended
-	session := job.OnSession
 	for lines, ok := rd.next(); ok && runCtx.Err() == nil; lines, ok = rd.next() {
 		for _, line := range lines {
 			for _, ev := range f.read(line) {
