@@ -78,8 +78,8 @@ type Config struct {
 	// Notice, if set, picks out the agent's own notes among its message
 	// chunks (copilot sends its session notices, "Info: ...", as agent
 	// text): a chunk that starts a message (the update before it was no
-	// message chunk) and for which Notice returns true is an EventNotice
-	// with the text, kept out of the turn's text.
+	// message chunk, or a note) and for which Notice returns true is an
+	// EventNotice with the text, kept out of the turn's text.
 	Notice func(text string) bool
 }
 
