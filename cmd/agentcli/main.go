@@ -2,13 +2,13 @@
 // per-user cache, where agentcli's backends find them when the CLI is not
 // on PATH:
 //
-//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode ...]
+//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode|copilot ...]
 //
 // Run from a module that requires agentcli, it installs the versions that
 // agentcli version pins (tools/clis/package.json and its lockfile,
 // embedded), with npm, into agentcli/clis in the user cache directory
 // ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS), one
-// directory per CLI and version. With no names it installs all four. An
+// directory per CLI and version. With no names it installs all of them. An
 // installed CLI is checked to run (--version); installing again is a
 // no-op. npm must be on PATH, and needs the network.
 //
