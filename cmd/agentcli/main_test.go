@@ -149,7 +149,7 @@ func TestInstall(t *testing.T) {
 
 	// No names: all of them; claude is already there.
 	out.Reset()
-	if code := run([]string{"install"}, &out, &errOut); code != 0 || strings.Count(out.String(), "\n") != 4 || len(npmCalls(t, log)) != 4 {
+	if code, n := run([]string{"install"}, &out, &errOut), len(clis.All()); code != 0 || strings.Count(out.String(), "\n") != n || len(npmCalls(t, log)) != n {
 		t.Errorf("install all: %d %q, npm calls %q", code, out.String(), npmCalls(t, log))
 	}
 	if err := codex.New(nil).Check(context.Background()); err != nil {
@@ -170,7 +170,7 @@ func TestInstallErrors(t *testing.T) {
 	if code := run([]string{"install", "gemini"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "9.9.9") {
 		t.Errorf("wrong version: %d %q", code, errOut.String())
 	}
-	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, gemini, opencode") {
+	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, copilot, gemini, opencode") {
 		t.Errorf("unknown name: %d %q", code, errOut.String())
 	}
 	if code := run([]string{"frobnicate"}, &out, &errOut); code != 2 {
