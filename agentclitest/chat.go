@@ -50,6 +50,9 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
+			if m.Role == "user" {
+				s = stripDatetime(s)
+			}
 			if m.Role == "system" {
 				system = append(system, s)
 			}
@@ -63,6 +66,9 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 		json.Unmarshal(m.Content, &parts) //nolint:errcheck // null content (tool calls only)
 		for _, p := range parts {
 			if p.Text != nil {
+				if m.Role == "user" {
+					*p.Text = stripDatetime(*p.Text)
+				}
 				if m.Role == "system" {
 					system = append(system, *p.Text)
 				}
@@ -72,6 +78,20 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 	}
 	rec.System = strings.Join(system, "\n")
 	return in, nil
+}
+
+// stripDatetime removes the <current_datetime> element (and the blank
+// line after it) that copilot puts before every user message, so that
+// Message.Text is what the user wrote; ModelRequest.Body keeps it.
+func stripDatetime(s string) string {
+	const open, end = "<current_datetime>", "</current_datetime>\n\n"
+	if !strings.HasPrefix(s, open) {
+		return s
+	}
+	if i := strings.Index(s, end); i >= 0 && i < 100 {
+		return s[i+len(end):]
+	}
+	return s
 }
 
 // isTitleCall reports whether a chat request is a session-title

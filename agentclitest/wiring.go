@@ -41,15 +41,16 @@ type Wiring struct {
 }
 
 // Wire prepares home, a fresh private directory, for running cli ("claude",
-// "codex", "gemini", "opencode", "qwen" or "droid") against s: it creates the HOME, TMPDIR,
+// "codex", "gemini", "opencode", "qwen", "droid" or "copilot") against s: it creates the HOME, TMPDIR,
 // XDG and per-CLI config directories under home, writes the config files the
 // CLI needs, and returns the environment, flags and working directory to use.
 // It does no network I/O and starts no process.
 //
 // The files also answer the first-run screens of the CLIs' interactive UIs
 // (agentcli.Interactive): claude's onboarding, API-key confirmation,
-// folder trust (for home and below) and bypass-mode warning, and codex's
-// folder trust (for the working directory).
+// folder trust (for home and below) and bypass-mode warning, codex's
+// folder trust (for the working directory) and copilot's folder trust (for
+// home and the working directory).
 //
 // Every setting points the CLI at s.URL(), turns off telemetry, update checks
 // and other outbound traffic, and bounds retries so that a scripted HTTP error
@@ -98,8 +99,10 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		err = s.wireQwen(w, home)
 	case "droid":
 		err = s.wireDroid(w, home)
+	case "copilot":
+		err = s.wireCopilot(w, home)
 	default:
-		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini, opencode, qwen or droid)", cli)
+		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini, opencode, qwen, droid or copilot)", cli)
 	}
 	if err != nil {
 		return nil, err
@@ -471,4 +474,73 @@ func (w *Wiring) Apply(req *agentcli.Request) {
 	if req.Dir == "" {
 		req.Dir = w.Dir
 	}
+}
+
+// wireCopilot points copilot at s through its bring-your-own-key provider
+// variables, offline. The package cache is shared (see CopilotPackageCache).
+func (s *Server) wireCopilot(w *Wiring, home string) error {
+	cfg := filepath.Join(home, ".copilot")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		return err
+	}
+	// The interactive UI's "Confirm folder trust" screen is answered in
+	// config.json, where its "Yes, and remember" writes (a trustedFolders
+	// key in settings.json is not read).
+	trust, err := json.Marshal(map[string]any{"trustedFolders": []string{home, w.Dir}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "config.json"), trust, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Config, sessions (session-state/<id>/) and logs live here
+		// instead of ~/.copilot.
+		"COPILOT_HOME="+cfg,
+		// No GitHub login, telemetry, web tools, GitHub MCP server or
+		// update check.
+		"COPILOT_OFFLINE=true",
+		"COPILOT_AUTO_UPDATE=false",
+		// Bring your own key: an OpenAI-compatible provider (Chat
+		// Completions), sent as "Authorization: Bearer".
+		"COPILOT_PROVIDER_BASE_URL="+s.URL()+"/v1",
+		"COPILOT_PROVIDER_API_KEY="+APIKey,
+		// A provider needs a model.
+		"COPILOT_MODEL="+Model,
+		// Limits for a model copilot's catalog does not know (128,000
+		// prompt tokens by default, below what a 1 MiB prompt counts),
+		// which also silences its warning about the unknown model.
+		"COPILOT_PROVIDER_MAX_PROMPT_TOKENS=1000000",
+		"COPILOT_PROVIDER_MAX_OUTPUT_TOKENS=32000",
+	)
+	if dir := CopilotPackageCache(); dir != "" {
+		// The binary extracts 235 MB of itself on its first run, into
+		// this directory (then $XDG_CACHE_HOME/copilot/pkg): shared, it
+		// is extracted once rather than per home.
+		w.Env = append(w.Env, "COPILOT_PKG_CACHE_HOME="+dir)
+	}
+	return nil
+}
+
+// CopilotPackageCache returns the directory that Wire shares between
+// copilot runs for the package copilot extracts from its binary on first
+// run (235 MB for 1.0.102; about 2 s per extraction): agentclitest/copilot
+// in os.UserCacheDir, or in os.TempDir when there is no user cache
+// directory, or "" when neither can be created (each home then extracts
+// its own). AGENTCLITEST_COPILOT_CACHE, when set, names it instead.
+// Copilot extracts into a temporary directory and renames it, so runs
+// can share it concurrently.
+func CopilotPackageCache() string {
+	dir := os.Getenv("AGENTCLITEST_COPILOT_CACHE")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "agentclitest", "copilot")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
 }

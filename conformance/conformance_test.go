@@ -19,6 +19,7 @@ import (
 	// The backends under test register themselves on import.
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
 	_ "github.com/agentcli/agentcli/droid"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
@@ -95,6 +96,19 @@ type cliCase struct {
 // parallel (as many at a time as go test's -parallel allows), so the longest
 // group should start first.
 var clis = []cliCase{
+	{
+		name:         "copilot",
+		usage:        true,
+		resumeSameID: true,
+		// A session.error event (errorType "query", the status), a
+		// result line with exitCode 1, exit 1. The server's message is
+		// in the failed model call's errorMessage.
+		err400: apiErr{typ: "*agentcli.ResultError", subtype: "query", status: 400, code: 1, message: true, timeout: time.Minute},
+		// copilot retries a 500 five times (about 20 s; no knob).
+		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "query", status: 500, code: 1, message: true, timeout: 150 * time.Second},
+		model:    "copilot-conformance-model",
+		atServer: "copilot-conformance-model",
+	},
 	{
 		name:         "droid",
 		usage:        true,

@@ -148,6 +148,7 @@ func TestLiveEffort(t *testing.T) {
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
 		{"qwen", "", agentcli.EffortLow, []string{"reasoning", "effort"}, "low"},
+		{"copilot", "", agentcli.EffortLow, []string{"reasoning_effort"}, "low"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -313,6 +314,7 @@ func TestLiveUnsupportedSettings(t *testing.T) {
 		{"gemini", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"opencode", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
+		{"copilot", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"droid", "qwen", "opencode", "gemini", "claude", "codex"}
+var settingsCLIs = []string{"droid", "qwen", "opencode", "gemini", "claude", "codex", "copilot"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -39,6 +39,8 @@ func mcpToolName(cli, server, tool string) string {
 		return server + "_" + tool
 	case "droid":
 		return server + "___" + tool
+	case "copilot":
+		return server + "-" + tool
 	case "codex":
 		// codex's namespace for the server, with "-" made "_".
 		return "mcp__" + strings.ReplaceAll(server, "-", "_") + "__" + tool
@@ -313,7 +315,7 @@ func TestStructuredOutput(t *testing.T) {
 			t.Fatalf("Run = %+v, %s; want a ResultError with the text", res, errSummary(err))
 		}
 	})
-	for _, cli := range []string{"gemini", "opencode"} {
+	for _, cli := range []string{"gemini", "opencode", "copilot"} {
 		t.Run(cli+"-strict", func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli)
@@ -365,6 +367,7 @@ func TestEffort(t *testing.T) {
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
 		{"qwen", "", agentcli.EffortHigh, []string{"reasoning", "effort"}, "high"},
+		{"copilot", "", agentcli.EffortXHigh, []string{"reasoning_effort"}, "xhigh"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -488,6 +491,7 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
+		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

@@ -2,7 +2,7 @@
 // per-user cache, where agentcli's backends find them when the CLI is not
 // on PATH:
 //
-//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode|qwen|droid ...]
+//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode|qwen|droid|copilot ...]
 //
 // Run from a module that requires agentcli, it installs the versions that
 // agentcli version pins (tools/clis/package.json and its lockfile,

@@ -179,7 +179,7 @@ func TestInstallErrors(t *testing.T) {
 	if code := run([]string{"install", "gemini"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "9.9.9") {
 		t.Errorf("wrong version: %d %q", code, errOut.String())
 	}
-	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, droid, gemini, opencode, qwen") {
+	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, copilot, droid, gemini, opencode, qwen") {
 		t.Errorf("unknown name: %d %q", code, errOut.String())
 	}
 	if code := run([]string{"frobnicate"}, &out, &errOut); code != 2 {

@@ -70,6 +70,17 @@ type Config struct {
 	Usage func(resp json.RawMessage) (agentcli.Usage, bool)
 	// Tools maps the agent's raw tool names to canonical ones.
 	Tools driver.Tools
+	// KindNames names a tool call that has no raw name (RawName gives
+	// none) by the canonical tool of its ACP kind: read Read, edit Edit,
+	// delete Delete, search Grep, fetch WebFetch (execute is Bash
+	// either way). Without it such a call is named by its kind.
+	KindNames bool
+	// Notice, if set, picks out the agent's own notes among its message
+	// chunks (copilot sends its session notices, "Info: ...", as agent
+	// text): a chunk that starts a message (the update before it was no
+	// message chunk, or a note) and for which Notice returns true is an
+	// EventNotice with the text, kept out of the turn's text.
+	Notice func(text string) bool
 }
 
 // Option is one session config option.
@@ -170,6 +181,7 @@ type client struct {
 	first   bool // the next prompt is the session's first
 	text    strings.Builder
 	calls   map[string]*toolCall // tool calls of the running turn
+	inText  bool                 // the last update was a message chunk
 }
 
 // toolCall is what the session knows of one tool call.
@@ -315,6 +327,7 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 		prompt = c.cfg.FirstPrefix + prompt
 	}
 	c.first = false
+	c.inText = false
 	c.text.Reset()
 	clear(c.calls)
 	c.mu.Unlock()
@@ -461,13 +474,25 @@ func (c *client) notify(method string, params json.RawMessage, line []byte) {
 		c.invalid(line, err)
 		return
 	}
+	c.mu.Lock()
+	inText := c.inText
+	c.inText = u.AgentMessageChunk != nil
+	c.mu.Unlock()
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil {
+			ev := base
+			if !inText && c.cfg.Notice != nil && c.cfg.Notice(t.Text) {
+				ev.Kind, ev.Text = agentcli.EventNotice, t.Text
+				c.h.Emit(ev)
+				c.mu.Lock()
+				c.inText = false // the model's text may follow at once
+				c.mu.Unlock()
+				break
+			}
 			c.mu.Lock()
 			c.text.WriteString(t.Text)
 			c.mu.Unlock()
-			ev := base
 			ev.Kind, ev.Text = agentcli.EventTextDelta, t.Text
 			c.h.Emit(ev)
 		}
@@ -548,9 +573,21 @@ func (c *client) fold(tc *toolCall, title *string, kind string, rawInput any) {
 		}
 	}
 	tc.use.Name, tc.use.Kind = canonical(c.cfg.Tools, tc.use.RawName, kind, tc.use.Name, tc.use.Kind)
+	if c.cfg.KindNames && tc.use.RawName == "" {
+		if n, ok := kindNames[tc.use.Kind]; ok {
+			tc.use.Name = n
+		}
+	}
 	if len(tc.use.Input) == 0 {
 		tc.use.Input = json.RawMessage("{}")
 	}
+}
+
+// kindNames are the canonical tools of ACP's kinds (see Config.KindNames).
+var kindNames = map[agentcli.ToolKind]string{
+	agentcli.ToolExecute: agentcli.ToolNameBash, agentcli.ToolRead: agentcli.ToolNameRead,
+	agentcli.ToolEdit: agentcli.ToolNameEdit, agentcli.ToolDelete: agentcli.ToolNameDelete,
+	agentcli.ToolSearch: agentcli.ToolNameGrep, agentcli.ToolFetch: agentcli.ToolNameWebFetch,
 }
 
 // canonical names a tool from its raw name, else from its ACP kind.

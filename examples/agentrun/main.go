@@ -62,6 +62,7 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
 	"github.com/agentcli/agentcli/driver"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"

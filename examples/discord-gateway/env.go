@@ -33,6 +33,7 @@ var backendEnv = map[string][]string{
 	"gemini": {"GEMINI_", "GOOGLE_"},
 	"opencode": {"OPENCODE_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "OPENROUTER_", "GROQ_",
 		"MISTRAL_", "DEEPSEEK_", "XAI_", "TOGETHER_", "AZURE_", "AWS_"},
+	"copilot": {"COPILOT_", "GH_TOKEN", "GITHUB_TOKEN", "GH_CONFIG_DIR"},
 }
 
 // childEnv returns the environment of the backend's CLI: from environ (the

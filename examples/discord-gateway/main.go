@@ -33,6 +33,7 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
 	"github.com/bwmarrin/discordgo"

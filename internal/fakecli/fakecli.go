@@ -43,6 +43,9 @@
 //	                      exec'd with a fresh environment: no run tag
 //	flood <text>          write text and a newline to stdout until killed
 //	exit <code>           exit with code (the default at the end is 0)
+//	file <flag> <text>    write text to the file named by the last value of
+//	                      flag in the parsed argv (as a CLI writes an output
+//	                      file it was given)
 //
 // A script whose first line is "live" plays a live session's CLI: stdin is
 // not read up front, but line by line as the script says, and every line
@@ -137,7 +140,7 @@ const Credential = "fakecli-credential"
 // cat of a stream) and must not fail for lack of credentials.
 func Credentials() []string {
 	var env []string
-	for _, f := range []string{"claude", "codex", "gemini", "opencode"} {
+	for _, f := range []string{"claude", "codex", "gemini", "opencode", "copilot"} {
 		env = append(env, credential[f]+"="+Credential)
 	}
 	return env
@@ -146,6 +149,7 @@ func Credentials() []string {
 // credential maps flavors to one of their CLI's credential variables.
 var credential = map[string]string{
 	"claude": "ANTHROPIC_API_KEY", "codex": "CODEX_API_KEY", "gemini": "GEMINI_API_KEY", "opencode": "OPENCODE_API_KEY",
+	"copilot": "COPILOT_GITHUB_TOKEN",
 }
 
 // ReadRecord reads what the fake recorded in dir.
@@ -296,6 +300,7 @@ func run(flavor string) int {
 		return fl.UsageExit
 	}
 	rec.Prompt = strings.Join(parsed.Positional, " ")
+	argValues = parsed.Values
 	for _, f := range fl.FileFlags {
 		for _, v := range parsed.Values[f] {
 			b, err := os.ReadFile(v)
@@ -345,6 +350,10 @@ func writeRecord(r *Record) {
 	}
 }
 
+// argValues are the option values of the parsed argv, for the script's
+// file command.
+var argValues map[string][]string
+
 func play(path string) int {
 	f, err := os.Open(path)
 	if err != nil {
@@ -379,6 +388,13 @@ func play(path string) int {
 		case "outraw":
 			out.WriteString(arg)
 			out.Flush()
+		case "file":
+			flag, text, _ := strings.Cut(arg, " ")
+			if v := argValues[flag]; len(v) > 0 {
+				if err := os.WriteFile(v[len(v)-1], []byte(text), 0o600); err != nil {
+					fmt.Fprintln(os.Stderr, "fakecli:", err)
+				}
+			}
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)
 		case "bigline":

@@ -74,6 +74,7 @@ var known = map[string][2]string{
 	"opencode-ai":               {"opencode", "opencode"},
 	"@qwen-code/qwen-code":      {"qwen", "qwen"},
 	"@factory/cli-linux-x64":    {"droid", "droid"},
+	"@github/copilot":           {"copilot", "copilot"},
 }
 
 var all = func() []CLI {

@@ -40,7 +40,7 @@ func TestPins(t *testing.T) {
 	if len(deps) != len(All()) || len(dirs) != len(All()) || !maps.Equal(deps, root) {
 		t.Errorf("pins %v, lockfile root %v", deps, root)
 	}
-	for _, name := range []string{"claude", "codex", "gemini", "opencode", "qwen", "droid"} {
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "qwen", "droid", "copilot"} {
 		if _, ok := Lookup(name); !ok {
 			t.Errorf("no pin for %s", name)
 		}
