@@ -63,9 +63,11 @@ import (
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
 	_ "github.com/agentcli/agentcli/copilot"
+	_ "github.com/agentcli/agentcli/droid"
 	"github.com/agentcli/agentcli/driver"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	_ "github.com/agentcli/agentcli/qwen"
 )
 
 func main() {
