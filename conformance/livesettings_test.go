@@ -237,41 +237,6 @@ func TestLiveStructuredOutput(t *testing.T) {
 	}
 }
 
-// requestSchema returns the output schema a model request carries:
-// claude's StructuredOutput tool's input schema, the Responses json_schema
-// text format's schema.
-func requestSchema(t *testing.T, cli string, r agentclitest.ModelRequest) json.RawMessage {
-	t.Helper()
-	var body struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		} `json:"tools"`
-		Text struct {
-			Format struct {
-				Type   string          `json:"type"`
-				Schema json.RawMessage `json:"schema"`
-			} `json:"format"`
-		} `json:"text"`
-	}
-	if err := json.Unmarshal(r.Body, &body); err != nil {
-		t.Fatal(err)
-	}
-	switch cli {
-	case "claude":
-		for _, tl := range body.Tools {
-			if tl.Name == "StructuredOutput" {
-				return tl.InputSchema
-			}
-		}
-		return nil
-	}
-	if body.Text.Format.Type == "json_schema" {
-		return body.Text.Format.Schema
-	}
-	return nil
-}
-
 // TestLiveMaxBudget: claude's --max-budget-usd caps what the whole live
 // session spends: the turn that reaches it fails with
 // error_max_budget_usd, and so does the next one, without a model call.
