@@ -72,9 +72,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,7 +142,7 @@ const Credential = "fakecli-credential"
 // cat of a stream) and must not fail for lack of credentials.
 func Credentials() []string {
 	var env []string
-	for _, f := range []string{"claude", "codex", "gemini", "opencode", "copilot"} {
+	for _, f := range slices.Sorted(maps.Keys(credential)) {
 		env = append(env, credential[f]+"="+Credential)
 	}
 	return env
@@ -149,7 +151,7 @@ func Credentials() []string {
 // credential maps flavors to one of their CLI's credential variables.
 var credential = map[string]string{
 	"claude": "ANTHROPIC_API_KEY", "codex": "CODEX_API_KEY", "gemini": "GEMINI_API_KEY", "opencode": "OPENCODE_API_KEY",
-	"copilot": "COPILOT_GITHUB_TOKEN",
+	"copilot": "COPILOT_GITHUB_TOKEN", "droid": "FACTORY_API_KEY",
 }
 
 // ReadRecord reads what the fake recorded in dir.
