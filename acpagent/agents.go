@@ -47,7 +47,8 @@ func pinned(name string) string {
 // Agents are the known ACP agents, each registered under its Name. Their
 // facts (argv, capabilities, quirks) were checked with real runs of the
 // version named, against agentclitest's scripted model server; the CLIs
-// pinned in tools/clis (copilot, gemini, opencode) run in CI.
+// pinned in tools/clis run in CI (copilot, gemini and opencode through
+// the generic backend and their known agent).
 var Agents = []Agent{
 	{
 		Name: "copilot-acp", Binary: "copilot", Args: []string{"--acp", "--no-auto-update"},
@@ -74,14 +75,14 @@ var Agents = []Agent{
 	},
 	{
 		Name: "qwen-acp", Binary: "qwen", Args: []string{"--acp"},
-		Package: "@qwen-code/qwen-code", Version: "0.24.4",
+		Package: "@qwen-code/qwen-code", Version: pinned("qwen"),
 		Credentials: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GEMINI_API_KEY"},
 		Modes:       map[string]string{"bypass": "yolo", "ask": "default", "deny": "default", "plan": "plan"},
 		Note:        "sends craft/drainMidTurnQueue requests (answered with an error); a refusal ends the turn",
 	},
 	{
 		Name: "droid-acp", Binary: "droid", Args: []string{"exec", "--output-format", "acp-daemon"},
-		Package: "@factory/cli", Version: "0.225.1",
+		Package: "@factory/cli", Version: pinned("droid"),
 		Credentials: []string{"FACTORY_API_KEY"},
 		Modes:       map[string]string{"plan": "spec"},
 		Note:        "makes a session-title model call; a refusal ends the turn",
