@@ -12,16 +12,6 @@ import (
 	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
-// yargsEquals is what yargs makes of --key=VALUE for an option without
-// nargs (all of qwen's string options): VALUE, minus one pair of
-// surrounding quotes.
-func yargsEquals(v string) string {
-	if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
-		return v[1 : len(v)-1]
-	}
-	return v
-}
-
 // optionSet returns the distinct options of p, sorted.
 func optionSet(p *fakecli.ParsedArgs) []string {
 	names := slices.Clone(backendtest.OptionNames(p))
