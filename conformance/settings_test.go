@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"droid", "qwen", "opencode", "gemini", "claude", "codex", "copilot"}
+// droid is not one: it takes no MCP servers (see package droid;
+// TestUnsupportedSettings).
+var settingsCLIs = []string{"qwen", "opencode", "gemini", "claude", "codex", "copilot"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -490,6 +492,9 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"droid", "MCP servers", func(r *agentcli.Request) {
+			r.MCPServers = []agentcli.MCPServer{{Name: "probe-srv", Command: "/bin/true"}}
+		}},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 	}

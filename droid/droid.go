@@ -9,8 +9,7 @@
 // file gets an invisible word joiner after it, since droid would attach
 // the file (see promptText). A run
 // that carries what only droid's live protocol takes — PermissionAsk, a
-// session to resume, MCP servers — is one turn of a live session (see
-// live.go).
+// session to resume — is one turn of a live session (see live.go).
 //
 // # Permissions
 //
@@ -40,11 +39,13 @@
 // session the system prompt is put before the first prompt of a new
 // session, followed by a blank line. Request.Effort is
 // --reasoning-effort (droid's own models; droid sends no reasoning field to
-// a generic Chat Completions custom model). Request.MCPServers go to the
-// live session's session/new (droid exec takes none but those of
-// ~/.factory/mcp.json); their tools are "SERVER___TOOL". Droid has no
+// a generic Chat Completions custom model). Droid has no MCP servers,
 // structured output, fallback model, turn limit or spending cap that
-// agentcli can set.
+// agentcli can set: droid exec takes no MCP server but those of
+// ~/.factory/mcp.json (the user's own file), and its ACP daemon fails
+// every session/new that has some (droid 0.225.2 passes them to its
+// session process as --mcp-servers, an option that process refuses:
+// "Droid process exited unexpectedly").
 //
 // # Credentials
 //
@@ -87,8 +88,12 @@ var spec = driver.Spec{
 		Sessions:        true,
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
-		MCP:             true,
-		Efforts:         []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		// MCP: false. Droid 0.225.2's ACP daemon starts its session
+		// child with --mcp-servers, which the child does not know ("error:
+		// unknown option '--mcp-servers'", exit 1: session/new fails with
+		// "Droid process exited unexpectedly"), and droid exec takes none
+		// but ~/.factory/mcp.json's, the user's own file.
+		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 	},
 	Interactive:   interactive,
 	Tools:         tools,
@@ -96,7 +101,7 @@ var spec = driver.Spec{
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" || len(req.MCPServers) > 0 },
+	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" },
 	ReplaySession: replaySession,
 	Classify: func(msg string) error {
 		switch {
