@@ -251,6 +251,16 @@ type Options struct {
 	// means the backend's default name ("claude", "codex", ...).
 	Path string
 
+	// Args are the arguments that start the CLI in the mode the backend
+	// speaks, for a backend that runs whatever command it is given: the
+	// generic "acp" backend (package acpagent) runs Path with Args as an
+	// Agent Client Protocol agent, for example Path "qwen" with Args
+	// ["--acp"], or Path "npx" with Args ["@zed-industries/codex-acp"].
+	// For a known ACP agent ("qwen-acp", ...), non-empty Args replace the
+	// agent's own. Every other backend ignores them (Request.ExtraArgs is
+	// their escape hatch). They are passed as given, never to a shell.
+	Args []string
+
 	// Env holds "KEY=value" entries added to every run's environment
 	// (before Request.Env).
 	Env []string

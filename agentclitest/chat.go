@@ -50,6 +50,9 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 		}
 		var s string
 		if json.Unmarshal(m.Content, &s) == nil {
+			if m.Role == "user" {
+				s = stripDatetime(s)
+			}
 			if m.Role == "system" {
 				system = append(system, s)
 			}
@@ -63,6 +66,9 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 		json.Unmarshal(m.Content, &parts) //nolint:errcheck // null content (tool calls only)
 		for _, p := range parts {
 			if p.Text != nil {
+				if m.Role == "user" {
+					*p.Text = stripDatetime(*p.Text)
+				}
 				if m.Role == "system" {
 					system = append(system, *p.Text)
 				}
@@ -74,12 +80,28 @@ func parseChat(rec *ModelRequest, body []byte) (chatReq, error) {
 	return in, nil
 }
 
-// isTitleCall reports whether a chat request is opencode's session-title
-// generation.
+// stripDatetime removes the <current_datetime> element (and the blank
+// line after it) that copilot puts before every user message, so that
+// Message.Text is what the user wrote; ModelRequest.Body keeps it.
+func stripDatetime(s string) string {
+	const open, end = "<current_datetime>", "</current_datetime>\n\n"
+	if !strings.HasPrefix(s, open) {
+		return s
+	}
+	if i := strings.Index(s, end); i >= 0 && i < 100 {
+		return s[i+len(end):]
+	}
+	return s
+}
+
+// isTitleCall reports whether a chat request is a session-title
+// generation: opencode's, or Factory Droid's ("You are a helper that
+// generates concise session titles", no tools).
 func isTitleCall(rec ModelRequest) bool {
 	s := strings.ToLower(rec.System)
 	return strings.Contains(s, "title generator") || strings.Contains(s, "generate a title") ||
-		strings.Contains(s, "generate a short title")
+		strings.Contains(s, "generate a short title") ||
+		strings.Contains(s, "generates concise session titles") && len(rec.Tools) == 0
 }
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {

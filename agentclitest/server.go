@@ -65,7 +65,8 @@ type Turn struct {
 	// "exec_command" {cmd}, Gemini "run_shell_command" {command, description},
 	// Chat Completions "bash" {command, description}. If the request offers
 	// none of these names but offers another known shell tool name, that
-	// one is used.
+	// one is used (Factory Droid's "Execute" {command, summary, riskLevel
+	// "medium", riskLevelReason}).
 	Shell string
 	// Status, if non-zero, makes the server answer with this HTTP status and
 	// an error body instead of a model answer.
@@ -500,7 +501,7 @@ func (t Turn) call(seq int, idPrefix string, offered []string, shell func(name, 
 
 // knownShells lists every CLI's shell tool name, in order of preference after
 // the API's own.
-var knownShells = []string{"Bash", "exec_command", "run_shell_command", "bash", "shell"}
+var knownShells = []string{"Bash", "exec_command", "run_shell_command", "bash", "shell", "Execute"}
 
 // pickName returns the first of prefer offered by the request, else the first
 // other known shell tool offered, else prefer[0].
@@ -529,6 +530,12 @@ func shellArgs(name, cmd string) map[string]any {
 		return map[string]any{"cmd": cmd}
 	case "shell":
 		return map[string]any{"command": []any{"bash", "-lc", cmd}}
+	case "Execute":
+		// Factory Droid: summary must be 3 to 8 words, sentence case;
+		// the risk level is the model's own claim, which droid's
+		// autonomy levels trust.
+		return map[string]any{"command": cmd, "summary": "Run the scripted command",
+			"riskLevel": "medium", "riskLevelReason": "Runs a command the test scripted"}
 	default:
 		return map[string]any{"command": cmd, "description": "Run " + cmd}
 	}

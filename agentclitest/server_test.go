@@ -793,3 +793,68 @@ func TestResponsesNamespace(t *testing.T) {
 		t.Errorf("tools %s", got)
 	}
 }
+
+// Factory Droid's shell tool is Execute, whose summary and risk level are
+// required; its session-title call (no tools) is a utility call, and the
+// same wording with tools offered is not.
+func TestDroidShapes(t *testing.T) {
+	s := NewServer(Turn{Shell: "echo hi"}, Turn{Text: "main"})
+	defer s.Close()
+	url := s.URL() + "/v1/chat/completions"
+	title := func(tools []any) ModelRequest {
+		body := map[string]any{"model": "m", "stream": true, "max_tokens": 32, "messages": []any{
+			map[string]any{"role": "system", "content": "You are a helper that generates concise session titles."},
+			map[string]any{"role": "user", "content": "hi"},
+		}}
+		if tools != nil {
+			body["tools"] = tools
+		}
+		resp := post(t, url, body)
+		readAll(t, resp)
+		r := s.Requests()
+		return r[len(r)-1]
+	}
+	if r := title(nil); !r.Utility {
+		t.Errorf("droid's title call is not a utility call: %+v", r)
+	}
+	if s.Remaining() != 2 {
+		t.Fatalf("the title call took a turn: %d left", s.Remaining())
+	}
+	var call map[string]any
+	var name, args string
+	resp := post(t, url, map[string]any{"model": "m", "stream": true,
+		"tools":    []any{map[string]any{"type": "function", "function": map[string]any{"name": "Execute"}}},
+		"messages": []any{map[string]any{"role": "user", "content": "run"}}})
+	for _, e := range readSSE(t, resp.Body) {
+		if e.data == "[DONE]" {
+			continue
+		}
+		for _, c := range decode(t, e.data)["choices"].([]any) {
+			for _, tc := range asSlice(c.(map[string]any)["delta"].(map[string]any)["tool_calls"]) {
+				if f, ok := tc.(map[string]any)["function"].(map[string]any); ok {
+					if n, ok := f["name"].(string); ok {
+						name += n
+					}
+					if a, ok := f["arguments"].(string); ok {
+						args += a
+					}
+				}
+			}
+		}
+	}
+	resp.Body.Close()
+	if err := json.Unmarshal([]byte(args), &call); err != nil || name != "Execute" {
+		t.Fatalf("tool call %q %q: %v", name, args, err)
+	}
+	if call["command"] != "echo hi" || call["summary"] == "" || call["riskLevel"] != "medium" || call["riskLevelReason"] == nil {
+		t.Errorf("Execute call %v", call)
+	}
+	if r := title([]any{map[string]any{"type": "function", "function": map[string]any{"name": "Execute"}}}); r.Utility {
+		t.Error("a request that offers tools is not a title call")
+	}
+}
+
+func asSlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}

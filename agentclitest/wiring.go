@@ -41,15 +41,16 @@ type Wiring struct {
 }
 
 // Wire prepares home, a fresh private directory, for running cli ("claude",
-// "codex", "gemini" or "opencode") against s: it creates the HOME, TMPDIR,
+// "codex", "gemini", "opencode", "qwen", "droid" or "copilot") against s: it creates the HOME, TMPDIR,
 // XDG and per-CLI config directories under home, writes the config files the
 // CLI needs, and returns the environment, flags and working directory to use.
 // It does no network I/O and starts no process.
 //
 // The files also answer the first-run screens of the CLIs' interactive UIs
 // (agentcli.Interactive): claude's onboarding, API-key confirmation,
-// folder trust (for home and below) and bypass-mode warning, and codex's
-// folder trust (for the working directory).
+// folder trust (for home and below) and bypass-mode warning, codex's
+// folder trust (for the working directory) and copilot's folder trust (for
+// home and the working directory).
 //
 // Every setting points the CLI at s.URL(), turns off telemetry, update checks
 // and other outbound traffic, and bounds retries so that a scripted HTTP error
@@ -94,8 +95,14 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 		err = s.wireGemini(w, home)
 	case "opencode":
 		err = s.wireOpencode(w, home)
+	case "qwen":
+		err = s.wireQwen(w, home)
+	case "droid":
+		err = s.wireDroid(w, home)
+	case "copilot":
+		err = s.wireCopilot(w, home)
 	default:
-		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini or opencode)", cli)
+		return nil, fmt.Errorf("agentclitest: unknown CLI %q (want claude, codex, gemini, opencode, qwen, droid or copilot)", cli)
 	}
 	if err != nil {
 		return nil, err
@@ -109,6 +116,94 @@ func mapValues(m map[string]string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// wireQwen points qwen at s: an OpenAI-compatible provider from the
+// environment, and $HOME/.qwen/settings.json that turns off what would
+// leave loopback or consume scripted turns.
+func (s *Server) wireQwen(w *Wiring, home string) error {
+	dir := filepath.Join(home, ".qwen")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	settings := map[string]any{
+		// Usage statistics resolve and call an Aliyun RUM host on every
+		// run; telemetry and update checks go out too.
+		"privacy":   map[string]any{"usageStatisticsEnabled": false},
+		"telemetry": map[string]any{"enabled": false},
+		"general":   map[string]any{"enableAutoUpdate": false},
+		// Each of these makes a model call of its own after (or
+		// before) a turn: follow-up suggestions, the managed memory
+		// extraction subagent, its "dream" consolidation.
+		"ui":     map[string]any{"enableFollowupSuggestions": false},
+		"memory": map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false},
+		// The default approval mode, "auto", asks an LLM security
+		// classifier before each tool permission; "default" asks the host.
+		"tools": map[string]any{"approvalMode": "default"},
+		// No retries of a failed request (qwen still retries 429 and 5xx
+		// of the main stream seven times). The scripted model's context
+		// window is taken to be 1M tokens: qwen refuses a prompt larger
+		// than its default window for an unknown model (about 177k
+		// estimated tokens) without calling the model.
+		"model": map[string]any{"generationConfig": map[string]any{"maxRetries": 0, "contextWindowSize": 1000000}},
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Chat Completions at BASE/chat/completions.
+		"OPENAI_BASE_URL="+s.URL()+"/v1",
+		"OPENAI_API_KEY="+APIKey,
+		"OPENAI_MODEL="+Model,
+		// No session-title model call.
+		"QWEN_DISABLE_AUTO_TITLE=1",
+		// Headless yolo prints a warning on every run.
+		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
+	)
+	return nil
+}
+
+// wireDroid points Factory Droid at s: a custom Chat Completions model in
+// $HOME/.factory/settings.json, and airgap mode, in which droid talks to
+// nothing but its custom models (no Factory API, login, feature flags or
+// telemetry) and picks the first custom model when none is named.
+func (s *Server) wireDroid(w *Wiring, home string) error {
+	dir := filepath.Join(home, ".factory")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	settings := map[string]any{
+		"customModels": []any{map[string]any{
+			"model":           Model,
+			"displayName":     "agentclitest",
+			"baseUrl":         s.URL() + "/v1",
+			"apiKey":          APIKey,
+			"provider":        "generic-chat-completion-api",
+			"maxOutputTokens": 4096,
+		}},
+		// The interactive UI asks whether to trust the folder, and
+		// animates its logo.
+		"trustedFolders": map[string]any{w.Dir: map[string]any{"trustedAt": "2026-01-01T00:00:00.000Z"}},
+		"logoAnimation":  "off",
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		"FACTORY_AIRGAP_ENABLED=1",
+		"FACTORY_DROID_AUTO_UPDATE_ENABLED=false",
+		// No system keyring (there is none in a test's private home).
+		"FACTORY_DISABLE_KEYRING=1",
+	)
+	return nil
 }
 
 // wireClaude points claude at s through the environment. The config files
@@ -379,4 +474,73 @@ func (w *Wiring) Apply(req *agentcli.Request) {
 	if req.Dir == "" {
 		req.Dir = w.Dir
 	}
+}
+
+// wireCopilot points copilot at s through its bring-your-own-key provider
+// variables, offline. The package cache is shared (see CopilotPackageCache).
+func (s *Server) wireCopilot(w *Wiring, home string) error {
+	cfg := filepath.Join(home, ".copilot")
+	if err := os.MkdirAll(cfg, 0o700); err != nil {
+		return err
+	}
+	// The interactive UI's "Confirm folder trust" screen is answered in
+	// config.json, where its "Yes, and remember" writes (a trustedFolders
+	// key in settings.json is not read).
+	trust, err := json.Marshal(map[string]any{"trustedFolders": []string{home, w.Dir}})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "config.json"), trust, 0o600); err != nil {
+		return err
+	}
+	w.Env = append(w.Env,
+		// Config, sessions (session-state/<id>/) and logs live here
+		// instead of ~/.copilot.
+		"COPILOT_HOME="+cfg,
+		// No GitHub login, telemetry, web tools, GitHub MCP server or
+		// update check.
+		"COPILOT_OFFLINE=true",
+		"COPILOT_AUTO_UPDATE=false",
+		// Bring your own key: an OpenAI-compatible provider (Chat
+		// Completions), sent as "Authorization: Bearer".
+		"COPILOT_PROVIDER_BASE_URL="+s.URL()+"/v1",
+		"COPILOT_PROVIDER_API_KEY="+APIKey,
+		// A provider needs a model.
+		"COPILOT_MODEL="+Model,
+		// Limits for a model copilot's catalog does not know (128,000
+		// prompt tokens by default, below what a 1 MiB prompt counts),
+		// which also silences its warning about the unknown model.
+		"COPILOT_PROVIDER_MAX_PROMPT_TOKENS=1000000",
+		"COPILOT_PROVIDER_MAX_OUTPUT_TOKENS=32000",
+	)
+	if dir := CopilotPackageCache(); dir != "" {
+		// The binary extracts 235 MB of itself on its first run, into
+		// this directory (then $XDG_CACHE_HOME/copilot/pkg): shared, it
+		// is extracted once rather than per home.
+		w.Env = append(w.Env, "COPILOT_PKG_CACHE_HOME="+dir)
+	}
+	return nil
+}
+
+// CopilotPackageCache returns the directory that Wire shares between
+// copilot runs for the package copilot extracts from its binary on first
+// run (235 MB for 1.0.102; about 2 s per extraction): agentclitest/copilot
+// in os.UserCacheDir, or in os.TempDir when there is no user cache
+// directory, or "" when neither can be created (each home then extracts
+// its own). AGENTCLITEST_COPILOT_CACHE, when set, names it instead.
+// Copilot extracts into a temporary directory and renames it, so runs
+// can share it concurrently.
+func CopilotPackageCache() string {
+	dir := os.Getenv("AGENTCLITEST_COPILOT_CACHE")
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "agentclitest", "copilot")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
 }

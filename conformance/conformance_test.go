@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +19,11 @@ import (
 	// The backends under test register themselves on import.
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
+	_ "github.com/agentcli/agentcli/droid"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	_ "github.com/agentcli/agentcli/qwen"
 )
 
 // apiErr is the typed error a backend gives when every model call answers
@@ -74,6 +80,12 @@ type cliCase struct {
 	// Request.Env entries that make the model known to the CLI.
 	model, atServer string
 	modelEnv        func(t testing.TB, w *agentclitest.Wiring) []string
+	// retries5xx, when set, says why the CLI cannot fail on a 5xx within
+	// any bound a test can wait for (it retries with growing back-off and
+	// has no setting to stop it): the api500 scenario then checks that
+	// Request.Timeout ends the run with a *TimeoutError and no process
+	// left.
+	retries5xx string
 	// rewrites maps a tricky prompt to the text the model receives instead,
 	// where the backend documents that it must change it (the CLI offers
 	// no way to pass it untouched). Prompts not listed arrive verbatim.
@@ -84,6 +96,56 @@ type cliCase struct {
 // parallel (as many at a time as go test's -parallel allows), so the longest
 // group should start first.
 var clis = []cliCase{
+	{
+		name:         "copilot",
+		usage:        true,
+		resumeSameID: true,
+		// A session.error event (errorType "query", the status), a
+		// result line with exitCode 1, exit 1. The server's message is
+		// in the failed model call's errorMessage.
+		err400: apiErr{typ: "*agentcli.ResultError", subtype: "query", status: 400, code: 1, message: true, timeout: time.Minute},
+		// copilot retries a 500 five times (about 20 s; no knob).
+		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "query", status: 500, code: 1, message: true, timeout: 150 * time.Second},
+		model:    "copilot-conformance-model",
+		atServer: "copilot-conformance-model",
+	},
+	{
+		name:         "droid",
+		usage:        true,
+		resumeSameID: true,
+		// An "error" line from the agent loop ("400 Bad Request": the
+		// status and its reason, not the server's message), one from
+		// the CLI ("Exec failed"), no completion, exit 1.
+		err400:     apiErr{typ: "*agentcli.ResultError", status: 400, code: 1, timeout: time.Minute},
+		retries5xx: "droid retries a 5xx with growing back-off (5 s, 14 s, 35 s, ...; no setting bounds it, Retry-After is ignored)",
+		err500:     apiErr{timeout: 20 * time.Second},
+		// droid names custom (BYOK) models custom:MODEL, and only runs
+		// models its settings declare: add one.
+		model:    "custom:droid-conformance-model",
+		atServer: "droid-conformance-model",
+		modelEnv: droidExtraModel("droid-conformance-model"),
+		// Documented in package droid: droid attaches a file the prompt
+		// tags with "@"; the backend puts an invisible word joiner after
+		// the "@".
+		rewrites: map[string]string{"@README.md": "@\u2060README.md"},
+	},
+	{
+		name:         "qwen",
+		usage:        true,
+		resumeSameID: true,
+		// qwen prints "[API Error: 400 <the server's message>]" and a
+		// result with is_error; with stream-json input it exits 0.
+		err400: apiErr{typ: "*agentcli.ResultError", subtype: "error_during_execution", status: 400, code: 0, message: true, timeout: time.Minute},
+		// qwen retries 5xx seven times with back-off (about 90 s); no
+		// setting bounds it.
+		err500:   apiErr{typ: "*agentcli.ResultError", subtype: "error_during_execution", status: 500, code: 0, message: true, timeout: 180 * time.Second},
+		model:    "qwen-conformance-model",
+		atServer: "qwen-conformance-model",
+		// Documented in package qwen: qwen runs "/..." as a slash
+		// command and expands "@path" in stream-json messages too; the
+		// backend escapes both the way qwen understands.
+		rewrites: map[string]string{"/help": " /help", "@README.md": `\@README.md`},
+	},
 	{
 		name:         "opencode",
 		usage:        true,
@@ -143,6 +205,44 @@ var clis = []cliCase{
 	},
 }
 
+// droidExtraModel returns a modelEnv that declares model as a second
+// custom model of droid's settings (Wire writes the first), pointing at
+// the same server.
+func droidExtraModel(model string) func(t testing.TB, w *agentclitest.Wiring) []string {
+	return func(t testing.TB, w *agentclitest.Wiring) []string {
+		t.Helper()
+		var home string
+		for _, kv := range w.Env {
+			if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+				home = v
+			}
+		}
+		f := filepath.Join(home, ".factory", "settings.json")
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg map[string]any
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		models, _ := cfg["customModels"].([]any)
+		if len(models) == 0 {
+			t.Fatalf("the wiring declares no custom model: %s", b)
+		}
+		m := maps.Clone(models[0].(map[string]any))
+		m["model"], m["displayName"] = model, model
+		cfg["customModels"] = append(models, m)
+		if b, err = json.Marshal(cfg); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return nil
+	}
+}
+
 // opencodeExtraModel returns a modelEnv that adds model to the provider that
 // Wire configures in OPENCODE_CONFIG_CONTENT.
 func opencodeExtraModel(model string) func(t testing.TB, w *agentclitest.Wiring) []string {
@@ -188,6 +288,16 @@ func TestConformance(t *testing.T) {
 			t.Run("api500", func(t *testing.T) {
 				wait := startAPIError(t, c.name, b, 500, c.err500)
 				t.Parallel()
+				if c.retries5xx != "" {
+					t.Logf("documented: %s", c.retries5xx)
+					o := wait()
+					assertNoProcs(t, o.tag)
+					var te *agentcli.TimeoutError
+					if !errors.As(o.err, &te) || len(o.requests) == 0 {
+						t.Fatalf("%s after %d model calls; want the run's *TimeoutError", errSummary(o.err), len(o.requests))
+					}
+					return
+				}
 				checkAPIError(t, c.name, 500, c.err500, wait())
 			})
 			// 429 is retried as long as 5xx by opencode: in the background too.

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,19 +30,24 @@ func TestDoctor(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9")
 	for _, k := range []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI",
-		"GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GEMINI_CLI_HOME", "CLOUD_SHELL"} {
+		"GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GEMINI_CLI_HOME", "CLOUD_SHELL",
+		"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY",
+		"COPILOT_PROVIDER_BEARER_TOKEN", "COPILOT_PROVIDER_API_KEY_COMMAND", "COPILOT_HOME", "GH_CONFIG_DIR", "XDG_CONFIG_HOME"} {
 		t.Setenv(k, "") // none of the developer's
 	}
 	var pins struct {
-		Dependencies map[string]string `json:"dependencies"`
+		Dependencies         map[string]string `json:"dependencies"`
+		OptionalDependencies map[string]string `json:"optionalDependencies"`
 	}
 	b, err := os.ReadFile(filepath.Join("..", "tools", "clis", "package.json"))
 	if err != nil || json.Unmarshal(b, &pins) != nil {
 		t.Fatalf("package.json: %v", err)
 	}
-	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai"}
+	maps.Copy(pins.Dependencies, pins.OptionalDependencies) // platform builds (droid)
+	pkg := map[string]string{"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex", "gemini": "@google/gemini-cli", "opencode": "opencode-ai",
+		"qwen": "@qwen-code/qwen-code", "copilot": "@github/copilot"}
 	ds := agentcli.Doctor(context.Background(), nil)
-	for _, name := range []string{"claude", "codex", "gemini", "opencode"} {
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "qwen", "copilot"} {
 		i := slices.IndexFunc(ds, func(d agentcli.Diagnosis) bool { return d.Backend == name })
 		if i < 0 {
 			t.Errorf("%s: not diagnosed (registered: %v)", name, agentcli.Backends())
@@ -51,11 +57,11 @@ func TestDoctor(t *testing.T) {
 		if d.Tested != pins.Dependencies[pkg[name]] || d.Version != d.Tested || !d.InRange {
 			t.Errorf("%s: %+v (pinned %s)", name, d, pins.Dependencies[pkg[name]])
 		}
-		// gemini has no credential here (a key for claude and
-		// opencode, a base URL for codex): a run would fail, and the
-		// diagnosis says so.
-		if name == "gemini" {
-			if d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "no credentials") || !strings.Contains(d.Hint, "GEMINI_API_KEY") {
+		// gemini and copilot have no credential here (a key for claude
+		// and opencode, a base URL for codex): a run would fail, and
+		// the diagnosis says so.
+		if cred := map[string]string{"gemini": "GEMINI_API_KEY", "copilot": "COPILOT_GITHUB_TOKEN"}[name]; cred != "" {
+			if d.Status != agentcli.DiagnosisFailure || !strings.Contains(d.Hint, "no credentials") || !strings.Contains(d.Hint, cred) {
 				t.Errorf("%s without credentials: %+v", name, d)
 			}
 		} else if d.Status == agentcli.DiagnosisFailure {

@@ -34,10 +34,12 @@ type interactiveCase struct {
 }
 
 var interactiveCLIs = []interactiveCase{
+	{name: "qwen", ready: "Type your message", quit: "/quit", system: true, resumePrompt: true},
 	{name: "opencode", ready: "ctrl+p commands", quit: "/exit", system: true},
 	{name: "gemini", ready: "Type your message", quit: "/quit", resumePrompt: true},
 	{name: "claude", ready: "bypass permissions on", quit: "/exit", system: true, resumePrompt: true},
 	{name: "codex", ready: "Ask Codex to do anything", quit: "/quit", system: true, resumePrompt: true},
+	{name: "copilot", ready: "? help", quit: "/exit", system: true, resumePrompt: true},
 }
 
 // interactiveAnswer is the scripted answer: one word, so that it stays on

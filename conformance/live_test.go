@@ -49,6 +49,32 @@ var allModes = []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.Per
 // liveCases lists the CLIs under test, slowest first.
 var liveCases = []liveCase{
 	{
+		// copilot ends the turn when a call is refused (ACP), and its
+		// live session guards a leading "/" (its slash commands).
+		name:         "copilot",
+		modes:        allModes,
+		denyEndsTurn: true,
+		rewrites:     map[string]string{"/help": "\u200b/help"},
+	},
+	{
+		// droid (ACP) ends the turn when a call is refused, and tells
+		// the model about it in the next turn's history; it would run
+		// "/..." as a command and attach a file "@" tags.
+		name:         "droid",
+		modes:        allModes,
+		denyEndsTurn: true,
+		rewrites:     map[string]string{"/help": "\u200b/help", "@README.md": "@\u2060README.md"},
+	},
+	{
+		// qwen runs the command it asked about whatever input the host
+		// sends back, and gives the model the host's message
+		// ("[Operation Cancelled] Reason: ...").
+		name:     "qwen",
+		modes:    allModes,
+		denial:   "not MARKER please",
+		rewrites: map[string]string{"/help": " /help", "@README.md": `\@README.md`},
+	},
+	{
 		// opencode ends the turn when a call is refused, and tells the
 		// model about it (in its own words) in the next turn's history.
 		name:         "opencode",

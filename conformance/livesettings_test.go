@@ -147,6 +147,8 @@ func TestLiveEffort(t *testing.T) {
 		{"gemini", "", agentcli.EffortLow, []string{"generationConfig", "thinkingConfig", "thinkingLevel"}, "LOW"},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"qwen", "", agentcli.EffortLow, []string{"reasoning", "effort"}, "low"},
+		{"copilot", "", agentcli.EffortLow, []string{"reasoning_effort"}, "low"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -200,9 +202,10 @@ func TestLiveStructuredOutput(t *testing.T) {
 				turns = append(turns, agentclitest.Turn{Text: "not JSON at all"})
 			}
 			for _, a := range answers {
-				if cli == "claude" {
+				switch cli {
+				case "claude":
 					turns = append(turns, agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: "StructuredOutput", Args: a}})
-				} else {
+				default:
 					turns = append(turns, agentclitest.Turn{Text: jsonString(a)})
 				}
 			}
@@ -232,40 +235,6 @@ func TestLiveStructuredOutput(t *testing.T) {
 			}
 		})
 	}
-}
-
-// requestSchema returns the output schema a model request carries:
-// claude's StructuredOutput tool's input schema, the Responses json_schema
-// text format's schema.
-func requestSchema(t *testing.T, cli string, r agentclitest.ModelRequest) json.RawMessage {
-	t.Helper()
-	var body struct {
-		Tools []struct {
-			Name        string          `json:"name"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		} `json:"tools"`
-		Text struct {
-			Format struct {
-				Type   string          `json:"type"`
-				Schema json.RawMessage `json:"schema"`
-			} `json:"format"`
-		} `json:"text"`
-	}
-	if err := json.Unmarshal(r.Body, &body); err != nil {
-		t.Fatal(err)
-	}
-	if cli == "claude" {
-		for _, tl := range body.Tools {
-			if tl.Name == "StructuredOutput" {
-				return tl.InputSchema
-			}
-		}
-		return nil
-	}
-	if body.Text.Format.Type == "json_schema" {
-		return body.Text.Format.Schema
-	}
-	return nil
 }
 
 // TestLiveMaxBudget: claude's --max-budget-usd caps what the whole live
@@ -309,6 +278,8 @@ func TestLiveUnsupportedSettings(t *testing.T) {
 		{"codex", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"gemini", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"opencode", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
+		{"copilot", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {

@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-var settingsCLIs = []string{"opencode", "gemini", "claude", "codex"}
+// droid is not one: it takes no MCP servers (see package droid;
+// TestUnsupportedSettings).
+var settingsCLIs = []string{"qwen", "opencode", "gemini", "claude", "codex", "copilot"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -37,6 +39,10 @@ func mcpToolName(cli, server, tool string) string {
 		return "mcp_" + server + "_" + tool
 	case "opencode":
 		return server + "_" + tool
+	case "droid":
+		return server + "___" + tool
+	case "copilot":
+		return server + "-" + tool
 	case "codex":
 		// codex's namespace for the server, with "-" made "_".
 		return "mcp__" + strings.ReplaceAll(server, "-", "_") + "__" + tool
@@ -45,11 +51,12 @@ func mcpToolName(cli, server, tool string) string {
 }
 
 // offered reports whether the model request offered tool: as a tool, or
-// (claude defers MCP tools behind its ToolSearch tool) named in the list
-// of deferred tools the request carries.
+// (claude defers MCP tools behind its ToolSearch tool, qwen behind
+// tool_search) named in the list of deferred tools the request carries.
 func offered(r agentclitest.ModelRequest, tool string) bool {
 	return slices.Contains(r.Tools, tool) ||
-		slices.Contains(r.Tools, "ToolSearch") && bytes.Contains(r.Body, []byte(`\n`+tool+`\n`))
+		slices.Contains(r.Tools, "ToolSearch") && bytes.Contains(r.Body, []byte(`\n`+tool+`\n`)) ||
+		slices.Contains(r.Tools, "tool_search") && bytes.Contains(r.Body, []byte(`\"`+tool+`\"`))
 }
 
 // mcpHostile are MCP server arguments that each CLI's configuration
@@ -292,31 +299,7 @@ func TestStructuredOutput(t *testing.T) {
 			if res == nil || !jsonEqual(res.StructuredOutput, want) {
 				t.Fatalf("StructuredOutput = %s, want %s", res.StructuredOutput, want)
 			}
-			var body struct {
-				Tools []struct {
-					Name        string          `json:"name"`
-					InputSchema json.RawMessage `json:"input_schema"`
-				} `json:"tools"`
-				Text struct {
-					Format struct {
-						Type   string          `json:"type"`
-						Schema json.RawMessage `json:"schema"`
-					} `json:"format"`
-				} `json:"text"`
-			}
-			if err := json.Unmarshal(e.main()[0].Body, &body); err != nil {
-				t.Fatal(err)
-			}
-			var schema json.RawMessage
-			if cli == "claude" {
-				for _, tl := range body.Tools {
-					if tl.Name == "StructuredOutput" {
-						schema = tl.InputSchema
-					}
-				}
-			} else if body.Text.Format.Type == "json_schema" {
-				schema = body.Text.Format.Schema
-			}
+			schema := requestSchema(t, cli, e.main()[0])
 			if !jsonEqual(schema, outputSchema) {
 				t.Errorf("the model request carries schema %s, want %s", schema, outputSchema)
 			}
@@ -334,7 +317,7 @@ func TestStructuredOutput(t *testing.T) {
 			t.Fatalf("Run = %+v, %s; want a ResultError with the text", res, errSummary(err))
 		}
 	})
-	for _, cli := range []string{"gemini", "opencode"} {
+	for _, cli := range []string{"gemini", "opencode", "copilot"} {
 		t.Run(cli+"-strict", func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli)
@@ -385,6 +368,8 @@ func TestEffort(t *testing.T) {
 		{"gemini", "gemini-2.5-flash", agentcli.EffortMedium, []string{"generationConfig", "thinkingConfig", "thinkingBudget"}, 8192.0},
 		{"claude", "", agentcli.EffortXHigh, []string{"output_config", "effort"}, "xhigh"},
 		{"codex", "", agentcli.EffortMinimal, []string{"reasoning", "effort"}, "minimal"},
+		{"qwen", "", agentcli.EffortHigh, []string{"reasoning", "effort"}, "high"},
+		{"copilot", "", agentcli.EffortXHigh, []string{"reasoning_effort"}, "xhigh"},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+string(c.effort), func(t *testing.T) {
@@ -506,6 +491,12 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"gemini", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
+		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"droid", "MCP servers", func(r *agentcli.Request) {
+			r.MCPServers = []agentcli.MCPServer{{Name: "probe-srv", Command: "/bin/true"}}
+		}},
+		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
+		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {
@@ -539,4 +530,39 @@ func TestUnsupportedSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestSchema returns the output schema a model request carries:
+// claude's StructuredOutput tool's input schema, the Responses json_schema
+// text format's schema.
+func requestSchema(t *testing.T, cli string, r agentclitest.ModelRequest) json.RawMessage {
+	t.Helper()
+	var body struct {
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+		Text struct {
+			Format struct {
+				Type   string          `json:"type"`
+				Schema json.RawMessage `json:"schema"`
+			} `json:"format"`
+		} `json:"text"`
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	switch cli {
+	case "claude":
+		for _, tl := range body.Tools {
+			if tl.Name == "StructuredOutput" {
+				return tl.InputSchema
+			}
+		}
+		return nil
+	}
+	if body.Text.Format.Type == "json_schema" {
+		return body.Text.Format.Schema
+	}
+	return nil
 }

@@ -19,7 +19,7 @@ import (
 // exist where it does (so that the check can fail). A refused call must
 // reach the model, which goes on to answer.
 func TestToolLists(t *testing.T) {
-	for _, cli := range []string{"opencode", "gemini", "claude", "codex"} {
+	for _, cli := range []string{"qwen", "opencode", "gemini", "claude", "codex", "copilot"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			b := openBackend(t, cli, nil)
@@ -81,7 +81,7 @@ func TestToolLists(t *testing.T) {
 }
 
 // ownShell is each CLI's own name of its shell tool.
-var ownShell = map[string]string{"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command", "opencode": "bash"}
+var ownShell = map[string]string{"claude": "Bash", "codex": "exec_command", "gemini": "run_shell_command", "opencode": "bash", "qwen": "run_shell_command", "copilot": "bash"}
 
 // checkMarker checks a run whose model asked to touch MARKER: it
 // succeeded, the file exists exactly when the shell was allowed, and a

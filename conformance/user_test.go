@@ -9,6 +9,7 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude" // registers "claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
 )
@@ -38,9 +39,10 @@ func TestUserStyle(t *testing.T) {
 // reach a CLI run through Wiring.Apply. Each of them, were it inherited,
 // would point the CLI away from the scripted server (and leak the key).
 func TestApplyIsHermetic(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini", "opencode"} {
+	for _, cli := range []string{"claude", "codex", "gemini", "opencode", "qwen", "copilot"} {
 		t.Run(cli, func(t *testing.T) {
 			for k, v := range map[string]string{
+				"OPENAI_MODEL": "developer-own-model", "QWEN_HOME": "/nonexistent",
 				"ANTHROPIC_API_KEY": "sk-ant-developer-own-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
 				"OPENAI_API_KEY": "sk-developer-own-key", "OPENAI_BASE_URL": "http://127.0.0.1:9",
 				"GEMINI_API_KEY": "developer-own-key", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9",

@@ -33,6 +33,7 @@ func defaults(opts *agentcli.Options) agentcli.Options {
 		o = *opts
 	}
 	o.Env = slices.Clone(o.Env)
+	o.Args = slices.Clone(o.Args)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler) // a library logs nothing unless asked
 	}

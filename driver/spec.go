@@ -271,6 +271,19 @@ type Job struct {
 	// OnSession, if set, is called once with the first session id the
 	// run reports.
 	OnSession func(id string)
+	// Before holds lines handled as if the CLI had printed them first:
+	// the parser reads them and the wire log records them as stdout
+	// lines, so that a replay yields the same events. It is for what the
+	// backend knows of the run before the CLI says it (copilot's session
+	// id, which agentcli chooses and copilot prints only at the end).
+	Before [][]byte
+	// After, if set, is called once the CLI has exited and its stdout is
+	// read to the end (not when the run's context ended first). Each line
+	// it returns is handled as if the CLI had printed it last: the parser
+	// reads it and the wire log records it as a stdout line, so that a
+	// replay yields the same events. It is for what a CLI writes to a
+	// file rather than to stdout (copilot's usage statistics).
+	After func() [][]byte
 }
 
 // Exit is how the CLI process ended, as a parser sees it: its exit

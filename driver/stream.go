@@ -188,9 +188,40 @@ func (o *oneShot) run() {
 	if wl != nil && job.Stdin != nil {
 		wl.In(job.Stdin)
 	}
-	if o.pump(p, f, wl, job.OnSession) {
-		o.finish(p, f, wl)
+	session := job.OnSession
+	if !o.handLines(job.Before, f, wl, &session) {
+		return
 	}
+	if o.pump(p, f, wl, session) {
+		o.finish(p, f, wl, job.After)
+	}
+}
+
+// handLines handles lines the backend hands over as if the CLI had
+// printed them (Job.Before, Job.After): the parser reads them, the wire
+// log records them as stdout, their events are yielded. session, if it
+// points to a function, is called with the first session id and cleared.
+// It reports false when the caller stopped reading.
+func (o *oneShot) handLines(lines [][]byte, f *feed, wl *wirelog.Writer, session *func(string)) bool {
+	for _, line := range lines {
+		if wl != nil {
+			wl.Out(line)
+		}
+		for _, ev := range f.line(line, 0) {
+			if o.runCtx.Err() != nil {
+				return true // nothing is yielded after the run's context ended
+			}
+			if session != nil && *session != nil && ev.SessionID != "" {
+				(*session)(ev.SessionID)
+				*session = nil
+			}
+			RelayText(o.req.OnText, ev)
+			if !o.event(ev) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // startCLI starts the run's CLI as job says, with the environment env.
@@ -254,8 +285,11 @@ func (o *oneShot) pump(p *proc.Process, f *feed, wl *wirelog.Writer, session fun
 
 // finish waits for the CLI to exit and yields the run's outcome: its
 // result, or its error.
-func (o *oneShot) finish(p *proc.Process, f *feed, wl *wirelog.Writer) {
+func (o *oneShot) finish(p *proc.Process, f *feed, wl *wirelog.Writer, after func() [][]byte) {
 	e := p.Wait().Exit
+	if after != nil && o.runCtx.Err() == nil && !o.handLines(after(), f, wl, nil) {
+		return
+	}
 	if wl != nil {
 		if o.runCtx.Err() != nil {
 			wl.Ended(endReason(o.ctx))

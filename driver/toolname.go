@@ -185,8 +185,8 @@ const (
 // Judge returns what the tool lists allowed and disallowed (rules; see
 // ParseRule) say about a call of t. A rule names t when its name is t's
 // canonical name or raw name in any case, or, for an MCP rule, t's name
-// is "mcp__SERVER__TOOL" (or the CLI's own spelling, SERVER_TOOL or
-// SERVER__TOOL) for that server (and tool). Rules that do not parse name
+// is "mcp__SERVER__TOOL" (or the CLI's own spelling, SERVER_TOOL,
+// SERVER__TOOL or SERVER-TOOL) for that server (and tool). Rules that do not parse name
 // nothing.
 func Judge(allowed, disallowed []string, t *agentcli.ToolUse) Verdict {
 	for _, s := range disallowed {
@@ -220,7 +220,7 @@ func (r Rule) names(t *agentcli.ToolUse) bool {
 	for _, n := range []string{t.Name, t.RawName} {
 		low := strings.ToLower(n)
 		srv := strings.ToLower(r.MCPServer)
-		for _, prefix := range []string{"mcp__" + srv + "__", srv + "__", srv + "_"} {
+		for _, prefix := range []string{"mcp__" + srv + "__", srv + "__", srv + "_", srv + "-"} {
 			rest, ok := strings.CutPrefix(low, prefix)
 			if ok && rest != "" && (r.MCPTool == "" || rest == strings.ToLower(r.MCPTool)) {
 				return true

@@ -2,13 +2,14 @@
 // per-user cache, where agentcli's backends find them when the CLI is not
 // on PATH:
 //
-//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode ...]
+//	go run github.com/agentcli/agentcli/cmd/agentcli install [claude|codex|gemini|opencode|qwen|droid|copilot ...]
 //
 // Run from a module that requires agentcli, it installs the versions that
 // agentcli version pins (tools/clis/package.json and its lockfile,
 // embedded), with npm, into agentcli/clis in the user cache directory
 // ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS), one
-// directory per CLI and version. With no names it installs all four. An
+// directory per CLI and version. With no names it installs all of them
+// (droid's pinned build is for linux/x64 only; elsewhere it fails alone). An
 // installed CLI is checked to run (--version); installing again is a
 // no-op. npm must be on PATH, and needs the network.
 //
@@ -29,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -143,6 +145,13 @@ func install(c clis.CLI, cache string, npmOut io.Writer) (bin string, fresh bool
 		"description":  "Installed by `" + clis.InstallCommand + "`: the " + c.Name + " version agentcli is tested with.",
 		"dependencies": map[string]string{c.Package: c.Version},
 	}
+	if c.Platform {
+		// A platform build (os/cpu in its package.json): npm refuses it
+		// as a dependency on another platform, and skips it as an
+		// optional one, which the check below then reports.
+		pj["optionalDependencies"] = pj["dependencies"]
+		delete(pj, "dependencies")
+	}
 	if c.Scripts {
 		pj["allowScripts"] = map[string]bool{c.Package: true}
 	}
@@ -162,6 +171,23 @@ func install(c clis.CLI, cache string, npmOut io.Writer) (bin string, fresh bool
 	cmd.Stdout, cmd.Stderr = npmOut, npmOut
 	if err := cmd.Run(); err != nil {
 		return "", false, fmt.Errorf("npm install in %s: %w", dir, err)
+	}
+	if c.Link != "" {
+		target := filepath.Join(dir, "node_modules", filepath.FromSlash(c.Link))
+		if _, err := os.Stat(target); err != nil {
+			return "", false, fmt.Errorf("%s@%s has no build for this platform (%s/%s)", c.Package, c.Version, runtime.GOOS, runtime.GOARCH)
+		}
+		if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+			return "", false, err
+		}
+		os.Remove(bin)
+		rel, err := filepath.Rel(filepath.Dir(bin), target)
+		if err != nil {
+			return "", false, err
+		}
+		if err := os.Symlink(rel, bin); err != nil {
+			return "", false, err
+		}
 	}
 	if err := runs(bin, c.Version); err != nil {
 		return "", false, err

@@ -40,10 +40,16 @@ func fakeNPM(mode string) int {
 		fmt.Fprintln(os.Stderr, "npm ERR! fake failure")
 		return 1
 	}
-	var pj struct{ Dependencies map[string]string }
+	var pj struct{ Dependencies, OptionalDependencies map[string]string }
 	b, err := os.ReadFile("package.json")
 	if err != nil || json.Unmarshal(b, &pj) != nil {
 		return 1
+	}
+	if pj.Dependencies == nil {
+		pj.Dependencies = map[string]string{}
+	}
+	for pkg, v := range pj.OptionalDependencies {
+		pj.Dependencies[pkg] = v
 	}
 	for pkg, v := range pj.Dependencies {
 		for _, c := range clis.All() {
@@ -54,6 +60,9 @@ func fakeNPM(mode string) int {
 				v = fv
 			}
 			bin := filepath.Join("node_modules", ".bin", c.Binary)
+			if c.Link != "" {
+				bin = filepath.Join("node_modules", filepath.FromSlash(c.Link)) // the installer links .bin to it
+			}
 			os.MkdirAll(filepath.Dir(bin), 0o755)
 			os.WriteFile(bin, []byte("#!/bin/sh\necho '"+v+" (fake "+c.Name+")'\n"), 0o755)
 		}
@@ -149,8 +158,8 @@ func TestInstall(t *testing.T) {
 
 	// No names: all of them; claude is already there.
 	out.Reset()
-	if code := run([]string{"install"}, &out, &errOut); code != 0 || strings.Count(out.String(), "\n") != 4 || len(npmCalls(t, log)) != 4 {
-		t.Errorf("install all: %d %q, npm calls %q", code, out.String(), npmCalls(t, log))
+	if code := run([]string{"install"}, &out, &errOut); code != 0 || strings.Count(out.String(), "\n") != len(clis.All()) || len(npmCalls(t, log)) != len(clis.All()) {
+		t.Errorf("install all: %d %q %q, npm calls %q", code, out.String(), errOut.String(), npmCalls(t, log))
 	}
 	if err := codex.New(nil).Check(context.Background()); err != nil {
 		t.Errorf("codex after install: %v", err)
@@ -170,7 +179,7 @@ func TestInstallErrors(t *testing.T) {
 	if code := run([]string{"install", "gemini"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "9.9.9") {
 		t.Errorf("wrong version: %d %q", code, errOut.String())
 	}
-	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, gemini, opencode") {
+	if code := run([]string{"install", "gpt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "valid: claude, codex, copilot, droid, gemini, opencode, qwen") {
 		t.Errorf("unknown name: %d %q", code, errOut.String())
 	}
 	if code := run([]string{"frobnicate"}, &out, &errOut); code != 2 {

@@ -70,6 +70,28 @@ type Config struct {
 	Usage func(resp json.RawMessage) (agentcli.Usage, bool)
 	// Tools maps the agent's raw tool names to canonical ones.
 	Tools driver.Tools
+	// KindNames names a tool call that has no raw name (RawName gives
+	// none) by the canonical tool of its ACP kind: read Read, edit Edit,
+	// delete Delete, search Grep, fetch WebFetch (execute is Bash
+	// either way). Without it such a call is named by its kind.
+	KindNames bool
+	// OnInitialize, if set, is called with the agent's answer to
+	// initialize (its agentCapabilities, agentInfo, authMethods); an
+	// error ends the start with it.
+	OnInitialize func(result json.RawMessage) error
+	// ModeOf, if set, chooses the session's mode once the session
+	// exists, from the ids the agent offers (its modes' availableModes
+	// and the values of a "mode" config option, in that order): an id
+	// of the first is selected with session/set_mode, one of the second
+	// with session/set_config_option "mode"; "" selects none, and an
+	// error ends the start with it. It replaces Mode.
+	ModeOf func(offered []string) (string, error)
+	// Notice, if set, picks out the agent's own notes among its message
+	// chunks (copilot sends its session notices, "Info: ...", as agent
+	// text): a chunk that starts a message (the update before it was no
+	// message chunk, or a note) and for which Notice returns true is an
+	// EventNotice with the text, kept out of the turn's text.
+	Notice func(text string) bool
 }
 
 // Option is one session config option.
@@ -170,6 +192,7 @@ type client struct {
 	first   bool // the next prompt is the session's first
 	text    strings.Builder
 	calls   map[string]*toolCall // tool calls of the running turn
+	inText  bool                 // the last update was a message chunk
 }
 
 // toolCall is what the session knows of one tool call.
@@ -185,12 +208,18 @@ func (c *client) backend() string { return c.h.Backend() }
 // Start initializes and creates or loads the session.
 func (c *client) Start(ctx context.Context) error {
 	title := "agentcli"
-	if _, err := c.rpc.Call(ctx, sdk.AgentMethodInitialize, sdk.InitializeRequest{
+	init, err := c.rpc.Call(ctx, sdk.AgentMethodInitialize, sdk.InitializeRequest{
 		ProtocolVersion:    sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{}, Terminal: false},
 		ClientInfo:         &sdk.Implementation{Name: "agentcli", Title: &title, Version: "0"},
-	}); err != nil {
+	})
+	if err != nil {
 		return c.callError(sdk.AgentMethodInitialize, err)
+	}
+	if c.cfg.OnInitialize != nil {
+		if err := c.cfg.OnInitialize(init); err != nil {
+			return err
+		}
 	}
 	var sid string
 	servers := c.cfg.MCPServers
@@ -198,6 +227,7 @@ func (c *client) Start(ctx context.Context) error {
 		servers = []sdk.McpServer{}
 	}
 	var offered map[string][]string
+	var modes []string // the session's availableModes
 	if c.cfg.SessionID != "" {
 		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{
 			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: servers,
@@ -207,6 +237,7 @@ func (c *client) Start(ctx context.Context) error {
 		}
 		sid = c.cfg.SessionID
 		offered = configOptions(raw, offered)
+		modes = modeIDs(raw)
 	} else {
 		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: c.cfg.Dir, McpServers: servers})
 		if err != nil {
@@ -220,13 +251,36 @@ func (c *client) Start(ctx context.Context) error {
 		}
 		sid = res.SessionID
 		offered = configOptions(raw, offered)
+		modes = modeIDs(raw)
 	}
 	c.mu.Lock()
 	c.session = sid
 	c.first = c.cfg.SessionID == ""
 	c.mu.Unlock()
 	c.h.SetSessionID(sid)
-	if c.cfg.Mode != "" {
+	if c.cfg.ModeOf != nil {
+		mode, err := c.cfg.ModeOf(append(slices.Clone(modes), offered["mode"]...))
+		if err != nil {
+			return err
+		}
+		switch {
+		case mode == "":
+		case slices.Contains(modes, mode):
+			if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetMode, sdk.SetSessionModeRequest{
+				SessionId: sdk.SessionId(sid), ModeId: sdk.SessionModeId(mode),
+			}); err != nil {
+				return c.callError(sdk.AgentMethodSessionSetMode, err)
+			}
+		default:
+			raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetConfigOption, map[string]string{
+				"sessionId": sid, "configId": "mode", "value": mode,
+			})
+			if err != nil {
+				return c.callError(sdk.AgentMethodSessionSetConfigOption+" mode", err)
+			}
+			offered = configOptions(raw, offered)
+		}
+	} else if c.cfg.Mode != "" {
 		if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetMode, sdk.SetSessionModeRequest{
 			SessionId: sdk.SessionId(sid), ModeId: sdk.SessionModeId(c.cfg.Mode),
 		}); err != nil {
@@ -248,6 +302,26 @@ func (c *client) Start(ctx context.Context) error {
 		offered = configOptions(raw, offered)
 	}
 	return nil
+}
+
+// modeIDs returns the ids of the modes an answer of session/new or
+// session/load offers (modes.availableModes).
+func modeIDs(raw json.RawMessage) []string {
+	var r struct {
+		Modes *struct {
+			AvailableModes []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.Modes == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range r.Modes.AvailableModes {
+		out = append(out, m.ID)
+	}
+	return out
 }
 
 // configOptions returns the values of each select config option an answer
@@ -287,7 +361,12 @@ func configOptions(raw json.RawMessage, prev map[string][]string) map[string][]s
 	return out
 }
 
-// callError turns a JSON-RPC error answer into a *agentcli.ProtocolError.
+// authRequired is ACP's error code for an agent that needs the client to
+// authenticate first (auth_required).
+const authRequired = -32000
+
+// callError turns a JSON-RPC error answer into a *agentcli.ProtocolError;
+// ACP's auth_required is agentcli.ErrAuth.
 func (c *client) callError(method string, err error) error {
 	var re *live.RPCError
 	if !errors.As(err, &re) {
@@ -298,7 +377,10 @@ func (c *client) callError(method string, err error) error {
 		msg += ": " + string(re.Data)
 	}
 	var fallback error
-	if method == sdk.AgentMethodSessionLoad {
+	switch {
+	case re.Code == authRequired:
+		fallback = agentcli.ErrAuth
+	case method == sdk.AgentMethodSessionLoad:
 		// Neither agent says "not found" in a way ClassifyMessage knows
 		// for every id; a failed load is a session that cannot be
 		// resumed.
@@ -315,6 +397,7 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 		prompt = c.cfg.FirstPrefix + prompt
 	}
 	c.first = false
+	c.inText = false
 	c.text.Reset()
 	clear(c.calls)
 	c.mu.Unlock()
@@ -461,13 +544,25 @@ func (c *client) notify(method string, params json.RawMessage, line []byte) {
 		c.invalid(line, err)
 		return
 	}
+	c.mu.Lock()
+	inText := c.inText
+	c.inText = u.AgentMessageChunk != nil
+	c.mu.Unlock()
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil {
+			ev := base
+			if !inText && c.cfg.Notice != nil && c.cfg.Notice(t.Text) {
+				ev.Kind, ev.Text = agentcli.EventNotice, t.Text
+				c.h.Emit(ev)
+				c.mu.Lock()
+				c.inText = false // the model's text may follow at once
+				c.mu.Unlock()
+				break
+			}
 			c.mu.Lock()
 			c.text.WriteString(t.Text)
 			c.mu.Unlock()
-			ev := base
 			ev.Kind, ev.Text = agentcli.EventTextDelta, t.Text
 			c.h.Emit(ev)
 		}
@@ -548,9 +643,21 @@ func (c *client) fold(tc *toolCall, title *string, kind string, rawInput any) {
 		}
 	}
 	tc.use.Name, tc.use.Kind = canonical(c.cfg.Tools, tc.use.RawName, kind, tc.use.Name, tc.use.Kind)
+	if c.cfg.KindNames && tc.use.RawName == "" {
+		if n, ok := kindNames[tc.use.Kind]; ok {
+			tc.use.Name = n
+		}
+	}
 	if len(tc.use.Input) == 0 {
 		tc.use.Input = json.RawMessage("{}")
 	}
+}
+
+// kindNames are the canonical tools of ACP's kinds (see Config.KindNames).
+var kindNames = map[agentcli.ToolKind]string{
+	agentcli.ToolExecute: agentcli.ToolNameBash, agentcli.ToolRead: agentcli.ToolNameRead,
+	agentcli.ToolEdit: agentcli.ToolNameEdit, agentcli.ToolDelete: agentcli.ToolNameDelete,
+	agentcli.ToolSearch: agentcli.ToolNameGrep, agentcli.ToolFetch: agentcli.ToolNameWebFetch,
 }
 
 // canonical names a tool from its raw name, else from its ACP kind.

@@ -210,6 +210,17 @@ func (a *fakeAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Prompt
 	case text == "big":
 		a.say(ctx, sid, strings.Repeat("b", 10<<20+1)) // over the SDK's own 10 MiB line limit
 		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	case text == "notes":
+		// An agent's own notes sent as message text, then the model's
+		// answer, whose second chunk starts like a note but continues a
+		// message.
+		a.say(ctx, sid, "Info: Disabled tools: bash")
+		a.say(ctx, sid, "Info: Unknown tool x")
+		a.say(ctx, sid, "The answer ")
+		a.say(ctx, sid, "Info: goes on")
+		a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sid, Update: sdk.StartToolCall("call_r", "a description",
+			sdk.WithStartKind(sdk.ToolKindRead), sdk.WithStartStatus(sdk.ToolCallStatusInProgress))})
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 	case text == "fail":
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]string{"error": "API error: status 429 Too Many Requests"})
 	case text == "refuse":
@@ -593,5 +604,48 @@ func TestSettings(t *testing.T) {
 				t.Errorf("options set %q, want %q", rep.Set, c.wantSet)
 			}
 		})
+	}
+}
+
+// Config.Notice keeps an agent's notes out of the turn's text (a chunk
+// that starts a message only), and Config.KindNames names a call without
+// a raw name by its kind's canonical tool.
+func TestNoticeAndKindNames(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		cfg := Config{}
+		if on {
+			cfg.Notice = func(text string) bool { return strings.HasPrefix(text, "Info: ") }
+			cfg.KindNames = true
+		}
+		s, err := start(t, nil, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, res, err := collect(t, s, "notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var notices []string
+		var use *agentcli.ToolUse
+		for _, ev := range evs {
+			switch ev.Kind {
+			case agentcli.EventNotice:
+				notices = append(notices, ev.Text)
+			case agentcli.EventToolUse:
+				use = ev.Tool
+			}
+		}
+		wantText, wantName := "Info: Disabled tools: bashInfo: Unknown tool xThe answer Info: goes on", "read"
+		var wantNotices []string
+		if on {
+			wantText, wantName = "The answer Info: goes on", agentcli.ToolNameRead
+			wantNotices = []string{"Info: Disabled tools: bash", "Info: Unknown tool x"}
+		}
+		if res.Text != wantText || !slices.Equal(notices, wantNotices) {
+			t.Errorf("on=%v: text %q, notices %q", on, res.Text, notices)
+		}
+		if use == nil || use.Name != wantName || use.Kind != agentcli.ToolRead {
+			t.Errorf("on=%v: tool use %+v, want %s", on, use, wantName)
+		}
 	}
 }

@@ -57,6 +57,9 @@
 //	                      as if exec'd with a fresh environment: no run tag
 //	flood <text>          write text and a newline to stdout until killed
 //	exit <code>           exit with code (the default at the end is 0)
+//	file <opt> <text>     write text to the file named by the last value of
+//	                      option opt on the command line (opt=value or opt
+//	                      value), as a CLI writes an output file it was given
 //
 // A script whose first line is "live" plays a live session's CLI: stdin
 // is not read up front but line by line as the script says, and every

@@ -330,6 +330,13 @@ func play(path string) int {
 		case "outraw":
 			out.WriteString(arg)
 			out.Flush()
+		case "file":
+			opt, text, _ := strings.Cut(arg, " ")
+			if p := lastValue(os.Args[1:], opt); p != "" {
+				if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+					fmt.Fprintln(os.Stderr, "drivertest fake CLI:", err)
+				}
+			}
 		case "err":
 			fmt.Fprintln(os.Stderr, arg)
 		case "bigline":
@@ -410,4 +417,19 @@ func play(path string) int {
 		}
 	}
 	return 0
+}
+
+// lastValue returns the value of the last occurrence of option opt in
+// args, written opt=value or opt value; "" when there is none.
+func lastValue(args []string, opt string) string {
+	v := ""
+	for i, a := range args {
+		switch {
+		case strings.HasPrefix(a, opt+"="):
+			v = a[len(opt)+1:]
+		case a == opt && i+1 < len(args):
+			v = args[i+1]
+		}
+	}
+	return v
 }

@@ -167,7 +167,7 @@ func TestWireLogReplay(t *testing.T) {
 	}
 }
 
-// TestDoctor: -doctor -json reports the four pinned CLIs (no model call).
+// TestDoctor: -doctor -json reports every pinned CLI (no model call).
 func TestDoctor(t *testing.T) {
 	if _, err := os.Stat(filepath.Join("..", "..", "tools", "clis", "node_modules", ".bin", "claude")); err != nil {
 		backendtest.SkipUnlessCI(t, "pinned CLIs not installed (scripts/install-clis.sh)")
@@ -180,13 +180,16 @@ func TestDoctor(t *testing.T) {
 		"CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN",
 		"OPENAI_BASE_URL", "CODEX_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_GENAI_USE_VERTEXAI",
 		"GOOGLE_GENAI_USE_GCA", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_CLOUD_PROJECT", "GEMINI_CLI_HOME", "OPENCODE_CONFIG",
-		"OPENCODE_CONFIG_CONTENT", "OPENCODE_API_KEY", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		"OPENCODE_CONFIG_CONTENT", "OPENCODE_API_KEY", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+		"COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_API_KEY",
+		"COPILOT_PROVIDER_BEARER_TOKEN", "COPILOT_PROVIDER_API_KEY_COMMAND", "COPILOT_HOME", "GH_CONFIG_DIR",
+		"FACTORY_API_KEY", "QWEN_HOME"} {
 		t.Setenv(k, "")
 	}
 	doctor := func() (int, []agentcli.Diagnosis) {
 		code, out, errOut := runArgs(t, "", "-doctor", "-json")
 		var ds []agentcli.Diagnosis
-		if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != 4 {
+		if err := json.Unmarshal([]byte(out), &ds); err != nil || len(ds) != len(agentcli.Backends()) {
 			t.Fatalf("exit %d, %d diagnoses (%v), stderr %q, stdout %s", code, len(ds), err, errOut, out)
 		}
 		return code, ds

@@ -33,6 +33,9 @@ var backendEnv = map[string][]string{
 	"gemini": {"GEMINI_", "GOOGLE_"},
 	"opencode": {"OPENCODE_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_", "OPENROUTER_", "GROQ_",
 		"MISTRAL_", "DEEPSEEK_", "XAI_", "TOGETHER_", "AZURE_", "AWS_"},
+	"copilot": {"COPILOT_", "GH_TOKEN", "GITHUB_TOKEN", "GH_CONFIG_DIR"},
+	"qwen":    {"QWEN_", "OPENAI_", "ANTHROPIC_", "GEMINI_", "GOOGLE_"},
+	"droid":   {"FACTORY_"},
 }
 
 // childEnv returns the environment of the backend's CLI: from environ (the

@@ -190,6 +190,25 @@ func specs() []cliSpec {
 			resumeNote: "`opencode run --format json --session <sessionID>` (prompt on stdin), same working directory; " +
 				"sessionID taken from the first run's events. `--continue` is not needed.",
 		},
+		{
+			name: "copilot",
+			notes: []string{
+				"Only `POST /v1/chat/completions` (streaming, `stream_options.include_usage`) reached the server; every user message starts with a `<current_datetime>` element.",
+				"The prompt is read from stdin (no -p). The session id appears only in the last line (`result.sessionId`); no usage is printed (agentcli reads `--usage-output-file`).",
+				"Shell tool `bash` `{command, description}`; the tool result sent back is `conformance\\n<shellId: 0 completed with exit code 0>`.",
+				"Reasoning (`reasoning_content`) arrives as `assistant.reasoning_delta` lines and an `assistant.reasoning` block after the message.",
+				"400: one request, `model.call_failure` (errorMessage: the response body), `session.error` {errorType query, statusCode 400}, `result` with exitCode 1, exit 1.",
+			},
+			variants: []variant{{"", nil}},
+			base: func(variant) []string {
+				return []string{"--output-format=json", "--no-auto-update", "--allow-all"}
+			},
+			resume: func(_ variant, id string) []string {
+				return []string{"--output-format=json", "--no-auto-update", "--allow-all", "--resume=" + id}
+			},
+			resumeNote: "`copilot --output-format=json --no-auto-update --allow-all --resume=<sessionId>` (prompt on stdin); " +
+				"sessionId taken from the first run's `result` line.",
+		},
 	}
 }
 
@@ -289,7 +308,7 @@ func checkNetwork() error {
 	return nil
 }
 
-var sessionRE = regexp.MustCompile(`"(?:session_id|thread_id|sessionID)"\s*:\s*"([^"]+)"`)
+var sessionRE = regexp.MustCompile(`"(?:session_id|thread_id|sessionID|sessionId)"\s*:\s*"([^"]+)"`)
 
 // report is one README row.
 type report struct {

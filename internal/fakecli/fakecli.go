@@ -16,7 +16,9 @@
 package fakecli
 
 import (
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentcli/agentcli/driver/drivertest"
@@ -76,7 +78,7 @@ func CredentialEnv(flavor string) []string {
 // cat of a stream) and must not fail for lack of credentials.
 func Credentials() []string {
 	var env []string
-	for _, f := range []string{"claude", "codex", "gemini", "opencode"} {
+	for _, f := range slices.Sorted(maps.Keys(credential)) {
 		env = append(env, credential[f]+"="+Credential)
 	}
 	return env
@@ -85,6 +87,7 @@ func Credentials() []string {
 // credential maps flavors to one of their CLI's credential variables.
 var credential = map[string]string{
 	"claude": "ANTHROPIC_API_KEY", "codex": "CODEX_API_KEY", "gemini": "GEMINI_API_KEY", "opencode": "OPENCODE_API_KEY",
+	"copilot": "COPILOT_GITHUB_TOKEN", "droid": "FACTORY_API_KEY",
 }
 
 // ReadRecord reads what the fake recorded in dir, and adds what its

@@ -47,6 +47,23 @@ type CLI struct {
 	// links the platform binary into place); see package.json's
 	// allowScripts.
 	Scripts bool
+	// Platform reports that Package is a platform build (an npm optional
+	// dependency, published for some systems only: droid's for
+	// linux/x64), which npm skips elsewhere.
+	Platform bool
+	// Link, if set, is the executable's path under node_modules for a
+	// package that declares no bin of its own; the installers link
+	// node_modules/.bin/Binary to it.
+	Link string
+}
+
+// links maps backends whose package declares no bin to the executable.
+var links = map[string]string{
+	// The platform build of @factory/cli, run directly: the shim package
+	// (@factory/cli) is a node script that runs it as a child and exits 0
+	// when that child is killed by a signal, and its install script
+	// downloads the build when npm did not install it.
+	"droid": "@factory/cli-linux-x64/bin/droid",
 }
 
 // known maps npm packages to their backend and binary names.
@@ -55,23 +72,30 @@ var known = map[string][2]string{
 	"@openai/codex":             {"codex", "codex"},
 	"@google/gemini-cli":        {"gemini", "gemini"},
 	"opencode-ai":               {"opencode", "opencode"},
+	"@qwen-code/qwen-code":      {"qwen", "qwen"},
+	"@factory/cli-linux-x64":    {"droid", "droid"},
+	"@github/copilot":           {"copilot", "copilot"},
 }
 
 var all = func() []CLI {
 	var pj struct {
-		Dependencies map[string]string `json:"dependencies"`
-		AllowScripts map[string]bool   `json:"allowScripts"`
+		Dependencies         map[string]string `json:"dependencies"`
+		OptionalDependencies map[string]string `json:"optionalDependencies"`
+		AllowScripts         map[string]bool   `json:"allowScripts"`
 	}
 	if err := json.Unmarshal(packageJSON, &pj); err != nil {
 		panic("clis: package.json: " + err.Error())
 	}
 	var out []CLI
-	for pkg, v := range pj.Dependencies {
-		n, ok := known[pkg]
-		if !ok {
-			panic("clis: package.json pins " + pkg + ", which no backend runs")
+	for i, deps := range []map[string]string{pj.Dependencies, pj.OptionalDependencies} {
+		for pkg, v := range deps {
+			n, ok := known[pkg]
+			if !ok {
+				panic("clis: package.json pins " + pkg + ", which no backend runs")
+			}
+			out = append(out, CLI{Name: n[0], Binary: n[1], Package: pkg, Version: v, Scripts: pj.AllowScripts[pkg],
+				Platform: i == 1, Link: links[n[0]]})
 		}
-		out = append(out, CLI{Name: n[0], Binary: n[1], Package: pkg, Version: v, Scripts: pj.AllowScripts[pkg]})
 	}
 	slices.SortFunc(out, func(a, b CLI) int {
 		if a.Name < b.Name {

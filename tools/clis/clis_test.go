@@ -7,13 +7,14 @@ import (
 	"testing"
 )
 
-// The embedded files pin the four CLIs, the lockfile pins the same
+// The embedded files pin every CLI, the lockfile pins the same
 // versions as package.json, and every CLI has its own cache directory.
 func TestPins(t *testing.T) {
 	var lock struct {
 		Packages map[string]struct {
-			Version      string
-			Dependencies map[string]string
+			Version              string
+			Dependencies         map[string]string
+			OptionalDependencies map[string]string
 		}
 	}
 	if err := json.Unmarshal(PackageLock(), &lock); err != nil {
@@ -34,8 +35,18 @@ func TestPins(t *testing.T) {
 			t.Errorf("%s: Bin %s", c.Name, c.Bin("/cache"))
 		}
 	}
-	if len(deps) != 4 || len(dirs) != 4 || !maps.Equal(deps, lock.Packages[""].Dependencies) {
-		t.Errorf("pins %v, lockfile root %v", deps, lock.Packages[""].Dependencies)
+	root := maps.Clone(lock.Packages[""].Dependencies)
+	maps.Copy(root, lock.Packages[""].OptionalDependencies)
+	if len(deps) != len(All()) || len(dirs) != len(All()) || !maps.Equal(deps, root) {
+		t.Errorf("pins %v, lockfile root %v", deps, root)
+	}
+	for _, name := range []string{"claude", "codex", "gemini", "opencode", "qwen", "droid", "copilot"} {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("no pin for %s", name)
+		}
+	}
+	if c, _ := Lookup("droid"); !c.Platform || c.Link != "@factory/cli-linux-x64/bin/droid" || c.Scripts {
+		t.Errorf("droid: %+v; want a platform build linked from its bin/droid, no install script", c)
 	}
 	if _, ok := Lookup("gpt"); ok {
 		t.Error("Lookup(gpt) found a CLI")

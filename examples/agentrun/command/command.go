@@ -1,7 +1,7 @@
 // Package command is agentrun (see examples/agentrun) as a function,
 // for programs that add backends to it: a backend registered by an import
 // of the program (as any driver.Register does, from the backend's init)
-// is available to -backend like the four built-in ones, which this
+// is available to -backend like the built-in ones, which this
 // package imports:
 //
 //	import (
@@ -36,9 +36,12 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
 	"github.com/agentcli/agentcli/driver"
+	_ "github.com/agentcli/agentcli/droid"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	_ "github.com/agentcli/agentcli/qwen"
 )
 
 // Main runs agentrun with the command-line arguments args (without the

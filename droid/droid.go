@@ -1,0 +1,189 @@
+// Package droid is the agentcli backend for Factory Droid (`droid`, tested
+// with 0.225.2). Importing it registers the backend as "droid".
+//
+// # Command line
+//
+// A one-shot run is `droid exec --output-format=stream-json` (see
+// buildArgs) with the prompt on stdin, which the model receives byte for
+// byte (droid exec runs no slash command), except that an "@" that tags a
+// file gets an invisible word joiner after it, since droid would attach
+// the file (see promptText). A run
+// that carries what only droid's live protocol takes — PermissionAsk, a
+// session to resume — is one turn of a live session (see live.go).
+//
+// # Permissions
+//
+// Droid's autonomy levels (--auto low|medium|high, the default read-only
+// one) let a command run when the risk level the model itself states for
+// it is at most the level: a model that labels `rm -rf ~` "low" runs it in
+// the read-only mode (verified with `echo x > file`). agentcli does not map
+// any mode to them. Runs skip droid's checks and get, instead, the tools
+// they may use (--only-tools, --remove-tools), which droid enforces: the
+// zero mode (deny) and plan have the reading and searching tools only
+// (plan in droid's spec mode), bypass every tool. See buildArgs.
+//
+// # Sessions and resume
+//
+// Result.SessionID is droid's session UUID. `droid exec -s ID` fetches the
+// session from Factory's API first, so it fails offline and in airgap mode
+// (exit 1, nothing printed); a run with Request.SessionID is therefore one
+// turn of a live session, which loads the session from disk (ACP
+// session/load). Sessions are kept per working directory
+// (~/.factory/sessions/<dir>/<id>.jsonl).
+//
+// # System prompt and settings
+//
+// Request.SystemPrompt is appended to droid's with
+// --append-system-prompt-file (a private file in the run's temporary
+// directory). Droid's ACP mode ignores that flag (verified), so in a live
+// session the system prompt is put before the first prompt of a new
+// session, followed by a blank line. Request.Effort is
+// --reasoning-effort (droid's own models; droid sends no reasoning field to
+// a generic Chat Completions custom model). Droid has no MCP servers,
+// structured output, fallback model, turn limit or spending cap that
+// agentcli can set: droid exec takes no MCP server but those of
+// ~/.factory/mcp.json (the user's own file), and its ACP daemon fails
+// every session/new that has some (droid 0.225.2 passes them to its
+// session process as --mcp-servers, an option that process refuses:
+// "Droid process exited unexpectedly").
+//
+// # Credentials
+//
+// FACTORY_API_KEY, a login (~/.factory/auth.json), or custom models
+// (BYOK) in ~/.factory/settings.json, which FACTORY_AIRGAP_ENABLED=1 makes
+// the only thing droid talks to.
+package droid
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/tools/clis"
+)
+
+// Name is the registry name of this backend.
+const Name = "droid"
+
+func init() { driver.Register(Name, New) }
+
+// New returns a Factory Droid backend. opts may be nil; it is copied.
+func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opts) }
+
+var spec = driver.Spec{
+	Name:           Name,
+	Binary:         "droid",
+	Package:        "@factory/cli",
+	Tested:         clis.Version(Name), // tools/clis/package.json
+	Credentials:    []string{"FACTORY_API_KEY"},
+	HasCredentials: hasCredentials,
+	Login:          "log in with `droid` (/login), or declare custom models (BYOK) in ~/.factory/settings.json",
+	Caps: agentcli.Capabilities{
+		Resume:          true,
+		SystemPrompt:    agentcli.SystemPromptAppend,
+		ToolFilter:      true,
+		Sessions:        true,
+		Interrupt:       true,
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		// MCP: false. Droid 0.225.2's ACP daemon starts its session
+		// child with --mcp-servers, which the child does not know ("error:
+		// unknown option '--mcp-servers'", exit 1: session/new fails with
+		// "Droid process exited unexpectedly"), and droid exec takes none
+		// but ~/.factory/mcp.json's, the user's own file.
+		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+	},
+	Interactive:   interactive,
+	Tools:         tools,
+	Validate:      validate,
+	Prepare:       prepare,
+	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
+	StartSession:  startSession,
+	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" },
+	ReplaySession: replaySession,
+	Classify: func(msg string) error {
+		switch {
+		case driver.Contains(msg, "failed to fetch session", "session not found", "no session found"):
+			return agentcli.ErrSessionNotFound
+		case driver.Contains(msg, "authentication failed", "please log in"):
+			return agentcli.ErrAuth
+		}
+		return nil
+	},
+}
+
+// tools maps droid's tool names (0.225.2's llmIds) to canonical ones.
+var tools = driver.Tools{
+	"execute":      agentcli.ToolNameBash,
+	"read":         agentcli.ToolNameRead,
+	"ls":           agentcli.ToolNameLS,
+	"edit":         agentcli.ToolNameEdit,
+	"applypatch":   agentcli.ToolNameEdit,
+	"create":       agentcli.ToolNameWrite,
+	"grep":         agentcli.ToolNameGrep,
+	"glob":         agentcli.ToolNameGlob,
+	"todowrite":    agentcli.ToolNameTodoWrite,
+	"fetchurl":     agentcli.ToolNameWebFetch,
+	"websearch":    agentcli.ToolNameWebSearch,
+	"askuser":      agentcli.ToolNameAskUserQuestion,
+	"task":         agentcli.ToolNameTask,
+	"skill":        agentcli.ToolNameSkill,
+	"exitspecmode": agentcli.ToolNameExitPlanMode,
+	"taskoutput":   agentcli.ToolNameBashOutput,
+	"taskstop":     agentcli.ToolNameKillShell,
+}
+
+// prepare builds a one-shot run: buildArgs, the system prompt in a
+// private file, the prompt on stdin.
+func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
+	sys, err := writeSystemPrompt(r)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Job{Args: buildArgs(r.Req, sys), Stdin: []byte(promptText(r.Req.Prompt))}, nil
+}
+
+// writeSystemPrompt writes the system prompt, if any, to a private file in
+// the run's temporary directory and returns its path ("" for none).
+func writeSystemPrompt(r *driver.Run) (string, error) {
+	if r.Req.SystemPrompt == "" {
+		return "", nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", err
+	}
+	f := filepath.Join(dir, "system-prompt.md")
+	return f, os.WriteFile(f, []byte(r.Req.SystemPrompt), 0o600)
+}
+
+// hasCredentials reports whether droid has a way to authenticate in r:
+// FACTORY_API_KEY, the files its login writes, custom models declared in
+// its settings (user, local or runtime). On macOS a login's token is in
+// the keychain, which is not looked into: droid is assumed to have one.
+func hasCredentials(r *driver.Run) bool {
+	if runtime.GOOS == "darwin" || r.AnySet("FACTORY_API_KEY") {
+		return true
+	}
+	dir := filepath.Join(r.Home(), ".factory")
+	if d := r.Lookup("FACTORY_HOME_OVERRIDE"); filepath.IsAbs(d) {
+		dir = d
+	}
+	for _, f := range []string{"auth.json", "auth-state.json", ".auth-state.json"} {
+		if driver.FileExists(filepath.Join(dir, f)) {
+			return true
+		}
+	}
+	settings := []string{filepath.Join(dir, "settings.json"), filepath.Join(dir, "settings.local.json")}
+	if p := r.Lookup("FACTORY_RUNTIME_SETTINGS_PATH"); p != "" {
+		settings = append(settings, p)
+	}
+	for _, f := range settings {
+		if driver.FileMentions(f, `"customModels"`, `"apiKey"`) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,350 @@
+package qwen
+
+// Live sessions: one qwen process kept open on stream-json input, speaking
+// qwen's control protocol (Claude Code's, as qwen 0.24.4 implements it).
+// Runs in any mode but bypass are one turn of one (see LiveRun).
+//
+// Argv: that of a streaming run (buildArgs with formatStream), so every
+// setting a run carries, a session carries the same way, with the MCP
+// configuration in a private file removed when the session closes.
+// --approval-mode is, per Request.Permission:
+//
+//	bypass  yolo      (default when the allow list holds a pattern; see approvalMode)
+//	ask     default   every call that needs approval is asked about (can_use_tool)
+//	deny    default   asked about too, and refused by the session
+//	plan    plan      qwen's read-only mode; whatever it still asks is refused
+//
+// The host sends {"type":"control_request","request_id":ID,"request":
+// {"subtype":...}} and qwen answers {"type":"control_response","response":
+// {"subtype":"success"|"error","request_id":ID,...}}, and the other way
+// round for can_use_tool. The session sends initialize once (with the
+// effort, and qwen's timeout for a permission answer raised to the
+// session's PermissionTimeout plus a minute, at most qwen's limit of ten
+// minutes; qwen's default is one minute), each prompt as one user message
+// (userMessage), and interrupt. can_use_tool becomes a permission request
+// with the options allow_once, allow_always and reject_once: allow answers
+// {"behavior":"allow","updatedInput":...} with the original input (qwen
+// 0.24.4 accepts an edited one and then runs the original command, so an
+// allow with edited input is refused; EditInput is false); qwen takes
+// every allow as once, so after an allow_always the
+// session itself allows that tool's later calls without asking (as long as
+// the tool lists do not refuse them); a refusal answers {"behavior":"deny","message":...}, which
+// qwen gives the model as "[Operation Cancelled] Reason: ..." and the turn
+// goes on. Each turn ends at its result line; an interrupt ends it with
+// subtype error_during_execution and "Operation cancelled", and the
+// interrupted prompt stays in the history.
+//
+// Qwen asks nothing else of the host that agentcli answers: any other
+// control request is refused as unsupported.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"iter"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/wirelog"
+)
+
+// startSession starts a qwen live session for the prepared run r.
+func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
+	mcpFile, err := writeMCPConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	args := buildArgs(r.Req, formatStream, mcpFile)
+	req := sessionRequest(r.Req)
+	return live.Start(ctx, live.Config{
+		Backend:  Name,
+		Path:     r.Path,
+		Options:  *r.Options,
+		Logger:   r.Logger,
+		Args:     args,
+		Env:      r.Env,
+		Dir:      r.Dir,
+		Request:  req,
+		Proto:    newLiveProto,
+		Cleanup:  r.Cleanup,
+		Wire:     r.LiveWireLog(Name, args, nil),
+		Redactor: r.Redactor(),
+		Errors:   r.Errors(),
+	})
+}
+
+// sessionRequest returns the request the session answers permission
+// requests by: req itself, except that a bypass session in qwen's default
+// mode (an allow list with patterns, whose matching calls qwen approves
+// itself) refuses whatever qwen asks about, which is outside the list.
+func sessionRequest(req *agentcli.Request) *agentcli.Request {
+	if driver.Mode(req) == agentcli.PermissionBypass && approvalMode(req) != "yolo" {
+		c := *req
+		c.Permission = agentcli.PermissionDeny
+		return &c
+	}
+	return req
+}
+
+// replaySession replays a live session's wire log.
+func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto}, log)
+}
+
+func newLiveProto(h *live.Host) live.Proto {
+	return &liveProto{h: h, waits: map[string]chan controlResponse{}, always: map[string]bool{}}
+}
+
+// liveProto is qwen's stream-json control protocol.
+type liveProto struct {
+	h *live.Host
+
+	mu     sync.Mutex
+	parser *parser // the running turn's parser; nil between turns
+	next   int
+	waits  map[string]chan controlResponse
+	// always holds the tools allowed for the rest of the session
+	// (AllowAlways), by qwen's name.
+	always map[string]bool
+}
+
+// controlLine is the part of a control message the session reads.
+type controlLine struct {
+	Type      string          `json:"type"`
+	RequestID string          `json:"request_id"`
+	Request   json.RawMessage `json:"request"`
+	Response  *struct {
+		Subtype   string `json:"subtype"`
+		RequestID string `json:"request_id"`
+		Error     string `json:"error"`
+	} `json:"response"`
+}
+
+type controlResponse struct {
+	ok  bool
+	msg string
+}
+
+// canUseTool is a can_use_tool request.
+type canUseTool struct {
+	Subtype   string          `json:"subtype"`
+	ToolName  string          `json:"tool_name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// maxPermissionWait is qwen's limit on the initialize request's
+// timeout.canUseTool (MAX_CAN_USE_TOOL_TIMEOUT_MS).
+const maxPermissionWait = 10 * time.Minute
+
+// Start sends initialize and waits for its answer.
+func (p *liveProto) Start(ctx context.Context) error {
+	req := p.h.Request()
+	wait := req.PermissionTimeout
+	if wait <= 0 {
+		wait = agentcli.DefaultPermissionTimeout
+	}
+	wait = min(wait+time.Minute, maxPermissionWait)
+	init := map[string]any{"subtype": "initialize", "hooks": nil, "timeout": map[string]any{"canUseTool": wait.Milliseconds()}}
+	if req.Effort != "" {
+		init["effort"] = string(req.Effort)
+	}
+	_, err := p.control(ctx, "initialize", init, true)
+	return err
+}
+
+// control sends a control request (giving up when ctx ends); with wait it
+// waits for the answer too. A refusal is a *agentcli.ProtocolError naming
+// subtype.
+func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (controlResponse, error) {
+	p.mu.Lock()
+	p.next++
+	id := "agentcli_" + strconv.Itoa(p.next)
+	ch := make(chan controlResponse, 1)
+	if wait {
+		p.waits[id] = ch
+	}
+	p.mu.Unlock()
+	b, err := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": request})
+	if err != nil {
+		return controlResponse{}, err
+	}
+	if err := p.h.Send(ctx, b); err != nil {
+		p.mu.Lock()
+		delete(p.waits, id)
+		p.mu.Unlock()
+		return controlResponse{}, err
+	}
+	if !wait {
+		return controlResponse{ok: true}, nil
+	}
+	defer func() {
+		p.mu.Lock()
+		delete(p.waits, id)
+		p.mu.Unlock()
+	}()
+	select {
+	case r := <-ch:
+		if !r.ok {
+			return r, p.h.Errors().Protocol("control request "+subtype, 0, r.msg, nil)
+		}
+		return r, nil
+	case <-ctx.Done():
+		return controlResponse{}, ctx.Err()
+	case <-p.h.Done():
+		if err := p.h.Err(); err != nil {
+			return controlResponse{}, err
+		}
+		return controlResponse{}, &agentcli.ProtocolError{Backend: Name, Method: "control request " + subtype, Message: "the CLI exited before it answered"}
+	}
+}
+
+// Prompt sends prompt as a user message.
+func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
+	p.mu.Lock()
+	p.parser = newParser()
+	p.mu.Unlock()
+	return p.h.Send(ctx, userMessage(prompt))
+}
+
+// Interrupt sends an interrupt control request; the turn's result line is
+// the acknowledgment.
+func (p *liveProto) Interrupt(ctx context.Context) error {
+	_, err := p.control(ctx, "interrupt", map[string]any{"subtype": "interrupt"}, false)
+	return err
+}
+
+// Exit leaves the error of a CLI that ended by itself to the session (see
+// live.Proto): the error of a one-shot run that ended without a result.
+func (p *liveProto) Exit(driver.Exit) error { return nil }
+
+var controlMarker = []byte(`"control_`)
+
+// Line handles one stdout line.
+func (p *liveProto) Line(line []byte) {
+	if bytes.Contains(line, controlMarker) {
+		var c controlLine
+		if json.Unmarshal(line, &c) == nil {
+			switch c.Type {
+			case "control_response":
+				p.controlResponse(c)
+				return
+			case "control_request":
+				p.controlRequest(c)
+				return
+			case "control_cancel_request":
+				return // qwen gave up waiting; a late answer is ignored
+			}
+		}
+	}
+	p.mu.Lock()
+	ps := p.parser
+	p.mu.Unlock()
+	if ps == nil {
+		return // between turns
+	}
+	evs := ps.Line(line)
+	if ps.sessionID != "" {
+		p.h.SetSessionID(ps.sessionID)
+	}
+	for _, ev := range evs {
+		p.h.Emit(ev)
+	}
+	if ps.result != nil {
+		p.mu.Lock()
+		if p.parser == ps {
+			p.parser = nil
+		}
+		p.mu.Unlock()
+		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
+		interrupted := ps.result.isError && driver.Contains(ps.result.errMsg, "operation cancelled")
+		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: interrupted})
+	}
+}
+
+func (p *liveProto) controlResponse(c controlLine) {
+	if c.Response == nil {
+		return
+	}
+	p.mu.Lock()
+	ch := p.waits[c.Response.RequestID]
+	delete(p.waits, c.Response.RequestID)
+	p.mu.Unlock()
+	if ch != nil {
+		ch <- controlResponse{ok: c.Response.Subtype == "success", msg: c.Response.Error}
+	}
+}
+
+// controlRequest answers a request from qwen: can_use_tool goes to the
+// session's permission handling; anything else is refused as unsupported.
+func (p *liveProto) controlRequest(c controlLine) {
+	var r canUseTool
+	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
+	if r.Subtype != "can_use_tool" {
+		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
+		return
+	}
+	input := r.Input
+	if len(input) == 0 || input[0] != '{' {
+		input = json.RawMessage("{}")
+	}
+	name, kind := tools.Canonical(r.ToolName)
+	pr := &agentcli.PermissionRequest{
+		Tool:  agentcli.ToolUse{ID: r.ToolUseID, Name: name, RawName: r.ToolName, Kind: kind, Input: input},
+		Title: r.ToolName,
+		Options: []agentcli.PermissionOption{
+			{ID: "allow_once", Kind: agentcli.AllowOnce, Name: "Allow"},
+			{ID: "allow_always", Kind: agentcli.AllowAlways, Name: "Allow for this session"},
+			{ID: "reject_once", Kind: agentcli.RejectOnce, Name: "Deny"},
+		},
+	}
+	id := c.RequestID
+	p.mu.Lock()
+	always := p.always[r.ToolName]
+	p.mu.Unlock()
+	if always && driver.Judge(p.h.Request().AllowedTools, p.h.Request().DisallowedTools, &pr.Tool) != driver.VerdictRefuse {
+		// Allowed for the rest of the session (qwen has no such answer
+		// of its own: it takes every allow as once).
+		p.reply(id, map[string]any{"behavior": "allow", "updatedInput": input}, "")
+		return
+	}
+	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
+		if !d.Allowed() {
+			p.reply(id, map[string]any{"behavior": "deny", "message": d.Message}, "")
+			return
+		}
+		ans := map[string]any{"behavior": "allow", "updatedInput": input}
+		if d.Input != nil {
+			// Never the original call in place of an edited one
+			// (driver.NormalizeDecision refuses it already).
+			p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
+			return
+		}
+		if d.Kind == agentcli.AllowAlways {
+			p.mu.Lock()
+			p.always[r.ToolName] = true
+			p.mu.Unlock()
+		}
+		p.reply(id, ans, "")
+	})
+}
+
+// reply answers a control request from qwen with a success response, or
+// an error when errMsg is set.
+func (p *liveProto) reply(id string, response any, errMsg string) {
+	resp := map[string]any{"subtype": "success", "request_id": id, "response": response}
+	if errMsg != "" {
+		resp = map[string]any{"subtype": "error", "request_id": id, "error": errMsg}
+	}
+	b, err := json.Marshal(map[string]any{"type": "control_response", "response": resp})
+	if err != nil {
+		return
+	}
+	if err := p.h.Post(b); err != nil {
+		p.h.Logger().Debug("agentcli: answering a control request failed", "backend", Name, "err", err)
+	}
+}
