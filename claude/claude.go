@@ -123,7 +123,11 @@ var spec = driver.Spec{
 		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel:    true,
 		MaxBudget:        true,
+		HostTools:        true,
+		Questions:        true,
 	},
+	Questions:     nativeQuestions,
+	LiveRun:       func(req *agentcli.Request) bool { return req.OnQuestion != nil && nativeQuestions(req) },
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
@@ -225,7 +229,7 @@ func prepareArgs(r *driver.Run, f format) (*driver.Job, error) {
 		return nil, err
 	}
 	job.Env = env
-	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	job.Args = buildArgsHost(r.Req, f, sysFile, mcpFile, hostArgsOf(r))
 	if err := checkArgs(job.Args); err != nil {
 		return nil, err
 	}

@@ -209,7 +209,11 @@ var spec = driver.Spec{
 		StructuredOutput: true,
 		Efforts: []agentcli.Effort{agentcli.EffortMinimal, agentcli.EffortLow, agentcli.EffortMedium,
 			agentcli.EffortHigh, agentcli.EffortXHigh},
+		HostTools: true,
+		Questions: true,
 	},
+	// codex asks with its own request_user_input tool, in app-server.
+	Questions: func(*agentcli.Request) bool { return true },
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
 	// them) here.
@@ -272,7 +276,7 @@ var tools = driver.Tools{
 // read it) or in a profile file in the user's CODEX_HOME. A run with
 // ExtraArgs stays on exec, whose flags they are.
 func needsAppServer(req *agentcli.Request) bool {
-	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0)
+	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0 || req.OnQuestion != nil)
 }
 
 // commandLineSettings readies the system prompt and MCP servers of a run
@@ -336,6 +340,12 @@ func serverEnvFile(r *driver.Run, i int, s agentcli.MCPServer) (string, error) {
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
+	if r.HostTools() != nil || r.Req.OnQuestion != nil {
+		// Only app-server, which takes no ExtraArgs, carries the host
+		// tools' server (its secret is a header) and asks questions.
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "host tools and questions with Request.ExtraArgs",
+			Reason: "they need codex app-server, which takes none of codex exec's flags"}
+	}
 	req := restrict(r.Req)
 	if req.SystemPrompt != "" && req.SessionID != "" {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",

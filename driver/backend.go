@@ -125,7 +125,7 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	// (or, under Strict, its UnsupportedError) about what Capabilities
 	// lack are all there is to say. What the session reports passes the
 	// run's redactor, as a one-shot run's events do.
-	red := NewRedactor(redactEnv(r.Env, req))
+	red := NewRedactor(redactEnv(r.Env, r.Req))
 	r.red = red
 	r.Logger = red.Logger(r.Logger) // records carry what the CLI said
 	s, err := b.spec.StartSession(ctx, r)
@@ -133,5 +133,5 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		r.Cleanup()
 		return nil, b.spec.finishErr(err, Exit{}, red)
 	}
-	return redactSession(s, red, RawLimit(req)), nil
+	return r.host.wrapSession(redactSession(s, red, RawLimit(req))), nil
 }

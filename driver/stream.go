@@ -43,7 +43,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		c.Permission = Mode(rq)
 		rq = &c
 	}
-	return &Run{
+	r := &Run{
 		Req:     rq,
 		Deltas:  deltas,
 		Path:    path,
@@ -53,7 +53,12 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		Logger:  b.opts.Logger,
 		State:   b.state,
 		warned:  &b.warned,
-	}, nil
+	}
+	if err := b.attachHost(r); err != nil {
+		r.Cleanup()
+		return nil, err
+	}
+	return r, nil
 }
 
 // stream runs req once and yields its events, then the result or the
@@ -88,11 +93,13 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
+	defer r.host.BeginTurn(ctx)()
+	yield = r.host.Wrap(yield)
 	if err := b.checkCredentials(r); err != nil {
 		yield(agentcli.Event{}, err)
 		return
 	}
-	red = NewRedactor(redactEnv(r.Env, req))
+	red = NewRedactor(redactEnv(r.Env, r.Req))
 	if b.spec.StartSession != nil && (Mode(req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req)) {
 		// PermissionAsk needs the host in the loop, and some settings
 		// travel privately only in the live protocol (Spec.LiveRun): the
@@ -135,7 +142,7 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	if len(job.Env) > 0 {
-		red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), req))
+		red = NewRedactor(redactEnv(append(r.Env[:len(r.Env):len(r.Env)], job.Env...), r.Req))
 	}
 	if runCtx.Err() != nil {
 		yield(agentcli.Event{}, ended(""))

@@ -119,7 +119,10 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 		// A restriction the CLI cannot enforce is never just a warning.
 		return &agentcli.UnsupportedError{Backend: backend, Feature: "allowed/disallowed tools"}
 	}
-	return checkSettings(backend, req)
+	if err := checkSettings(backend, req); err != nil {
+		return err
+	}
+	return checkHost(backend, caps, req)
 }
 
 // Mode returns the permission mode of req: Request.Permission, with the

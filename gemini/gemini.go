@@ -192,8 +192,10 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
-		MCP:     true,
-		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
+		MCP:       true,
+		Efforts:   []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
+		HostTools: true,
+		Questions: true,
 	},
 	Tools:         tools,
 	Validate:      validate,

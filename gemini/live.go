@@ -193,18 +193,19 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	}
 	args := liveArgs(req)
 	return live.Start(ctx, live.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
-		Dir:      r.Dir,
-		Request:  req,
-		Cleanup:  r.Cleanup,
-		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
-		Redactor: r.Redactor(),
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       append(r.Env[:len(r.Env):len(r.Env)], env...),
+		Dir:       r.Dir,
+		Request:   req,
+		Cleanup:   r.Cleanup,
+		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
 	})
 }
 

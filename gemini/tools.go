@@ -42,6 +42,9 @@ type toolLists struct {
 	// servers, with an allow list, are the MCP servers that may start
 	// (lower-cased names); nil without one.
 	servers map[string]bool
+	// host: the request has agentcli's own server (driver.HostTools),
+	// which the lists leave alone.
+	host bool
 }
 
 // geminiTools maps a rule to gemini's tool rules. It returns the
@@ -82,7 +85,8 @@ func shellPrefix(r driver.Rule) (string, bool) {
 
 // listsFor returns what gemini makes of req's tool lists.
 func listsFor(req *agentcli.Request) (toolLists, error) {
-	l := toolLists{include: map[string][]string{}, excludeMCP: map[string][]string{}}
+	l := toolLists{include: map[string][]string{}, excludeMCP: map[string][]string{},
+		host: driver.IsHostServer(req, agentcli.HostServerName)}
 	if len(req.AllowedTools) > 0 {
 		l.servers = map[string]bool{}
 	}
@@ -161,6 +165,9 @@ func (l toolLists) settings(s map[string]any) {
 
 // keeps reports whether the MCP server name may start under l.
 func (l toolLists) keeps(name string) bool {
+	if l.host && name == agentcli.HostServerName {
+		return true
+	}
 	if slices.Contains(l.excludeMCP[strings.ToLower(name)], "") {
 		return false
 	}

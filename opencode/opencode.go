@@ -191,8 +191,10 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
-		MCP:     true,
-		Efforts: agentcli.Efforts(),
+		MCP:       true,
+		Efforts:   agentcli.Efforts(),
+		HostTools: true,
+		Questions: true,
 	},
 	Tools:         tools,
 	Validate:      validate,

@@ -201,6 +201,13 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 			}
 		}
 	}
+	for _, s := range req.MCPServers {
+		if driver.IsHostServer(req, s.Name) {
+			// agentcli's own server decides its calls itself
+			// (driver.HostTools), whatever the mode and the lists.
+			c.set(s.Name+"_*", permValue{action: "allow"})
+		}
+	}
 	for _, t := range req.DisallowedTools {
 		r, err := driver.ParseRule(t)
 		if err != nil {

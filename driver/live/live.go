@@ -100,6 +100,11 @@ type Config struct {
 	// and from the error the session keeps (Session.Err), before other
 	// goroutines can see it.
 	Redactor Redactor
+	// HostTools, if set, are the run's host tools (driver.Run.HostTools):
+	// a permission request about one of them is allowed at once, in
+	// every mode and whatever the tool lists say, since agentcli decides
+	// each call of its own server itself.
+	HostTools *driver.HostTools
 }
 
 // Redactor removes secrets from text and, in place, from errors (see
@@ -144,6 +149,7 @@ type Session struct {
 	cleanup func()
 	wire    *wirelog.Writer
 	red     Redactor
+	htools  *driver.HostTools
 
 	p     *proc.Process // nil when replaying
 	proto Proto
@@ -214,6 +220,7 @@ func newSession(cfg Config) (*Session, error) {
 		cleanup: cfg.Cleanup,
 		wire:    cfg.Wire,
 		red:     cfg.Redactor,
+		htools:  cfg.HostTools,
 		slot:    make(chan struct{}, 1),
 		askSem:  make(chan struct{}, 1),
 		wwake:   make(chan struct{}, 1),
@@ -1105,6 +1112,22 @@ func (h *Host) SetSessionID(id string) {
 	h.s.mu.Unlock()
 }
 
+// SessionID returns the CLI's session id as recorded so far, or "".
+func (h *Host) SessionID() string { return h.s.ID() }
+
+// TurnContext returns a context that ends when the running turn is
+// ended early (interrupted, cancelled, timed out) or the session ends;
+// between turns, when the session ends. Call cancel when done with it.
+func (h *Host) TurnContext() (ctx context.Context, cancel context.CancelFunc) {
+	parent := h.s.ctx
+	h.s.mu.Lock()
+	if h.s.turn != nil {
+		parent = h.s.turn.ctx
+	}
+	h.s.mu.Unlock()
+	return context.WithCancel(parent)
+}
+
 // InTurn reports whether a turn is running.
 func (h *Host) InTurn() bool {
 	h.s.mu.Lock()
@@ -1162,6 +1185,11 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 		// Replaying: the decision was the live session's, and what is
 		// answered does not change the events.
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}, false))
+		return
+	}
+	if _, ok := s.htools.Match(pr.Tool.RawName); ok {
+		// agentcli's own server decides its calls (driver.HostTools).
+		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
 		return
 	}
 	// The tool lists come first, in every mode: a listed tool is approved

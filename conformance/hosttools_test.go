@@ -1,0 +1,165 @@
+//go:build unix
+
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
+)
+
+// Host tools (Request.Tools), on every real CLI: agentcli's own MCP
+// server serves them; the scripted model calls them by the name each CLI
+// gives them.
+
+// hostToolName is the name under which cli offers host tool tool to the
+// model (as agentclitest records it).
+func hostToolName(cli, tool string) string {
+	return mcpToolName(cli, agentcli.HostServerName, tool)
+}
+
+// hostCalls records the calls of the test's host tools.
+type hostCalls struct {
+	mu    sync.Mutex
+	calls []string // tool: input zone
+}
+
+func (h *hostCalls) add(s string) {
+	h.mu.Lock()
+	h.calls = append(h.calls, s)
+	h.mu.Unlock()
+}
+
+func (h *hostCalls) list() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.calls)
+}
+
+const (
+	nowMarker  = "NOW-MARKER-5e0c"
+	failMarker = "FAIL-MARKER-77a1"
+)
+
+// hostTools returns the test's two host tools: now, which answers
+// nowMarker and the zone it was given, and fail, whose handler fails.
+func hostTools(calls *hostCalls) []agentcli.Tool {
+	type nowIn struct {
+		Zone string `json:"zone" jsonschema:"the time zone, such as UTC"`
+	}
+	now := agentcli.NewTool("now", "Returns the current time in a time zone.", func(ctx context.Context, in nowIn) (string, error) {
+		calls.add("now:" + in.Zone)
+		return nowMarker + " in " + in.Zone, nil
+	})
+	fail := agentcli.NewTool("fail", "Always fails.", func(ctx context.Context, in struct{}) (string, error) {
+		calls.add("fail")
+		return "", errors.New(failMarker + ": the tool failed")
+	})
+	return []agentcli.Tool{now, fail}
+}
+
+// TestHostTools: one-shot, in bypass mode: the scripted model calls the
+// host tool now (with an input) and then fail. Each handler runs with its
+// input, now's output reaches the next model request, fail's error
+// reaches the model as its text, and the events name the tools by their
+// own names (Kind ToolOther), fail's result an error.
+func TestHostTools(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli,
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "now"), Args: map[string]any{"zone": "UTC"}}},
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "fail"), Args: map[string]any{}}},
+				agentclitest.Turn{Text: "done"})
+			b := openBackend(t, cli, nil)
+			calls := &hostCalls{}
+			req, tag := e.request("use the tools")
+			req.Tools = hostTools(calls)
+			req.Permission = agentcli.PermissionBypass
+			evs, err := stream(t, context.Background(), b, req, tag)
+			if err != nil {
+				t.Fatalf("Stream: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			checkHostRun(t, e, cli, evs, calls, []string{"now:UTC", "fail"})
+		})
+	}
+}
+
+// checkHostRun checks a run whose model called now and then fail.
+func checkHostRun(t *testing.T, e *env, cli string, evs []agentcli.Event, calls *hostCalls, wantCalls []string) {
+	t.Helper()
+	if got := calls.list(); !slices.Equal(got, wantCalls) {
+		t.Errorf("handler calls %v, want %v", got, wantCalls)
+	}
+	main := e.main()
+	if len(main) != 3 {
+		t.Fatalf("%d main model calls, want 3: %s", len(main), describe(e.srv.Requests()))
+	}
+	for _, tool := range []string{"now", "fail"} {
+		if n := hostToolName(cli, tool); !slices.Contains(main[0].Tools, n) {
+			t.Errorf("the first model request does not offer %s: tools %v", n, main[0].Tools)
+		}
+	}
+	if out := toolOutputs(main[1]); !strings.Contains(out, nowMarker+" in UTC") {
+		t.Errorf("now's output did not reach the model; tool results %q", out)
+	}
+	if out := toolOutputs(main[2]); !strings.Contains(out, "error: "+failMarker) {
+		t.Errorf("fail's error did not reach the model as its text; tool results %q", out)
+	}
+	uses := map[string]agentcli.ToolUse{}
+	results := map[string]agentcli.ToolResult{}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case agentcli.EventToolUse:
+			uses[ev.Tool.Name] = *ev.Tool
+		case agentcli.EventToolResult:
+			results[ev.ToolResult.ID] = *ev.ToolResult
+		}
+	}
+	for _, tool := range []string{"now", "fail"} {
+		u, ok := uses[tool]
+		if !ok {
+			t.Errorf("no EventToolUse named %q; events: %s", tool, describeEvents(evs))
+			continue
+		}
+		if u.Kind != agentcli.ToolOther || !strings.HasSuffix(u.RawName, tool) {
+			t.Errorf("tool use %+v: want Kind other and a raw name ending in %q", u, tool)
+		}
+		r, ok := results[u.ID]
+		if !ok {
+			t.Errorf("no EventToolResult for %s (id %q); events: %s", tool, u.ID, describeEvents(evs))
+			continue
+		}
+		if (tool == "fail") != r.IsError {
+			t.Errorf("%s's result IsError = %v; output %q", tool, r.IsError, r.Output)
+		}
+	}
+	if u := uses["now"]; !strings.Contains(string(u.Input), `"UTC"`) {
+		t.Errorf("now's tool use input %s, want the zone", u.Input)
+	}
+}
+
+// toolOutputs joins the tool results of a model request.
+func toolOutputs(r agentclitest.ModelRequest) string {
+	var out []string
+	for _, tr := range r.ToolResults {
+		out = append(out, tr.Output)
+	}
+	return strings.Join(out, "\n")
+}
+
+// describeEvents summarizes events for failure messages.
+func describeEvents(evs []agentcli.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		fmt.Fprintf(&b, "\n  %s", describeEvent(ev))
+	}
+	return b.String()
+}
