@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // Host tools (Request.Tools), on every real CLI: agentcli's own MCP
@@ -65,14 +66,24 @@ func hostTools(calls *hostCalls) []agentcli.Tool {
 	return []agentcli.Tool{now, fail}
 }
 
-// TestHostTools: one-shot, in bypass mode: the scripted model calls the
-// host tool now (with an input) and then fail. Each handler runs with its
-// input, now's output reaches the next model request, fail's error
-// reaches the model as its text, and the events name the tools by their
-// own names (Kind ToolOther), fail's result an error.
+// TestHostTools: one-shot, in bypass mode and (with both tools approved
+// in advance, Tool.Approved) in the zero mode, deny: the scripted model
+// calls the host tool now (with an input) and then fail. Each handler
+// runs with its input, now's output reaches the next model request,
+// fail's error reaches the model as its text, and the events name the
+// tools by their own names (Kind ToolOther), fail's result an error.
 func TestHostTools(t *testing.T) {
-	for _, cli := range settingsCLIs {
-		t.Run(cli, func(t *testing.T) {
+	for _, c := range []struct {
+		cli  string
+		mode agentcli.PermissionMode
+	}{
+		{"opencode", agentcli.PermissionBypass}, {"gemini", agentcli.PermissionBypass},
+		{"claude", agentcli.PermissionBypass}, {"codex", agentcli.PermissionBypass},
+		{"opencode", ""}, {"gemini", ""}, {"claude", ""}, {"codex", ""},
+	} {
+		cli := c.cli
+		name := cli + "/" + string(driver.Mode(&agentcli.Request{Permission: c.mode}))
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli,
 				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "now"), Args: map[string]any{"zone": "UTC"}}},
@@ -82,7 +93,10 @@ func TestHostTools(t *testing.T) {
 			calls := &hostCalls{}
 			req, tag := e.request("use the tools")
 			req.Tools = hostTools(calls)
-			req.Permission = agentcli.PermissionBypass
+			req.Permission = c.mode
+			if c.mode == "" {
+				req.Tools[0].Approved, req.Tools[1].Approved = true, true
+			}
 			evs, err := stream(t, context.Background(), b, req, tag)
 			if err != nil {
 				t.Fatalf("Stream: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
@@ -162,4 +176,132 @@ func describeEvents(evs []agentcli.Event) string {
 		fmt.Fprintf(&b, "\n  %s", describeEvent(ev))
 	}
 	return b.String()
+}
+
+// refusalMarker is the message of the test's refusals.
+const refusalMarker = "NOPE-MARKER-31d2"
+
+// TestHostToolsAsk: a one-shot run under PermissionAsk: the callback is
+// asked about each host tool by the tool's own name (Kind other, the
+// model's input), allows now and refuses fail with a message. now's
+// handler runs and its output reaches the model; fail's does not run,
+// and the refusal's message reaches the model.
+func TestHostToolsAsk(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli,
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "now"), Args: map[string]any{"zone": "CET"}}},
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "fail"), Args: map[string]any{}}},
+				agentclitest.Turn{Text: "done"})
+			b := openBackend(t, cli, nil)
+			calls := &hostCalls{}
+			req, tag := e.request("use the tools")
+			req.Tools = hostTools(calls)
+			req.Permission = agentcli.PermissionAsk
+			perms := &permissions{decide: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+				if r.Tool.Name == "now" {
+					return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+				}
+				return agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: refusalMarker}
+			}}
+			req.OnPermission = perms.callback
+			res, _, err := run(t, b, req, tag)
+			if err != nil {
+				t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			if res.Text != "done" {
+				t.Errorf("Text = %q", res.Text)
+			}
+			var asked []string
+			for _, r := range perms.requests() {
+				asked = append(asked, r.Tool.Name)
+				if r.Tool.Kind != agentcli.ToolOther {
+					t.Errorf("permission request %+v: Kind %q, want other", r.Tool, r.Tool.Kind)
+				}
+				if r.Tool.Name == "now" && !strings.Contains(string(r.Tool.Input), `"CET"`) {
+					t.Errorf("the request about now has input %s, want the model's", r.Tool.Input)
+				}
+			}
+			if !slices.Equal(asked, []string{"now", "fail"}) {
+				t.Errorf("asked about %v, want [now fail]", asked)
+			}
+			if got := calls.list(); !slices.Equal(got, []string{"now:CET"}) {
+				t.Errorf("handler calls %v, want [now:CET]", got)
+			}
+			main := e.main()
+			if len(main) != 3 {
+				t.Fatalf("%d main model calls, want 3: %s", len(main), describe(e.srv.Requests()))
+			}
+			if out := toolOutputs(main[1]); !strings.Contains(out, nowMarker+" in CET") {
+				t.Errorf("now's output did not reach the model; tool results %q", out)
+			}
+			if out := toolOutputs(main[2]); !strings.Contains(out, "error: "+refusalMarker) {
+				t.Errorf("the refusal did not reach the model; tool results %q", out)
+			}
+		})
+	}
+}
+
+// TestLiveHostToolsDeny: a live session under the zero permission mode
+// (deny) with an allow list that names no host tool: both host tools
+// are offered all the same; now, approved in advance (Tool.Approved),
+// runs in turn 1; fail is refused in turn 2 without running, and the
+// model is told so. One CLI process serves both turns.
+func TestLiveHostToolsDeny(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli,
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "now"), Args: map[string]any{"zone": "UTC"}}},
+				agentclitest.Turn{Text: "first"},
+				agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: hostToolName(cli, "fail"), Args: map[string]any{}}},
+				agentclitest.Turn{Text: "second"})
+			b := openBackend(t, cli, nil)
+			calls := &hostCalls{}
+			req, tag := e.liveRequest()
+			req.Tools = hostTools(calls)
+			req.Tools[0].Approved = true
+			req.AllowedTools = []string{agentcli.ToolNameRead}
+			s := liveSession(t, b, req, tag)
+			var evs []agentcli.Event
+			for i, want := range []string{"first", "second"} {
+				turn, res, err := collectTurn(s, context.Background(), "turn "+want)
+				if err != nil {
+					t.Fatalf("turn %d: %s; requests: %s", i+1, errSummary(err), describe(e.srv.Requests()))
+				}
+				if res.Text != want {
+					t.Errorf("turn %d: Text = %q, want %q", i+1, res.Text, want)
+				}
+				evs = append(evs, turn...)
+			}
+			if got := calls.list(); !slices.Equal(got, []string{"now:UTC"}) {
+				t.Errorf("handler calls %v, want [now:UTC]", got)
+			}
+			main := e.main()
+			if len(main) != 4 {
+				t.Fatalf("%d main model calls, want 4: %s", len(main), describe(e.srv.Requests()))
+			}
+			for _, tool := range []string{"now", "fail"} {
+				if n := hostToolName(cli, tool); !slices.Contains(main[0].Tools, n) {
+					t.Errorf("the first model request does not offer %s: tools %v", n, main[0].Tools)
+				}
+			}
+			if out := toolOutputs(main[1]); !strings.Contains(out, nowMarker+" in UTC") {
+				t.Errorf("now's output did not reach the model; tool results %q", out)
+			}
+			if out := toolOutputs(main[3]); !strings.Contains(out, "error: "+driver.DeniedMessage) {
+				t.Errorf("fail's refusal did not reach the model; tool results %q", out)
+			}
+			var names []string
+			for _, ev := range evs {
+				if ev.Kind == agentcli.EventToolUse {
+					names = append(names, ev.Tool.Name)
+				}
+			}
+			if !slices.Equal(names, []string{"now", "fail"}) {
+				t.Errorf("tool uses %v, want [now fail]; events: %s", names, describeEvents(evs))
+			}
+		})
+	}
 }

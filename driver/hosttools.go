@@ -39,10 +39,10 @@ import (
 // error result, its message in the text ("error: ..."), since codex and
 // opencode pass the model only the text.
 
-// questionTool is the name of agentcli's own question tool, served when
+// QuestionTool is the name of agentcli's own question tool, served when
 // the request has OnQuestion and the CLI has no way of its own to ask
 // (Spec.Questions).
-const questionTool = "ask_user"
+const QuestionTool = "ask_user"
 
 // maxToolName bounds a host tool's name: with the longest prefix a CLI
 // puts before it ("mcp__agentcli__", 15 bytes) it stays within the
@@ -127,12 +127,26 @@ func IsHostServer(req *agentcli.Request, name string) bool {
 	return name == agentcli.HostServerName && (len(req.Tools) > 0 || req.OnQuestion != nil)
 }
 
+// HostToolNames returns the names of the tools agentcli's server may
+// serve for req (see IsHostServer): its host tools and, with OnQuestion,
+// the question tool. It is pure.
+func HostToolNames(req *agentcli.Request) []string {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	if req.OnQuestion != nil && !slices.Contains(names, QuestionTool) {
+		names = append(names, QuestionTool)
+	}
+	return names
+}
+
 // Listed reports whether the CLI has listed the server's tools.
 func (h *HostTools) Listed() bool { return h.srv.Listed() }
 
 // eventName is the name events report for a served tool.
 func eventName(name string) string {
-	if name == questionTool {
+	if name == QuestionTool {
 		return agentcli.ToolNameAskUserQuestion
 	}
 	return name
@@ -224,7 +238,7 @@ func (h *HostTools) call(ctx context.Context, name string, input json.RawMessage
 	ctx, done := h.callContext(ctx)
 	defer done()
 	id := h.callID(name, meta)
-	if name == questionTool {
+	if name == QuestionTool {
 		return h.question(ctx, id, input), false
 	}
 	t := h.tools[name]
@@ -594,10 +608,10 @@ func (b *Backend) attachHost(r *Run) error {
 		h.names = append(h.names, t.Name)
 		served = append(served, hostmcp.Tool{Name: t.Name, Description: t.Description, Schema: t.InputSchema, Meta: meta})
 	}
-	if question && !names[questionTool] {
-		h.tools[questionTool] = agentcli.Tool{Name: questionTool, Approved: true}
-		h.names = append(h.names, questionTool)
-		served = append(served, hostmcp.Tool{Name: questionTool, Description: questionDescription, Schema: json.RawMessage(questionSchema), Meta: meta})
+	if question && !names[QuestionTool] {
+		h.tools[QuestionTool] = agentcli.Tool{Name: QuestionTool, Approved: true}
+		h.names = append(h.names, QuestionTool)
+		served = append(served, hostmcp.Tool{Name: QuestionTool, Description: questionDescription, Schema: json.RawMessage(questionSchema), Meta: meta})
 	}
 	c := *req
 	c.DisallowedTools = disallowed

@@ -90,7 +90,8 @@ func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 // in the protocol instead.
 func liveEnv(r *driver.Run) ([]string, error) {
 	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort,
-		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools})
+		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools,
+		Tools: r.Req.Tools, OnQuestion: r.Req.OnQuestion})
 	if extra == nil {
 		return nil, nil
 	}
