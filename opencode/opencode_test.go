@@ -64,7 +64,7 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true,
-		MCP: true, Efforts: agentcli.Efforts(),
+		MCP: true, Efforts: agentcli.Efforts(), HostTools: true, Questions: true,
 		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
