@@ -960,6 +960,18 @@ func (p *appServer) userInput(id, params json.RawMessage) {
 	p.mu.Lock()
 	q := &agentcli.Question{SessionID: p.thread, ID: r.ItemID}
 	p.mu.Unlock()
+	// codex reports no item for the call: the session reports it, as the
+	// other CLIs' questions are (AskUserQuestion).
+	var input struct {
+		Questions json.RawMessage `json:"questions"`
+	}
+	_ = json.Unmarshal(params, &input)
+	in := marshal(map[string]any{"questions": input.Questions})
+	if len(input.Questions) == 0 || !json.Valid(input.Questions) {
+		in = json.RawMessage("{}")
+	}
+	p.h.Emit(agentcli.Event{Kind: agentcli.EventToolUse, SessionID: q.SessionID, Tool: &agentcli.ToolUse{ID: r.ItemID,
+		Name: agentcli.ToolNameAskUserQuestion, RawName: "request_user_input", Kind: agentcli.ToolOther, Input: in}})
 	for _, it := range r.Questions {
 		item := agentcli.QuestionItem{ID: it.ID, Header: it.Header, Text: it.Question}
 		for _, o := range it.Options {
@@ -982,6 +994,9 @@ func (p *appServer) userInput(id, params json.RawMessage) {
 			}
 			answers[it.ID] = map[string]any{"answers": ans}
 		}
-		p.rpc.Reply(id, map[string]any{"answers": answers})
+		out := map[string]any{"answers": answers}
+		p.rpc.Reply(id, out)
+		p.h.Emit(agentcli.Event{Kind: agentcli.EventToolResult, SessionID: q.SessionID,
+			ToolResult: &agentcli.ToolResult{ID: r.ItemID, Output: string(marshal(out)), IsError: a == nil}})
 	}()
 }

@@ -305,3 +305,106 @@ func TestLiveHostToolsDeny(t *testing.T) {
 		})
 	}
 }
+
+// questionCall returns the scripted model's call of cli's way of asking
+// the user "Which color?" (options Red and Blue).
+func questionCall(cli string) *agentclitest.ToolCall {
+	q := map[string]any{"header": "Color", "question": "Which color?", "multiSelect": false,
+		"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cool"}}}
+	switch cli {
+	case "claude":
+		return &agentclitest.ToolCall{Name: agentcli.ToolNameAskUserQuestion, Args: map[string]any{"questions": []any{q}}}
+	case "codex":
+		delete(q, "multiSelect")
+		q["id"] = "color"
+		return &agentclitest.ToolCall{Name: "request_user_input", Args: map[string]any{"questions": []any{q}}}
+	}
+	return &agentclitest.ToolCall{Name: hostToolName(cli, driver.QuestionTool), Args: map[string]any{"questions": []any{q}}}
+}
+
+// TestQuestions: the scripted model asks the user a question, each CLI
+// its own way (claude's AskUserQuestion, codex's request_user_input,
+// agentcli's question tool on gemini and opencode), in a one-shot run in
+// bypass mode; Request.OnQuestion gets it (header, text, options) and
+// answers "Blue", and the answer reaches the next model request.
+func TestQuestions(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli, agentclitest.Turn{Tool: questionCall(cli)}, agentclitest.Turn{Text: "done"})
+			b := openBackend(t, cli, nil)
+			if !b.Capabilities().Questions {
+				t.Fatal("Capabilities().Questions is false")
+			}
+			req, tag := e.request("ask me")
+			req.Permission = agentcli.PermissionBypass
+			var mu sync.Mutex
+			var got []agentcli.Question
+			req.OnQuestion = func(ctx context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+				mu.Lock()
+				got = append(got, *q)
+				mu.Unlock()
+				return &agentcli.Answer{Answers: [][]string{{"Blue"}}}, nil
+			}
+			evs, err := stream(t, context.Background(), b, req, tag)
+			if err != nil {
+				t.Fatalf("Stream: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 || len(got[0].Items) != 1 {
+				t.Fatalf("questions %+v, want one with one item; tool results %q", got, toolOutputs(e.lastMain()))
+			}
+			it := got[0].Items[0]
+			if it.Text != "Which color?" || it.Header != "Color" || len(it.Options) != 2 || it.Options[1].Label != "Blue" || it.Options[1].Description != "cool" {
+				t.Errorf("question item %+v", it)
+			}
+			main := e.main()
+			if len(main) != 2 {
+				t.Fatalf("%d main model calls, want 2: %s", len(main), describe(e.srv.Requests()))
+			}
+			if out := toolOutputs(main[1]); !strings.Contains(out, "Blue") || strings.Contains(out, agentcli.NoAnswerMessage) {
+				t.Errorf("the answer did not reach the model; tool results %q", out)
+			}
+			var asked bool
+			for _, ev := range evs {
+				if ev.Kind == agentcli.EventToolUse && ev.Tool.Name == agentcli.ToolNameAskUserQuestion {
+					asked = true
+				}
+			}
+			if !asked {
+				t.Errorf("no EventToolUse named %s; events: %s", agentcli.ToolNameAskUserQuestion, describeEvents(evs))
+			}
+		})
+	}
+}
+
+// TestQuestionsNobody: a live session under PermissionAsk without
+// OnQuestion, on claude, whose AskUserQuestion is offered in that mode:
+// the question is answered with NotAvailableMessage (a refusal the model
+// sees), not left waiting, not answered empty, and the permission
+// callback is not asked about it.
+func TestQuestionsNobody(t *testing.T) {
+	cli := "claude"
+	e := newEnv(t, cli, agentclitest.Turn{Tool: questionCall(cli)}, agentclitest.Turn{Text: "done"})
+	b := openBackend(t, cli, nil)
+	req, tag := e.request("ask me")
+	req.Permission = agentcli.PermissionAsk
+	perms := &permissions{decide: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+	}}
+	req.OnPermission = perms.callback
+	res, _, err := run(t, b, req, tag)
+	if err != nil {
+		t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+	}
+	if res.Text != "done" {
+		t.Errorf("Text = %q", res.Text)
+	}
+	if n := len(perms.requests()); n != 0 {
+		t.Errorf("the permission callback was asked %d times", n)
+	}
+	if out := toolOutputs(e.lastMain()); !strings.Contains(out, agentcli.NotAvailableMessage) {
+		t.Errorf("the model was not told the user is not available; tool results %q", out)
+	}
+}

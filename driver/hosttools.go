@@ -42,7 +42,7 @@ import (
 // QuestionTool is the name of agentcli's own question tool, served when
 // the request has OnQuestion and the CLI has no way of its own to ask
 // (Spec.Questions).
-const QuestionTool = "ask_user"
+const QuestionTool = "ask_question"
 
 // maxToolName bounds a host tool's name: with the longest prefix a CLI
 // puts before it ("mcp__agentcli__", 15 bytes) it stays within the
