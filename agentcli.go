@@ -240,6 +240,12 @@ type Request struct {
 	// NotAvailableMessage, never left waiting or answered empty.
 	OnQuestion QuestionFunc
 
+	// Hooks, if set, are called before and after tool calls, when a
+	// prompt is submitted and when a turn ends (Capabilities.Hooks says
+	// how each backend carries them). A run with hooks goes through a
+	// live session where the CLI needs one.
+	Hooks *Hooks
+
 	// OutputSchema, if set, is a JSON Schema (a JSON object) that the
 	// final answer must follow (Capabilities.StructuredOutput). The
 	// answer's JSON value is then Result.StructuredOutput, and a run whose
@@ -355,6 +361,8 @@ type Capabilities struct {
 	// Questions reports that the agent can ask the user questions that
 	// reach Request.OnQuestion.
 	Questions bool `json:"questions"`
+	// Hooks describes how Request.Hooks are carried.
+	Hooks HookSupport `json:"hooks"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

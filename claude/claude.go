@@ -125,9 +125,15 @@ var spec = driver.Spec{
 		MaxBudget:        true,
 		HostTools:        true,
 		Questions:        true,
+		Hooks:            hookSupport,
 	},
-	Questions:     nativeQuestions,
-	LiveRun:       func(req *agentcli.Request) bool { return req.OnQuestion != nil && nativeQuestions(req) },
+	Questions:   nativeQuestions,
+	NativeHooks: nativeHooks,
+	// claude asks its questions and calls its hooks while its stdin is
+	// open: in a live session.
+	LiveRun: func(req *agentcli.Request) bool {
+		return req.OnQuestion != nil && nativeQuestions(req) || req.Hooks != nil
+	},
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

@@ -174,12 +174,13 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Env:       append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
 		Dir:       r.Dir,
 		Request:   r.Req,
-		Proto:     newLiveProto,
+		Proto:     newLiveProtoHooks(r.Hooks(), r.HostTools()),
 		EditInput: true,
 		Cleanup:   r.Cleanup,
 		Wire:      r.LiveWireLog(Name, job.Args, nil),
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 
@@ -189,8 +190,14 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto, EditInput: true}, log)
 }
 
-func newLiveProto(h *live.Host) live.Proto {
-	return &liveProto{h: h, waits: map[string]chan controlResponse{}, qsem: make(chan struct{}, 1)}
+func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }
+
+// newLiveProtoHooks returns the maker of a session's protocol with the
+// run's hooks and host tools.
+func newLiveProtoHooks(hooks *driver.RunHooks, host *driver.HostTools) func(h *live.Host) live.Proto {
+	return func(h *live.Host) live.Proto {
+		return &liveProto{h: h, waits: map[string]chan controlResponse{}, qsem: make(chan struct{}, 1), hooks: hooks, host: host}
+	}
 }
 
 // liveProto is claude's stream-json control protocol.
@@ -202,6 +209,8 @@ type liveProto struct {
 	next   int
 	waits  map[string]chan controlResponse
 	qsem   chan struct{} // held while Request.OnQuestion runs
+	hooks  *driver.RunHooks
+	host   *driver.HostTools
 }
 
 // controlLine is the part of a control message the session reads.
@@ -236,7 +245,7 @@ type canUseTool struct {
 
 // Start sends initialize and waits for its answer.
 func (p *liveProto) Start(ctx context.Context) error {
-	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": nil}, true)
+	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": hookConfig(p.hooks)}, true)
 	return err
 }
 
@@ -373,6 +382,10 @@ func (p *liveProto) controlResponse(c controlLine) {
 func (p *liveProto) controlRequest(c controlLine) {
 	var r canUseTool
 	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
+	if r.Subtype == "hook_callback" {
+		p.hookCallback(c.RequestID, c.Request)
+		return
+	}
 	if r.Subtype != "can_use_tool" {
 		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
 		return

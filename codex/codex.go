@@ -211,6 +211,7 @@ var spec = driver.Spec{
 			agentcli.EffortHigh, agentcli.EffortXHigh},
 		HostTools: true,
 		Questions: true,
+		Hooks:     hookSupport,
 	},
 	// codex asks with its own request_user_input tool, in app-server.
 	Questions: func(*agentcli.Request) bool { return true },
@@ -276,7 +277,7 @@ var tools = driver.Tools{
 // read it) or in a profile file in the user's CODEX_HOME. A run with
 // ExtraArgs stays on exec, whose flags they are.
 func needsAppServer(req *agentcli.Request) bool {
-	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0 || req.OnQuestion != nil)
+	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0 || req.OnQuestion != nil || req.Hooks != nil)
 }
 
 // commandLineSettings readies the system prompt and MCP servers of a run
@@ -340,10 +341,11 @@ func serverEnvFile(r *driver.Run, i int, s agentcli.MCPServer) (string, error) {
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	if r.HostTools() != nil || r.Req.OnQuestion != nil {
+	if r.HostTools() != nil || r.Req.OnQuestion != nil || r.Req.Hooks != nil {
 		// Only app-server, which takes no ExtraArgs, carries the host
-		// tools' server (its secret is a header) and asks questions.
-		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "host tools and questions with Request.ExtraArgs",
+		// tools' server (its secret is a header), asks questions and
+		// lets the host see calls before they run.
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "host tools, questions and hooks with Request.ExtraArgs",
 			Reason: "they need codex app-server, which takes none of codex exec's flags"}
 	}
 	req := restrict(r.Req)

@@ -152,6 +152,13 @@ func turnParams(req *agentcli.Request, thread, prompt string) map[string]any {
 
 // approval returns codex's approvalPolicy and sandbox for a permission mode.
 func approval(req *agentcli.Request) (policy, sandbox string) {
+	if driver.AsksAll(req) {
+		// PreToolUse sees what codex asks about (see hooks.go).
+		if driver.Mode(req) == agentcli.PermissionPlan {
+			return "untrusted", "read-only"
+		}
+		return "untrusted", "danger-full-access"
+	}
 	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "untrusted", "danger-full-access"
@@ -185,6 +192,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:      r.LiveWireLog(Name, args, nil),
 		Redactor:  r.Redactor(),
 		HostTools: host,
+		Hooks:     r.Hooks(),
 	})
 	if err != nil {
 		return nil, err

@@ -4,9 +4,11 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -407,4 +409,136 @@ func TestQuestionsNobody(t *testing.T) {
 	if out := toolOutputs(e.lastMain()); !strings.Contains(out, agentcli.NotAvailableMessage) {
 		t.Errorf("the model was not told the user is not available; tool results %q", out)
 	}
+}
+
+// Hook markers.
+const (
+	hookDenyMarker = "HOOK-DENY-MARKER-0b7e"
+	promptMarker   = "PROMPT-CONTEXT-MARKER-91fa"
+	postMarker     = "POST-OUTPUT-MARKER-4c2d"
+)
+
+// hookLog records what the hooks saw.
+type hookLog struct {
+	mu   sync.Mutex
+	pre  []agentcli.ToolUse
+	post []agentcli.PostToolUseInput
+	stop []string
+}
+
+// hooks returns hooks that refuse every call whose input mentions
+// "hook-marker" (with hookDenyMarker as the reason), add promptMarker to
+// each prompt, and record the rest.
+func (l *hookLog) hooks() *agentcli.Hooks {
+	return &agentcli.Hooks{
+		PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+			l.mu.Lock()
+			tool := in.Tool
+			tool.Input = json.RawMessage(string(in.Tool.Input) + " " + strconv.Quote(in.Title))
+			l.pre = append(l.pre, tool)
+			l.mu.Unlock()
+			if strings.Contains(string(in.Tool.Input)+in.Title, "hook-marker") {
+				return agentcli.PreToolUseOutput{Deny: true, Reason: hookDenyMarker}
+			}
+			return agentcli.PreToolUseOutput{}
+		},
+		PostToolUse: func(ctx context.Context, in *agentcli.PostToolUseInput) agentcli.PostToolUseOutput {
+			l.mu.Lock()
+			l.post = append(l.post, *in)
+			l.mu.Unlock()
+			return agentcli.PostToolUseOutput{}
+		},
+		UserPromptSubmit: func(ctx context.Context, in *agentcli.UserPromptSubmitInput) agentcli.UserPromptSubmitOutput {
+			return agentcli.UserPromptSubmitOutput{Context: promptMarker}
+		},
+		Stop: func(ctx context.Context, in *agentcli.StopInput) agentcli.StopOutput {
+			l.mu.Lock()
+			l.stop = append(l.stop, in.Text)
+			l.mu.Unlock()
+			return agentcli.StopOutput{}
+		},
+	}
+}
+
+// TestHooks: a one-shot run in bypass mode with the four hooks. The
+// scripted model runs `echo` (PostToolUse sees its real output), then
+// `touch hook-marker`, which PreToolUse refuses: the file is never made,
+// and where the CLI passes a refusal's reason on
+// (Capabilities.Hooks.DenyReason) the model hears it. UserPromptSubmit's
+// context reaches the model with the prompt; Stop sees the final text.
+func TestHooks(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli,
+				agentclitest.Turn{Shell: "echo " + postMarker},
+				agentclitest.Turn{Shell: "touch hook-marker"},
+				agentclitest.Turn{Text: "done"})
+			b := openBackend(t, cli, nil)
+			caps := b.Capabilities().Hooks
+			req, tag := e.request("run the commands")
+			req.Permission = agentcli.PermissionBypass
+			log := &hookLog{}
+			req.Hooks = log.hooks()
+			res, _, err := run(t, b, req, tag)
+			if err != nil {
+				t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			if fileExists(e.w.Dir, "hook-marker") {
+				t.Error("hook-marker exists: the refused command ran")
+			}
+			main := e.main()
+			if len(main) < 2 {
+				t.Fatalf("%d main model calls: %s", len(main), describe(e.srv.Requests()))
+			}
+			if !hasTextPart(main[0].Messages, promptMarker) {
+				t.Errorf("UserPromptSubmit's context did not reach the model: %+v", main[0].Messages)
+			}
+			log.mu.Lock()
+			defer log.mu.Unlock()
+			var bash []string
+			for _, u := range log.pre {
+				if u.Name == agentcli.ToolNameBash {
+					bash = append(bash, string(u.Input))
+				}
+			}
+			// Every CLI's PreToolUse sees the touch; those that see only
+			// what they ask about (gemini) may let echo through unseen.
+			if n := len(bash); n == 0 || !strings.Contains(bash[n-1], "hook-marker") || caps.PreToolUse == agentcli.HookAll && n != 2 {
+				t.Errorf("PreToolUse saw the shell calls %q, want the echo and the touch", bash)
+			}
+			var sawOutput bool
+			for _, p := range log.post {
+				if p.Tool.Name == agentcli.ToolNameBash && strings.Contains(p.Result.Output, postMarker) && strings.Contains(string(p.Tool.Input), "echo") {
+					sawOutput = true
+				}
+			}
+			if !sawOutput && caps.PostOutput {
+				t.Errorf("PostToolUse did not see echo's output: %+v", log.post)
+			}
+			if len(log.stop) == 0 || log.stop[len(log.stop)-1] != res.Text {
+				t.Errorf("Stop saw %q, want the final text %q", log.stop, res.Text)
+			}
+			var heard bool
+			for _, m := range main[1:] {
+				if strings.Contains(toolOutputs(m), hookDenyMarker) || hasTextPart(m.Messages, hookDenyMarker) {
+					heard = true
+				}
+			}
+			if caps.DenyReason && !heard {
+				t.Errorf("the model did not hear the refusal's reason; requests: %s", describe(e.srv.Requests()))
+			}
+			t.Logf("the model heard the reason: %v (DenyReason %v); %d model calls", heard, caps.DenyReason, len(main))
+		})
+	}
+}
+
+// hasTextPart reports whether any message contains text.
+func hasTextPart(msgs []agentclitest.Message, text string) bool {
+	for _, m := range msgs {
+		if strings.Contains(m.Text, text) {
+			return true
+		}
+	}
+	return false
 }

@@ -133,5 +133,5 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		r.Cleanup()
 		return nil, b.spec.finishErr(err, Exit{}, red)
 	}
-	return r.host.wrapSession(redactSession(s, red, RawLimit(req))), nil
+	return wrapExtras(redactSession(s, red, RawLimit(req)), b.spec.Name, r.host, r.hooks), nil
 }

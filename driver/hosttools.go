@@ -3,9 +3,7 @@ package driver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -78,6 +76,8 @@ type HostTools struct {
 	onQuestion agentcli.QuestionFunc
 	askSem     chan struct{} // held while the caller's OnPermission runs
 	qSem       chan struct{} // held while the caller's OnQuestion runs
+
+	hooks *RunHooks // the run's hooks, or nil: PreToolUse sees each call
 
 	mu      sync.Mutex
 	always  map[string]bool     // tools allowed for the rest of the run
@@ -244,6 +244,16 @@ func (h *HostTools) call(ctx context.Context, name string, input json.RawMessage
 	t := h.tools[name]
 	if !json.Valid(input) || !isObject(input) {
 		return errorText("the input is not a JSON object"), true
+	}
+	if h.hooks.HasPreToolUse() {
+		use := agentcli.ToolUse{ID: id, Name: t.Name, RawName: "mcp__" + agentcli.HostServerName + "__" + t.Name, Kind: agentcli.ToolOther, Input: input}
+		out := h.hooks.PreToolUse(ctx, "", use, t.Name)
+		if out.Deny {
+			return errorText(out.Reason), true
+		}
+		if out.Input != nil {
+			input = out.Input
+		}
 	}
 	if d, ok := h.decide(ctx, id, t, input); !ok {
 		return errorText(d.Message), true
@@ -661,43 +671,4 @@ func (h *HostTools) Wrap(yield func(agentcli.Event, error) bool) func(agentcli.E
 		}
 		return yield(ev, err)
 	}
-}
-
-// hostSession is a live session with host tools.
-type hostSession struct {
-	agentcli.Session
-	h *HostTools
-}
-
-// wrapSession returns s with h's part (see Wrap) in every turn.
-func (h *HostTools) wrapSession(s agentcli.Session) agentcli.Session {
-	if h == nil {
-		return s
-	}
-	return &hostSession{Session: s, h: h}
-}
-
-func (s *hostSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
-	return func(yield func(agentcli.Event, error) bool) {
-		end := s.h.BeginTurn(ctx)
-		defer end()
-		y := s.h.Wrap(yield)
-		for ev, err := range s.Session.Stream(ctx, prompt) {
-			if !y(ev, err) {
-				return
-			}
-			if err == nil && ev.Kind == agentcli.EventResult && !s.h.Listed() {
-				return
-			}
-		}
-	}
-}
-
-func (s *hostSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
-	res, err := Collect(s.h.backend, s.Stream(ctx, prompt))
-	var pe *agentcli.ProtocolError
-	if errors.As(err, &pe) && pe.Method == "host tools" {
-		return nil, err
-	}
-	return res, err
 }

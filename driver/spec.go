@@ -90,6 +90,10 @@ type Spec struct {
 	// OnQuestion gets agentcli's question tool, served with the host
 	// tools (see HostTools).
 	Questions func(req *agentcli.Request) bool
+	// NativeHooks, if set, reports which of req's hooks (Request.Hooks)
+	// the backend calls itself, through its CLI's own hook protocol; the
+	// runner builds the others (see RunHooks).
+	NativeHooks func(req *agentcli.Request) NativeHooks
 	// LiveRun, if set, reports that a one-shot run of req goes through a
 	// live session (StartSession) whatever its permission mode, because
 	// it carries something only the live protocol takes privately (as
@@ -143,8 +147,10 @@ type Run struct {
 	warned   *sync.Map // the backend's warnings logged so far (see Warn)
 	red      *Redactor // the run's redactor, once it is known
 
-	// host: the run's host tools, or nil (see attachHost).
-	host *HostTools
+	// host: the run's host tools, or nil (see attachHost); hooks: its
+	// hooks, or nil (see attachHooks).
+	host  *HostTools
+	hooks *RunHooks
 }
 
 // Warn logs a warning about something the run ignores (an option the

@@ -58,6 +58,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		r.Cleanup()
 		return nil, err
 	}
+	b.attachHooks(r)
 	return r, nil
 }
 
@@ -94,7 +95,8 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 	}
 	defer r.Cleanup()
 	defer r.host.BeginTurn(ctx)()
-	yield = r.host.Wrap(yield)
+	yield = r.hooks.Wrap(ctx, r.host.Wrap(yield))
+	r.Req = r.hooks.prompted(ctx, r.Req)
 	if err := b.checkCredentials(r); err != nil {
 		yield(agentcli.Event{}, err)
 		return

@@ -122,7 +122,10 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 	if err := checkSettings(backend, req); err != nil {
 		return err
 	}
-	return checkHost(backend, caps, req)
+	if err := checkHost(backend, caps, req); err != nil {
+		return err
+	}
+	return checkHooks(backend, caps, req)
 }
 
 // Mode returns the permission mode of req: Request.Permission, with the

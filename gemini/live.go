@@ -107,6 +107,11 @@ func liveEnv(r *driver.Run) ([]string, error) {
 // from the list (a listed tool is allowed, any other refused), since
 // yolo would run every tool of a server the list names.
 func sessionMode(req *agentcli.Request) string {
+	if driver.AsksAll(req) && driver.Mode(req) == agentcli.PermissionBypass {
+		// PreToolUse sees what gemini asks about; the session allows
+		// what the hook lets through (live.Host.Ask).
+		return "default"
+	}
 	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "default"
@@ -207,6 +212,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 

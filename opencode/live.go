@@ -205,6 +205,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 

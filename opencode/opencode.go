@@ -195,7 +195,10 @@ var spec = driver.Spec{
 		Efforts:   agentcli.Efforts(),
 		HostTools: true,
 		Questions: true,
+		Hooks:     hookSupport,
 	},
+	// Hooks need a live session: PreToolUse is the permission path.
+	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

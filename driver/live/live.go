@@ -105,6 +105,22 @@ type Config struct {
 	// every mode and whatever the tool lists say, since agentcli decides
 	// each call of its own server itself.
 	HostTools *driver.HostTools
+	// Hooks, if set, are the run's hooks (driver.Run.Hooks). When
+	// PreToolUse goes through the permission path (RunHooks.AskAll), each
+	// permission request is first put to PreToolUse: a refusal refuses
+	// it with the hook's reason (and tells the Proto, when it implements
+	// HookDenier), a changed input is an edit (refused where the
+	// protocol cannot apply one, EditInput false); then the tool lists
+	// and the permission mode decide as usual.
+	Hooks *driver.RunHooks
+}
+
+// HookDenier is implemented by a Proto that can tell the model why
+// PreToolUse refused a call, where the answer to the permission request
+// cannot carry a message (codex: a steer of the running turn).
+type HookDenier interface {
+	// HookDenied is called after the refusal of pr was answered.
+	HookDenied(pr *agentcli.PermissionRequest, reason string)
 }
 
 // Redactor removes secrets from text and, in place, from errors (see
@@ -150,6 +166,7 @@ type Session struct {
 	wire    *wirelog.Writer
 	red     Redactor
 	htools  *driver.HostTools
+	hooks   *driver.RunHooks
 
 	p     *proc.Process // nil when replaying
 	proto Proto
@@ -221,6 +238,7 @@ func newSession(cfg Config) (*Session, error) {
 		wire:    cfg.Wire,
 		red:     cfg.Redactor,
 		htools:  cfg.HostTools,
+		hooks:   cfg.Hooks,
 		slot:    make(chan struct{}, 1),
 		askSem:  make(chan struct{}, 1),
 		wwake:   make(chan struct{}, 1),
@@ -1187,6 +1205,44 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}, false))
 		return
 	}
+	if _, ok := s.htools.Match(pr.Tool.RawName); !ok && s.hooks.AskAll() {
+		// PreToolUse first (Config.Hooks), then the usual decision,
+		// with the hook's input when it changed it.
+		go func() {
+			ctx, cancel := h.TurnContext()
+			defer cancel()
+			out := s.hooks.PreToolUse(ctx, pr.SessionID, pr.Tool, pr.Title)
+			switch {
+			case out.Deny:
+				answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: out.Reason}, false))
+				if d, ok := s.proto.(HookDenier); ok {
+					d.HookDenied(pr, out.Reason)
+				}
+				return
+			case out.Input != nil && !s.edit:
+				answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: driver.RewriteRefused}, false))
+				if d, ok := s.proto.(HookDenier); ok {
+					d.HookDenied(pr, driver.RewriteRefused)
+				}
+				return
+			}
+			input := out.Input
+			h.decide(pr, func(d agentcli.PermissionDecision) {
+				if input != nil && d.Allowed() && d.Input == nil {
+					d.Input = input
+				}
+				answer(d)
+			})
+		}()
+		return
+	}
+	h.decide(pr, answer)
+}
+
+// decide decides pr after PreToolUse (Ask): host tools, the tool lists,
+// the permission mode and callback.
+func (h *Host) decide(pr *agentcli.PermissionRequest, answer func(agentcli.PermissionDecision)) {
+	s := h.s
 	if _, ok := s.htools.Match(pr.Tool.RawName); ok {
 		// agentcli's own server decides its calls (driver.HostTools).
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
