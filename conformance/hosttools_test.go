@@ -542,3 +542,111 @@ func hasTextPart(msgs []agentclitest.Message, text string) bool {
 	}
 	return false
 }
+
+// TestHooksRewrite: on the CLIs whose hooks cannot change a call's
+// input, a changed input refuses the call (never runs it unchanged). On
+// those that can,
+// add context after it and make the turn go on (claude), in bypass mode:
+// PreToolUse rewrites `echo original` into `echo rewritten-by-hook`,
+// which is what runs (PostToolUse sees its output); PostToolUse's context
+// reaches the next model request; the first Stop asks to go on, and the
+// model gets another call with that instruction.
+func TestHooksRewrite(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			b := openBackend(t, cli, nil)
+			caps := b.Capabilities().Hooks
+			t.Parallel()
+			if !caps.Rewrite {
+				checkRewriteRefused(t, cli, b)
+				return
+			}
+			if !caps.PostContext || !caps.StopContinue {
+				t.Fatalf("Capabilities().Hooks %+v: a rewrite without context or continue; extend the test", caps)
+			}
+			e := newEnv(t, cli,
+				agentclitest.Turn{Shell: "echo original"},
+				agentclitest.Turn{Text: "first stop"},
+				agentclitest.Turn{Text: "done"})
+			req, tag := e.request("run it")
+			req.Permission = agentcli.PermissionBypass
+			var mu sync.Mutex
+			var outputs, stops []string
+			req.Hooks = &agentcli.Hooks{
+				PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+					if in.Tool.Name == agentcli.ToolNameBash {
+						return agentcli.PreToolUseOutput{Input: json.RawMessage(`{"command":"echo rewritten-by-hook"}`)}
+					}
+					return agentcli.PreToolUseOutput{}
+				},
+				PostToolUse: func(ctx context.Context, in *agentcli.PostToolUseInput) agentcli.PostToolUseOutput {
+					mu.Lock()
+					outputs = append(outputs, in.Result.Output)
+					mu.Unlock()
+					return agentcli.PostToolUseOutput{Context: "POST-CONTEXT-MARKER"}
+				},
+				Stop: func(ctx context.Context, in *agentcli.StopInput) agentcli.StopOutput {
+					mu.Lock()
+					defer mu.Unlock()
+					stops = append(stops, in.Text)
+					if in.Continued {
+						return agentcli.StopOutput{}
+					}
+					return agentcli.StopOutput{Continue: "STOP-CONTINUE-MARKER"}
+				},
+			}
+			res, _, err := run(t, b, req, tag)
+			if err != nil {
+				t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(outputs) != 1 || !strings.Contains(outputs[0], "rewritten-by-hook") {
+				t.Errorf("PostToolUse saw %q, want the rewritten command's output", outputs)
+			}
+			main := e.main()
+			if len(main) != 3 {
+				t.Fatalf("%d main model calls, want 3: %s", len(main), describe(e.srv.Requests()))
+			}
+			if out := toolOutputs(main[1]); !strings.Contains(out, "rewritten-by-hook") {
+				t.Errorf("the model got %q, want the rewritten command's output", out)
+			}
+			if !hasTextPart(main[1].Messages, "POST-CONTEXT-MARKER") {
+				t.Errorf("PostToolUse's context did not reach the model: %+v", main[1].Messages)
+			}
+			if !hasTextPart(main[2].Messages, "STOP-CONTINUE-MARKER") {
+				t.Errorf("Stop's instruction did not reach the model: %+v", main[2].Messages)
+			}
+			if res.Text != "done" || !slices.Equal(stops, []string{"first stop", "done"}) {
+				t.Errorf("Text %q, Stop saw %q", res.Text, stops)
+			}
+		})
+	}
+}
+
+// checkRewriteRefused: PreToolUse changes the input of `touch
+// rewrite-marker` on a CLI that cannot apply it: the call is refused.
+func checkRewriteRefused(t *testing.T, cli string, b agentcli.Backend) {
+	e := newEnv(t, cli, agentclitest.Turn{Shell: "touch rewrite-marker"}, agentclitest.Turn{Text: "done"}, agentclitest.Turn{Text: "done"})
+	req, tag := e.request("run it")
+	req.Permission = agentcli.PermissionBypass
+	var seen int
+	var mu sync.Mutex
+	req.Hooks = &agentcli.Hooks{PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+		mu.Lock()
+		seen++
+		mu.Unlock()
+		return agentcli.PreToolUseOutput{Input: json.RawMessage(`{"command":"echo rewritten"}`)}
+	}}
+	if _, _, err := run(t, b, req, tag); err != nil {
+		t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+	}
+	if fileExists(e.w.Dir, "rewrite-marker") {
+		t.Error("rewrite-marker exists: the call ran unchanged")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen == 0 {
+		t.Error("PreToolUse was not called")
+	}
+}
