@@ -589,22 +589,7 @@ func (b *Backend) attachHost(r *Run) error {
 			}
 		}
 	}
-	h := &HostTools{
-		backend:    b.spec.Name,
-		tools:      map[string]agentcli.Tool{},
-		mode:       Mode(req),
-		logger:     r.Logger,
-		onPerm:     req.OnPermission,
-		permTO:     req.PermissionTimeout,
-		onQuestion: req.OnQuestion,
-		askSem:     make(chan struct{}, 1),
-		qSem:       make(chan struct{}, 1),
-		always:     map[string]bool{},
-		pending:    map[string][]string{},
-	}
-	if h.permTO <= 0 {
-		h.permTO = agentcli.DefaultPermissionTimeout
-	}
+	h := newHostTools(b.spec.Name, req, r.Logger)
 	var served []hostmcp.Tool
 	// claude 2.1.330 defers MCP tools behind its ToolSearch tool unless
 	// they ask to be loaded: the model then calls a tool whose schema it
@@ -641,6 +626,65 @@ func (b *Backend) attachHost(r *Run) error {
 	r.host = h
 	r.Defer(srv.Close)
 	return nil
+}
+
+// newHostTools returns the host tools of req, serving none yet.
+func newHostTools(backend string, req *agentcli.Request, logger *slog.Logger) *HostTools {
+	h := &HostTools{
+		backend:    backend,
+		tools:      map[string]agentcli.Tool{},
+		mode:       Mode(req),
+		logger:     logger,
+		onPerm:     req.OnPermission,
+		permTO:     req.PermissionTimeout,
+		onQuestion: req.OnQuestion,
+		askSem:     make(chan struct{}, 1),
+		qSem:       make(chan struct{}, 1),
+		always:     map[string]bool{},
+		pending:    map[string][]string{},
+	}
+	if h.permTO <= 0 {
+		h.permTO = agentcli.DefaultPermissionTimeout
+	}
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
+	}
+	return h
+}
+
+// LocalHostTools returns req's host tools without a server, for a
+// backend with no CLI (package agentclitest): Call runs them as
+// agentcli's server does, with hooks' PreToolUse (nil for none).
+func LocalHostTools(backend string, req *agentcli.Request, hooks *RunHooks) *HostTools {
+	h := newHostTools(backend, req, nil)
+	for _, t := range req.Tools {
+		h.tools[t.Name] = t
+		h.names = append(h.names, t.Name)
+	}
+	h.hooks = hooks
+	return h
+}
+
+// Call runs a call of the host tool name with input as agentcli's server
+// runs it: PreToolUse, the permission mode (Tool.Approved, bypass,
+// Request.OnPermission, refusal), the handler (an error or a panic is an
+// error result). It returns the text the model would receive and whether
+// it is an error. A name the request has no tool of is an error result.
+func (h *HostTools) Call(ctx context.Context, name string, input json.RawMessage) (string, bool) {
+	if _, ok := h.tools[name]; !ok || name == QuestionTool && h.tools[name].Handler == nil {
+		return errorText("no such tool: " + name), true
+	}
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	return h.call(ctx, name, input, nil)
+}
+
+// NewRunHooks returns the hooks of req as the runner calls them, with
+// none called natively, for a backend with no CLI (package
+// agentclitest); nil when req has none.
+func NewRunHooks(backend string, req *agentcli.Request) *RunHooks {
+	return newRunHooks(backend, req, NativeHooks{}, nil)
 }
 
 // notListed is the error of a run whose CLI never listed the host tools.
