@@ -159,3 +159,50 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 	}
 	return host.Call(ctx, tool, input)
 }
+
+// HostToolName returns the name under which the real CLI cli ("claude",
+// "codex", "gemini", "opencode") offers the host tool tool
+// (Request.Tools) to the model, as a scripted model server's ToolCall
+// names it.
+func HostToolName(cli, tool string) string {
+	switch cli {
+	case "gemini":
+		return "mcp_" + agentcli.HostServerName + "_" + tool
+	case "opencode":
+		return agentcli.HostServerName + "_" + tool
+	}
+	return "mcp__" + agentcli.HostServerName + "__" + tool
+}
+
+// QuestionCall returns a scripted model's call that asks the user q
+// through the real CLI cli's way of asking (claude's AskUserQuestion,
+// codex's request_user_input, agentcli's question tool on gemini and
+// opencode), for a run with Request.OnQuestion in bypass mode.
+func QuestionCall(cli string, q agentcli.Question) *ToolCall {
+	var items []any
+	for i, it := range q.Items {
+		var opts []any
+		for _, o := range it.Options {
+			opts = append(opts, map[string]any{"label": o.Label, "description": o.Description})
+		}
+		m := map[string]any{"header": it.Header, "question": it.Text, "options": opts}
+		if cli == "codex" {
+			id := it.ID
+			if id == "" {
+				id = fmt.Sprintf("q%d", i+1)
+			}
+			m["id"] = id
+		} else {
+			m["multiSelect"] = it.MultiSelect
+		}
+		items = append(items, m)
+	}
+	args := map[string]any{"questions": items}
+	switch cli {
+	case "claude":
+		return &ToolCall{Name: agentcli.ToolNameAskUserQuestion, Args: args}
+	case "codex":
+		return &ToolCall{Name: "request_user_input", Args: args}
+	}
+	return &ToolCall{Name: HostToolName(cli, driver.QuestionTool), Args: args}
+}

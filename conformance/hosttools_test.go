@@ -24,9 +24,7 @@ import (
 
 // hostToolName is the name under which cli offers host tool tool to the
 // model (as agentclitest records it).
-func hostToolName(cli, tool string) string {
-	return mcpToolName(cli, agentcli.HostServerName, tool)
-}
+func hostToolName(cli, tool string) string { return agentclitest.HostToolName(cli, tool) }
 
 // hostCalls records the calls of the test's host tools.
 type hostCalls struct {
@@ -311,17 +309,8 @@ func TestLiveHostToolsDeny(t *testing.T) {
 // questionCall returns the scripted model's call of cli's way of asking
 // the user "Which color?" (options Red and Blue).
 func questionCall(cli string) *agentclitest.ToolCall {
-	q := map[string]any{"header": "Color", "question": "Which color?", "multiSelect": false,
-		"options": []any{map[string]any{"label": "Red", "description": "warm"}, map[string]any{"label": "Blue", "description": "cool"}}}
-	switch cli {
-	case "claude":
-		return &agentclitest.ToolCall{Name: agentcli.ToolNameAskUserQuestion, Args: map[string]any{"questions": []any{q}}}
-	case "codex":
-		delete(q, "multiSelect")
-		q["id"] = "color"
-		return &agentclitest.ToolCall{Name: "request_user_input", Args: map[string]any{"questions": []any{q}}}
-	}
-	return &agentclitest.ToolCall{Name: hostToolName(cli, driver.QuestionTool), Args: map[string]any{"questions": []any{q}}}
+	return agentclitest.QuestionCall(cli, agentcli.Question{Items: []agentcli.QuestionItem{{ID: "color", Header: "Color", Text: "Which color?",
+		Options: []agentcli.QuestionOption{{Label: "Red", Description: "warm"}, {Label: "Blue", Description: "cool"}}}}})
 }
 
 // TestQuestions: the scripted model asks the user a question, each CLI
