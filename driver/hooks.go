@@ -2,7 +2,6 @@ package driver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -310,12 +309,4 @@ func (s *extrasSession) Stream(ctx context.Context, prompt string) iter.Seq2[age
 
 func (s *extrasSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
 	return Collect(s.backend, s.Stream(ctx, prompt))
-}
-
-// hookInput returns raw as a tool input: a JSON object, or {}.
-func hookInput(raw json.RawMessage) json.RawMessage {
-	if isObject(raw) {
-		return raw
-	}
-	return json.RawMessage("{}")
 }
