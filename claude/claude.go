@@ -74,6 +74,20 @@
 // turns' cost), so the turn that reaches it and every later one fail with
 // error_max_budget_usd. Under PermissionAsk claude asks about MCP tool
 // calls like any other (raw name "mcp__NAME__TOOL").
+//
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server "agentcli" in the --mcp-config
+// file, approved in advance (--allowedTools=mcp__agentcli: agentcli
+// decides each call itself) and listed with _meta
+// "anthropic/alwaysLoad", so that claude 2.1.330 offers them up front
+// instead of behind ToolSearch; an allow list leaves the server alone.
+// Request.OnQuestion gets claude's AskUserQuestion (see live.go) under
+// PermissionAsk, and under PermissionBypass without an allow list
+// (--permission-prompt-tool=stdio, which makes no other tool ask there;
+// such a run is a live turn); elsewhere claude's dontAsk or plan mode
+// would refuse it, so AskUserQuestion is taken away and agentcli's
+// question tool asks. Request.Hooks are claude's own (hooks.go).
 package claude
 
 import (

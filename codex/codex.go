@@ -99,6 +99,17 @@
 // "mcp__NAME__TOOL"; under PermissionDeny the call is refused. See
 // live.go.
 //
+// # Host tools, questions and hooks
+//
+// Request.Tools, Request.OnQuestion and Request.Hooks make a run go
+// through app-server (with ExtraArgs they are an *agentcli.UnsupportedError:
+// exec takes headers only from its config). The host tools are
+// agentcli's MCP server "agentcli" in thread/start's config, with
+// required = true (codex 0.169.0 does not wait for an MCP server
+// otherwise) and each tool's approval_mode "approve" (agentcli decides
+// each call itself); the tool lists leave it alone. Questions are codex's
+// request_user_input (live.go); hooks, hooks.go.
+//
 // # Events
 //
 // codex exec reports whole items, never text deltas. thread.started gives

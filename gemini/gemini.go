@@ -149,6 +149,17 @@
 // home as in a run, so settings changed in the UI during such a session are
 // not kept. Folder trust is left to the UI, which asks in an untrusted
 // folder unless folder trust is off (as agentclitest.Server.Wire sets it).
+//
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server "agentcli": in the settings
+// overlay of a run (with trust) or ACP's session/new, its tools named in
+// full in tools.allowed, since gemini 0.61.0 checks an MCP call's policy
+// under the server's prefixed name, which no server-wide rule matches;
+// agentcli decides each call itself, and a session allows whatever
+// permission request gemini still sends about them. gemini removes its
+// own ask_user tool from headless runs and ACP, so Request.OnQuestion
+// gets agentcli's question tool. Hooks: hooks.go.
 package gemini
 
 import (
