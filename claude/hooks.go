@@ -35,7 +35,7 @@ import (
 
 // nativeHooks reports the hooks claude calls itself: all but
 // UserPromptSubmit.
-func nativeHooks(*agentcli.Request) driver.NativeHooks {
+func nativeHooks(*agentcli.Request, bool) driver.NativeHooks {
 	return driver.NativeHooks{PreToolUse: true, PostToolUse: true, Stop: true}
 }
 

@@ -465,6 +465,11 @@ func TestHooks(t *testing.T) {
 				agentclitest.Turn{Text: "done"})
 			b := openBackend(t, cli, nil)
 			caps := b.Capabilities().Hooks
+			if cli == "gemini" {
+				// A one-shot run has gemini's own hooks (a live session,
+				// which Capabilities describes, does not).
+				caps.PreToolUse, caps.DenyReason, caps.PostOutput = agentcli.HookAll, true, true
+			}
 			req, tag := e.request("run the commands")
 			req.Permission = agentcli.PermissionBypass
 			log := &hookLog{}

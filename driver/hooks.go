@@ -219,11 +219,14 @@ func (h *RunHooks) Wrap(ctx context.Context, yield func(agentcli.Event, error) b
 	}
 }
 
-// attachHooks readies r's hooks (see newRunHooks).
-func (b *Backend) attachHooks(r *Run) {
+// attachHooks readies r's hooks (see newRunHooks); oneShot is false for
+// a live session.
+func (b *Backend) attachHooks(r *Run, oneShot bool) {
 	var native NativeHooks
 	if b.spec.NativeHooks != nil && r.Req.Hooks != nil {
-		native = b.spec.NativeHooks(r.Req)
+		live := !oneShot || b.spec.StartSession != nil &&
+			(Mode(r.Req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req))
+		native = b.spec.NativeHooks(r.Req, live)
 	}
 	r.hooks = newRunHooks(b.spec.Name, r.Req, native, r.Logger)
 	if r.host != nil {

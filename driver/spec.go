@@ -91,9 +91,10 @@ type Spec struct {
 	// tools (see HostTools).
 	Questions func(req *agentcli.Request) bool
 	// NativeHooks, if set, reports which of req's hooks (Request.Hooks)
-	// the backend calls itself, through its CLI's own hook protocol; the
-	// runner builds the others (see RunHooks).
-	NativeHooks func(req *agentcli.Request) NativeHooks
+	// the backend calls itself, through its CLI's own hook protocol, in
+	// a live session (live) or a one-shot run of the CLI; the runner
+	// builds the others (see RunHooks).
+	NativeHooks func(req *agentcli.Request, live bool) NativeHooks
 	// LiveRun, if set, reports that a one-shot run of req goes through a
 	// live session (StartSession) whatever its permission mode, because
 	// it carries something only the live protocol takes privately (as

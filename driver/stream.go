@@ -58,7 +58,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		r.Cleanup()
 		return nil, err
 	}
-	b.attachHooks(r)
+	b.attachHooks(r, oneShot)
 	return r, nil
 }
 

@@ -209,8 +209,8 @@ var spec = driver.Spec{
 		Questions: true,
 		Hooks:     hookSupport,
 	},
-	// Hooks need a live session: PreToolUse is the permission path.
-	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
+	// One-shot runs call hooks through gemini's own (hooks.go).
+	NativeHooks:   nativeHooks,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
@@ -281,7 +281,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
-	env, err := settingsEnv(r)
+	hooks, err := hookSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	env, err := settingsEnvWith(r, hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -311,8 +315,17 @@ func runHome(r *driver.Run, extra map[string]any) (string, error) {
 // (MCP servers, effort; see runSettings), or nil when it has none: a
 // private overlay of the user's gemini home with those settings merged
 // into settings.json, named by GEMINI_CLI_HOME.
-func settingsEnv(r *driver.Run) ([]string, error) {
+func settingsEnv(r *driver.Run) ([]string, error) { return settingsEnvWith(r, nil) }
+
+// settingsEnvWith is settingsEnv with more settings merged in.
+func settingsEnvWith(r *driver.Run, more map[string]any) ([]string, error) {
 	extra, dollar := runSettings(r.Req)
+	if more != nil {
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		merge(extra, more)
+	}
 	if extra == nil {
 		return nil, nil
 	}
