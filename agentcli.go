@@ -342,6 +342,9 @@ type Capabilities struct {
 	// Interactive reports that the backend can hand a terminal to its
 	// CLI's own interactive UI (Interactive).
 	Interactive bool `json:"interactive"`
+	// PortableSessions reports that ExportSession and ImportSession move
+	// the backend's sessions between machines.
+	PortableSessions bool `json:"portable_sessions"`
 
 	// MCP reports that Request.MCPServers is supported.
 	MCP bool `json:"mcp"`

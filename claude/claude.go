@@ -170,7 +170,9 @@ var spec = driver.Spec{
 		}
 		return ""
 	},
-	Interactive: interactive,
+	Interactive:   interactive,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private

@@ -181,13 +181,14 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
 		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 
 // replaySession replays a live session's wire log: the protocol needs
 // nothing but the log's lines.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newLiveProto, EditInput: true}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto, EditInput: true}, log)
 }
 
 func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }
@@ -205,12 +206,18 @@ type liveProto struct {
 	h *live.Host
 
 	mu     sync.Mutex
-	parser *parser // the running turn's parser; nil between turns
+	parser *turnParser // the running turn's; nil between turns
 	next   int
 	waits  map[string]chan controlResponse
 	qsem   chan struct{} // held while Request.OnQuestion runs
 	hooks  *driver.RunHooks
 	host   *driver.HostTools
+}
+
+// turnParser parses one turn's lines: st is the state of the Parser.
+type turnParser struct {
+	driver.Parser
+	st *parser
 }
 
 // controlLine is the part of a control message the session reads.
@@ -282,7 +289,7 @@ func (p *liveProto) control(ctx context.Context, subtype string, request any, wa
 	select {
 	case r := <-ch:
 		if !r.ok {
-			return r, live.NewProtocolError(Name, "control request "+subtype, 0, r.msg)
+			return r, p.h.Errors().Protocol("control request "+subtype, 0, r.msg, nil)
 		}
 		return r, nil
 	case <-ctx.Done():
@@ -297,8 +304,9 @@ func (p *liveProto) control(ctx context.Context, subtype string, request any, wa
 
 // Prompt sends prompt as a not-typed user message.
 func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
+	st := &parser{}
 	p.mu.Lock()
-	p.parser = newParser()
+	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 	p.mu.Unlock()
 	return p.h.Send(ctx, userMessage(prompt))
 }
@@ -310,12 +318,9 @@ func (p *liveProto) Interrupt(ctx context.Context) error {
 	return err
 }
 
-// Exit maps a CLI that ended by itself to an error, like a one-shot run
-// that ended without a result.
-func (p *liveProto) Exit(e driver.Exit) error {
-	_, err := spec.End(newParser(), e)
-	return err
-}
+// Exit leaves the error of a CLI that ended by itself to the session (see
+// live.Proto): the error of a one-shot run that ended without a result.
+func (p *liveProto) Exit(driver.Exit) error { return nil }
 
 var controlMarker = []byte(`"control_`)
 
@@ -346,20 +351,20 @@ func (p *liveProto) Line(line []byte) {
 		return // between turns
 	}
 	evs := ps.Line(line)
-	if ps.sessionID != "" {
-		p.h.SetSessionID(ps.sessionID)
+	if ps.st.sessionID != "" {
+		p.h.SetSessionID(ps.st.sessionID)
 	}
 	for _, ev := range evs {
 		p.h.Emit(ev)
 	}
-	if ps.result != nil {
+	if ps.st.result != nil {
 		p.mu.Lock()
 		if p.parser == ps {
 			p.parser = nil
 		}
 		p.mu.Unlock()
-		res, err := spec.End(ps, driver.Exit{})
-		tr := ps.result.TerminalReason
+		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
+		tr := ps.st.result.TerminalReason
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: strings.HasPrefix(tr, "aborted")})
 	}
 }

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -120,147 +119,48 @@ type wireResult struct {
 	StructuredOutput json.RawMessage
 }
 
-// parser turns Claude Code output — one json result object, a json array of
-// messages (--verbose), or stream-json lines — into events.
+// parser is the state of one run's parsing of Claude Code output —
+// stream-json lines, one json result object, or a json array of messages
+// (--verbose) — which it turns into events (see driver.LineParser).
 type parser struct {
-	x         lineDecoder // decodes the lines given to Line
-	cur       decoded     // the line Line is parsing
 	evs       []agentcli.Event
 	sessionID string
 	model     string
 	result    *wireResult
 	resultRaw json.RawMessage
 	lastText  string
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-}
-
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
+	// d and w decode the messages of an array (Other).
 	d jsonscan.Decoder
-	// bad is set when the line holds JSON that an event would keep (a
-	// tool input, the result line) and that is not valid: the line is
-	// then a notice, as a line that is not JSON is.
-	bad error
-	// The session id and parent id repeat on every line: the last of each
-	// is kept so that equal ones cost nothing.
-	lastSession, lastParent string
+	w wireLine
 }
 
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded struct {
-	driver.DecodedLine[wireLine]
-	// whole: the line is not decoded (empty, or an array of messages);
-	// Apply passes Raw to Line.
-	whole bool
-}
+var _ driver.LineParser[wireLine] = (*parser)(nil)
 
-func newParser() *parser { return &parser{} }
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl, _ := into.(*decoded)
-	if dl == nil {
-		dl = &decoded{}
-	}
-	t := bytes.TrimSpace(line)
-	if dl.whole = len(t) == 0 || t[0] == '['; dl.whole {
-		dl.Raw = line
-		return dl
-	}
-	x.decode(t, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	if dl.whole {
-		evs := p.Line(dl.Raw)
-		dl.Raw = nil
-		return evs
-	}
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// decode decodes the line t (trimmed, not empty) into dl.
-func (x *lineDecoder) decode(t []byte, validUTF8, owned bool, dl *decoded) {
-	if _, ok := dl.Begin(t); !ok {
-		return
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
 	}
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeLine(&dl.W)
-	dl.Err = cmp.Or(x.d.Finish(), x.invalid(&dl.W, t))
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// release drops what a decoded line holds of its line, keeping its
-// blocks' room.
-func (dl *decoded) release() {
-	blocks := dl.W.Message.Content
-	clear(blocks)
-	dl.Release()
-	dl.W.Message.Content = blocks[:0]
-}
-
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
+// Other reads a line that is not a JSON object: `--output-format json
+// --verbose` prints an array of messages.
+func (p *parser) Other(line []byte) []agentcli.Event {
 	p.evs = p.evs[:0]
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return nil
-	}
-	if line[0] != '[' {
-		p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-		p.applyDecoded(&p.cur)
-		p.cur.release()
-		return p.evs
-	}
-	// `--output-format json --verbose`: an array of messages.
-	x, w := &p.x, &p.cur.W
-	d := &x.d
-	x.d.ResetValid(line, p.validUTF8)
-	defer func() {
-		d.Reset(nil)
-		p.cur.release()
-	}()
+	d, w := &p.d, &p.w
+	d.Reset(line)
+	defer d.Reset(nil)
 	for range d.Array() {
 		if d.Kind() != jsonscan.Object {
 			if raw := d.Raw(); raw != nil {
@@ -269,54 +169,28 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 			continue
 		}
 		start := d.Offset()
-		x.decodeLine(w)
+		*w = wireLine{}
+		bad := w.decode(d)
 		if d.Err() != nil {
 			break
 		}
 		raw := line[start:d.Offset()]
-		if err := x.invalid(w, raw); err != nil {
-			p.evs = append(p.evs, driver.Notice(Name, raw, err))
+		if bad || w.Type == "result" && !json.Valid(raw) {
+			p.evs = append(p.evs, driver.Notice(Name, raw, errInvalid))
 			continue
 		}
-		p.apply(w, raw)
+		p.apply(w, driver.KeptLine(raw))
 	}
 	if err := d.Finish(); err != nil {
 		p.evs = append(p.evs, driver.Notice(Name, line, err))
 	}
+	*w = wireLine{}
 	return p.evs
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser. The array of messages that
-// `--output-format json` prints is not decoded in place.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
 }
 
 // errInvalid: a line whose parts an event keeps as JSON (a tool input, a
 // result line) is not valid JSON. Parts no event keeps are not validated.
 var errInvalid = errors.New("invalid JSON")
-
-// invalid reports errInvalid for a decoded line w that an event would
-// keep as JSON, or whose tool input, kept as JSON, is not valid.
-func (x *lineDecoder) invalid(w *wireLine, raw []byte) error {
-	// raw is the decoder's input, or (not owned) a part of it.
-	if x.bad != nil || w.Type == "result" && !x.d.InPlace().Valid(raw) {
-		return errInvalid
-	}
-	return nil
-}
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
@@ -330,19 +204,6 @@ func str(d *jsonscan.Decoder) string {
 func view(d *jsonscan.Decoder) []byte {
 	b, _ := d.StrBytes()
 	return b
-}
-
-// intern reads a string that tends to repeat from line to line: when it
-// equals *last, *last is returned and nothing is allocated.
-func intern(d *jsonscan.Decoder, last *string) string {
-	b, ok := d.StrBytes()
-	if !ok {
-		return ""
-	}
-	if string(b) != *last {
-		*last = string(b)
-	}
-	return *last
 }
 
 // optInt reads a number that may be null or absent.
@@ -364,13 +225,9 @@ func rawString(d *jsonscan.Decoder) string {
 	return string(d.Raw())
 }
 
-// decodeLine reads the object at the decoder's position into w.
-func (x *lineDecoder) decodeLine(w *wireLine) {
-	d := &x.d
-	blocks := w.Message.Content[:0]
-	*w = wireLine{}
-	x.bad = nil
-	w.Message.Content = blocks
+// decode reads the object at the decoder's position into w, which is
+// zero. It reports a tool input that is not valid JSON (bad).
+func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -378,46 +235,15 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 		case "subtype":
 			w.Subtype = str(d)
 		case "session_id":
-			w.SessionID = intern(d, &x.lastSession)
+			w.SessionID = str(d)
 		case "parent_tool_use_id":
-			w.ParentToolUseID = intern(d, &x.lastParent)
+			w.ParentToolUseID = str(d)
 		case "message":
 			w.HasMessage = d.Kind() == jsonscan.Object
-			w.Message.Model = ""
-			w.Message.Content = w.Message.Content[:0]
-			for k := range d.Object() {
-				switch string(k) {
-				case "model":
-					w.Message.Model = str(d)
-				case "content":
-					var bad bool
-					w.Message.Content = decodeContent(d, w.Message.Content[:0], &bad)
-					if bad {
-						x.bad = errInvalid
-					}
-				}
-			}
+			bad = w.Message.decode(d) || bad
 		case "event":
 			w.HasEvent = d.Kind() == jsonscan.Object
-			w.Event = wireStreamEvt{}
-			for k := range d.Object() {
-				switch string(k) {
-				case "type":
-					w.Event.Type = str(d)
-				case "delta":
-					w.Event.HasDelta = d.Kind() == jsonscan.Object
-					for k := range d.Object() {
-						switch string(k) {
-						case "type":
-							w.Event.Delta.Type = str(d)
-						case "text":
-							w.Event.Delta.Text = str(d)
-						case "thinking":
-							w.Event.Delta.Thinking = str(d)
-						}
-					}
-				}
-			}
+			w.Event.decode(d)
 		case "model":
 			w.Model = str(d)
 		case "claude_code_version":
@@ -472,6 +298,45 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 			w.Errors = nil
 			for range d.Array() {
 				w.Errors = append(w.Errors, str(d))
+			}
+		}
+	}
+	return bad
+}
+
+// decode reads a message; it reports a tool input that is not valid JSON
+// (bad).
+func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
+	m.Model, m.Content = "", m.Content[:0]
+	for k := range d.Object() {
+		switch string(k) {
+		case "model":
+			m.Model = str(d)
+		case "content":
+			m.Content = decodeContent(d, m.Content[:0], &bad)
+		}
+	}
+	return bad
+}
+
+// decode reads a stream event.
+func (e *wireStreamEvt) decode(d *jsonscan.Decoder) {
+	*e = wireStreamEvt{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			e.Type = str(d)
+		case "delta":
+			e.HasDelta = d.Kind() == jsonscan.Object
+			for k := range d.Object() {
+				switch string(k) {
+				case "type":
+					e.Delta.Type = str(d)
+				case "text":
+					e.Delta.Text = str(d)
+				case "thinking":
+					e.Delta.Thinking = str(d)
+				}
 			}
 		}
 	}
@@ -596,142 +461,160 @@ func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
 	return u
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireLine, line []byte) {
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireLine, line *driver.Line) {
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	sub := w.ParentToolUseID
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
-	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
+	base := agentcli.Event{SessionID: w.SessionID, Subagent: w.ParentToolUseID, Raw: line.Raw()}
+	known := true
 	switch w.Type {
 	case "system":
-		switch w.Subtype {
-		case "init":
-			p.model = w.Model
-			ev := base
-			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-			p.evs = append(p.evs, ev)
-			return
-		case "api_retry":
-			ev := base
-			ev.Kind = agentcli.EventRetry
-			ev.Retry = &agentcli.Retry{
-				Attempt:    w.Attempt,
-				MaxRetries: w.MaxRetries,
-				Delay:      millis(w.RetryDelayMS),
-				Message:    w.Error,
-			}
-			if w.HasErrorStatus {
-				ev.Retry.Status = w.ErrorStatus
-			}
-			p.evs = append(p.evs, ev)
-			return
-		}
+		known = p.system(w, base)
 	case "assistant":
-		if !w.HasMessage {
-			break
-		}
-		if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
-			// The CLI's own rendering of an API error; the result line
-			// carries the error. Surface the text as a notice, not as
-			// model output.
-			ev := base
-			ev.Kind = agentcli.EventNotice
-			ev.Text = joinText(w.Message.Content)
-			p.evs = append(p.evs, ev)
-			return
-		}
-		for i := range w.Message.Content {
-			b := &w.Message.Content[i]
-			ev := base
-			switch b.Type {
-			case "text":
-				ev.Kind, ev.Text = agentcli.EventText, b.Text
-				if sub == "" {
-					p.lastText = b.Text
-				}
-			case "thinking":
-				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
-			case "tool_use", "server_tool_use":
-				ev.Kind = agentcli.EventToolUse
-				ev.Tool = tools.Use(b.ID, b.Name, b.Input)
-			default: // redacted_thinking, web_search_tool_result, future blocks
-				ev.Kind = agentcli.EventUnknown
-				ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
-			}
-			p.evs = append(p.evs, ev)
-		}
-		return
+		known = w.HasMessage && p.assistant(w, base, line)
 	case "user":
-		if !w.HasMessage {
-			break
-		}
-		n := len(p.evs)
-		for i := range w.Message.Content {
-			b := &w.Message.Content[i]
-			if b.Type != "tool_result" {
-				continue
-			}
-			ev := base
-			ev.Kind = agentcli.EventToolResult
-			ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
-			p.evs = append(p.evs, ev)
-		}
-		if len(p.evs) > n {
-			return
-		}
+		known = w.HasMessage && p.user(w, base)
 	case "stream_event":
-		e := &w.Event
-		if !w.HasEvent || e.Type != "content_block_delta" || !e.HasDelta {
-			return // message_start, input_json_delta, …: nothing to normalize
-		}
+		p.streamEvent(&w.Event, w.HasEvent, base)
+	case "result":
+		p.resultLine(w, base)
+	default:
+		known = false
+	}
+	if !known {
 		ev := base
-		switch e.Delta.Type {
-		case "text_delta":
-			ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
-		case "thinking_delta":
-			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
-		default:
-			return
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		p.evs = append(p.evs, ev)
+	}
+}
+
+// system appends the events of a system line; it reports false for a
+// subtype it does not know.
+func (p *parser) system(w *wireLine, base agentcli.Event) bool {
+	ev := base
+	switch w.Subtype {
+	case "init":
+		p.model = w.Model
+		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
+	case "api_retry":
+		ev.Kind = agentcli.EventRetry
+		ev.Retry = &agentcli.Retry{
+			Attempt:    w.Attempt,
+			MaxRetries: w.MaxRetries,
+			Delay:      millis(w.RetryDelayMS),
+			Message:    w.Error,
+		}
+		if w.HasErrorStatus {
+			ev.Retry.Status = w.ErrorStatus
+		}
+	default:
+		return false
+	}
+	p.evs = append(p.evs, ev)
+	return true
+}
+
+// assistant appends the events of an assistant message: one per block.
+func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) bool {
+	if w.IsAPIErrorMsg || w.Message.Model == "<synthetic>" {
+		// The CLI's own rendering of an API error; the result line
+		// carries the error. Surface the text as a notice, not as model
+		// output.
+		ev := base
+		ev.Kind = agentcli.EventNotice
+		ev.Text = joinText(w.Message.Content)
+		p.evs = append(p.evs, ev)
+		return true
+	}
+	for i := range w.Message.Content {
+		b := &w.Message.Content[i]
+		ev := base
+		switch b.Type {
+		case "text":
+			ev.Kind, ev.Text = agentcli.EventText, b.Text
+			if base.Subagent == "" {
+				p.lastText = b.Text
+			}
+		case "thinking":
+			ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
+		case "tool_use", "server_tool_use":
+			ev.Kind = agentcli.EventToolUse
+			ev.Tool = tools.Use(b.ID, b.Name, b.Input)
+		default: // redacted_thinking, web_search_tool_result, future blocks
+			ev.Kind = agentcli.EventUnknown
+			ev.Raw = line.UnknownRaw()
 		}
 		p.evs = append(p.evs, ev)
-		return
-	case "result":
-		p.result = &wireResult{
-			SessionID:        w.SessionID,
-			Subtype:          w.Subtype,
-			IsError:          w.IsError,
-			Result:           w.Result,
-			HasResult:        w.HasResult,
-			NumTurns:         w.NumTurns,
-			TotalCostUSD:     w.TotalCostUSD,
-			HasTotalCostUSD:  w.HasTotalCostUSD,
-			Usage:            w.Usage,
-			HasUsage:         w.HasUsage,
-			StopReason:       w.StopReason,
-			TerminalReason:   w.TerminalReason,
-			APIErrorStatus:   w.APIErrorStatus,
-			Errors:           w.Errors,
-			StructuredOutput: w.StructuredOutput,
+	}
+	return true
+}
+
+// user appends the tool results of a user message; it reports false
+// when there are none.
+func (p *parser) user(w *wireLine, base agentcli.Event) bool {
+	n := len(p.evs)
+	for i := range w.Message.Content {
+		b := &w.Message.Content[i]
+		if b.Type != "tool_result" {
+			continue
 		}
-		if w.ModelUsageCount == 1 {
-			p.result.Model, p.result.HasModel = w.ModelUsage, true
-		}
-		p.resultRaw = raw
-		if w.HasUsage {
-			ev := base
-			ev.Kind = agentcli.EventUsage
-			u := w.Usage
-			ev.Usage = &u
-			p.evs = append(p.evs, ev)
-		}
+		ev := base
+		ev.Kind = agentcli.EventToolResult
+		ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
+		p.evs = append(p.evs, ev)
+	}
+	return len(p.evs) > n
+}
+
+// streamEvent appends the text or thinking delta of a stream event; the
+// others (message_start, input_json_delta, …) have nothing to normalize.
+func (p *parser) streamEvent(e *wireStreamEvt, has bool, base agentcli.Event) {
+	if !has || e.Type != "content_block_delta" || !e.HasDelta {
 		return
 	}
 	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	switch e.Delta.Type {
+	case "text_delta":
+		ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
+	case "thinking_delta":
+		ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
+	default:
+		return
+	}
 	p.evs = append(p.evs, ev)
+}
+
+// resultLine keeps the result line for End, and appends its usage.
+func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
+	p.result = &wireResult{
+		SessionID:        w.SessionID,
+		Subtype:          w.Subtype,
+		IsError:          w.IsError,
+		Result:           w.Result,
+		HasResult:        w.HasResult,
+		NumTurns:         w.NumTurns,
+		TotalCostUSD:     w.TotalCostUSD,
+		HasTotalCostUSD:  w.HasTotalCostUSD,
+		Usage:            w.Usage,
+		HasUsage:         w.HasUsage,
+		StopReason:       w.StopReason,
+		TerminalReason:   w.TerminalReason,
+		APIErrorStatus:   w.APIErrorStatus,
+		Errors:           w.Errors,
+		StructuredOutput: w.StructuredOutput,
+	}
+	if w.ModelUsageCount == 1 {
+		p.result.Model, p.result.HasModel = w.ModelUsage, true
+	}
+	p.resultRaw = base.Raw
+	if w.HasUsage {
+		ev := base
+		ev.Kind = agentcli.EventUsage
+		u := w.Usage
+		ev.Usage = &u
+		p.evs = append(p.evs, ev)
+	}
 }
 
 // millis converts a delay in milliseconds, saturating rather than
@@ -748,11 +631,11 @@ func millis(ms float64) time.Duration {
 }
 
 // End implements driver.Parser. Success is exit status 0 and a result with
-// is_error false; anything else is an error.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+// is_error false; anything else is a failure.
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{
 		SessionID:      cmp.Or(w.SessionID, p.sessionID),
@@ -783,28 +666,23 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.StructuredOutput = w.StructuredOutput
 	}
 	if !w.IsError && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	re := &agentcli.ResultError{
-		TerminalReason: w.TerminalReason,
-		ExitCode:       exit.Code,
-		Result:         res,
-	}
+	o := driver.Outcome{Result: res, Failed: true, TerminalReason: w.TerminalReason, APIStatus: w.APIErrorStatus}
 	if w.Subtype != "success" {
 		// An API error arrives as subtype "success" with is_error set;
 		// the subtype says nothing about the error then.
-		re.Subtype = w.Subtype
+		o.Subtype = w.Subtype
 	}
-	re.APIStatus = w.APIErrorStatus
 	switch {
 	case len(w.Errors) > 0:
-		re.Message = strings.Join(w.Errors, "; ")
+		o.Message = strings.Join(w.Errors, "; ")
 	case w.IsError && w.HasResult:
-		re.Message = w.Result
+		o.Message = w.Result
 	case !w.IsError:
-		re.Message = "CLI exited with a non-zero status after a successful result"
+		o.Message = "CLI exited with a non-zero status after a successful result"
 	}
-	return res, re
+	return o
 }
 
 func joinText(c []wireBlock) string {
@@ -816,5 +694,3 @@ func joinText(c []wireBlock) string {
 	}
 	return b.String()
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

@@ -15,7 +15,7 @@ import (
 	"pgregory.net/rapid"
 )
 
-func parseAll(_ any, data []byte) (*parser, []agentcli.Event) {
+func parseAll(_ any, data []byte) (driver.Parser, []agentcli.Event) {
 	p := newParser()
 	var evs []agentcli.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))

@@ -262,7 +262,9 @@ var spec = driver.Spec{
 		}
 		return ""
 	},
-	Interactive: interactive,
+	Interactive:   interactive,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 }
 
 // tools maps codex's tool names to canonical ones.

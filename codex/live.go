@@ -193,6 +193,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Redactor:  r.Redactor(),
 		HostTools: host,
 		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // replaySession replays a live session's wire log: the protocol needs
 // the request's model and session id, which the log's start record holds.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: newAppServer(r.Req, "")}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newAppServer(r.Req, "")}, log)
 }
 
 // newAppServer returns the maker of a session's protocol.
@@ -355,12 +356,12 @@ func (p *appServer) callError(method string, err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	pe := live.NewProtocolError(Name, method, re.Code, re.Message)
-	if method == "thread/resume" && pe.Kind == nil && strings.Contains(re.Message, "invalid session id") {
+	var fallback error
+	if method == "thread/resume" && strings.Contains(re.Message, "invalid session id") {
 		// codex reads the id as a UUID only: anything else names no thread.
-		pe.Kind = agentcli.ErrSessionNotFound
+		fallback = agentcli.ErrSessionNotFound
 	}
-	return pe
+	return p.h.Errors().Protocol(method, re.Code, re.Message, fallback)
 }
 
 // Prompt starts a turn: it sends turn/start and returns; the answer (the
@@ -482,14 +483,9 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 	return p.callError("turn/interrupt", err)
 }
 
-// Exit maps a CLI that ended by itself with a non-zero status to an
-// *agentcli.ExitError.
-func (p *appServer) Exit(e driver.Exit) error {
-	if e.Code == 0 {
-		return nil // the session reports a CLI that ended without a result
-	}
-	return driver.ExitError(Name, e)
-}
+// Exit leaves the error of a CLI that ended by itself to the session
+// (see live.Proto).
+func (p *appServer) Exit(driver.Exit) error { return nil }
 
 func (p *appServer) Line(line []byte) { p.rpc.Line(line) }
 
@@ -769,14 +765,8 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 			msg = n.Turn.Error.Message
 		}
 		res.Text = ""
-		err := live.ErrorResult(Name, res, n.Turn.Status, firstNonEmpty(msg, "turn "+n.Turn.Status))
-		var re *agentcli.ResultError
-		if errors.As(err, &re) {
-			re.APIStatus = apiStatusOf(msg)
-			if k := driver.ClassifyStatus(re.APIStatus); k != nil {
-				re.Kind = k
-			}
-		}
+		_, err := p.h.Errors().Outcome(driver.Outcome{Result: res, Failed: true, Subtype: n.Turn.Status,
+			APIStatus: apiStatusOf(msg), Message: firstNonEmpty(msg, "turn "+n.Turn.Status)}, driver.Exit{})
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err})
 	}
 	return true

@@ -123,19 +123,9 @@ func FuzzOracle(f *testing.F) {
 		if err := backendtest.CheckEvents(all); err != nil {
 			t.Fatal(err)
 		}
-		if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(req), lines, exit)); d != "" {
-			t.Fatalf("LineUTF8 differs from Line: %s", d)
-		}
-		if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(req), lines, exit)); d != "" {
-			t.Fatalf("Decode and Apply differ from Line: %s", d)
-		}
-		// Request.DropRaw: lines borrowed, overwritten once parsed.
-		if d := backendtest.DiffRuns(backendtest.WithoutRaw(backendtest.Parse(&spec, newParser(req), lines, exit)),
-			backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(req), lines, exit))); d != "" {
-			t.Fatalf("borrowed lines differ from Line: %s", d)
-		}
-		// Request.MaxRawBytes: lines over it handed over for keeps.
-		backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser(req) }, lines, exit)
+		// Every way the kit hands lines to the parser: decoded ahead,
+		// borrowed (Request.DropRaw), handed over for keeps.
+		backendtest.CheckModes(t, &spec, func() driver.Parser { return newParser(req) }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if inDomain(l) {
@@ -489,7 +479,13 @@ func (p *oracleParser) toolEvents(base agentcli.Event, id string, done bool, use
 
 // End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser: the oracle's end, its result and error
+// read back into an Outcome.
+func (p *oracleParser) End(exit driver.Exit) driver.Outcome {
+	return backendtest.OutcomeOf(p.end(exit))
+}
+
+func (p *oracleParser) end(exit driver.Exit) (*agentcli.Result, error) {
 	if p.failed == nil && !p.completed {
 		return nil, nil
 	}

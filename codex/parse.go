@@ -108,21 +108,10 @@ type wireTodo struct {
 	Completed bool
 }
 
-// parser turns `codex exec --json` output into events. One parser serves one
-// run.
+// parser is the state of one run's parsing of `codex exec --json` output,
+// which it turns into events (see driver.LineParser).
 type parser struct {
-	x   lineDecoder // decodes the lines given to Line
-	cur decoded     // the line Line is parsing
 	evs []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
 
 	// resumed reports that the run resumes a thread: turn.completed usage
 	// then covers the whole thread, not just this run.
@@ -144,7 +133,10 @@ type parser struct {
 	lastError   string // the last top-level non-retry error event
 }
 
-func newParser(req *agentcli.Request) *parser {
+// newParser returns the driver.Parser of one run of req.
+func newParser(req *agentcli.Request) driver.Parser { return driver.Lines(Name, newState(req)) }
+
+func newState(req *agentcli.Request) *parser {
 	return &parser{
 		resumed:   req.SessionID != "",
 		requested: req.SessionID,
@@ -175,103 +167,29 @@ func str(d *jsonscan.Decoder) string {
 	return s
 }
 
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d jsonscan.Decoder
-}
+var _ driver.LineParser[wireEvent] = (*parser)(nil)
 
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = driver.DecodedLine[wireEvent]
-
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-	return p.evs
-}
-
-// decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
-	}
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeEvent(&dl.W)
-	dl.Err = x.d.Finish()
-	if w := &dl.W; dl.Err == nil && (w.Type == "turn.completed" || w.Type == "turn.failed") && !x.d.ValidInput() {
+// Decode implements driver.Wire.
+func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
+	w.decode(d)
+	if (w.Type == "turn.completed" || w.Type == "turn.failed") && !d.ValidInput() {
 		// The line may become Result.Raw, which must be valid JSON;
 		// other lines are not validated where no event reads them.
-		dl.Err = errInvalid
+		return errInvalid
 	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (x *lineDecoder) decodeEvent(w *wireEvent) {
-	d := &x.d
-	*w = wireEvent{}
+// decode reads the object at the decoder's position into w, which is
+// zero.
+func (w *wireEvent) decode(d *jsonscan.Decoder) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -301,7 +219,7 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) {
 			w.Message = str(d)
 		case "item":
 			w.HasItem = d.Kind() == jsonscan.Object
-			x.decodeItem(&w.Item)
+			w.Item.decode(d)
 		}
 	}
 }
@@ -318,8 +236,7 @@ func errorMessage(d *jsonscan.Decoder) (msg string, ok bool) {
 	return msg, ok
 }
 
-func (x *lineDecoder) decodeItem(it *wireItem) {
-	d := &x.d
+func (it *wireItem) decode(d *jsonscan.Decoder) {
 	*it = wireItem{}
 	ids := 0
 	for k := range d.Object() {
@@ -349,22 +266,7 @@ func (x *lineDecoder) decodeItem(it *wireItem) {
 		case "status":
 			it.Status = str(d)
 		case "changes":
-			it.Changes = nil
-			if d.Kind() == jsonscan.Array {
-				it.Changes = []wireChange{}
-			}
-			for range d.Array() {
-				var c wireChange
-				for k := range d.Object() {
-					switch string(k) {
-					case "path":
-						c.Path = str(d)
-					case "kind":
-						c.Kind = str(d)
-					}
-				}
-				it.Changes = append(it.Changes, c)
-			}
+			it.Changes = decodeChanges(d)
 		case "server":
 			it.Server = str(d)
 		case "tool":
@@ -373,27 +275,13 @@ func (x *lineDecoder) decodeItem(it *wireItem) {
 			it.Arguments = d.Raw()
 		case "result":
 			it.HasResult = d.Kind() == jsonscan.Object
-			it.Result = mcpResult{}
-			for k := range d.Object() {
-				switch string(k) {
-				case "content":
-					x.decodeMCPContent(&it.Result)
-				case "structured_content":
-					it.Result.StructuredContent = d.Raw()
-				}
-			}
+			it.Result.decode(d)
 		case "error":
 			it.Error, it.HasError = errorMessage(d)
 		case "prompt":
 			it.Prompt = str(d)
 		case "receiver_thread_ids":
-			it.ReceiverIDs = nil
-			if d.Kind() == jsonscan.Array {
-				it.ReceiverIDs = []string{}
-			}
-			for range d.Array() {
-				it.ReceiverIDs = append(it.ReceiverIDs, str(d))
-			}
+			it.ReceiverIDs = decodeStrings(d)
 		case "agents_states":
 			it.AgentsStates = d.Raw()
 		case "query":
@@ -401,27 +289,80 @@ func (x *lineDecoder) decodeItem(it *wireItem) {
 		case "action":
 			it.Action = d.Raw()
 		case "items":
-			it.Items = nil
-			for range d.Array() {
-				var t wireTodo
-				for k := range d.Object() {
-					switch string(k) {
-					case "text":
-						t.Text = str(d)
-					case "completed":
-						t.Completed = d.LooseBool()
-					}
-				}
-				it.Items = append(it.Items, t)
-			}
+			it.Items = decodeTodos(d)
 		}
 	}
 }
 
-// decodeMCPContent reads an MCP result's content: its JSON text, and the
+// decodeChanges reads a file change's changes: nil for null or a value
+// that is not an array.
+func decodeChanges(d *jsonscan.Decoder) []wireChange {
+	var cs []wireChange
+	if d.Kind() == jsonscan.Array {
+		cs = []wireChange{}
+	}
+	for range d.Array() {
+		var c wireChange
+		for k := range d.Object() {
+			switch string(k) {
+			case "path":
+				c.Path = str(d)
+			case "kind":
+				c.Kind = str(d)
+			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// decodeStrings reads an array of strings: nil for null or a value that
+// is not an array.
+func decodeStrings(d *jsonscan.Decoder) []string {
+	var ss []string
+	if d.Kind() == jsonscan.Array {
+		ss = []string{}
+	}
+	for range d.Array() {
+		ss = append(ss, str(d))
+	}
+	return ss
+}
+
+// decodeTodos reads a plan's items.
+func decodeTodos(d *jsonscan.Decoder) []wireTodo {
+	var items []wireTodo
+	for range d.Array() {
+		var t wireTodo
+		for k := range d.Object() {
+			switch string(k) {
+			case "text":
+				t.Text = str(d)
+			case "completed":
+				t.Completed = d.LooseBool()
+			}
+		}
+		items = append(items, t)
+	}
+	return items
+}
+
+// decode reads an MCP tool call's result.
+func (r *mcpResult) decode(d *jsonscan.Decoder) {
+	*r = mcpResult{}
+	for k := range d.Object() {
+		switch string(k) {
+		case "content":
+			r.decodeContent(d)
+		case "structured_content":
+			r.StructuredContent = d.Raw()
+		}
+	}
+}
+
+// decodeContent reads an MCP result's content: its JSON text, and the
 // text of its "text" blocks.
-func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
-	d := &x.d
+func (r *mcpResult) decodeContent(d *jsonscan.Decoder) {
 	switch d.Kind() {
 	case jsonscan.Array:
 	default: // null, or not blocks: no text
@@ -473,9 +414,9 @@ func (x *lineDecoder) decodeMCPContent(r *mcpResult) {
 	r.Content = d.Span(start, d.Offset())
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireEvent, line []byte) {
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireEvent, line *driver.Line) {
+	raw := line.Raw()
 	base := agentcli.Event{Raw: raw}
 	switch w.Type {
 	case "thread.started":
@@ -542,7 +483,7 @@ func (p *parser) apply(w *wireEvent, line []byte) {
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Raw = line.UnknownRaw()
 	p.evs = append(p.evs, ev)
 }
 
@@ -554,97 +495,100 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 		it.ID = it.FirstID
 	}
 	switch it.Type {
+	case "agent_message", "reasoning", "error":
+		p.message(done, it, base)
+		return true
+	}
+	use, res := p.toolItem(it)
+	switch {
+	case use == nil:
+		return false
+	case it.Type == "todo_list" && !done:
+		// Every plan update is a new TodoWrite with the whole list,
+		// under the item's id.
+		p.started[it.ID] = true
+		ev := base
+		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		p.evs = append(p.evs, ev)
+		return true
+	}
+	p.toolEvents(base, it.ID, done, use, res)
+	return true
+}
+
+// message appends the event of an agent message, reasoning or error
+// item: the text of one that completed, an error's notice at once.
+func (p *parser) message(done bool, it *wireItem, base agentcli.Event) {
+	ev := base
+	switch it.Type {
 	case "agent_message":
 		if !done {
-			return true
+			return
 		}
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, it.Text
 		p.lastText = it.Text
-		p.evs = append(p.evs, ev)
 	case "reasoning":
 		if !done || it.Text == "" {
-			return true
+			return
 		}
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, it.Text
-		p.evs = append(p.evs, ev)
 	case "error":
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, it.Message
 		if m := rerouteRe.FindStringSubmatch(it.Message); m != nil {
 			p.model = m[1]
 		}
-		p.evs = append(p.evs, ev)
+	}
+	p.evs = append(p.evs, ev)
+}
+
+// toolItem returns the tool use and result of a tool item, or nil for an
+// item type it does not know.
+func (p *parser) toolItem(it *wireItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
+	res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+	switch it.Type {
 	case "command_execution":
-		use := p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command))
-		res := &agentcli.ToolResult{
-			ID:      it.ID,
-			Output:  it.AggregatedOutput,
-			IsError: (it.HasExitCode && it.ExitCode != 0) || failedStatus(it.Status),
-		}
+		res.Output = it.AggregatedOutput
 		if it.HasExitCode {
 			code := it.ExitCode
 			res.ExitCode = &code
+			res.IsError = res.IsError || code != 0
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		return p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command)), res
 	case "file_change":
-		name := fileChangeTool(it.Changes)
-		use := p.toolUse(it, name, changesInput(it.Changes))
 		var out []string
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
 		}
-		res := &agentcli.ToolResult{ID: it.ID, Output: strings.Join(out, "\n"), IsError: failedStatus(it.Status)}
-		p.toolEvents(base, it.ID, done, use, res)
+		res.Output = strings.Join(out, "\n")
+		return p.toolUse(it, fileChangeTool(it.Changes), changesInput(it.Changes)), res
 	case "mcp_tool_call":
-		rawName := "mcp__" + it.Server + "__" + it.Tool
 		args := it.Arguments
 		if len(args) == 0 || !json.Valid(args) {
 			args = json.RawMessage("{}")
 		}
-		use := tools.Use(it.ID, rawName, args)
-		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		switch {
 		case it.HasError:
 			res.Output, res.IsError = it.Error, true
 		case it.HasResult:
 			res.Output = it.Result.text()
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		return tools.Use(it.ID, "mcp__"+it.Server+"__"+it.Tool, args), res
 	case "collab_tool_call":
-		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
-		use := p.toolUse(it, "", marshal(input))
-		res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
 		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
 			res.Output = string(it.AgentsStates)
 		}
-		p.toolEvents(base, it.ID, done, use, res)
+		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
+		return p.toolUse(it, "", marshal(input)), res
 	case "web_search":
 		input := map[string]any{"query": it.Query}
 		if len(it.Action) > 0 && json.Valid(it.Action) {
 			input["action"] = json.RawMessage(it.Action)
 		}
-		use := p.toolUse(it, "", marshal(input))
-		res := &agentcli.ToolResult{ID: it.ID}
-		p.toolEvents(base, it.ID, done, use, res)
+		return p.toolUse(it, "", marshal(input)), &agentcli.ToolResult{ID: it.ID}
 	case "todo_list":
-		use := p.toolUse(it, "", todosInput(it.Items))
-		if !done {
-			// Every plan update is a new TodoWrite with the whole list,
-			// under the item's id.
-			p.started[it.ID] = true
-			ev := base
-			ev.Kind, ev.Tool = agentcli.EventToolUse, use
-			p.evs = append(p.evs, ev)
-			return true
-		}
-		res := &agentcli.ToolResult{ID: it.ID}
-		p.toolEvents(base, it.ID, done, use, res)
-	default:
-		return false
+		return p.toolUse(it, "", todosInput(it.Items)), &agentcli.ToolResult{ID: it.ID}
 	}
-	return true
+	return nil, nil
 }
 
 // toolUse builds the ToolUse of a tool item. name, if not "", overrides the
@@ -677,9 +621,9 @@ func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agen
 
 // End implements driver.Parser. Success is exit status 0 with a
 // turn.completed and no turn.failed.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
+func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if p.failed == nil && !p.completed {
-		return nil, nil
+		return driver.Outcome{}
 	}
 	res := &agentcli.Result{
 		Text:      p.lastText,
@@ -691,19 +635,18 @@ func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
 		res.Usage = p.usageOf(p.usage)
 	}
 	if p.failed == nil && exit.Code == 0 {
-		return res, nil
+		return driver.Outcome{Result: res}
 	}
-	res.IsError = true
-	re := &agentcli.ResultError{ExitCode: exit.Code, Result: res}
+	o := driver.Outcome{Result: res, Failed: true}
 	if p.failed != nil {
 		res.Raw = p.failedRaw
 		res.Text = ""
-		re.Message = cmp.Or(*p.failed, p.lastError)
+		o.Message = cmp.Or(*p.failed, p.lastError)
 	} else {
-		re.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
+		o.Message = cmp.Or(p.lastError, "CLI exited with a non-zero status after turn.completed")
 	}
-	re.APIStatus = apiStatusOf(re.Message)
-	return res, re
+	o.APIStatus = apiStatusOf(o.Message)
+	return o
 }
 
 // usageOf converts codex usage (counts already clamped) to agentcli's
@@ -988,5 +931,3 @@ func marshal(v any) json.RawMessage {
 	}
 	return b
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

@@ -16,7 +16,7 @@ import (
 )
 
 // parseAll feeds out (stdout) to a parser for req, line by line.
-func parseAll(req *agentcli.Request, out string) (*parser, []agentcli.Event) {
+func parseAll(req *agentcli.Request, out string) (driver.Parser, []agentcli.Event) {
 	p := newParser(req)
 	var evs []agentcli.Event
 	for _, l := range strings.Split(out, "\n") {

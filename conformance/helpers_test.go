@@ -274,3 +274,13 @@ func shorten(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// hasText reports whether msgs has a part with role that contains text.
+func hasText(msgs []agentclitest.Message, role, text string) bool {
+	for _, m := range msgs {
+		if m.Role == role && strings.Contains(m.Text, text) {
+			return true
+		}
+	}
+	return false
+}

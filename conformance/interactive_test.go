@@ -330,13 +330,3 @@ func userRequest(reqs []agentclitest.ModelRequest, text string) agentclitest.Mod
 	}
 	return agentclitest.ModelRequest{}
 }
-
-// hasText reports whether msgs has a part with role that contains text.
-func hasText(msgs []agentclitest.Message, role, text string) bool {
-	for _, m := range msgs {
-		if m.Role == role && strings.Contains(m.Text, text) {
-			return true
-		}
-	}
-	return false
-}

@@ -91,6 +91,7 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			want["permission modes"] = strings.Join(modes, " ")
 			want["edit input"] = yes(c.EditInput)
 			want["interactive"] = yes(c.Interactive)
+			want["portable sessions"] = yes(c.PortableSessions)
 		}
 		for row, w := range want {
 			cells, ok := rows[row]

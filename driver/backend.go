@@ -16,7 +16,6 @@ import (
 // The result implements SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
-	specs.Store(spec.Name, spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
@@ -68,6 +67,7 @@ func (b *Backend) Name() string { return b.spec.Name }
 func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
 	c.Interactive = b.spec.Interactive != nil
+	c.PortableSessions = b.spec.ExportSession != nil && b.spec.ImportSession != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c
@@ -131,7 +131,7 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	s, err := b.spec.StartSession(ctx, r)
 	if err != nil {
 		r.Cleanup()
-		return nil, b.spec.finishErr(err, Exit{}, red)
+		return nil, red.Error(err)
 	}
 	return wrapExtras(redactSession(s, red, RawLimit(req)), b.spec.Name, r.host, r.hooks), nil
 }

@@ -2,7 +2,6 @@ package driver
 
 import (
 	"strings"
-	"sync"
 
 	"github.com/agentcli/agentcli"
 )
@@ -65,28 +64,23 @@ func Contains(msg string, subs ...string) bool {
 	return false
 }
 
-// specs holds every Spec a Backend was made from, by name, for Classify
-// and ExitError.
-var specs sync.Map // string → *Spec
-
-// Classify returns the kind of an error message of the named backend: its
-// Spec's own wording first, then generic wording.
+// Classify returns the kind of an error message by generic wording (see
+// Spec.Classify for a backend's own).
+//
+// Deprecated: a backend's errors are classified by its Errors (Run.Errors,
+// live.Host.Errors), which know its Spec; Classify ignores backend.
 func Classify(backend, msg string) error {
-	if s, ok := specs.Load(backend); ok {
-		return s.(*Spec).classify(msg)
-	}
 	return classifyGeneric(msg)
 }
 
 // ExitError returns the error of a CLI of the named backend that exited
 // with no outcome of its own (a live session's CLI that died): an
-// *agentcli.ExitError with its kind, hint and the redacted tail of stderr.
+// *agentcli.ExitError with its kind (by generic wording) and the redacted
+// tail of stderr.
+//
+// Deprecated: use Errors.Exited (Run.Errors, live.Host.Errors), which
+// classifies and hints as the backend's Spec says.
 func ExitError(backend string, e Exit) *agentcli.ExitError {
-	err := &agentcli.ExitError{Backend: backend, Code: e.Code}
-	s, ok := specs.Load(backend)
-	if !ok {
-		s = &Spec{Name: backend}
-	}
-	s.(*Spec).finishErr(err, e, ProcessRedactor())
-	return err
+	x := NewErrors(&Spec{Name: backend}, nil, nil)
+	return &agentcli.ExitError{Backend: backend, Code: e.Code, Stderr: x.stderr(e), Kind: classifyGeneric(e.Stderr)}
 }

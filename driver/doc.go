@@ -24,8 +24,15 @@
 //   - argv helpers: the id syntaxes ([IsUUID], [IsTitle], [IsPrefixedID],
 //     [IsIndex], [SessionError]) and the tool-rule grammar ([ParseRule],
 //     [CheckToolRules], [Judge]);
-//   - the parser seam ([Parser] and the optional interfaces that make it
-//     fast) and helpers for lines that are not the CLI's events ([Notice]);
+//   - the parser seam: one shape, [Lines], from which the kit builds every
+//     way of reading output fast (a wire type whose Decode reads one line,
+//     see [Wire]; a run's state whose Apply turns decoded lines into
+//     events, in order, and whose End returns a plain [Outcome], see
+//     [LineParser]); a [Parser] of its own for output of another shape;
+//     helpers for lines that are not the CLI's events ([Notice]);
+//   - typed errors built once, complete: [Errors] turns an Outcome (or a
+//     live session's failed turn, protocol error or dead CLI) into the
+//     agentcli error it is, classified, hinted and redacted;
 //   - settings helpers (MCP servers, the "$" escape, [Mode]);
 //   - host tools, questions and hooks: the runner serves Request.Tools
 //     (and, for a CLI with no way of its own to ask, its question tool)

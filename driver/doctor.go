@@ -29,7 +29,7 @@ func (b *Backend) Diagnose(ctx context.Context) agentcli.Diagnosis {
 	req := &agentcli.Request{}
 	env := b.env(req)
 	dir, _ := absDir("")
-	r := &Run{Req: req, Path: path, Dir: dir, Env: env, Options: &b.opts, Logger: b.opts.Logger}
+	r := &Run{spec: b.spec, Req: req, Path: path, Dir: dir, Env: env, Options: &b.opts, Logger: b.opts.Logger}
 	out, err := Output(ctx, r, 30*time.Second, "--version")
 	if err != nil {
 		d.Status, d.Hint = agentcli.DiagnosisFailure, b.spec.Name+": "+Redact(err.Error())

@@ -11,9 +11,13 @@ import (
 // whose request has an output schema, as a one-shot run's result is
 // completed: when the CLI reported no structured value, the turn's final
 // answer must be one (it becomes Result.StructuredOutput). It returns the
-// *agentcli.ResultError of an answer that is not JSON (without its
-// Backend, which the caller fills in).
-func Structured(res *agentcli.Result) error { return structured(res) }
+// *agentcli.ResultError of an answer that is not JSON, of a backend named
+// "".
+//
+// Deprecated: use Errors.Structured, whose error names the backend.
+func Structured(res *agentcli.Result) error {
+	return NewErrors(&Spec{}, nil, nil).Structured(res)
+}
 
 // redactedSession is a live session whose events, results and errors pass
 // a redactor, as a one-shot run's do: the run's credentials (the

@@ -17,6 +17,16 @@ const maxOutput = 1 << 20
 // returns its stdout. It gives up after timeout (or when ctx ends), and
 // reaps the process like any run.
 func Output(ctx context.Context, r *Run, timeout time.Duration, args ...string) ([]byte, error) {
+	return output(ctx, r, timeout, maxOutput, false, args...)
+}
+
+// OutputAll is Output for a command whose whole stdout matters (an
+// export): more than limit bytes of it is an error rather than cut.
+func OutputAll(ctx context.Context, r *Run, timeout time.Duration, limit int, args ...string) ([]byte, error) {
+	return output(ctx, r, timeout, limit, true, args...)
+}
+
+func output(ctx context.Context, r *Run, timeout time.Duration, limit int, whole bool, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	p, err := proc.Start(ctx, proc.Spec{
@@ -25,7 +35,7 @@ func Output(ctx context.Context, r *Run, timeout time.Duration, args ...string) 
 		Dir:       r.Dir,
 		Env:       r.Env,
 		KillGrace: r.Options.KillGrace,
-		MaxLine:   maxOutput,
+		MaxLine:   limit,
 	})
 	if err != nil {
 		return nil, err
@@ -37,9 +47,11 @@ func Output(ctx context.Context, r *Run, timeout time.Duration, args ...string) 
 		if err != nil {
 			break
 		}
-		if out.Len()+len(line.Data) < maxOutput {
+		if out.Len()+len(line.Data) < limit && line.TooLong == 0 {
 			out.Write(line.Data)
 			out.WriteByte('\n')
+		} else if whole {
+			return nil, fmt.Errorf("%s %v: more than %d bytes of output", r.Path, args, limit)
 		}
 	}
 	exit := p.Wait()

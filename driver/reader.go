@@ -14,7 +14,7 @@ import (
 
 // lineReader reads a run's stdout on goroutines of its own, so that
 // waiting for the pipe, copying lines, checking their UTF-8, logging them
-// and (for a DecodeParser) decoding them overlap with each other and with
+// and (for a Parser made by Lines) decoding them overlap with each other and with
 // the caller's handling of events.
 //
 // The reading goroutine gathers lines in batches. Without decoders it
@@ -60,16 +60,17 @@ type lineReader struct {
 
 // readLine is a line as the reader hands it over: utf8 reports that it is
 // valid UTF-8 (checked on the reading goroutine, so that the parser need
-// not; see UTF8Parser), and dec is the line decoded by a decoder (see
-// DecodeParser), or nil.
+// not), and dec, when decoded is set, is the line decoded by a decoder
+// (see fastParser); dec stays with the batch for reuse.
 type readLine struct {
 	proc.Line
 	utf8 bool
-	// owned: the line is handed over for keeps (see OwnParser): while
-	// borrowing, a line read into memory of its own, not the batch's;
-	// otherwise a line longer than ownOver.
-	owned bool
-	dec   Decoded
+	// owned: the line is handed over for keeps: while borrowing, a line
+	// read into memory of its own, not the batch's; otherwise a line
+	// longer than ownOver.
+	owned   bool
+	decoded bool
+	dec     any
 	// mem, in a batch's first line only, is the memory the batch's
 	// borrowed lines were read into (see startReader), reused with the
 	// batch once it is recycled.
@@ -84,7 +85,7 @@ const (
 	batchLines = 256
 )
 
-// decoders is how many goroutines decode lines for a DecodeParser when
+// decoders is how many goroutines decode lines for a Parser made by Lines when
 // the process may run goroutines in parallel: two, or three when the run
 // keeps Raw (borrow is false). A run that keeps Raw allocates about twice
 // its output (the lines, and the escaped strings decoded), so the
@@ -132,15 +133,14 @@ var newLineChunk = func() []byte { return make([]byte, 0, lineChunk) }
 
 // startReader starts reading p's stdout until it ends or ctx is done.
 // Each line is noted in the run log and recorded in the wire log (if any)
-// on the reading goroutine, in order. When dp is not nil, lines are
-// decoded by n of its LineDecoders. When borrow is true, the lines are
+// on the reading goroutine, in order. When newDecoder is not nil, lines
+// are decoded by n of its decoders. When borrow is true, the lines are
 // read into memory that is reused once their batch is recycled, so the
-// parser must be borrowing (BorrowParser) and nothing may keep a line
-// past its batch. Otherwise no line's memory is reused, and a line longer
-// than ownOver, trimmed, is handed over for keeps (see OwnParser): the
-// parser must then be an OwnParser.
-func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, dp DecodeParser, n int, borrow bool, ownOver int) *lineReader {
-	if dp == nil {
+// parser must be borrowing (fastParser.borrowLines) and nothing may keep a
+// line past its batch. Otherwise no line's memory is reused, and a line
+// longer than ownOver, trimmed, is handed over for keeps.
+func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.Writer, newDecoder func() func(*readLine), n int, borrow bool, ownOver int) *lineReader {
+	if newDecoder == nil {
 		n = 0
 	}
 	// When borrowing, free holds more batches than can be in flight (one
@@ -172,7 +172,7 @@ func startReader(ctx context.Context, p *proc.Process, lg *runLog, wl *wirelog.W
 		for i := range r.outs {
 			r.outs[i] = make(chan []readLine, 1)
 			r.wg.Add(1)
-			go r.decode(dp.NewLineDecoder(), ins[i], r.outs[i])
+			go r.decode(newDecoder(), ins[i], r.outs[i])
 		}
 	}
 	r.wg.Add(1)
@@ -235,7 +235,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 			k++
 		} else {
 			for i := range batch {
-				batch[i].dec = nil // not decoded
+				batch[i].decoded = false
 			}
 		}
 		if !r.send(ch, batch) {
@@ -331,16 +331,16 @@ func longerThan(line []byte, n int) bool {
 }
 
 // decode decodes the lines of the batches from in and hands them to out.
-func (r *lineReader) decode(dec LineDecoder, in, out chan []readLine) {
+func (r *lineReader) decode(dec func(*readLine), in, out chan []readLine) {
 	defer r.wg.Done()
 	defer close(out)
 	defer r.catch()
 	for b := range in {
 		for i := range b {
 			if e := &b[i]; e.TooLong == 0 {
-				e.dec = dec.Decode(e.Data, e.utf8, e.owned, e.dec)
+				dec(e)
 			} else {
-				e.dec = nil
+				e.decoded = false
 			}
 		}
 		if !r.send(out, b) {
@@ -393,7 +393,7 @@ func (r *lineReader) giveUp() {
 // stay, for their decoder to reuse.
 func (r *lineReader) recycle(b []readLine) {
 	for i := range b {
-		b[i].Line = proc.Line{}
+		b[i].Line, b[i].decoded = proc.Line{}, false
 	}
 	select {
 	case r.free <- b[:0]:

@@ -11,7 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/proc"
 )
 
@@ -225,29 +224,20 @@ func itoa(n int) string {
 	return string(b)
 }
 
-// numParser is a DecodeParser whose decoders turn a line into its number.
-type numParser struct{ applied int }
-
-type numDecoder struct{}
-
-func (numParser) Line(line []byte) []agentcli.Event  { panic("Line called for a decoded line") }
-func (numParser) End(Exit) (*agentcli.Result, error) { return nil, nil }
-func (numParser) NewLineDecoder() LineDecoder        { return numDecoder{} }
-func (p *numParser) Apply(d Decoded) []agentcli.Event {
-	p.applied++
-	return []agentcli.Event{{Text: strconv.Itoa(*d.(*int))}}
-}
-
-func (numDecoder) Decode(line []byte, _, _ bool, into Decoded) Decoded {
-	if string(line) == "boom" {
-		panic("decoder panic")
+// numDecoder decodes a line into its number.
+func numDecoder() func(*readLine) {
+	return func(l *readLine) {
+		if string(l.Data) == "boom" {
+			panic("decoder panic")
+		}
+		n, _ := l.dec.(*int)
+		if n == nil {
+			n = new(int)
+			l.dec = n
+		}
+		*n, _ = strconv.Atoi(string(l.Data))
+		l.decoded = true
 	}
-	n, _ := into.(*int)
-	if n == nil {
-		n = new(int)
-	}
-	*n, _ = strconv.Atoi(string(line))
-	return n
 }
 
 // With decoders (as many as the runner uses: decoders), every line
@@ -256,14 +246,14 @@ func (numDecoder) Decode(line []byte, _, _ bool, into Decoded) Decoded {
 func TestReaderDecodersOrder(t *testing.T) {
 	for _, n := range []int{decoders(true), decoders(false)} {
 		p := startSh(t, `seq 0 19999`)
-		np := &numParser{}
-		r := startReader(context.Background(), p, &runLog{}, nil, np, n, false, math.MaxInt)
-		i := 0
+		r := startReader(context.Background(), p, &runLog{}, nil, numDecoder, n, false, math.MaxInt)
+		i, applied := 0, 0
 		for b, ok := r.next(); ok; b, ok = r.next() {
 			for _, l := range b {
 				got := string(l.Data) // the first batches are not decoded
-				if l.dec != nil {
-					got = np.Apply(l.dec)[0].Text
+				if l.decoded {
+					got = strconv.Itoa(*l.dec.(*int))
+					applied++
 				}
 				if got != strconv.Itoa(i) {
 					t.Fatalf("%d decoders, line %d: got %s", n, i, got)
@@ -272,8 +262,8 @@ func TestReaderDecodersOrder(t *testing.T) {
 			}
 			r.recycle(b)
 		}
-		if i != 20000 || np.applied < 19000 {
-			t.Fatalf("%d decoders: %d lines, %d decoded", n, i, np.applied)
+		if i != 20000 || applied < 19000 {
+			t.Fatalf("%d decoders: %d lines, %d decoded", n, i, applied)
 		}
 		if e := p.Wait(); e.Code != 0 {
 			t.Fatalf("exit %+v", e)
@@ -286,7 +276,7 @@ func TestReaderDecodersOrder(t *testing.T) {
 func TestReaderDecodersBackpressure(t *testing.T) {
 	for _, n := range []int{decoders(true), decoders(false)} {
 		p := startSh(t, `yes 12345 | head -n 5000000`)
-		r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, n, false, math.MaxInt)
+		r := startReader(context.Background(), p, &runLog{}, nil, numDecoder, n, false, math.MaxInt)
 		if _, ok := r.next(); !ok {
 			t.Fatal("no first batch")
 		}
@@ -307,7 +297,7 @@ func TestReaderDecodersBackpressure(t *testing.T) {
 // stages end.
 func TestReaderDecoderPanic(t *testing.T) {
 	p := startSh(t, `seq 1 3000; echo boom; yes 7 | head -n 1000000`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &numParser{}, 2, false, math.MaxInt)
+	r := startReader(context.Background(), p, &runLog{}, nil, numDecoder, 2, false, math.MaxInt)
 	defer func() {
 		if v := recover(); v != "decoder panic" {
 			t.Fatalf("recovered %v, want the decoder's panic", v)
@@ -323,28 +313,24 @@ func TestReaderDecoderPanic(t *testing.T) {
 }
 
 // ownDecoder decodes a line into whether it was handed over for keeps.
-type ownDecoder struct{}
-
-func (ownDecoder) Decode(line []byte, _, owned bool, into Decoded) Decoded { return ptr(owned) }
+func ownDecoder() func(*readLine) {
+	return func(l *readLine) { l.dec, l.decoded = ptr(l.owned), true }
+}
 
 func ptr[T any](v T) *T { return &v }
-
-type ownParser struct{ numParser }
-
-func (ownParser) NewLineDecoder() LineDecoder { return ownDecoder{} }
 
 // When borrowing, decoders take the lines that have memory of their own
 // with owned set, and only those.
 func TestReaderDecodeOwned(t *testing.T) {
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big } }'`)
-	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, true, math.MaxInt)
+	r := startReader(context.Background(), p, &runLog{}, nil, ownDecoder, 2, true, math.MaxInt)
 	owned := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
-			if l.dec != nil && *l.dec.(*bool) != l.owned {
+			if l.decoded && *l.dec.(*bool) != l.owned {
 				t.Fatalf("line %.8q: owned %v, decoded as owned %v", l.Data, l.owned, *l.dec.(*bool))
 			}
-			if l.dec != nil && l.owned {
+			if l.decoded && l.owned {
 				owned++
 			}
 		}
@@ -364,14 +350,14 @@ func TestReaderDecodeOwned(t *testing.T) {
 func TestReaderOwnOver(t *testing.T) {
 	p := startSh(t, `awk 'BEGIN { big = "b"; while (length(big) < 307200) big = big big; for (i = 0; i < 20000; i++) { print i; if (i % 1000 == 999) print big; if (i % 1000 == 500) printf "%0300d  \n", i; if (i % 1000 == 600) printf "%0301d\n", i } }'`)
 	const over = 300
-	r := startReader(context.Background(), p, &runLog{}, nil, &ownParser{}, 2, false, over)
+	r := startReader(context.Background(), p, &runLog{}, nil, ownDecoder, 2, false, over)
 	owned := 0
 	for b, ok := r.next(); ok; b, ok = r.next() {
 		for _, l := range b {
 			if want := len(strings.TrimSpace(string(l.Data))) > over; l.owned != want {
 				t.Fatalf("line of %d bytes (%.8q): owned %v, want %v", len(l.Data), l.Data, l.owned, want)
 			}
-			if l.dec != nil && *l.dec.(*bool) != l.owned {
+			if l.decoded && *l.dec.(*bool) != l.owned {
 				t.Fatalf("line %.8q: owned %v, decoded as owned %v", l.Data, l.owned, *l.dec.(*bool))
 			}
 			if l.owned {

@@ -707,6 +707,13 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 func (e *redactedError) Unwrap() error { return e.err }
 
+// Exit returns e with its stderr tail redacted, as the wire log records
+// it.
+func (r *Redactor) Exit(e Exit) Exit {
+	e.Stderr = r.Redact(e.Stderr)
+	return e
+}
+
 // Result redacts, in place, the fields of res that carry CLI output rather
 // than the model's answer: Stderr, Subtype, TerminalReason, StopReason and
 // Raw (the terminal event). res may be nil.

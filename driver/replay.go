@@ -60,7 +60,7 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 			return
 		}
 		red := ProcessRedactor()
-		f := b.newFeed(&Run{Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
+		f := b.newFeed(&Run{spec: b.spec, Req: req, Deltas: rec.Start.Deltas, Options: &b.opts, Logger: b.opts.Logger, State: b.state}, red)
 		ended := ""
 		for {
 			rec, err := rd.Next()
@@ -77,11 +77,9 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 				if ended != "" {
 					continue // dropped by the run too
 				}
-				// rec.Data is a copy of the line's, which nothing else
-				// reads.
-				for _, ev := range f.line(rec.Data, rec.TooLong, false, f.owns(rec.Data)) {
+				for _, ev := range f.line(rec.Data, rec.TooLong) {
 					red.Event(&ev)
-					CapRaw(&ev, f.rawLimit)
+					CapRaw(&ev, f.errs.rawLimit)
 					if !yield(ev, nil) {
 						return
 					}
@@ -94,18 +92,18 @@ func (b *Backend) Replay(log io.Reader) iter.Seq2[agentcli.Event, error] {
 					yield(agentcli.Event{}, &agentcli.CanceledError{Backend: b.spec.Name, Err: context.Canceled})
 					return
 				case "timeout":
-					yield(agentcli.Event{}, &agentcli.TimeoutError{Backend: b.spec.Name, Stderr: b.spec.stderrTail(red, Exit{Stderr: rec.Stderr})})
+					yield(agentcli.Event{}, f.errs.Timeout(0, rec.Exit))
 					return
 				}
-				ev, err := f.end(Exit{Code: rec.Code, Stderr: rec.Stderr})
+				ev, err := f.end(rec.Exit)
 				if err != nil {
 					err = red.Error(err)
-					CapRawErr(err, f.rawLimit)
+					CapRawErr(err, f.errs.rawLimit)
 					yield(agentcli.Event{}, err)
 					return
 				}
 				red.Event(&ev)
-				CapRaw(&ev, f.rawLimit)
+				CapRaw(&ev, f.errs.rawLimit)
 				yield(ev, nil)
 				return
 			}
@@ -125,7 +123,7 @@ func (b *Backend) replaySession(req *agentcli.Request, start *wirelog.Start, rd 
 	req.Timeout = start.Timeout
 	red := ProcessRedactor()
 	rawLimit := RawLimit(req)
-	r := &Run{Req: req, Deltas: true, Options: &b.opts, Logger: b.opts.Logger, State: b.state}
+	r := &Run{spec: b.spec, Req: req, Deltas: true, Options: &b.opts, Logger: b.opts.Logger, State: b.state}
 	for ev, err := range b.spec.ReplaySession(r, start.Proto, rd) {
 		if err != nil {
 			err = red.Error(err)

@@ -156,20 +156,17 @@ func isToken(s string) bool {
 
 // structured completes a successful result of a run with an output schema:
 // when the CLI reported no structured value, the final answer must be one.
-// It returns the error of a run whose answer is not JSON.
-func structured(res *agentcli.Result) error {
+// It reports false for an answer that is not JSON.
+func structured(res *agentcli.Result) bool {
 	if res.StructuredOutput != nil {
-		return nil
+		return true
 	}
 	text := strings.TrimSpace(res.Text)
 	if text != "" && json.Valid([]byte(text)) {
 		res.StructuredOutput = json.RawMessage(text)
-		return nil
+		return true
 	}
-	return &agentcli.ResultError{
-		Message: "the final answer is not the JSON value the output schema asks for",
-		Result:  res,
-	}
+	return false
 }
 
 // DollarVar is the environment variable through which a backend spells a

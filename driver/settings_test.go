@@ -145,21 +145,23 @@ func TestCapabilitiesCopied(t *testing.T) {
 
 // TestStructured: the final answer becomes the structured value when it is
 // JSON (surrounding space trimmed); otherwise the run fails with a
-// ResultError carrying the result; a value the CLI reported is kept.
+// ResultError carrying the result, marked IsError; a value the CLI
+// reported is kept.
 func TestStructured(t *testing.T) {
+	x := NewErrors(&Spec{Name: "toy"}, nil, nil)
 	res := &agentcli.Result{Text: " \n{\"a\": [1, 2]}\n"}
-	if err := structured(res); err != nil || string(res.StructuredOutput) != `{"a": [1, 2]}` {
+	if err := x.Structured(res); err != nil || string(res.StructuredOutput) != `{"a": [1, 2]}` {
 		t.Fatalf("structured = %s, %v", res.StructuredOutput, err)
 	}
 	res = &agentcli.Result{Text: "{}", StructuredOutput: json.RawMessage(`{"b":1}`)}
-	if err := structured(res); err != nil || string(res.StructuredOutput) != `{"b":1}` {
+	if err := x.Structured(res); err != nil || string(res.StructuredOutput) != `{"b":1}` {
 		t.Fatalf("kept = %s, %v", res.StructuredOutput, err)
 	}
 	for _, text := range []string{"", "Here it is: {}", "{} trailing", "{"} {
 		res = &agentcli.Result{Text: text}
-		err := structured(res)
+		err := x.Structured(res)
 		var re *agentcli.ResultError
-		if !errors.As(err, &re) || re.Result != res || res.StructuredOutput != nil {
+		if !errors.As(err, &re) || re.Result != res || res.StructuredOutput != nil || !res.IsError || re.Backend != "toy" {
 			t.Fatalf("%q: %v", text, err)
 		}
 	}

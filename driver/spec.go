@@ -61,10 +61,12 @@ type Spec struct {
 	// called when iteration starts, after validation. Files it puts in
 	// r.TempDir() are removed when the run ends, on every path.
 	Prepare func(ctx context.Context, r *Run) (*Job, error)
-	// NewParser makes the parser of one run. It reads only r.Req's Model
-	// and SessionID and r.Deltas, which a wire log records, so that a
-	// replay parses exactly as the run did, and r.Options (MaxLineBytes
-	// bounds what a parser buffers across lines).
+	// NewParser makes the parser of one run: one that Lines builds, for a
+	// CLI that prints one JSON object per line, or a Parser of its own
+	// for output of another shape. It reads only r.Req's Model and
+	// SessionID and r.Deltas, which a wire log records, so that a replay
+	// parses exactly as the run did, and r.Options (MaxLineBytes bounds
+	// what a parser buffers across lines).
 	NewParser func(r *Run) Parser
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
@@ -105,6 +107,17 @@ type Spec struct {
 	// describes it, proto is what the session recorded for its protocol,
 	// and log is positioned after the start record.
 	ReplaySession func(r *Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error]
+	// ExportSession, if set, returns the files in which the CLI keeps
+	// session id, run in r.Dir (agentcli.ExportSession), with names
+	// relative to roots it knows; a session it has no files of is
+	// SessionNotFound. ImportSession, if set, writes files, exported
+	// from a session run in oldDir and already rewritten to name r.Dir
+	// instead (RewriteDir), so that the CLI resumes the session from
+	// r.Dir, and returns the id to resume it by (normally id). Both run
+	// with r's environment (the CLI's home, its state directories) and
+	// start no model call.
+	ExportSession func(ctx context.Context, r *Run, id string) ([]SessionFile, error)
+	ImportSession func(ctx context.Context, r *Run, oldDir, id string, files []SessionFile) (string, error)
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that
@@ -142,6 +155,8 @@ type Run struct {
 	// State is the Spec's per-backend state (see Spec.NewState).
 	State any
 
+	spec     *Spec
+	cmu      sync.Mutex // guards tmp and cleanups (see Cleanup)
 	tmp      string
 	cleanups []func()
 	backend  string    // set for interactive runs (see Unsupported)
@@ -214,11 +229,17 @@ func (r *Run) LiveWireLog(backend string, args []string, proto any) *wirelog.Wri
 // Defer registers f to run when the run ends (after the process is gone),
 // on every path, like the temporary directory's removal. A live session
 // runs them when it closes.
-func (r *Run) Defer(f func()) { r.cleanups = append(r.cleanups, f) }
+func (r *Run) Defer(f func()) {
+	r.cmu.Lock()
+	r.cleanups = append(r.cleanups, f)
+	r.cmu.Unlock()
+}
 
 // TempDir returns a private (0700) directory that lives as long as the run
 // and is removed with everything in it when the run ends.
 func (r *Run) TempDir() (string, error) {
+	r.cmu.Lock()
+	defer r.cmu.Unlock()
 	if r.tmp != "" {
 		return r.tmp, nil
 	}
@@ -233,13 +254,18 @@ func (r *Run) TempDir() (string, error) {
 // Cleanup removes the run's temporary directory, if any. The runner calls
 // it when a run ends; a live session calls it when it closes.
 func (r *Run) Cleanup() {
-	for i := len(r.cleanups) - 1; i >= 0; i-- {
-		r.cleanups[i]()
+	// A one-shot run that went through a live session cleans up when it
+	// ends, and the session when its CLI is gone, which may come later:
+	// whoever comes first does it, once.
+	r.cmu.Lock()
+	cleanups, tmp := r.cleanups, r.tmp
+	r.cleanups, r.tmp = nil, ""
+	r.cmu.Unlock()
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
 	}
-	r.cleanups = nil
-	if r.tmp != "" {
-		os.RemoveAll(r.tmp)
-		r.tmp = ""
+	if tmp != "" {
+		os.RemoveAll(tmp)
 	}
 }
 
@@ -263,110 +289,10 @@ type Job struct {
 	OnSession func(id string)
 }
 
-// Parser turns one run's stdout into events. A new Parser is made for every
-// run; it need not be safe for concurrent use.
-type Parser interface {
-	// Line parses one stdout line (without its newline) and returns the
-	// events it yields, in order. The returned slice may be reused by the
-	// next call. Line never fails: output it cannot understand becomes
-	// EventUnknown or EventNotice events.
-	Line(line []byte) []agentcli.Event
-	// End is called once, after the process has exited and stdout is
-	// exhausted. It decides the outcome from the terminal event it saw
-	// and the exit status: a Result, or an error (with the Result when
-	// there is one). When the CLI printed no terminal event at all, End
-	// returns nil, nil and the runner reports the exit (an
-	// *agentcli.ExitError, or an *agentcli.NoResultError after exit 0).
-	End(exit Exit) (*agentcli.Result, error)
-}
-
-// UTF8Parser is implemented by a Parser that can skip its checks for
-// invalid UTF-8 in a line already known to be valid UTF-8. The runner
-// checks each line on the goroutine that reads the CLI's output, in
-// parallel with parsing, and calls LineUTF8 for the lines that pass.
-type UTF8Parser interface {
-	// LineUTF8 is Line for a line that is valid UTF-8; it returns the
-	// same events.
-	LineUTF8(line []byte) []agentcli.Event
-}
-
-// BorrowParser is implemented by a Parser that can parse lines it does
-// not own, for runs that keep no Raw (Request.DropRaw): the runner then
-// reads lines into buffers it reuses once their events are handled,
-// instead of giving each line an allocation that Event.Raw would keep.
-type BorrowParser interface {
-	Parser
-	// Borrow is called before the first line, and before any
-	// NewLineDecoder (of a DecodeParser). From then on, nothing the
-	// parser or its decoders return or keep (events, results, errors,
-	// state carried to later lines) may hold memory of a line once Line
-	// or Apply of that line has returned: strings and JSON values are
-	// copies, and Raw is left empty, except on EventUnknown events, whose
-	// Raw is a copy of the line. (A line handed over for keeps is the
-	// exception: see OwnParser.)
-	Borrow()
-}
-
-// OwnParser is implemented by a BorrowParser that can also take lines for
-// keeps. Once it borrows, the runner hands it a line it read into memory
-// of its own (one too long for the batch's buffer) through LineOwned
-// instead of Line, or to its decoders with LineDecoder.Decode's owned set:
-// nobody reads or reuses that memory afterwards, so what the parser
-// returns may share it (a huge tool output then costs the line it came
-// in, not a copy as well), and the parser may modify it, as long as what
-// the line yields is the same as from Line.
-type OwnParser interface {
-	BorrowParser
-	// LineOwned is Line for a line handed over for keeps; validUTF8
-	// reports that it is valid UTF-8 (see UTF8Parser).
-	LineOwned(line []byte, validUTF8 bool) []agentcli.Event
-}
-
-// DecodeParser is implemented by a Parser whose work on a line splits in
-// two: decoding the line, which depends on nothing but the line and can
-// run on any goroutine, and applying the decoded line, which updates the
-// run's state and must follow the order of the lines. The runner then
-// decodes lines on goroutines of their own, several at a time, and applies
-// them in order on the run's goroutine. For every line, Apply of a Decode
-// must return what Line returns.
-type DecodeParser interface {
-	Parser
-	// NewLineDecoder returns a decoder for one goroutine. Decoders share
-	// nothing with each other or with the parser.
-	NewLineDecoder() LineDecoder
-	// Apply returns the events of a line decoded by one of the parser's
-	// decoders; lines are applied in the order they were printed, each
-	// once. The returned slice may be reused by the next call, and
-	// Apply may reuse what d holds once it returns.
-	Apply(d Decoded) []agentcli.Event
-}
-
-// LineDecoder decodes lines for a DecodeParser.
-type LineDecoder interface {
-	// Decode decodes one stdout line; validUTF8 reports that the line is
-	// known to be valid UTF-8, and owned that it is handed over for keeps
-	// (only to a parser that borrows; see OwnParser, and BorrowParser for
-	// a decoder that ignores it). into, if not nil, is an earlier result
-	// of this decoder's parser, which Decode may reuse. A nil result
-	// means the line is not decoded: the runner passes it to Line (or
-	// LineOwned).
-	Decode(line []byte, validUTF8, owned bool, into Decoded) Decoded
-}
-
-// Decoded is a line decoded by a LineDecoder; only its parser looks
-// inside.
-type Decoded any
-
-// Exit is how the CLI process ended, as a parser sees it.
-type Exit struct {
-	// Code is the exit status; -1 if the process was killed by a signal.
-	Code int
-	// Stderr is the tail of stderr, raw (the runner redacts what it
-	// reports).
-	Stderr string
-	// Truncated reports that Stderr lacks the start of what the CLI wrote.
-	Truncated bool
-}
+// Exit is how the CLI process ended, as a parser sees it: its exit
+// status and the tail of its stderr, raw (the kit redacts what it
+// reports). It is the exit record of the wire log, defined once.
+type Exit = wirelog.Exit
 
 // DefaultMaxLine is the longest output line a run reads when
 // agentcli.Options.MaxLineBytes is zero: 64 MiB. A parser that buffers

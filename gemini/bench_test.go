@@ -102,7 +102,7 @@ func BenchmarkLinear(b *testing.B) {
 		p    func() driver.Parser
 		ns   []int
 	}{
-		{"new", func() driver.Parser { p := newParser(formatJSON); p.limit = 1 << 20; return p }, []int{20000, 40000}},
+		{"new", func() driver.Parser { p := newJSONParser(); p.limit = 1 << 20; return p }, []int{20000, 40000}},
 		{"oracle", func() driver.Parser { return newOracleParser(formatJSON) }, []int{2000, 4000}},
 	} {
 		wrap := func() driver.Parser { return docParser{impl.p()} }

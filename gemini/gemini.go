@@ -217,11 +217,10 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	NewParser: func(r *driver.Run) driver.Parser {
-		f := formatJSON
 		if r.Deltas {
-			f = formatStream
+			return newParser(formatStream)
 		}
-		p := newParser(f)
+		p := newJSONParser()
 		if r.Options != nil && r.Options.MaxLineBytes > 0 {
 			p.limit = r.Options.MaxLineBytes // the json document is one value
 		}
@@ -230,7 +229,9 @@ var spec = driver.Spec{
 	Classify: classify,
 	Hint:     hint,
 
-	Interactive: interactive,
+	Interactive:   interactive,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.

@@ -213,6 +213,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
 		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 
@@ -225,7 +226,7 @@ func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) it
 			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
 		}
 	}
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
 }
 
 // waitLoadable waits, when gemini's chat file of session id is stamped with

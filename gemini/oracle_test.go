@@ -96,19 +96,9 @@ func checkNew(t *testing.T, f format, lines [][]byte, exit driver.Exit) {
 	if err := backendtest.CheckEvents(all); err != nil {
 		t.Fatal(err)
 	}
-	if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(f), lines, exit)); d != "" {
-		t.Fatalf("LineUTF8 differs from Line: %s", d)
-	}
-	if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(f), lines, exit)); d != "" {
-		t.Fatalf("Decode and Apply differ from Line: %s", d)
-	}
-	// Request.DropRaw: lines borrowed, overwritten once parsed.
-	if d := backendtest.DiffRuns(backendtest.WithoutRaw(backendtest.Parse(&spec, newParser(f), lines, exit)),
-		backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(f), lines, exit))); d != "" {
-		t.Fatalf("borrowed lines differ from Line: %s", d)
-	}
-	// Request.MaxRawBytes: lines over it handed over for keeps.
-	backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser(f) }, lines, exit)
+	// Every way the kit hands lines to the parser: decoded ahead,
+	// borrowed (Request.DropRaw), handed over for keeps.
+	backendtest.CheckModes(t, &spec, func() driver.Parser { return newParser(f) }, lines, exit)
 }
 
 // FuzzOracle checks the stream-json parser against the oracle on streams
@@ -421,14 +411,15 @@ func (p *oracleParser) jsonLine(line []byte) []agentcli.Event {
 }
 
 // End implements driver.Parser.
-func (p *oracleParser) End(exit driver.Exit) (*agentcli.Result, error) {
+// End implements driver.Parser.
+func (p *oracleParser) End(exit driver.Exit) driver.Outcome {
 	if p.format == formatJSON {
 		return p.endJSON(exit)
 	}
 	return p.endStream(exit)
 }
 
-func (p *oracleParser) endStream(exit driver.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) endStream(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
 		return p.noResult(exit)
@@ -449,10 +440,7 @@ func (p *oracleParser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	if w.Status != "error" {
 		// The last turn's text, like json's "response".
 		res.Text = p.turnText.String()
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// Without an error object the model stream was empty, thinking-only
 	// or blocked (json mode calls this INVALID_STREAM); the `error` event
@@ -468,7 +456,7 @@ func (p *oracleParser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	return failed(res, exit, subtype, msg, status)
 }
 
-func (p *oracleParser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) endJSON(exit driver.Exit) driver.Outcome {
 	if p.jdoc == nil && p.inDoc {
 		// The last line of the document may have been cut off; try what
 		// arrived.
@@ -494,10 +482,7 @@ func (p *oracleParser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 		if w.Response != nil {
 			res.Text = *w.Response
 		}
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// An empty, thinking-only or blocked model stream: exit 0 with
 	// error.type INVALID_STREAM.
@@ -506,7 +491,7 @@ func (p *oracleParser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *oracleParser) noResult(exit driver.Exit) (*agentcli.Result, error) {
+func (p *oracleParser) noResult(exit driver.Exit) driver.Outcome {
 	if w, raw := oStderrJSON(exit.Stderr); w != nil {
 		sess := w.SessionID
 		if sess == "" {
@@ -515,10 +500,7 @@ func (p *oracleParser) noResult(exit driver.Exit) (*agentcli.Result, error) {
 		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
 		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
-	if k := exitKind(exit.Code); k != nil {
-		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
-	}
-	return nil, nil
+	return driver.Outcome{Kind: exitKind(exit.Code)}
 }
 
 // stderrJSON finds the last JSON document with an "error" object in stderr:

@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,42 +111,34 @@ const (
 	exitUntrusted = 55 // FatalUntrustedWorkspaceError
 )
 
-// parser turns gemini output — stream-json lines or the pretty-printed json
-// document, which arrives line by line — into events.
-type parser struct {
-	format format
-	// limit bounds the json document (Options.MaxLineBytes): it is one
-	// value, split into lines by the pretty-printer.
-	limit int
-	d     jsonscan.Decoder // the json document's
-	x     lineDecoder      // decodes the stream-json lines given to Line
-	cur   decoded          // the line Line is parsing
-	evs   []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line (stream-json only;
-	// the json document is checked when decoded).
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-
+// streamParser is the state of one run's parsing of stream-json lines,
+// which it turns into events (see driver.LineParser).
+type streamParser struct {
+	evs       []agentcli.Event
 	sessionID string
 	model     string
-
-	// stream-json
 	block     joined // text deltas not yet reported as an EventText
 	turnText  joined // assistant text since the last tool event
 	errMsg    string // last error-severity `error` event
 	result    *wireEvent
 	resultRaw json.RawMessage
+}
 
-	// json
-	doc     docReader
-	jdoc    *wireJSON
-	jdocRaw json.RawMessage
+var _ driver.LineParser[wireEvent] = (*streamParser)(nil)
+
+// jsonParser turns the pretty-printed json document, which arrives line
+// by line, into events: a driver.Parser of its own, since the document
+// spans lines.
+type jsonParser struct {
+	evs []agentcli.Event
+	// limit bounds the json document (Options.MaxLineBytes): it is one
+	// value, split into lines by the pretty-printer.
+	limit     int
+	d         jsonscan.Decoder
+	sessionID string
+	doc       docReader
+	jdoc      *wireJSON
+	jdocRaw   json.RawMessage
 	// stray is what the last document-like output that was not
 	// gemini's document went wrong with (the start of it, and why), for
 	// the *agentcli.ParseError of a run that printed no document.
@@ -153,18 +146,36 @@ type parser struct {
 	strayErr error
 }
 
-func newParser(f format) *parser { return &parser{format: f, limit: driver.DefaultMaxLine} }
+// newParser returns the driver.Parser of one run printing format f.
+func newParser(f format) driver.Parser {
+	if f == formatJSON {
+		return newJSONParser()
+	}
+	return driver.Lines(Name, &streamParser{})
+}
+
+func newJSONParser() *jsonParser { return &jsonParser{limit: driver.DefaultMaxLine} }
 
 // Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
+func (p *jsonParser) Line(line []byte) []agentcli.Event {
 	p.evs = p.evs[:0]
-	if p.format == formatJSON {
-		p.jsonLine(line)
-	} else {
-		p.streamLine(line)
-	}
+	p.jsonLine(line)
 	return p.evs
+}
+
+// Apply implements driver.LineParser.
+func (p *streamParser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
+	p.evs = p.evs[:0]
+	p.applyEvent(w, line)
+	return p.evs
+}
+
+// Decode implements driver.Wire.
+func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
+	}
+	return nil
 }
 
 // str reads a string that may share the line's memory ("" for any other
@@ -212,88 +223,9 @@ func decodeError(d *jsonscan.Decoder) *wireError {
 // validated.
 var errInvalid = errors.New("invalid JSON")
 
-// lineDecoder decodes stream-json lines; the parser has one for Line, and
-// the runner one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d jsonscan.Decoder
-}
-
-// decoded is one stream-json line decoded by a lineDecoder, ready for
-// applyEvent.
-type decoded = driver.DecodedLine[wireEvent]
-
-// NewLineDecoder implements driver.DecodeParser. The json format's
-// lines are not decoded ahead: its document spans lines.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	if p.format == formatJSON {
-		return noDecoder{}
-	}
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser. The json document is gathered
-// into memory of the parser's own, so its decoder need not borrow.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// noDecoder decodes nothing: every line goes to Line.
-type noDecoder struct{}
-
-func (noDecoder) Decode([]byte, bool, bool, driver.Decoded) driver.Decoded { return nil }
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireEvent](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
-	return p.evs
-}
-
-// decode decodes the stream-json line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
-	}
-	x.d.ResetInput(t, validUTF8, owned)
-	bad := x.decodeEvent(&dl.W)
-	dl.Err = x.d.Finish()
-	if dl.Err == nil && (bad != nil || dl.W.Type == "result" && !x.d.ValidInput()) {
-		dl.Err = errInvalid
-	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
-}
-
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.applyEvent(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// decodeEvent reads one stream-json line into w. It reports errInvalid
-// for parameters that are not valid JSON.
-func (x *lineDecoder) decodeEvent(w *wireEvent) error {
-	d := &x.d
-	*w = wireEvent{}
-	var bad error
+// decode reads one stream-json line into w, which is zero. It reports
+// parameters that are not valid JSON (bad).
+func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -314,9 +246,7 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) error {
 			w.ToolID = str(d)
 		case "parameters":
 			w.Parameters = d.Raw()
-			if w.Parameters != nil && !json.Valid(w.Parameters) {
-				bad = errInvalid
-			}
+			bad = bad || w.Parameters != nil && !json.Valid(w.Parameters)
 		case "status":
 			w.Status = str(d)
 		case "output":
@@ -367,38 +297,13 @@ func (x *lineDecoder) decodeEvent(w *wireEvent) error {
 	return bad
 }
 
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser. Lines of the json format, parts
-// of one document, are not decoded in place.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, p.format != formatJSON
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (p *parser) streamLine(line []byte) {
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-}
-
-// applyEvent turns a decoded stream-json line w (whose bytes are line)
-// into events.
-func (p *parser) applyEvent(w *wireEvent, line []byte) {
-	raw := json.RawMessage(driver.LineRaw(line, p.borrow, p.inPlace))
+// applyEvent appends the events of a decoded stream-json line w.
+func (p *streamParser) applyEvent(w *wireEvent, line *driver.Line) {
 	if w.SessionID != "" && w.Type == "init" {
 		p.sessionID = w.SessionID
 	}
-	base := agentcli.Event{SessionID: p.sessionID, Raw: raw}
+	base := agentcli.Event{SessionID: p.sessionID, Raw: line.Raw()}
+	ev := base
 	switch w.Type {
 	case "init":
 		// Starts the run; anything before it is not part of the answer.
@@ -406,54 +311,20 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 		p.block.Reset()
 		p.turnText.Reset()
 		p.errMsg = ""
-		ev := base
 		ev.Kind, ev.SessionID, ev.Model = agentcli.EventInit, w.SessionID, w.Model
-		p.evs = append(p.evs, ev)
-		return
 	case "message":
 		switch w.Role {
 		case "user":
 			return // the prompt, echoed once
 		case "assistant":
-			ev := base
-			ev.Text = w.Content
-			p.turnText.WriteString(w.Content)
-			if w.Delta {
-				ev.Kind = agentcli.EventTextDelta
-				p.block.WriteString(w.Content)
-				p.evs = append(p.evs, ev)
-				return
-			}
-			// gemini 0.61.0 marks every assistant message as a delta;
-			// one without the mark is taken as a whole block.
-			p.endBlock()
-			ev.Kind = agentcli.EventText
-			p.evs = append(p.evs, ev)
+			p.message(w, base)
 			return
 		}
-	case "tool_use":
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+	case "tool_use", "tool_result":
 		p.endBlock()
 		p.turnText.Reset()
-		ev := base
-		ev.Kind = agentcli.EventToolUse
-		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
-		p.evs = append(p.evs, ev)
-		return
-	case "tool_result":
-		p.endBlock()
-		p.turnText.Reset()
-		ev := base
-		ev.Kind = agentcli.EventToolResult
-		tr := &agentcli.ToolResult{ID: w.ToolID, IsError: w.Status == "error"}
-		if w.Output != nil {
-			tr.Output = *w.Output
-		}
-		if tr.Output == "" && w.Error != nil {
-			tr.Output = w.Error.Message
-		}
-		ev.ToolResult = tr
-		p.evs = append(p.evs, ev)
-		return
+		ev = toolEvent(w, base)
 	case "error":
 		// Non-fatal: loop detected, max session turns, an empty or
 		// blocked model stream, agent execution blocked. The result
@@ -461,32 +332,61 @@ func (p *parser) applyEvent(w *wireEvent, line []byte) {
 		if w.Severity == "error" {
 			p.errMsg = w.Message
 		}
-		ev := base
-		ev.Kind = agentcli.EventNotice
-		ev.Text = w.Message
+		ev.Kind, ev.Text = agentcli.EventNotice, w.Message
 		if w.Severity != "" {
 			ev.Text = w.Severity + ": " + w.Message
 		}
-		p.evs = append(p.evs, ev)
-		return
 	case "result":
 		p.endBlock()
 		r := *w
 		p.result = &r
-		p.resultRaw = raw
-		if w.Stats != nil {
-			ev := base
-			ev.Kind = agentcli.EventUsage
-			u := streamUsage(w.Stats)
-			ev.Usage = &u
-			p.evs = append(p.evs, ev)
+		p.resultRaw = base.Raw
+		if w.Stats == nil {
+			return
 		}
-		return
+		u := streamUsage(w.Stats)
+		ev.Kind, ev.Usage = agentcli.EventUsage, &u
+	default:
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
 	}
-	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
 	p.evs = append(p.evs, ev)
+}
+
+// message appends the event of an assistant message: a text delta, or a
+// whole block.
+func (p *streamParser) message(w *wireEvent, base agentcli.Event) {
+	ev := base
+	ev.Text = w.Content
+	p.turnText.WriteString(w.Content)
+	if w.Delta {
+		ev.Kind = agentcli.EventTextDelta
+		p.block.WriteString(w.Content)
+	} else {
+		// gemini 0.61.0 marks every assistant message as a delta; one
+		// without the mark is taken as a whole block.
+		p.endBlock()
+		ev.Kind = agentcli.EventText
+	}
+	p.evs = append(p.evs, ev)
+}
+
+// toolEvent returns the event of a tool_use or tool_result line.
+func toolEvent(w *wireEvent, base agentcli.Event) agentcli.Event {
+	ev := base
+	if w.Type == "tool_use" {
+		ev.Kind = agentcli.EventToolUse
+		ev.Tool = tools.Use(w.ToolID, w.ToolName, w.Parameters)
+		return ev
+	}
+	tr := &agentcli.ToolResult{ID: w.ToolID, IsError: w.Status == "error"}
+	if w.Output != nil {
+		tr.Output = *w.Output
+	}
+	if tr.Output == "" && w.Error != nil {
+		tr.Output = w.Error.Message
+	}
+	ev.Kind, ev.ToolResult = agentcli.EventToolResult, tr
+	return ev
 }
 
 // joined gathers text pieces. One piece is kept as it is: a huge delta,
@@ -528,7 +428,7 @@ func (j *joined) Reset() {
 
 // endBlock closes the current run of assistant text deltas, which is then
 // reported whole as an EventText.
-func (p *parser) endBlock() {
+func (p *streamParser) endBlock() {
 	if p.block.Len() == 0 {
 		return
 	}
@@ -646,7 +546,7 @@ var errNotDocument = errors.New("not part of the json document")
 // are noise and reported as notices; so is a document that is not JSON,
 // which is dropped (a later one may follow), and one longer than the
 // limit, which is skipped to its end without being kept.
-func (p *parser) jsonLine(line []byte) {
+func (p *jsonParser) jsonLine(line []byte) {
 	r := &p.doc
 	t := bytes.TrimSpace(line)
 	start := len(line) > 0 && line[0] == '{' || !r.active && !r.skip && len(t) > 0 && t[0] == '{'
@@ -656,11 +556,7 @@ func (p *parser) jsonLine(line []byte) {
 			// was not a document's beginning.
 			p.strayDoc(r.first, errors.New("json document cut short by the next one"))
 		}
-		first := t
-		if p.borrow {
-			first = bytes.Clone(t) // kept past this line
-		}
-		*r = docReader{active: true, buf: r.buf[:0], first: first}
+		*r = docReader{active: true, buf: r.buf[:0], first: t}
 	}
 	switch {
 	case r.skip:
@@ -696,7 +592,7 @@ func (p *parser) jsonLine(line []byte) {
 
 // strayDoc reports document-like output that is not gemini's document
 // (a notice) and keeps it for the error of a run that prints none.
-func (p *parser) strayDoc(line []byte, err error) {
+func (p *jsonParser) strayDoc(line []byte, err error) {
 	p.evs = append(p.evs, driver.Notice(Name, line, err))
 	p.stray = append(p.stray[:0], line[:min(len(line), maxStray)]...)
 	p.strayErr = err
@@ -712,7 +608,7 @@ var errNotGemini = errors.New("a JSON object that is not gemini's json document 
 // endDocument decodes a complete json document: gemini's, or a stray
 // one, which is reported and skipped so that gemini's, later, is still
 // found.
-func (p *parser) endDocument(doc []byte) {
+func (p *jsonParser) endDocument(doc []byte) {
 	raw := bytes.TrimSpace(doc)
 	if !json.Valid(raw) {
 		var v any
@@ -833,18 +729,11 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 	return m
 }
 
-// End implements driver.Parser.
-func (p *parser) End(exit driver.Exit) (*agentcli.Result, error) {
-	if p.format == formatJSON {
-		return p.endJSON(exit)
-	}
-	return p.endStream(exit)
-}
-
-func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
+// End implements driver.LineParser.
+func (p *streamParser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
-		return p.noResult(exit)
+		return noResult(exit, p.sessionID, p.model)
 	}
 	res := &agentcli.Result{
 		SessionID: p.sessionID,
@@ -862,10 +751,7 @@ func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	if w.Status != "error" {
 		// The last turn's text, like json's "response".
 		res.Text = p.turnText.String()
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// Without an error object the model stream was empty, thinking-only
 	// or blocked (json mode calls this INVALID_STREAM); the `error` event
@@ -881,24 +767,24 @@ func (p *parser) endStream(exit driver.Exit) (*agentcli.Result, error) {
 	return failed(res, exit, subtype, msg, status)
 }
 
-// endJSON decides from the json document. A document still open when the
-// output ended (cut short) counts as none. A run whose output had
+// End implements driver.Parser: it decides from the json document. A
+// document still open when the output ended (cut short) counts as none. A run whose output had
 // something like a document but not gemini's (cut short, not JSON, a
-// stray object) and exits 0 is a *agentcli.ParseError: never a success
+// stray object) and exits 0 is an *agentcli.ParseError: never a success
 // without the answer gemini printed.
-func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
+func (p *jsonParser) End(exit driver.Exit) driver.Outcome {
 	w := p.jdoc
 	if w == nil {
 		if p.doc.active {
 			p.stray = append(p.stray[:0], p.doc.first[:min(len(p.doc.first), maxStray)]...)
 			p.strayErr = errors.New("json document cut short by the end of the output")
 		}
-		res, err := p.noResult(exit)
-		if res == nil && err == nil && exit.Code == 0 && p.strayErr != nil {
-			return nil, &agentcli.ParseError{Backend: Name, Line: bytes.Clone(p.stray),
-				Err: fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)}
+		o := noResult(exit, p.sessionID, "")
+		if o.Result == nil && p.strayErr != nil {
+			o.Unparsed = bytes.Clone(p.stray)
+			o.UnparsedErr = fmt.Errorf("no json document from gemini in its output: %w", p.strayErr)
 		}
-		return res, err
+		return o
 	}
 	res := &agentcli.Result{SessionID: p.sessionID, Raw: p.jdocRaw}
 	if w.Stats != nil {
@@ -909,10 +795,7 @@ func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 		if w.Response != nil {
 			res.Text = *w.Response
 		}
-		if exit.Code == 0 {
-			return res, nil
-		}
-		return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+		return succeeded(res, exit)
 	}
 	// An empty, thinking-only or blocked model stream: exit 0 with
 	// error.type INVALID_STREAM.
@@ -921,50 +804,44 @@ func (p *parser) endJSON(exit driver.Exit) (*agentcli.Result, error) {
 
 // noResult handles a run that printed no terminal result. With -o json a
 // fatal error is a JSON document on stderr; otherwise stderr has a message.
-func (p *parser) noResult(exit driver.Exit) (*agentcli.Result, error) {
+func noResult(exit driver.Exit, sessionID, model string) driver.Outcome {
 	if w, raw := stderrJSON(exit.Stderr); w != nil {
-		sess := w.SessionID
-		if sess == "" {
-			sess = p.sessionID
-		}
-		res := &agentcli.Result{SessionID: sess, Model: p.model, Raw: raw}
+		res := &agentcli.Result{SessionID: cmp.Or(w.SessionID, sessionID), Model: model, Raw: raw}
 		return failed(res, exit, w.Error.Type, w.Error.Message, codeStatus(w.Error.Code))
 	}
-	if k := exitKind(exit.Code); k != nil {
-		return nil, &agentcli.ExitError{Code: exit.Code, Kind: k}
-	}
-	return nil, nil
+	return driver.Outcome{Kind: exitKind(exit.Code)}
 }
 
-// failed builds the *ResultError for a run that ended in error.
-func failed(res *agentcli.Result, exit driver.Exit, subtype, msg string, status int) (*agentcli.Result, error) {
-	res.IsError = true
-	res.Subtype = subtype
+// succeeded is the outcome of a run whose result reports success: a
+// failure all the same when the CLI exited with a non-zero status.
+func succeeded(res *agentcli.Result, exit driver.Exit) driver.Outcome {
+	if exit.Code == 0 {
+		return driver.Outcome{Result: res}
+	}
+	return failed(res, exit, "", "CLI exited with a non-zero status after a successful result", 0)
+}
+
+// failed is the outcome of a run that ended in error.
+func failed(res *agentcli.Result, exit driver.Exit, subtype, msg string, status int) driver.Outcome {
 	if status == 0 {
 		status = messageStatus(msg)
 	}
 	if status == 0 && subtype != "" {
 		status = exitStatus(exit.Code)
 	}
-	re := &agentcli.ResultError{
-		Subtype:   subtype,
-		APIStatus: status,
-		Message:   msg,
-		ExitCode:  exit.Code,
-		Result:    res,
-	}
+	o := driver.Outcome{Result: res, Failed: true, Subtype: subtype, APIStatus: status, Message: msg}
 	switch {
 	case exit.Code == exitTurnLimit || subtype == "FatalTurnLimitedError":
-		re.Subtype, re.TerminalReason = "error_max_turns", "max_turns"
+		o.Subtype, o.TerminalReason = "error_max_turns", "max_turns"
 	case status != 0:
-		re.TerminalReason = "api_error"
+		o.TerminalReason = "api_error"
 	}
-	res.Subtype, res.TerminalReason = re.Subtype, re.TerminalReason
-	re.Kind = driver.ClassifyStatus(status)
-	if re.Kind == nil {
-		re.Kind = exitKind(exit.Code)
+	res.Subtype, res.TerminalReason = o.Subtype, o.TerminalReason
+	o.Kind = driver.ClassifyStatus(status)
+	if o.Kind == nil {
+		o.Kind = exitKind(exit.Code)
 	}
-	return res, re
+	return o
 }
 
 // exitKind maps gemini's exit statuses to error kinds: 41 is an
@@ -1089,5 +966,3 @@ func mainModel(s *wireStats) string {
 	}
 	return ""
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

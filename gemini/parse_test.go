@@ -20,7 +20,7 @@ import (
 
 // parseAll feeds data to a new parser line by line, as the process layer
 // does (no newline, no trailing \r).
-func parseAll(f format, data []byte) (*parser, []agentcli.Event) {
+func parseAll(f format, data []byte) (driver.Parser, []agentcli.Event) {
 	p := newParser(f)
 	var evs []agentcli.Event
 	sc := bufio.NewScanner(bytes.NewReader(data))

@@ -101,7 +101,7 @@ func TestDocumentBounded(t *testing.T) {
 	const limit = 4 << 10
 	lines := append(unterminated(1000), []byte("}"))
 	lines = append(lines, []byte(strings.ReplaceAll(prettyDoc, "\n", "")))
-	p := newParser(formatJSON)
+	p := newJSONParser()
 	p.limit = limit
 	notices, kept := 0, 0
 	for _, l := range lines {
@@ -145,7 +145,7 @@ func nestedLines(n int) [][]byte {
 // The document is decoded once, when its brackets balance, however many
 // lines close a member (BenchmarkLinear shows the cost per byte).
 func TestDocumentDecodedOnce(t *testing.T) {
-	p := newParser(formatJSON)
+	p := newJSONParser()
 	lines := nestedLines(1000)
 	for i, l := range lines {
 		evs := p.Line(l)

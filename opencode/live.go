@@ -206,6 +206,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
 		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 
@@ -221,6 +222,6 @@ func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) it
 		}
 	}
 	ac.RawName = mcpToolName(servers)
-	return livesession.Replay(livesession.Config{Backend: Name, Options: *r.Options, Request: r.Req,
+	return livesession.Replay(livesession.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(),
 		Proto: func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) }}, log)
 }

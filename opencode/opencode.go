@@ -232,7 +232,9 @@ var spec = driver.Spec{
 	Stderr:   stripANSI,
 	NewState: func() any { return &state{dirs: map[string]string{}, models: map[string][]string{}} },
 
-	Interactive: interactive,
+	Interactive:   interactive,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 }
 
 // state is what one Backend remembers across runs.

@@ -63,7 +63,7 @@ func TestRegistered(t *testing.T) {
 			t.Fatalf("%q opened %T", name, b)
 		}
 	}
-	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true,
+	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true, PortableSessions: true,
 		MCP: true, Efforts: agentcli.Efforts(), HostTools: true, Questions: true,
 		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}

@@ -105,19 +105,9 @@ func FuzzOracle(f *testing.F) {
 		if err := backendtest.CheckEvents(all); err != nil {
 			t.Fatal(err)
 		}
-		if d := backendtest.DiffRuns(all, backendtest.ParseUTF8(&spec, newParser(), lines, exit)); d != "" {
-			t.Fatalf("LineUTF8 differs from Line: %s", d)
-		}
-		if d := backendtest.DiffRuns(all, backendtest.ParseDecoded(&spec, newParser(), lines, exit)); d != "" {
-			t.Fatalf("Decode and Apply differ from Line: %s", d)
-		}
-		// Request.DropRaw: lines borrowed, overwritten once parsed.
-		if d := backendtest.DiffRuns(backendtest.WithoutRaw(backendtest.Parse(&spec, newParser(), lines, exit)),
-			backendtest.WithoutRaw(backendtest.ParseBorrowed(&spec, newParser(), lines, exit))); d != "" {
-			t.Fatalf("borrowed lines differ from Line: %s", d)
-		}
-		// Request.MaxRawBytes: lines over it handed over for keeps.
-		backendtest.CheckKeptRaw(t, &spec, func() driver.Parser { return newParser() }, lines, exit)
+		// Every way the kit hands lines to the parser: decoded ahead,
+		// borrowed (Request.DropRaw), handed over for keeps.
+		backendtest.CheckModes(t, &spec, func() driver.Parser { return newParser() }, lines, exit)
 		var dom [][]byte
 		for _, l := range lines {
 			if len(bytes.TrimSpace(l)) == 0 || backendtest.WellTyped(l, lineShape) {

@@ -75,26 +75,17 @@ type apiError struct {
 	status  int
 }
 
-// parser turns `opencode run --format json` lines into events and decides
-// the outcome of the run. opencode 1.18.33 prints no terminal event: the run
-// succeeded when the CLI exited 0, reported no error and finished its last
-// step.
+// parser is the state of one run's parsing of `opencode run --format json`
+// lines, which it turns into events, and decides the outcome of the run
+// (see driver.LineParser). opencode 1.18.33 prints no terminal event: the
+// run succeeded when the CLI exited 0, reported no error and finished its
+// last step.
 type parser struct {
-	x   lineDecoder // decodes the lines given to Line
-	cur decoded     // the line Line is parsing
 	evs []agentcli.Event
-	// validUTF8 is set while LineUTF8 parses a line.
-	validUTF8 bool
-	// owned is set while LineOwned parses a line (driver.OwnParser).
-	owned bool
-	// borrow: lines are borrowed (driver.BorrowParser).
-	borrow bool
-	// inPlace: the strings decoded in place in the line being applied
-	// (driver.OwnParser).
-	inPlace jsonscan.InPlace
-
 	outcome
 }
+
+var _ driver.LineParser[wireLine] = (*parser)(nil)
 
 // outcome is what a parser of opencode's output keeps to decide a run's
 // outcome (see End); the test oracle (the former parser) shares it.
@@ -124,7 +115,8 @@ type outcome struct {
 // maxErrors bounds how many error lines are kept for the error message.
 const maxErrors = 32
 
-func newParser() *parser { return &parser{} }
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
@@ -160,103 +152,24 @@ func keptWhole(typ string) bool {
 	return false
 }
 
-// lineDecoder decodes lines; the parser has one for Line, and the runner
-// one per decoding goroutine (driver.DecodeParser).
-type lineDecoder struct {
-	d   jsonscan.Decoder
-	bad error // a tool input kept as JSON is not valid
-}
-
-// decoded is one line decoded by a lineDecoder, ready for apply.
-type decoded = driver.DecodedLine[wireLine]
-
-// NewLineDecoder implements driver.DecodeParser.
-func (p *parser) NewLineDecoder() driver.LineDecoder {
-	x := &lineDecoder{}
-	x.d.SetBorrowed(p.borrow)
-	return x
-}
-
-// Borrow implements driver.BorrowParser.
-func (p *parser) Borrow() {
-	p.borrow = true
-	p.x.d.SetBorrowed(true)
-}
-
-// Decode implements driver.LineDecoder.
-func (x *lineDecoder) Decode(line []byte, validUTF8, owned bool, into driver.Decoded) driver.Decoded {
-	dl := driver.ReuseLine[wireLine](into)
-	x.decode(line, validUTF8, owned, dl)
-	return dl
-}
-
-// Apply implements driver.DecodeParser.
-func (p *parser) Apply(d driver.Decoded) []agentcli.Event {
-	dl := d.(*decoded)
-	clear(p.evs)
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	p.evs = p.evs[:0]
-	p.applyDecoded(dl)
-	dl.Release()
+	p.apply(w, line)
 	return p.evs
 }
 
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	p.x.decode(line, p.validUTF8, p.owned, &p.cur)
-	p.applyDecoded(&p.cur)
-	p.cur.Release()
-	return p.evs
-}
-
-// decode decodes line into dl.
-func (x *lineDecoder) decode(line []byte, validUTF8, owned bool, dl *decoded) {
-	t, ok := dl.Begin(line)
-	if !ok {
-		return
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	if bad := w.decode(d); bad || keptWhole(w.Type) && !d.ValidInput() {
+		return errInvalid
 	}
-	x.bad = nil
-	x.d.ResetInput(t, validUTF8, owned)
-	x.decodeLine(&dl.W)
-	dl.Err = cmp.Or(x.d.Finish(), x.bad)
-	if dl.Err == nil && keptWhole(dl.W.Type) && !x.d.ValidInput() {
-		dl.Err = errInvalid
-	}
-	dl.KeepInPlace(&x.d)
-	x.d.Reset(nil)
+	return nil
 }
 
-// applyDecoded appends the events of a decoded line.
-func (p *parser) applyDecoded(dl *decoded) {
-	var settled bool
-	if p.evs, settled = dl.Settled(Name, p.evs); !settled {
-		p.inPlace = dl.InPlace
-		p.apply(&dl.W, dl.Raw)
-		p.inPlace = nil
-	}
-}
-
-// LineUTF8 implements driver.UTF8Parser: Line for a line known to be valid
-// UTF-8, whose strings then need no UTF-8 check.
-func (p *parser) LineUTF8(line []byte) []agentcli.Event {
-	p.validUTF8 = true
-	evs := p.Line(line)
-	p.validUTF8 = false
-	return evs
-}
-
-// LineOwned implements driver.OwnParser.
-func (p *parser) LineOwned(line []byte, validUTF8 bool) []agentcli.Event {
-	p.validUTF8, p.owned = validUTF8, true
-	evs := p.Line(line)
-	p.validUTF8, p.owned = false, false
-	return evs
-}
-
-func (x *lineDecoder) decodeLine(w *wireLine) {
-	d := &x.d
-	*w = wireLine{}
+// decode reads the object at the decoder's position into w, which is
+// zero. It reports a tool input that is not valid JSON (bad).
+func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "type":
@@ -266,10 +179,10 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 		case "part":
 			w.HasPart = d.Kind() == jsonscan.Object
 			w.Part = wirePart{}
-			x.decodePart(&w.Part)
+			bad = w.Part.decode(d) || bad
 		case "error":
 			w.HasError = true
-			w.Error = x.decodeError()
+			w.Error = decodeError(d)
 		case "reason":
 			w.Reason = str(d)
 		case "rejected":
@@ -279,10 +192,10 @@ func (x *lineDecoder) decodeLine(w *wireLine) {
 			}
 		}
 	}
+	return bad
 }
 
-func (x *lineDecoder) decodePart(part *wirePart) {
-	d := &x.d
+func (part *wirePart) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "id":
@@ -306,7 +219,7 @@ func (x *lineDecoder) decodePart(part *wirePart) {
 		case "state":
 			part.HasState = d.Kind() == jsonscan.Object
 			part.State = wireToolState{}
-			x.decodeState(&part.State)
+			bad = part.State.decode(d) || bad
 		case "reason":
 			part.Reason = str(d)
 		case "cost":
@@ -317,19 +230,17 @@ func (x *lineDecoder) decodePart(part *wirePart) {
 			part.Tokens = decodeTokens(d)
 		}
 	}
+	return bad
 }
 
-func (x *lineDecoder) decodeState(st *wireToolState) {
-	d := &x.d
+func (st *wireToolState) decode(d *jsonscan.Decoder) (bad bool) {
 	for k := range d.Object() {
 		switch string(k) {
 		case "status":
 			st.Status = str(d)
 		case "input":
 			st.Input = d.Raw()
-			if st.Input != nil && !json.Valid(st.Input) {
-				x.bad = errInvalid
-			}
+			bad = bad || st.Input != nil && !json.Valid(st.Input)
 		case "output":
 			st.Output = rawString(d)
 		case "error":
@@ -345,6 +256,7 @@ func (x *lineDecoder) decodeState(st *wireToolState) {
 			}
 		}
 	}
+	return bad
 }
 
 // exitCode converts an exit status printed as a JSON number: truncated,
@@ -385,8 +297,7 @@ func decodeTokens(d *jsonscan.Decoder) agentcli.Usage {
 }
 
 // decodeError reads the `error` of an error line.
-func (x *lineDecoder) decodeError() apiError {
-	d := &x.d
+func decodeError(d *jsonscan.Decoder) apiError {
 	var e apiError
 	switch d.Kind() {
 	case jsonscan.Null, jsonscan.Invalid:
@@ -432,13 +343,10 @@ func (x *lineDecoder) decodeError() apiError {
 	return e
 }
 
-// apply turns the decoded line w (whose bytes are line) into events.
-func (p *parser) apply(w *wireLine, line []byte) {
+// apply appends the events of the decoded line w.
+func (p *parser) apply(w *wireLine, line *driver.Line) {
 	part := &w.Part
-	sid := w.SessionID
-	if sid == "" {
-		sid = part.SessionID
-	}
+	sid := cmp.Or(w.SessionID, part.SessionID)
 	if sid != "" {
 		if p.sessionID == "" {
 			p.sessionID = sid
@@ -448,69 +356,49 @@ func (p *parser) apply(w *wireLine, line []byte) {
 			p.evs = append(p.evs, agentcli.Event{Kind: agentcli.EventInit, SessionID: sid})
 		}
 	}
-	raw := driver.LineRaw(line, p.borrow, p.inPlace)
-	base := agentcli.Event{SessionID: sid, Raw: raw}
+	base := agentcli.Event{SessionID: sid, Raw: line.Raw()}
+	if w.Type == "error" || w.Type == "done" {
+		p.end(w, base)
+		return
+	}
 	switch w.Type {
 	case "step_start":
 		p.step(part.MessageID, true)
 		p.open = true
-		return
-	case "text":
+	case "text", "reasoning", "tool_use", "step_finish":
 		p.step(part.MessageID, false)
+		if p.part(w.Type, part, base) {
+			return
+		}
+		fallthrough
+	default:
+		ev := base
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		p.evs = append(p.evs, ev)
+	}
+}
+
+// part appends the events of a part of the current step; it reports
+// false for a part that is not model output (a synthetic text).
+func (p *parser) part(typ string, part *wirePart, base agentcli.Event) bool {
+	ev := base
+	switch typ {
+	case "text":
 		if part.Synthetic || part.Ignored {
-			break // not model output
+			return false
 		}
 		p.stepText = append(p.stepText, part.Text)
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventText, part.Text
-		p.evs = append(p.evs, ev)
-		return
 	case "reasoning":
-		p.step(part.MessageID, false)
-		ev := base
 		ev.Kind, ev.Text = agentcli.EventThinking, part.Text
-		p.evs = append(p.evs, ev)
-		return
 	case "tool_use":
-		p.step(part.MessageID, false)
-		id := part.CallID
-		if id == "" {
-			id = part.ID
-		}
-		use := base
-		use.Kind = agentcli.EventToolUse
-		use.Tool = tools.Use(id, part.Tool, nil)
-		p.evs = append(p.evs, use)
-		if !part.HasState {
-			return
-		}
-		st := &part.State
-		if len(st.Input) > 0 && string(st.Input) != "null" {
-			use.Tool.Input = st.Input
-		}
-		res := &agentcli.ToolResult{ID: id}
-		switch st.Status {
-		case "completed":
-			res.Output = st.Output
-		case "error":
-			res.Output, res.IsError = st.Error, true
-		default: // pending and running are never printed by `run`
-			return
-		}
-		if st.HasExit {
-			c := st.Exit
-			res.ExitCode = &c
-		}
-		ev := base
-		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
-		p.evs = append(p.evs, ev)
-		return
+		p.toolUse(part, base)
+		return true
 	case "step_finish":
-		p.step(part.MessageID, false)
 		p.open = false
 		p.steps++
 		p.stopReason = part.Reason
-		p.lastFinish = raw
+		p.lastFinish = base.Raw
 		if part.HasCost {
 			c := part.Cost
 			if p.cost != nil {
@@ -522,36 +410,67 @@ func (p *parser) apply(w *wireLine, line []byte) {
 			p.usage = p.usage.Add(part.Tokens)
 		}
 		u := p.usage
-		ev := base
 		ev.Kind, ev.Usage = agentcli.EventUsage, &u
-		p.evs = append(p.evs, ev)
-		return
-	case "error":
-		e := w.Error
-		if !w.HasError {
-			e.message = "unknown error"
-		}
-		if len(p.errs) < maxErrors {
-			p.errs = append(p.errs, e)
-		}
-		p.errorRaw = raw
-		ev := base
-		ev.Kind, ev.Text = agentcli.EventNotice, e.String()
-		p.evs = append(p.evs, ev)
-		return
-	case "done":
-		p.done, p.doneRaw, p.doneWhy = true, raw, w.Reason
-		if len(w.Rejected) > 0 {
-			ev := base
-			ev.Kind = agentcli.EventNotice
-			ev.Text = "opencode rejected permission requests: " + strings.Join(w.Rejected, ", ")
-			p.evs = append(p.evs, ev)
-		}
+	}
+	p.evs = append(p.evs, ev)
+	return true
+}
+
+// toolUse appends the tool use of a tool part and, once it completed or
+// failed, its result.
+func (p *parser) toolUse(part *wirePart, base agentcli.Event) {
+	id := cmp.Or(part.CallID, part.ID)
+	use := base
+	use.Kind = agentcli.EventToolUse
+	use.Tool = tools.Use(id, part.Tool, nil)
+	p.evs = append(p.evs, use)
+	if !part.HasState {
 		return
 	}
+	st := &part.State
+	if len(st.Input) > 0 && string(st.Input) != "null" {
+		use.Tool.Input = st.Input
+	}
+	res := &agentcli.ToolResult{ID: id}
+	switch st.Status {
+	case "completed":
+		res.Output = st.Output
+	case "error":
+		res.Output, res.IsError = st.Error, true
+	default: // pending and running are never printed by `run`
+		return
+	}
+	if st.HasExit {
+		c := st.Exit
+		res.ExitCode = &c
+	}
 	ev := base
-	ev.Kind = agentcli.EventUnknown
-	ev.Raw = driver.UnknownRaw(raw, line, p.inPlace)
+	ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
+	p.evs = append(p.evs, ev)
+}
+
+// end notes an error line or the done line, which decide the outcome.
+func (p *parser) end(w *wireLine, base agentcli.Event) {
+	ev := base
+	ev.Kind = agentcli.EventNotice
+	if w.Type == "done" {
+		p.done, p.doneRaw, p.doneWhy = true, base.Raw, w.Reason
+		if len(w.Rejected) == 0 {
+			return
+		}
+		ev.Text = "opencode rejected permission requests: " + strings.Join(w.Rejected, ", ")
+		p.evs = append(p.evs, ev)
+		return
+	}
+	e := w.Error
+	if !w.HasError {
+		e.message = "unknown error"
+	}
+	if len(p.errs) < maxErrors {
+		p.errs = append(p.errs, e)
+	}
+	p.errorRaw = base.Raw
+	ev.Text = e.String()
 	p.evs = append(p.evs, ev)
 }
 
@@ -567,13 +486,12 @@ func (p *outcome) step(msg string, start bool) {
 
 // End implements driver.Parser.
 //
-// An error line makes the run a *agentcli.ResultError, whatever the exit
-// status. Otherwise a non-zero exit is a *agentcli.ExitError (with Kind
+// An error line makes the run a failure, whatever the exit status.
+// Otherwise a non-zero exit is an *agentcli.ExitError (with Kind
 // ErrSessionNotFound for "Session not found"), and an exit 0 is a success
 // only if a done line was printed or at least one step finished and no step
-// was left open; anything less is a *agentcli.NoResultError.
-func (p *outcome) End(exit driver.Exit) (*agentcli.Result, error) {
-	exit.Stderr = stripANSI(exit.Stderr)
+// was left open; anything less is an *agentcli.NoResultError.
+func (p *outcome) End(exit driver.Exit) driver.Outcome {
 	res := &agentcli.Result{
 		Text:           strings.Join(p.stepText, "\n"),
 		SessionID:      p.sessionID,
@@ -599,31 +517,18 @@ func (p *outcome) End(exit driver.Exit) (*agentcli.Result, error) {
 				msgs = append(msgs, m)
 			}
 		}
-		res.IsError = true
 		res.Subtype = first.name
 		res.Raw = p.errorRaw
-		re := &agentcli.ResultError{
-			Subtype:   first.name,
-			APIStatus: first.status,
-			Message:   strings.Join(msgs, "; "),
-			ExitCode:  exit.Code,
-			Result:    res,
+		o := driver.Outcome{Result: res, Failed: true, Subtype: first.name, APIStatus: first.status, Message: strings.Join(msgs, "; ")}
+		if first.name == "ProviderAuthError" {
+			o.Kind = agentcli.ErrAuth
 		}
-		switch {
-		case first.name == "ProviderAuthError":
-			re.Kind = agentcli.ErrAuth
-		case first.status != 0:
-			re.Kind = driver.ClassifyStatus(first.status)
-		}
-		return res, re
+		return o
 	}
-	if exit.Code != 0 {
-		return nil, &agentcli.ExitError{Code: exit.Code, Stderr: exit.Stderr}
+	if exit.Code != 0 || !p.done && (p.steps == 0 || p.open) {
+		return driver.Outcome{}
 	}
-	if !p.done && (p.steps == 0 || p.open) {
-		return nil, nil
-	}
-	return res, nil
+	return driver.Outcome{Result: res}
 }
 
 // String renders the error as "Name: message" (or whichever is known).
@@ -649,5 +554,3 @@ func stripANSI(s string) string {
 	}
 	return ansiRE.ReplaceAllString(s, "")
 }
-
-var _ driver.BorrowParser = (*parser)(nil)

@@ -18,7 +18,7 @@ import (
 )
 
 // parseAll feeds out to a new parser line by line.
-func parseAll(_ any, out []byte) (*parser, []agentcli.Event) {
+func parseAll(_ any, out []byte) (driver.Parser, []agentcli.Event) {
 	p := newParser()
 	var evs []agentcli.Event
 	for _, l := range bytes.Split(out, []byte("\n")) {

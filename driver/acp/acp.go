@@ -297,14 +297,14 @@ func (c *client) callError(method string, err error) error {
 	if len(re.Data) > 0 && string(re.Data) != "null" {
 		msg += ": " + string(re.Data)
 	}
-	pe := live.NewProtocolError(c.backend(), method, re.Code, msg)
-	if method == sdk.AgentMethodSessionLoad && pe.Kind == nil {
+	var fallback error
+	if method == sdk.AgentMethodSessionLoad {
 		// Neither agent says "not found" in a way ClassifyMessage knows
 		// for every id; a failed load is a session that cannot be
 		// resumed.
-		pe.Kind = agentcli.ErrSessionNotFound
+		fallback = agentcli.ErrSessionNotFound
 	}
-	return pe
+	return c.h.Errors().Protocol(method, re.Code, msg, fallback)
 }
 
 // Prompt sends session/prompt and ends the turn when it is answered.
@@ -345,15 +345,8 @@ func (c *client) answered(raw json.RawMessage, err error) {
 		if len(re.Data) > 0 && string(re.Data) != "null" {
 			msg += ": " + string(re.Data)
 		}
-		res := &agentcli.Result{SessionID: sid}
-		e := live.ErrorResult(c.backend(), res, "", msg)
-		var rerr *agentcli.ResultError
-		if errors.As(e, &rerr) {
-			rerr.APIStatus = statusOf(msg)
-			if k := driver.ClassifyStatus(rerr.APIStatus); k != nil {
-				rerr.Kind = k
-			}
-		}
+		res, e := c.h.Errors().Outcome(driver.Outcome{Result: &agentcli.Result{SessionID: sid}, Failed: true,
+			APIStatus: statusOf(msg), Message: msg}, driver.Exit{})
 		c.h.EndTurn(live.TurnEnd{Result: res, Err: e})
 		return
 	}
@@ -397,7 +390,9 @@ func (c *client) answered(raw json.RawMessage, err error) {
 		c.h.EndTurn(live.TurnEnd{Result: res, Interrupted: true})
 	case sdk.StopReasonRefusal, sdk.StopReasonMaxTurnRequests:
 		res.Subtype = pr.StopReason
-		c.h.EndTurn(live.TurnEnd{Result: res, Err: live.ErrorResult(c.backend(), res, pr.StopReason, "the agent stopped: "+pr.StopReason)})
+		_, err := c.h.Errors().Outcome(driver.Outcome{Result: res, Failed: true, Subtype: pr.StopReason,
+			Message: "the agent stopped: " + pr.StopReason}, driver.Exit{})
+		c.h.EndTurn(live.TurnEnd{Result: res, Err: err})
 	default:
 		c.h.EndTurn(live.TurnEnd{Result: res})
 	}
@@ -419,14 +414,9 @@ func (c *client) Interrupt(ctx context.Context) error {
 	return c.rpc.Notify(ctx, sdk.AgentMethodSessionCancel, sdk.CancelNotification{SessionId: sdk.SessionId(sid)})
 }
 
-// Exit maps an agent that ended by itself with a non-zero status to an
-// *agentcli.ExitError.
-func (c *client) Exit(e driver.Exit) error {
-	if e.Code == 0 {
-		return nil // the session reports an agent that ended without a result
-	}
-	return driver.ExitError(c.backend(), e)
-}
+// Exit leaves the error of an agent that ended by itself to the session
+// (see live.Proto).
+func (c *client) Exit(driver.Exit) error { return nil }
 
 func (c *client) Line(line []byte) { c.rpc.Line(line) }
 

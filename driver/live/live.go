@@ -54,7 +54,9 @@ type Proto interface {
 	// wait for the turn to end; it should give up when ctx ends.
 	Interrupt(ctx context.Context) error
 	// Exit returns the error for a CLI that ended by itself (not through
-	// Close), from how it ended.
+	// Close), from how it ended, or nil for the session's own: an
+	// *agentcli.ExitError, or an *agentcli.NoResultError after exit
+	// status 0 (Host.Errors().Exited).
 	Exit(e driver.Exit) error
 }
 
@@ -113,6 +115,12 @@ type Config struct {
 	// protocol cannot apply one, EditInput false); then the tool lists
 	// and the permission mode decide as usual.
 	Hooks *driver.RunHooks
+	// Errors builds the session's typed errors (the run's, Run.Errors):
+	// a turn's failure, a CLI that died, an answer that is not the JSON
+	// its output schema asks for. Nil means errors of a backend named
+	// Backend that know no wording of its own, redacted as this
+	// process's environment says.
+	Errors *driver.Errors
 }
 
 // HookDenier is implemented by a Proto that can tell the model why
@@ -167,6 +175,7 @@ type Session struct {
 	red     Redactor
 	htools  *driver.HostTools
 	hooks   *driver.RunHooks
+	errs    *driver.Errors
 
 	p     *proc.Process // nil when replaying
 	proto Proto
@@ -209,6 +218,9 @@ func newSession(cfg Config) (*Session, error) {
 	}
 	req.Prompt = ""
 	backend := cfg.Backend
+	if backend == "" && cfg.Errors != nil {
+		backend = cfg.Errors.Backend()
+	}
 	if err := driver.CheckPermissionMode(backend, req.Permission, nil); err != nil {
 		return nil, err
 	}
@@ -239,6 +251,7 @@ func newSession(cfg Config) (*Session, error) {
 		red:     cfg.Redactor,
 		htools:  cfg.HostTools,
 		hooks:   cfg.Hooks,
+		errs:    cfg.Errors,
 		slot:    make(chan struct{}, 1),
 		askSem:  make(chan struct{}, 1),
 		wwake:   make(chan struct{}, 1),
@@ -256,6 +269,9 @@ func newSession(cfg Config) (*Session, error) {
 	}
 	if s.red == nil {
 		s.red = noRedactor{}
+	}
+	if s.errs == nil {
+		s.errs = driver.NewErrors(&driver.Spec{Name: backend}, nil, &req)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.host = &Host{s: s}
@@ -406,9 +422,11 @@ func (s *Session) read() {
 	s.mu.Unlock()
 	killEscapees(escaped)
 	if s.wire != nil {
-		s.wire.Exit(exit.Code, s.red.Redact(exit.Stderr))
+		rec := exit.Exit
+		rec.Stderr = s.red.Redact(rec.Stderr)
+		s.wire.Exit(rec)
 	}
-	s.exited(closing, driver.Exit{Code: exit.Code, Stderr: exit.Stderr})
+	s.exited(closing, exit.Exit)
 }
 
 // tooLong reports a stdout line over the limit to the running turn.
@@ -433,7 +451,7 @@ func (s *Session) exited(closing bool, e driver.Exit) {
 	} else {
 		err = s.proto.Exit(e)
 		if err == nil {
-			err = &agentcli.NoResultError{Backend: s.backend, Code: e.Code, Stderr: driver.Tail(e.Stderr, 500)}
+			err = s.errs.Exited(e)
 		}
 	}
 	if s.cleanup != nil {
@@ -1055,12 +1073,7 @@ func (s *Session) finish(t *turn, e *TurnEnd) (*agentcli.Result, error) {
 	if len(s.req.OutputSchema) > 0 {
 		// The turn's answer must be the JSON value the schema asks for,
 		// as a one-shot run's must.
-		if err := driver.Structured(e.Result); err != nil {
-			var re *agentcli.ResultError
-			if errors.As(err, &re) {
-				re.Backend = s.backend
-				e.Result.IsError = true
-			}
+		if err := s.errs.Structured(e.Result); err != nil {
 			return e.Result, err
 		}
 	}
@@ -1094,6 +1107,10 @@ type Host struct {
 
 // Backend returns the backend's name.
 func (h *Host) Backend() string { return h.s.backend }
+
+// Errors returns what builds the session's typed errors (see
+// Config.Errors).
+func (h *Host) Errors() *driver.Errors { return h.s.errs }
 
 // Request returns the session's request (a copy; do not modify).
 func (h *Host) Request() *agentcli.Request { return &h.s.req }
@@ -1325,26 +1342,23 @@ func (s *Session) callback(ctx context.Context, pr *agentcli.PermissionRequest) 
 
 // ErrorResult returns the outcome of a failed turn that has no typed error
 // of its own: a *agentcli.ResultError with msg (secrets redacted, bounded)
-// and its classification.
+// and its classification by generic wording.
+//
+// Deprecated: use Host.Errors().Outcome with a failed Outcome, which
+// classifies as the backend's Spec says.
 func ErrorResult(backend string, res *agentcli.Result, subtype, msg string) error {
 	if res == nil {
 		res = &agentcli.Result{}
 	}
-	res.IsError = true
-	msg = driver.Tail(msg, 500)
-	return &agentcli.ResultError{
-		Backend: backend,
-		Subtype: subtype,
-		Message: msg,
-		Kind:    driver.Classify(backend, msg),
-		Result:  res,
-	}
+	_, err := driver.NewErrors(&driver.Spec{Name: backend}, nil, nil).Outcome(driver.Outcome{Result: res, Failed: true, Subtype: subtype, Message: msg}, driver.Exit{})
+	return err
 }
 
 // NewProtocolError returns the *agentcli.ProtocolError of a request the
-// CLI answered with an error, classifying msg (a session that does not
-// exist, credentials, rate limits).
+// CLI answered with an error, classifying msg by generic wording.
+//
+// Deprecated: use Host.Errors().Protocol, which classifies as the
+// backend's Spec says.
 func NewProtocolError(backend, method string, code int, msg string) *agentcli.ProtocolError {
-	msg = driver.Tail(msg, 500)
-	return &agentcli.ProtocolError{Backend: backend, Method: method, Code: code, Message: msg, Kind: driver.Classify(backend, msg)}
+	return driver.NewErrors(&driver.Spec{Name: backend}, nil, nil).Protocol(method, code, msg, nil)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -144,6 +143,13 @@ func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 		for {
 			rec, err := rd.Next()
 			if err == io.EOF {
+				if closed && t == nil {
+					// Closed with no turn running: every event is in the
+					// log. The CLI's exit record comes when the CLI is
+					// gone, which Close does not always wait for (it is
+					// bounded): a log read after Close may end here.
+					return
+				}
 				yield(agentcli.Event{}, bad("%w", errIncomplete))
 				return
 			}
@@ -216,7 +222,7 @@ func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 				closed = true
 				s.Close()
 			case "exit":
-				s.exited(closed, driver.Exit{Code: rec.Code, Stderr: rec.Stderr})
+				s.exited(closed, rec.Exit)
 				if !flush() {
 					return
 				}

@@ -202,6 +202,14 @@ func TestWireLogReplayDamaged(t *testing.T) {
 	if !strings.Contains(got.b.String(), `"kind":"result"`) || !strings.Contains(got.b.String(), "ParseError") {
 		t.Errorf("a cut log replays as\n%s", got.b.String())
 	}
+	// Cut right after the close record (a log read as soon as Close
+	// returned, before the CLI's exit record): every event is there, and
+	// the replay ends without an error.
+	closed := full[:strings.Index(full, `{"t":"close"}`)+len(`{"t":"close"}`)+1]
+	got = replayToy(t, []byte(closed), nil, agentcli.Options{})
+	if !strings.Contains(got.b.String(), `"kind":"result"`) || strings.Contains(got.b.String(), "Error") {
+		t.Errorf("a log that ends after its close record replays as\n%s", got.b.String())
+	}
 	// An extra in record: the replay would wait for a message the
 	// protocol never sends.
 	i := strings.Index(full, `{"t":"turn"}`)

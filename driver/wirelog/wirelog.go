@@ -13,6 +13,7 @@
 //	{"t":"out","too_long":N}           a line longer than Options.MaxLineBytes (not kept)
 //	{"t":"end","why":"canceled"}       the run's context ended here (or "timeout"); later lines were dropped
 //	{"t":"exit","code":0,"stderr":"…"} how the CLI ended; stderr is its tail, secrets redacted
+//	                                   ("truncated":true when the tail lacks its start)
 //
 // A stdout line is the bytes between two newlines, without the newline.
 // "start" describes what the parser needs (which backend, whether deltas
@@ -200,13 +201,25 @@ func (l *Writer) End(message string) {
 // Close records that a live session was closed.
 func (l *Writer) Close() { l.write([]byte(`{"t":"close"}`)) }
 
-// Exit records how the CLI ended.
-func (l *Writer) Exit(code int, stderr string) {
+// Exit is how a CLI ended: the exit record of a log, and what a run's
+// parser is told (driver.Exit) and the process layer reports.
+type Exit struct {
+	// Code is the exit status; -1 if the process was killed by a signal.
+	Code int `json:"code"`
+	// Stderr is the tail of stderr: raw as a parser sees it, secrets
+	// redacted in a log.
+	Stderr string `json:"stderr,omitempty"`
+	// Truncated reports that Stderr lacks the start of what the CLI
+	// wrote (it wrote more than the tail holds).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Exit records how the CLI ended; e.Stderr must be redacted already.
+func (l *Writer) Exit(e Exit) {
 	b, _ := json.Marshal(struct {
-		T      string `json:"t"`
-		Code   int    `json:"code"`
-		Stderr string `json:"stderr,omitempty"`
-	}{"exit", code, stderr})
+		T string `json:"t"`
+		Exit
+	}{"exit", e})
 	l.write(b)
 }
 
@@ -253,9 +266,8 @@ type Record struct {
 	Timeout  time.Duration
 	// Message is the reason of a kill record.
 	Message string
-	// Code and Stderr are set on an exit record.
-	Code   int
-	Stderr string
+	// Exit is set on an exit record.
+	Exit Exit
 }
 
 // ErrFormat reports a line that is not a wire-log record.
@@ -287,17 +299,15 @@ func (r *Reader) Next() (Record, error) {
 		B64     *string         `json:"b64"`
 		TooLong int             `json:"too_long"`
 		Why     string          `json:"why"`
-		Code    int             `json:"code"`
-		Stderr  string          `json:"stderr"`
 		Message string          `json:"message"`
 		Dead    bool            `json:"deadline"`
+		Exit
 		Start
 	}
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.T == "" {
 		return Record{}, fmt.Errorf("wire log line %d: %w", r.line, ErrFormat)
 	}
-	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Code: rec.Code, Stderr: rec.Stderr,
-		Message: rec.Message, Deadline: rec.Dead}
+	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Exit: rec.Exit, Message: rec.Message, Deadline: rec.Dead}
 	if rec.T == "abort" {
 		out.Timeout = rec.Start.Timeout // the same key
 	}

@@ -40,7 +40,7 @@ func TestRoundTrip(t *testing.T) {
 				w.Out(it.data)
 			}
 		}
-		w.Exit(3, "err\xff")
+		w.Exit(Exit{Code: 3, Stderr: "err\xff", Truncated: true})
 		r := NewReader(&buf)
 		rec, err := r.Next()
 		if err != nil || rec.T != "start" || rec.Start.Backend != "b" || !rec.Start.Deltas {
@@ -56,7 +56,7 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatalf("record %d = %+v, %v; want %s %q", i, rec, err, want, it.data)
 			}
 		}
-		if rec, err := r.Next(); err != nil || rec.T != "exit" || rec.Code != 3 {
+		if rec, err := r.Next(); err != nil || rec.T != "exit" || rec.Exit != (Exit{Code: 3, Stderr: "err\ufffd", Truncated: true}) {
 			t.Fatalf("exit %+v %v", rec, err)
 		}
 		if _, err := r.Next(); err != io.EOF {

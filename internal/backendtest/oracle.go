@@ -7,15 +7,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/jsonscan"
+	"github.com/agentcli/agentcli/internal/kitmodes"
 )
 
 // This file holds what the differential tests of the parsers share: each
@@ -222,6 +221,27 @@ func numberFits(lit string, k Kinds) bool {
 	return k&KCost != 0 && f >= 0 && f <= 1e15
 }
 
+// OutcomeOf returns the Outcome of a parser written when End returned a
+// result and an error (the oracles): the error's fields read back.
+func OutcomeOf(res *agentcli.Result, err error) driver.Outcome {
+	o := driver.Outcome{Result: res}
+	var (
+		re *agentcli.ResultError
+		xe *agentcli.ExitError
+		pe *agentcli.ParseError
+	)
+	switch {
+	case errors.As(err, &re):
+		o = driver.Outcome{Result: re.Result, Failed: true, Subtype: re.Subtype, TerminalReason: re.TerminalReason,
+			APIStatus: re.APIStatus, Message: re.Message, Kind: re.Kind}
+	case errors.As(err, &xe):
+		o = driver.Outcome{Kind: xe.Kind}
+	case errors.As(err, &pe):
+		o = driver.Outcome{Unparsed: pe.Line, UnparsedErr: pe.Err}
+	}
+	return o
+}
+
 // Run is what a parser made of a stream: the events of each line, then
 // End's result and error (through Spec.End, as the runner calls it).
 type Run struct {
@@ -241,61 +261,45 @@ func Parse(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit)
 	return r
 }
 
-// ParseUTF8 is Parse calling LineUTF8 (p must implement
-// driver.UTF8Parser) for the lines that are valid UTF-8, as the runner
-// does: it must yield what Parse yields.
-func ParseUTF8(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
-	var r Run
-	up := p.(driver.UTF8Parser)
-	for _, l := range lines {
-		var evs []agentcli.Event
-		if utf8.Valid(l) {
-			evs = up.LineUTF8(l)
-		} else {
-			evs = p.Line(l)
+// CheckModes checks that the parsers newParser makes yield, in every way
+// a run hands lines to a parser made by driver.Lines, what they yield
+// parsing the lines one by one (Parse), but for the Raw each way drops:
+// lines decoded ahead (as on other goroutines), with their UTF-8 checked
+// ahead or not; lines borrowed (Request.DropRaw) and overwritten once
+// parsed, two in three handed over for keeps; and lines handed over for
+// keeps in a run keeping Raw of at most 0 and 60 bytes
+// (Request.MaxRawBytes). Every string of a line handed over for keeps
+// that can be decoded in place is (jsonscan.SetInPlaceAll), not only
+// long ones. A parser that driver.Lines did not make is run line by line
+// only, so nothing is checked.
+func CheckModes(t testing.TB, spec *driver.Spec, newParser func() driver.Parser, lines [][]byte, exit driver.Exit) {
+	t.Helper()
+	none := -1
+	for _, c := range []struct {
+		name string
+		m    kitmodes.Mode
+		keep int // the Raw the run keeps
+	}{
+		{"decoded ahead", kitmodes.Mode{OwnOver: none, Decoders: true, Direct: func(i int) bool { return i%3 == 1 }}, math.MaxInt},
+		{"UTF-8 checked ahead", kitmodes.Mode{OwnOver: none, UTF8: true, Decoders: true, Direct: func(i int) bool { return i%2 == 0 }}, math.MaxInt},
+		{"borrowed", kitmodes.Mode{Borrow: true, Own: func(i int) bool { return i%3 != 2 }, Decoders: true, Direct: func(i int) bool { return i%4 == 1 }}, -1},
+		{"handed over, Raw of 0 bytes kept", kitmodes.Mode{OwnOver: 0, Decoders: true, Direct: func(i int) bool { return i%2 == 1 }}, 0},
+		{"handed over, Raw of 60 bytes kept", kitmodes.Mode{OwnOver: 60, UTF8: true, Decoders: true, Direct: func(i int) bool { return i%3 == 0 }}, 60},
+	} {
+		p := newParser()
+		restore := jsonscan.SetInPlaceAll(c.m.Borrow || c.m.OwnOver >= 0)
+		evs, ok := kitmodes.Lines(p, lines, c.m)
+		restore()
+		if !ok {
+			return
 		}
-		r.Events = append(r.Events, append([]agentcli.Event(nil), evs...))
+		got := Run{Events: evs}
+		got.Result, got.Err = spec.End(p, exit)
+		want := Parse(spec, newParser(), lines, exit)
+		if d := DiffRuns(CapRawRun(want, c.keep), CapRawRun(got, c.keep)); d != "" {
+			t.Fatalf("%s: the events differ from parsing line by line, Raw over %d bytes aside: %s", c.name, c.keep, d)
+		}
 	}
-	r.Result, r.Err = spec.End(p, exit)
-	return r
-}
-
-// ParseDecoded is Parse as the runner parses with decoders (p must
-// implement driver.DecodeParser): lines are decoded ahead, four at a time
-// alternately by two decoders (so each decodes a line before the one it
-// decoded last is applied) reusing the values of lines already applied,
-// then applied in order (lines not decoded go to Line). It must yield what
-// Parse yields.
-func ParseDecoded(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
-	return parseDecoded(spec, p, lines, exit, false, math.MaxInt)
-}
-
-// ParseBorrowed is ParseDecoded with lines the parser borrows, as the
-// runner hands them over under Request.DropRaw (p must implement
-// driver.BorrowParser too): each group of four lines is in memory that is
-// overwritten once their events are collected. When p is an
-// driver.OwnParser, two lines in three are handed over for keeps instead,
-// in memory of its own, as the runner hands over a line too long for its
-// buffers (to a decoder or to LineOwned, in turn), and every string that
-// can be is decoded in place (jsonscan.SetInPlaceAll), not only long ones.
-// Apart from Raw, it must yield what Parse yields: compare both through
-// WithoutRaw.
-func ParseBorrowed(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit) Run {
-	p.(driver.BorrowParser).Borrow()
-	defer jsonscan.SetInPlaceAll(true)()
-	return parseDecoded(spec, p, lines, exit, true, math.MaxInt)
-}
-
-// ParseOwned is ParseDecoded as the runner parses for a run that keeps
-// Raw of at most keep bytes (Request.MaxRawBytes; see driver.RawLimit):
-// when p is a driver.OwnParser, each line longer than keep, trimmed, is
-// handed over for keeps (to a decoder or to LineOwned, in turn), and every
-// string of it that can be is decoded in place (jsonscan.SetInPlaceAll),
-// not only long ones; the events, result and error then lose the Raw the
-// runner drops (driver.CapRaw). It must yield CapRawRun of Parse's run.
-func ParseOwned(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit, keep int) Run {
-	defer jsonscan.SetInPlaceAll(true)()
-	return CapRawRun(parseDecoded(spec, p, lines, exit, false, keep), keep)
 }
 
 // CapRawRun returns r with the Raw fields a run keeping Raw of at most
@@ -310,76 +314,6 @@ func CapRawRun(r Run, keep int) Run {
 		r.Result.Raw = nil
 	}
 	driver.CapRawErr(r.Err, keep)
-	return r
-}
-
-// parseDecoded is ParseDecoded, with lines borrowed (see ParseBorrowed)
-// or, when not, those longer than ownOver handed over for keeps (see
-// ParseOwned).
-func parseDecoded(spec *driver.Spec, p driver.Parser, lines [][]byte, exit driver.Exit, borrow bool, ownOver int) Run {
-	dp := p.(driver.DecodeParser)
-	decs := []driver.LineDecoder{dp.NewLineDecoder(), dp.NewLineDecoder()}
-	var spare [4]driver.Decoded
-	var r Run
-	var mem []byte
-	op, _ := p.(driver.OwnParser)
-	for i := 0; i < len(lines); i += len(spare) {
-		chunk := lines[i:min(i+len(spare), len(lines))]
-		var owned [4]bool
-		if borrow {
-			n := 0
-			for _, l := range chunk {
-				n += len(l)
-			}
-			mem = slices.Grow(mem[:0], n) // no line moves as others follow
-			var own [4][]byte
-			for j, l := range chunk {
-				if owned[j] = op != nil && (i+j)%3 != 2; owned[j] {
-					own[j] = bytes.Clone(l)
-					continue
-				}
-				mem = append(mem, l...)
-				own[j] = mem[len(mem)-len(l) : len(mem) : len(mem)]
-			}
-			chunk = own[:len(chunk)]
-		} else if op != nil && ownOver < math.MaxInt {
-			var own [4][]byte
-			for j, l := range chunk {
-				own[j] = l
-				if owned[j] = len(bytes.TrimSpace(l)) > ownOver; owned[j] {
-					own[j] = bytes.Clone(l) // modified: strings decoded in place
-				}
-			}
-			chunk = own[:len(chunk)]
-		}
-		var valid [4]bool
-		for j, l := range chunk {
-			valid[j] = utf8.Valid(l)
-			if owned[j] && (i+j)%2 == 0 {
-				spare[j] = nil // the run's goroutine parses it (LineOwned)
-			} else {
-				spare[j] = decs[j%2].Decode(l, valid[j], owned[j], spare[j])
-			}
-		}
-		for j, l := range chunk {
-			var evs []agentcli.Event
-			switch {
-			case spare[j] != nil:
-				evs = dp.Apply(spare[j])
-			case owned[j]:
-				evs = op.LineOwned(l, valid[j])
-			case valid[j]:
-				evs = p.(driver.UTF8Parser).LineUTF8(l)
-			default:
-				evs = p.Line(l)
-			}
-			r.Events = append(r.Events, append([]agentcli.Event(nil), evs...))
-		}
-		for j := range mem {
-			mem[j] = 'X' // the runner reuses the memory
-		}
-	}
-	r.Result, r.Err = spec.End(p, exit)
 	return r
 }
 
@@ -519,19 +453,4 @@ func SplitLines(in []byte) [][]byte {
 		lines[i] = bytes.Clone(bytes.TrimSuffix(l, []byte("\r")))
 	}
 	return lines
-}
-
-// CheckKeptRaw checks that a parser's lines handed over for keeps in a
-// run that keeps Raw (ParseOwned, for Request.MaxRawBytes) yield what Line
-// yields, but for the Raw the runner drops: with every line handed over
-// (a run keeping no Raw longer than 0 bytes) and with those longer than
-// 60 bytes. newParser returns a fresh parser for one run.
-func CheckKeptRaw(t *testing.T, spec *driver.Spec, newParser func() driver.Parser, lines [][]byte, exit driver.Exit) {
-	t.Helper()
-	for _, keep := range []int{0, 60} {
-		want := CapRawRun(Parse(spec, newParser(), lines, exit), keep)
-		if d := DiffRuns(want, ParseOwned(spec, newParser(), lines, exit, keep)); d != "" {
-			t.Fatalf("lines over %d bytes handed over for keeps differ from Line, Raw over %d bytes aside: %s", keep, keep, d)
-		}
-	}
 }

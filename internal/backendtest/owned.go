@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/internal/kitmodes"
 )
 
 // BigText returns about n bytes of text like a tool's output: lines of
@@ -44,14 +45,14 @@ func CheckOwnedShapes(t *testing.T, newParser func() driver.Parser, shapes map[s
 	}
 }
 
-// CheckOwnedLine checks that a huge line handed over for keeps
-// (driver.OwnParser, through LineOwned and through a decoder's Decode with
-// owned set) yields the events Line yields for a copy, Raw aside, while
-// the parser allocates less than a quarter of the line: its long strings
-// and values stay in the line's memory instead of being copied. It checks
-// a parser that borrows (Request.DropRaw) and one that does not (a run
-// that keeps Raw, for a line longer than Request.MaxRawBytes). newParser
-// returns a fresh parser for one run.
+// CheckOwnedLine checks that a huge line handed over for keeps (a run
+// under Request.DropRaw, whose buffers it does not fit, or a run keeping
+// Raw, for a line longer than Request.MaxRawBytes), decoded by a decoder
+// or on the run's goroutine, yields the events Line yields for a copy,
+// Raw aside, while the parser allocates less than a quarter of the line:
+// its long strings and values stay in the line's memory instead of being
+// copied. newParser returns a fresh parser for one run (made by
+// driver.Lines).
 func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 	t.Helper()
 	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
@@ -61,12 +62,14 @@ func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 			// least of three tries is the parser's.
 			least := uint64(math.MaxUint64)
 			for try := range 3 {
-				n, evs := ownedAllocs(newParser(), bytes.Clone(line), borrow, viaDecoder)
+				p, l := newParser(), bytes.Clone(line)
+				var evs []agentcli.Event
+				n := Allocated(func() { evs = kitmodes.OwnedLine(p, l, borrow, viaDecoder) })
 				least = min(least, n)
 				if try > 0 {
 					continue
 				}
-				if got := describeEvents(dropRaw(evs)); got != want {
+				if got := describeEvents(dropRaw(append([]agentcli.Event(nil), evs...))); got != want {
 					t.Fatalf("borrow %v, decoder %v: owned line yields\n%.600s\nwant\n%.600s", borrow, viaDecoder, got, want)
 				}
 			}
@@ -76,27 +79,6 @@ func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 			}
 		}
 	}
-}
-
-// ownedAllocs parses line, handed over for keeps, with p borrowing or not,
-// and returns the bytes allocated meanwhile and a copy of the events.
-func ownedAllocs(p driver.Parser, line []byte, borrow, viaDecoder bool) (uint64, []agentcli.Event) {
-	if borrow {
-		p.(driver.BorrowParser).Borrow()
-	}
-	var dec driver.LineDecoder
-	if viaDecoder {
-		dec = p.(driver.DecodeParser).NewLineDecoder()
-	}
-	var evs []agentcli.Event
-	n := Allocated(func() {
-		if viaDecoder {
-			evs = p.(driver.DecodeParser).Apply(dec.Decode(line, true, true, nil))
-		} else {
-			evs = p.(driver.OwnParser).LineOwned(line, true)
-		}
-	})
-	return n, append([]agentcli.Event(nil), evs...)
 }
 
 // Allocated returns the bytes allocated while f runs (by f, and by any

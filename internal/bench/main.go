@@ -54,6 +54,10 @@ type config struct {
 	timeout    time.Duration
 	out        string
 	buildFlags []string // extra go build flags for the contender binaries
+	// variants are other builds of the agentcli runner (./gorunner) run
+	// as contenders of their own, by name: a baseline, or a build without
+	// one technique, measured side by side.
+	variants map[string]string
 }
 
 func main() {
@@ -77,6 +81,7 @@ func run(args []string, stdout io.Writer) error {
 	work := fs.String("work", "", "scratch folder (default: a temporary one, removed at the end)")
 	timeout := fs.Duration("timeout", 15*time.Minute, "limit for one contender run")
 	out := fs.String("o", "", "also write the markdown report to this file")
+	variants := fs.String("variants", "", "comma-separated NAME=PATH of other gorunner builds to run as contenders \"agentcli [NAME]\" (a baseline, a build without one technique)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -94,6 +99,19 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if c.hugeSize, err = parseSize(*hugeSize); err != nil {
 		return err
+	}
+	for v := range strings.SplitSeq(*variants, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		name, path, ok := strings.Cut(v, "=")
+		if !ok || name == "" || path == "" {
+			return fmt.Errorf("bad -variants entry %q, want NAME=PATH", v)
+		}
+		if c.variants == nil {
+			c.variants = map[string]string{}
+		}
+		c.variants[name] = path
 	}
 	for s := range strings.SplitSeq(*clis, ",") {
 		cli := benchdata.CLI(strings.TrimSpace(s))
@@ -150,13 +168,27 @@ type contender string
 
 const (
 	cAgentcli contender = "agentcli"
-	cDropRaw  contender = "agentcli, DropRaw"
+	cDropRaw            = cAgentcli + dropRawSuffix
 	// cEveryRaw keeps Raw even on a huge line (Request.MaxRawBytes -1).
-	cEveryRaw contender = "agentcli, every Raw"
+	cEveryRaw           = cAgentcli + everyRawSuffix
 	cTS       contender = "TS SDK"
 	cBare     contender = "bare os/exec"
 	cFloor    contender = "fake | cat"
+
+	dropRawSuffix  contender = ", DropRaw"
+	everyRawSuffix contender = ", every Raw"
 )
+
+// variantContenders returns the contenders of the variant runners, by
+// name: "agentcli [NAME]".
+func variantContenders(c config) []contender {
+	var cs []contender
+	for name := range c.variants {
+		cs = append(cs, contender(string(cAgentcli)+" ["+name+"]"))
+	}
+	slices.Sort(cs)
+	return cs
+}
 
 // A scenario is one kind of run: a stream of some size, the slow consumer,
 // or the huge line.
@@ -257,12 +289,15 @@ func bench(ctx context.Context, c config, log io.Writer) (string, error) {
 	}
 
 	contenders := func(sc *scenario, cli benchdata.CLI) []contender {
-		cs := []contender{cAgentcli}
-		if sc.slow == 0 {
-			cs = append(cs, cDropRaw)
-		}
-		if sc.huge {
-			cs = append(cs, cEveryRaw)
+		var cs []contender
+		for _, base := range append([]contender{cAgentcli}, variantContenders(c)...) {
+			cs = append(cs, base)
+			if sc.slow == 0 {
+				cs = append(cs, base+dropRawSuffix)
+			}
+			if sc.huge {
+				cs = append(cs, base+everyRawSuffix)
+			}
 		}
 		if node != "" && tsSDK(cli) != "" {
 			cs = append(cs, cTS)
@@ -306,13 +341,21 @@ func runOne(ctx context.Context, c config, ct contender, cli benchdata.CLI, sc *
 		cmd = exec.CommandContext(ctx, node, args...)
 		cmd.Dir = c.nodeDir
 	default:
-		mode := map[contender]string{cAgentcli: "agentcli", cDropRaw: "agentcli", cEveryRaw: "agentcli", cBare: "bare", cFloor: "floor"}[ct]
-		maxRaw := 0
-		if ct == cEveryRaw {
-			maxRaw = -1
+		mode := map[contender]string{cBare: "bare", cFloor: "floor"}[ct]
+		bin, dropRaw, maxRaw := runner, false, 0
+		if mode == "" {
+			mode = "agentcli"
+			base := strings.TrimSuffix(strings.TrimSuffix(string(ct), string(dropRawSuffix)), string(everyRawSuffix))
+			if name, ok := strings.CutPrefix(base, string(cAgentcli)+" ["); ok {
+				bin = c.variants[strings.TrimSuffix(name, "]")]
+			}
+			dropRaw = strings.HasSuffix(string(ct), string(dropRawSuffix))
+			if strings.HasSuffix(string(ct), string(everyRawSuffix)) {
+				maxRaw = -1
+			}
 		}
-		cmd = exec.CommandContext(ctx, runner, "-mode", mode, "-cli", string(cli), "-fake", fake, "-slow-events", strconv.Itoa(sc.slow),
-			"-drop-raw="+strconv.FormatBool(ct == cDropRaw), "-max-raw="+strconv.Itoa(maxRaw))
+		cmd = exec.CommandContext(ctx, bin, "-mode", mode, "-cli", string(cli), "-fake", fake, "-slow-events", strconv.Itoa(sc.slow),
+			"-drop-raw="+strconv.FormatBool(dropRaw), "-max-raw="+strconv.Itoa(maxRaw))
 	}
 	cmd.Env = append(os.Environ(), "BENCH_FAKE_CLI="+string(cli), "BENCH_FAKE_BYTES="+strconv.FormatInt(sc.size, 10),
 		"GORACE=atexit_sleep_ms=0") // race-built binaries (the smoke test) otherwise sleep 1 s at exit

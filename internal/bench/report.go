@@ -114,10 +114,10 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 				}
 			case sc.huge:
 				line := float64(sc.size) / (1 << 20)
-				for _, ct := range []contender{cAgentcli, cDropRaw, cEveryRaw, cTS, cBare, cFloor} {
+				for _, ct := range contenders(sc, cli) {
 					if x := f[ct]; x.ok {
 						rss := "—"
-						if ct == cAgentcli || ct == cDropRaw || ct == cEveryRaw || ct == cTS {
+						if ct != cBare && ct != cFloor {
 							rss = fmt.Sprintf("%.1f×", x.rssMB/line)
 						}
 						fmt.Fprintf(&b, "| %s | %s | %.3f | %s | %s | %s |\n", cli, name(ct), x.wall, num(x.mbps), ifRSS(ct, x.rssMB), rss)
@@ -130,9 +130,16 @@ func report(c config, scs []*scenario, samples map[key][]sample, contenders func
 					fmt.Fprintf(&b, "| %s | agentcli, DropRaw ÷ TS | %s | %s | %s | |\n", cli, ratio(dr.wall, t.wall), ratio(dr.mbps, t.mbps), ratio(dr.rssMB, t.rssMB))
 				}
 			default:
-				for _, ct := range []contender{cAgentcli, cDropRaw, cTS} {
-					if x := f[ct]; x.ok {
+				for _, ct := range contenders(sc, cli) {
+					if x := f[ct]; x.ok && ct != cBare && ct != cFloor {
 						fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", cli, name(ct), num(x.mbps), num(x.evps), count(x.evs), num(x.rssMB), num(x.ttfeMS))
+					}
+				}
+				for _, ct := range variantContenders(c) {
+					for _, v := range []contender{ct, ct + dropRawSuffix} {
+						if x := f[v]; x.ok && t.ok {
+							fmt.Fprintf(&b, "| %s | %s ÷ TS | %s | %s | | %s | %s |\n", cli, v, ratio(x.mbps, t.mbps), ratio(x.evps, t.evps), ratio(x.rssMB, t.rssMB), ratio(x.ttfeMS, t.ttfeMS))
+						}
 					}
 				}
 				if t.ok {

@@ -93,6 +93,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // Process is a running CLI. ReadLine, Wait and Close must be called from
@@ -527,11 +529,10 @@ func (p *Process) Wait() Exit {
 	p.unwatch()
 
 	e := Exit{
-		Stderr:          p.errTail.String(),
-		StderrTruncated: p.errTail.truncated(),
-		HeldOpen:        p.out != nil && p.out.heldOpen(),
-		Stopped:         p.isStopped(),
-		Escaped:         p.escaped,
+		Exit:     wirelog.Exit{Stderr: p.errTail.String(), Truncated: p.errTail.truncated()},
+		HeldOpen: p.out != nil && p.out.heldOpen(),
+		Stopped:  p.isStopped(),
+		Escaped:  p.escaped,
 	}
 	var ee *exec.ExitError
 	switch {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // Defaults for zero Spec fields.
@@ -61,20 +63,16 @@ type Line struct {
 	TooLong int
 }
 
-// Exit describes how a process ended.
+// Exit describes how a process ended: its exit status and stderr tail
+// (wirelog.Exit: Code, -1 if the process died from a signal; Stderr;
+// Truncated, Stderr lacks the start of what was written), and more.
 type Exit struct {
-	// Code is the exit status, or -1 if the process died from a signal.
-	Code int
+	wirelog.Exit
 	// Signal is the signal that killed the process, if any.
 	Signal syscall.Signal
 	// Stopped reports that the process was stopped by Stop, Close or its
 	// context (cancellation, timeout) before Wait returned.
 	Stopped bool
-	// Stderr is the tail of what the process wrote to stderr.
-	Stderr string
-	// StderrTruncated reports that Stderr lacks the start of what was
-	// written (more than the tail holds was written).
-	StderrTruncated bool
 	// HeldOpen reports that stdout was still held open (or still being
 	// written) by some process KillGrace after the CLI had exited and its
 	// group was killed: a descendant that left the group. Reading stopped
