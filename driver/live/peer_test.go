@@ -270,7 +270,7 @@ func (p *toyProto) Interrupt(ctx context.Context) error {
 
 func (p *toyProto) Exit(e driver.Exit) error {
 	if e.Code != 0 {
-		return driver.ExitError("toy", e)
+		return driver.NewErrors(&driver.Spec{Name: "toy"}, nil, nil).Exited(e)
 	}
 	return nil
 }

@@ -75,8 +75,10 @@ type rpcProto struct {
 func (p *rpcProto) Start(ctx context.Context) error            { return nil }
 func (p *rpcProto) Prompt(ctx context.Context, s string) error { return nil }
 func (p *rpcProto) Interrupt(ctx context.Context) error        { return nil }
-func (p *rpcProto) Exit(e driver.Exit) error                   { return driver.ExitError("rpc", e) }
-func (p *rpcProto) Line(line []byte)                           { p.rpc.Line(line) }
+func (p *rpcProto) Exit(e driver.Exit) error {
+	return driver.NewErrors(&driver.Spec{Name: "rpc"}, nil, nil).Exited(e)
+}
+func (p *rpcProto) Line(line []byte) { p.rpc.Line(line) }
 
 func startRPC(t *testing.T) (*Session, *rpcProto) {
 	t.Helper()
