@@ -256,3 +256,38 @@ func ExampleHooks() {
 	// Bash {"command":"rm -rf build"}: deny true no rm in this repository
 	// Bash {"command":"go test ./..."}: deny false
 }
+
+// A bot that answers each new conversation on a session started before
+// the conversation arrived: the CLI's start-up is off the first answer's
+// path.
+func ExamplePool() {
+	b := agentclitest.NewBackend(agentclitest.Reply("Hi! How can I help?", "conv-1"))
+	req := &agentcli.Request{
+		Permission: agentcli.PermissionAsk,
+		OnPermission: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+			return agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: "read-only bot"}
+		},
+	}
+	pool, err := agentcli.NewPool(b, req, &agentcli.PoolOptions{Warm: 1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer pool.Close()
+
+	// A conversation starts: take a ready session (the pool starts another).
+	ctx := context.Background()
+	s, err := pool.Take(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Run(ctx, "Hello")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Text)
+	fmt.Println("session:", res.SessionID)
+	// Output:
+	// Hi! How can I help?
+	// session: conv-1
+}

@@ -159,3 +159,11 @@ func TestValidateSessionIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileRequestsEndToEnd is drivertest's flag-injection property, the
+// one an outside backend runs: hostile requests run on the fake CLI, whose
+// argv, parsed with the flavor's grammar, must have the options of the
+// benign twin's.
+func TestHostileRequestsEndToEnd(t *testing.T) {
+	backendtest.HostileRequests(t, kit, "387144c4-c3b7-4733-aa27-be4c71200f23", nil)
+}

@@ -156,6 +156,7 @@ var sentinels = []struct {
 	{"caller_lost", ErrCallerLost},
 	{"no_workers", ErrNoWorkers},
 	{"session_not_saved", ErrSessionNotSaved},
+	{"archive_too_large", ErrArchiveTooLarge},
 	{"fs_not_exist", fs.ErrNotExist},
 	{"fs_permission", fs.ErrPermission},
 	{"exec_not_found", exec.ErrNotFound},

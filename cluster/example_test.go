@@ -2,8 +2,10 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -63,4 +65,25 @@ func Example() {
 	// Output:
 	// Hello from a worker! session-1
 	// worker stopped: <nil>
+}
+
+// A worker whose sessions move: every run's session is saved to the
+// pool's object store and imported by whichever worker resumes it. The
+// archive is read whole into memory, so its size is bounded; and a
+// backend without portable sessions cannot take one.
+func ExamplePortableSessions() {
+	// On a worker machine:
+	//
+	//	b, _ := agentcli.Open("claude", nil)
+	//	w, _ := cluster.NewWorker(nc, b, &cluster.WorkerOptions{Sessions: cluster.PortableSessions{}})
+	ctx := context.Background()
+	p := cluster.PortableSessions{MaxArchiveBytes: 16}
+	_, err := p.Import(ctx, agentclitest.NewBackend(), "/work/repo", strings.NewReader("an archive over sixteen bytes"))
+	fmt.Println(errors.Is(err, cluster.ErrArchiveTooLarge))
+	_, err = p.Import(ctx, agentclitest.NewBackend(), "/work/repo", strings.NewReader("short"))
+	var ue *agentcli.UnsupportedError
+	fmt.Println(errors.As(err, &ue))
+	// Output:
+	// true
+	// true
 }

@@ -324,9 +324,10 @@ func (w *Worker) importSession(ctx context.Context, dir, id string) (string, err
 			return err
 		}
 		defer func() { _ = res.Close() }()
-		got, err := w.opts.Sessions.Import(actx, w.b, dir, io.LimitReader(res, w.opts.MaxArchiveBytes))
+		lr := &limitReader{r: res, n: w.opts.MaxArchiveBytes}
+		got, err := w.opts.Sessions.Import(actx, w.b, dir, lr)
 		if err != nil {
-			if actx.Err() != nil {
+			if actx.Err() != nil || lr.err != nil {
 				return err // the store's read was cut: again
 			}
 			return &permanent{fmt.Errorf("%s: importing session %s: %w", w.name, id, err)}
@@ -352,12 +353,46 @@ type limitWriter struct {
 	n int64
 }
 
-var errArchiveTooLarge = errors.New("session archive over WorkerOptions.MaxArchiveBytes")
-
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > l.n {
-		return 0, errArchiveTooLarge
+		return 0, errOverWorkerLimit
 	}
 	l.n -= int64(len(p))
 	return l.w.Write(p)
+}
+
+var errOverWorkerLimit = fmt.Errorf("%w: over WorkerOptions.MaxArchiveBytes", ErrArchiveTooLarge)
+
+// limitReader reads at most n bytes of r and fails, rather than stop
+// short, when r has more: a truncated archive must not pass for a whole
+// one. err is the error r returned, other than io.EOF (a failure of the
+// store, worth another attempt).
+type limitReader struct {
+	r   io.Reader
+	n   int64
+	err error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		// One more byte tells whether r is over the limit or just at it.
+		var one [1]byte
+		n, err := l.r.Read(one[:])
+		if n > 0 {
+			return 0, errOverWorkerLimit
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			l.err = err
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		l.err = err
+	}
+	return n, err
 }

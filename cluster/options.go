@@ -24,8 +24,9 @@ import (
 //
 // The archive is a byte stream whose format is the porter's own; the
 // pool stores it as it is. Implementations must be safe for concurrent
-// use. A porter built on agentcli's portable sessions (ExportSession,
-// ImportSession) is the intended implementation.
+// use. PortableSessions, built on agentcli's portable sessions
+// (ExportSession, ImportSession), is the implementation for the CLIs
+// agentcli drives.
 type SessionPorter interface {
 	// Export writes the archive of session id, which backend b ran in
 	// directory dir, to w. It blocks until the archive is written.
@@ -160,7 +161,9 @@ type WorkerOptions struct {
 	// seconds.
 	DrainTimeout time.Duration
 
-	// MaxArchiveBytes bounds one session archive. Zero means 1 GiB.
+	// MaxArchiveBytes bounds one session archive, saved or restored: a
+	// larger one fails with an error matching ErrArchiveTooLarge. Zero
+	// means 1 GiB.
 	MaxArchiveBytes int64
 
 	// Replicas is as Options.Replicas.

@@ -59,7 +59,7 @@ func newTranscriptBackend(worker string, log *turnLog, call agentclitest.Call) *
 	sb := agentclitest.NewBackend()
 	sb.Default = &call
 	sb.Caps = agentcli.Capabilities{Sessions: true, Resume: true, Interrupt: true,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk}}
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny}}
 	return &transcriptBackend{Backend: sb, worker: worker, log: log, disk: map[string][]string{}}
 }
 

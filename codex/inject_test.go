@@ -144,3 +144,12 @@ func TestCodexHome(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileRequestsEndToEnd is drivertest's flag-injection property, the
+// one an outside backend runs: hostile requests run on the fake CLI, whose
+// argv, parsed with the flavor's grammar, must have the options of the
+// benign twin's. MCP servers are left out: a run with them goes through
+// a live session (codex app-server), which the fake's script is not.
+func TestHostileRequestsEndToEnd(t *testing.T) {
+	backendtest.HostileRequests(t, kit, "01a20096-ac79-7f83-8b64-1211be7331ad", func(r *agentcli.Request) { r.MCPServers = nil })
+}

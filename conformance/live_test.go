@@ -129,7 +129,10 @@ func checkLiveCaps(t *testing.T, c liveCase, b agentcli.Backend) {
 // process is left) when the test ends.
 func liveSession(t *testing.T, b agentcli.Backend, req *agentcli.Request, tag string) agentcli.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// Two minutes: a gemini session resumed in the minute it was created
+	// waits up to a minute for the next one (see gemini's live.go), then
+	// starts its CLI.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
 	s, err := agentcli.StartSession(ctx, b, req)

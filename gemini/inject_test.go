@@ -101,3 +101,11 @@ func TestValidateSessionIDs(t *testing.T) {
 	}
 	backendtest.CheckRequestError(t, validate(&agentcli.Request{DisallowedTools: []string{"-x"}}), Name)
 }
+
+// TestHostileRequestsEndToEnd is drivertest's flag-injection property, the
+// one an outside backend runs: hostile requests run on the fake CLI, whose
+// argv, parsed with the flavor's grammar, must have the options of the
+// benign twin's.
+func TestHostileRequestsEndToEnd(t *testing.T) {
+	backendtest.HostileRequests(t, kit, "2f5b1456-2585-48ad-850a-0d7038329f7c", nil)
+}

@@ -99,3 +99,13 @@ func TestValidateSessionIDs(t *testing.T) {
 	}
 	backendtest.CheckRequestError(t, validate(&agentcli.Request{AllowedTools: []string{""}}), Name)
 }
+
+// TestHostileRequestsEndToEnd is drivertest's flag-injection property, the
+// one an outside backend runs: hostile requests run on the fake CLI, whose
+// argv, parsed with the flavor's grammar, must have the options of the
+// benign twin's.
+// The model is left out: a plain name would be looked up with `opencode
+// models`, which the fake does not answer.
+func TestHostileRequestsEndToEnd(t *testing.T) {
+	backendtest.HostileRequests(t, kit, "ses_dff58e508ffesXnQAqy4c9cw0H", func(r *agentcli.Request) { r.Model = "" })
+}

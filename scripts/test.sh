@@ -12,9 +12,12 @@ cd "$(dirname "$0")/.."
 
 STATICCHECK=honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The Discord gateway example is a module of its own, and so is the
-# worker pool (it depends on NATS, which the root module must not).
+# worker pool (it depends on NATS, which the root module must not), and
+# the outside backend (a backend written with the public driver kit only,
+# as another module would).
 GATEWAY=examples/discord-gateway
 CLUSTER=cluster
+OUTSIDE=examples/outside-backend
 
 bash scripts/install-clis.sh
 
@@ -28,31 +31,40 @@ echo "== go mod tidy"
 go mod tidy -diff
 (cd "$GATEWAY" && go mod tidy -diff)
 (cd "$CLUSTER" && go mod tidy -diff)
+(cd "$OUTSIDE" && go mod tidy -diff)
 
 echo "== go vet"
 go vet ./...
 (cd "$GATEWAY" && go vet ./...)
 (cd "$CLUSTER" && go vet ./...)
+(cd "$OUTSIDE" && go vet ./...)
 # Every package builds and vets on the platforms users build for.
 for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
   (cd "$GATEWAY" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
   (cd "$CLUSTER" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
+  (cd "$OUTSIDE" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
 done
 
 echo "== staticcheck"
 go run "$STATICCHECK" ./...
 (cd "$GATEWAY" && go run "$STATICCHECK" ./...)
 (cd "$CLUSTER" && go run "$STATICCHECK" ./...)
+(cd "$OUTSIDE" && go run "$STATICCHECK" ./...)
 
 echo "== go test -race"
 # Everything the tests need is fetched and built before the network goes.
 go mod download all
+(cd "$GATEWAY" && go mod download all)
 (cd "$CLUSTER" && go mod download all)
+(cd "$OUTSIDE" && go mod download all)
 go test -race -count=1 -run '^$' ./... >/dev/null
 (cd "$GATEWAY" && go test -race -count=1 -run '^$' ./... >/dev/null)
 (cd "$CLUSTER" && go test -race -count=1 -run '^$' ./... >/dev/null)
-TESTS="go test -race -count=1 -timeout 40m ./... && (cd $GATEWAY && go test -race -count=1 -timeout 20m ./...) && (cd $CLUSTER && go test -race -count=1 -timeout 10m ./...)"
+(cd "$OUTSIDE" && go test -race -count=1 -run '^$' ./... >/dev/null)
+# The outside backend's tests include one that its `go list -deps` shows no
+# agentcli package under internal/ but those the public kit is built on.
+TESTS="go test -race -count=1 -timeout 40m ./... && (cd $GATEWAY && go test -race -count=1 -timeout 20m ./...) && (cd $CLUSTER && go test -race -count=1 -timeout 10m ./...) && (cd $OUTSIDE && go test -race -count=1 -timeout 10m ./...)"
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
   echo "(in a private network namespace: loopback only)"
   exec unshare -n sh -c "ip link set lo up && export GOPROXY=off && $TESTS"

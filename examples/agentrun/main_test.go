@@ -346,26 +346,3 @@ func TestToolDemoAndQuestionsOffline(t *testing.T) {
 		t.Errorf("question: answered %v; stderr %q", askResult, errOut)
 	}
 }
-
-func TestPick(t *testing.T) {
-	it := agentcli.QuestionItem{Options: []agentcli.QuestionOption{{Label: "Red"}, {Label: "Blue"}}}
-	multi := it
-	multi.MultiSelect = true
-	for _, c := range []struct {
-		it   agentcli.QuestionItem
-		line string
-		want []string
-	}{
-		{it, "2", []string{"Blue"}},
-		{it, " 1 ", []string{"Red"}},
-		{it, "1,2", []string{"1,2"}},
-		{multi, "1, 2", []string{"Red", "Blue"}},
-		{it, "3", []string{"3"}},
-		{it, "green please", []string{"green please"}},
-		{it, "", nil},
-	} {
-		if got := pick(c.it, c.line); strings.Join(got, "|") != strings.Join(c.want, "|") {
-			t.Errorf("pick(%q) = %q, want %q", c.line, got, c.want)
-		}
-	}
-}

@@ -100,6 +100,18 @@ type Config struct {
 	// AttachmentMax bounds the text attachments inlined into one prompt,
 	// in bytes (ATTACHMENT_MAX_BYTES, default 100000).
 	AttachmentMax int
+	// NATSURL, when set (NATS_URL), sends the runs to a pool of
+	// agentcli-worker processes over NATS JetStream instead of a CLI on
+	// this host; the conversations are then kept in the pool's key-value
+	// store, shared by every replica of the gateway. NATSCreds is a NATS
+	// credentials file (NATS_CREDS), PoolPrefix the pool's prefix
+	// (POOL_PREFIX; default agentcli).
+	NATSURL, NATSCreds, PoolPrefix string
+	// ShardID and ShardCount make this replica one shard of the bot
+	// (DISCORD_SHARD_ID, DISCORD_SHARD_COUNT; default 0 of 1): Discord
+	// sends it the events of the servers whose id maps to its shard, and
+	// direct messages to shard 0.
+	ShardID, ShardCount int
 }
 
 // LoadConfig reads the configuration through lookup (os.LookupEnv). An
@@ -121,6 +133,9 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 		Permission:    agentcli.PermissionMode(strings.ToLower(get("PERMISSION_MODE"))),
 		CommandGuilds: list(get("COMMAND_GUILDS")),
 		Models:        list(get("MODELS")),
+		NATSURL:       get("NATS_URL"),
+		NATSCreds:     get("NATS_CREDS"),
+		PoolPrefix:    get("POOL_PREFIX"),
 	}
 	if c.StateDir == "" {
 		c.StateDir = "gateway-state"
@@ -186,6 +201,14 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	c.Live = boolean("LIVE_SESSIONS", true)
 	c.Threads = boolean("THREADS", false)
 	c.SlashCommands = boolean("SLASH_COMMANDS", true)
+	c.ShardCount = num("DISCORD_SHARD_COUNT", 1)
+	if v := get("DISCORD_SHARD_ID"); v != "" {
+		n, e := strconv.Atoi(v)
+		if e != nil || n < 0 || n >= c.ShardCount {
+			fail("DISCORD_SHARD_ID=%q: want a number from 0 to DISCORD_SHARD_COUNT-1 (%d)", v, c.ShardCount-1)
+		}
+		c.ShardID = n
+	}
 	switch c.Permission {
 	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 	default:
@@ -206,10 +229,10 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 		switch {
 		case !envName.MatchString(name):
 			fail("AGENT_ENV: %q is not a variable name", name)
-		case strings.HasPrefix(strings.ToUpper(name), "DISCORD_"):
+		case secretOfTheBot(name):
 			// The bot's own credentials never go to the agent, whoever
 			// asks.
-			fail("AGENT_ENV: %s would hand the bot's Discord settings to the agent", name)
+			fail("AGENT_ENV: %s would hand the bot's Discord or NATS settings to the agent", name)
 		}
 	}
 	if f := get("SYSTEM_PROMPT_FILE"); f != "" {
@@ -219,7 +242,13 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 		}
 		c.SystemPrompt = strings.TrimSpace(string(b))
 	}
-	if c.WorkingDir != "" {
+	switch {
+	case c.WorkingDir != "" && c.NATSURL != "":
+		// A path on the workers, not here.
+		if !filepath.IsAbs(c.WorkingDir) {
+			fail("WORKING_DIR=%q: with NATS_URL, an absolute path on the workers", c.WorkingDir)
+		}
+	case c.WorkingDir != "":
 		abs, e := filepath.Abs(c.WorkingDir)
 		if fi, se := os.Stat(abs); e != nil || se != nil || !fi.IsDir() {
 			fail("WORKING_DIR=%q is not a directory", c.WorkingDir)

@@ -639,6 +639,9 @@ func (g *discordGateway) autocomplete(i *discordgo.InteractionCreate) {
 func (g *discordGateway) component(i *discordgo.InteractionCreate) {
 	user, _, roles := interactionUser(i)
 	data := i.MessageComponentData()
+	if !g.rt.Owns(data.CustomID) {
+		return // another replica's card: it answers
+	}
 	text, ok := g.rt.Answer(i.ChannelID, data.CustomID, user, roles, data.Values)
 	if !ok {
 		g.private(i.Interaction, text)

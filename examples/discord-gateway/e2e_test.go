@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestLoadConfig(t *testing.T) {
 	}
 	for k, v := range map[string]string{"QUERY_TIMEOUT": "soon", "MAX_CONCURRENT_RUNS": "0", "PERMISSION_MODE": "yolo",
 		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe",
-		"AGENT_ENV": "DISCORD_TOKEN", "THREADS": "sometimes", "MAX_LIVE_SESSIONS": "-1",
+		"AGENT_ENV": "DISCORD_TOKEN", "THREADS": "sometimes", "MAX_LIVE_SESSIONS": "-1", "DISCORD_SHARD_ID": "1",
 		"DISCORD_API_URL": "discord.com", "DISCORD_GATEWAY_URL": "https://gateway.discord.gg"} {
 		lookup := func(key string) (string, bool) {
 			if key == k {
@@ -129,5 +130,37 @@ func TestLoadConfig(t *testing.T) {
 		if _, err := LoadConfig(lookup, quiet()); err == nil {
 			t.Errorf("%s=%q accepted", k, v)
 		}
+	}
+}
+
+// TestLoadConfigPool: with NATS_URL, WORKING_DIR is a path on the workers
+// (not looked for here, but absolute); the NATS settings never go to the
+// agent through AGENT_ENV; a shard is a number below the shard count.
+func TestLoadConfigPool(t *testing.T) {
+	load := func(env map[string]string) (Config, error) {
+		return LoadConfig(func(k string) (string, bool) { v, ok := env[k]; return v, ok }, quiet())
+	}
+	c, err := load(map[string]string{"NATS_URL": "nats://pool:4222", "NATS_CREDS": "/etc/gw.creds", "POOL_PREFIX": "team1",
+		"WORKING_DIR": "/on/the/workers", "DISCORD_SHARD_ID": "1", "DISCORD_SHARD_COUNT": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATSURL != "nats://pool:4222" || c.NATSCreds != "/etc/gw.creds" || c.PoolPrefix != "team1" ||
+		c.WorkingDir != "/on/the/workers" || c.ShardID != 1 || c.ShardCount != 2 {
+		t.Errorf("%+v", c)
+	}
+	for _, env := range []map[string]string{
+		{"NATS_URL": "nats://pool:4222", "WORKING_DIR": "relative/dir"},
+		{"AGENT_ENV": "NATS_CREDS"},
+		{"AGENT_ENV": "nats_url=nats://elsewhere"},
+		{"DISCORD_SHARD_ID": "2", "DISCORD_SHARD_COUNT": "2"},
+		{"DISCORD_SHARD_ID": "-1", "DISCORD_SHARD_COUNT": "2"},
+	} {
+		if _, err := load(env); err == nil {
+			t.Errorf("%v accepted", env)
+		}
+	}
+	if got := addedEnv([]string{"NATS_CREDS=/x"}, []string{"NATS_CREDS", "NATS_URL=u", "OK=1"}); !slices.Equal(got, []string{"OK=1"}) {
+		t.Errorf("addedEnv passed %q", got)
 	}
 }

@@ -38,7 +38,8 @@ var backendEnv = map[string][]string{
 // childEnv returns the environment of the backend's CLI: from environ (the
 // gateway's, as "K=V"), the variables of baseEnv and of the backend's
 // prefixes, then the operator's additions (see addedEnv). A variable whose
-// name starts with DISCORD_ is never passed, whatever the lists say.
+// name starts with DISCORD_ or NATS_ is never passed, whatever the lists
+// say.
 func childEnv(environ []string, backend string, additions []string) []string {
 	prefixes := slices.Concat(basePrefixes, backendEnv[backend])
 	pass := func(name string) bool {
@@ -68,7 +69,7 @@ func childEnv(environ []string, backend string, additions []string) []string {
 
 // addedEnv returns the operator's additions (AGENT_ENV) as "K=V": NAME
 // passes NAME from environ when it is set there, NAME=value sets it. Names
-// starting with DISCORD_ are dropped.
+// starting with DISCORD_ or NATS_ are dropped.
 func addedEnv(environ, additions []string) []string {
 	lookup := lookupIn(environ)
 	var out []string
@@ -87,9 +88,11 @@ func addedEnv(environ, additions []string) []string {
 }
 
 // secretOfTheBot reports a variable of the gateway's own (DISCORD_TOKEN
-// and the other DISCORD_ settings).
+// and the other DISCORD_ settings, and NATS_URL and NATS_CREDS: whoever
+// reaches the pool can submit runs and answer permission requests).
 func secretOfTheBot(name string) bool {
-	return strings.HasPrefix(strings.ToUpper(name), "DISCORD_")
+	u := strings.ToUpper(name)
+	return strings.HasPrefix(u, "DISCORD_") || strings.HasPrefix(u, "NATS_")
 }
 
 // lookupIn returns a lookup function over environ ("K=V"; the last entry

@@ -35,6 +35,10 @@ type fakeDiscord struct {
 	noAcks    bool          // do not acknowledge heartbeats
 
 	events chan []byte // dispatches to send: {"t":..., "d":...}
+	// broadcast sends every dispatch to every connection (see
+	// broadcastAll) instead of to one of them.
+	broadcast bool
+	subs      map[chan []byte]bool
 
 	mu         sync.Mutex
 	reqs       []fakeReq
@@ -45,6 +49,7 @@ type fakeDiscord struct {
 	files      map[string][]byte    // /files/<name>
 	commands   map[string][]any     // registration path → commands
 	identifies int
+	shards     [][]int // the shard of each identify ([id, count], or nil)
 	resumes    int
 	heartbeats int
 	ready      chan struct{} // closed at the first READY
@@ -288,6 +293,7 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 			Intents   int    `json:"intents"`
 			SessionID string `json:"session_id"`
 			Seq       int64  `json:"seq"`
+			Shard     []int  `json:"shard"`
 		} `json:"d"`
 	}
 	if err := c.ReadJSON(&first); err != nil {
@@ -302,6 +308,7 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 	switch first.Op {
 	case 2:
 		f.identifies++
+		f.shards = append(f.shards, first.D.Shard)
 		if first.D.Intents&(1<<0|1<<9|1<<12|1<<15) != 1<<0|1<<9|1<<12|1<<15 {
 			f.t.Errorf("identify without the guild and message intents: %d", first.D.Intents)
 		}
@@ -360,6 +367,19 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 		}
 		dispatch("RESUMED", map[string]any{})
 	}
+	events := f.events
+	f.mu.Lock()
+	if f.broadcast {
+		mine := make(chan []byte, 8192)
+		f.subs[mine] = true
+		events = mine
+		defer func() {
+			f.mu.Lock()
+			delete(f.subs, mine)
+			f.mu.Unlock()
+		}()
+	}
+	f.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -385,7 +405,7 @@ func (f *fakeDiscord) gateway(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-done:
 			return
-		case ev := <-f.events:
+		case ev := <-events:
 			var e struct {
 				T string          `json:"t"`
 				D json.RawMessage `json:"d"`
@@ -414,7 +434,26 @@ func (f *fakeDiscord) drop() {
 // dispatch queues a gateway event.
 func (f *fakeDiscord) dispatch(t string, d any) {
 	b, _ := json.Marshal(map[string]any{"t": t, "d": d})
+	f.mu.Lock()
+	if f.broadcast {
+		for ch := range f.subs {
+			ch <- b
+		}
+		f.mu.Unlock()
+		return
+	}
+	f.mu.Unlock()
 	f.events <- b
+}
+
+// broadcastAll makes every later connection receive every dispatch, as
+// several connections of a bot on one shard do; call it before the first
+// connection.
+func (f *fakeDiscord) broadcastAll() {
+	f.mu.Lock()
+	f.broadcast = true
+	f.subs = map[chan []byte]bool{}
+	f.mu.Unlock()
 }
 
 func (f *fakeDiscord) requests() []fakeReq {

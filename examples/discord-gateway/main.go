@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -91,7 +92,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		return 1
 	}
 	path := cfg.Agent.CLIPath
-	if path == "" {
+	if path == "" && cfg.NATSURL == "" {
 		path = installedCLI(name)
 	}
 	b, err := agentcli.Open(name, &agentcli.Options{Path: path, Logger: logger})
@@ -99,7 +100,27 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		logger.Error("opening the backend", "backend", name, "err", err)
 		return 1
 	}
-	if err := b.Check(ctx); err != nil {
+	// With NATS_URL the runs go to the pool's workers; b only says what
+	// the backend can do, while no worker may be up yet.
+	var pl *pool
+	replica := replicaID()
+	if cfg.NATSURL != "" {
+		if *offline {
+			logger.Error("-offline runs the CLI on this host; it does not go with NATS_URL")
+			return 1
+		}
+		pl, err = openPool(ctx, cfg, name, b.Capabilities(), replica, logger)
+		if err != nil {
+			logger.Error("the worker pool", "url", cfg.NATSURL, "err", err)
+			return 1
+		}
+		defer pl.close()
+		b = pl.backend
+		if err := b.Check(ctx); err != nil {
+			logger.Warn("no worker of the pool can run the backend now; messages wait for one", "backend", name, "err", err)
+		}
+		logger.Info("runs go to the worker pool", "replica", replica, "shard", cfg.ShardID, "shards", cfg.ShardCount)
+	} else if err := b.Check(ctx); err != nil {
 		shown := path
 		var be *agentcli.BinaryError
 		if errors.As(err, &be) {
@@ -121,9 +142,14 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		PermissionTimeout: cfg.PermissionTimeout,
 	}
 	// The CLI's environment is an allow-list (see childEnv), never the
-	// gateway's own: DISCORD_TOKEN stays here.
+	// gateway's own: DISCORD_TOKEN stays here. On the pool, the CLI runs
+	// in its worker's environment, with the operator's additions only.
 	tmpl.ReplaceEnv = true
 	tmpl.Env = childEnv(environ, name, cfg.AgentEnv)
+	if pl != nil {
+		tmpl.ReplaceEnv = false
+		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
+	}
 	cfg.Agent.Apply(&tmpl, caps)
 	switch {
 	case tmpl.Permission == "" && slices.Contains(caps.PermissionModes, agentcli.PermissionAsk):
@@ -175,12 +201,14 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		return 1
 	}
 	defer unlock()
-	if n := sweep(tag); n > 0 {
-		logger.Warn("killed processes a previous run of the gateway left behind", "count", n)
-	}
-	tmpl.Env = append(tmpl.Env, envTag+"="+tag)
 	runner := b
-	if guardSupported {
+	if pl == nil {
+		if n := sweep(tag); n > 0 {
+			logger.Warn("killed processes a previous run of the gateway left behind", "count", n)
+		}
+		tmpl.Env = append(tmpl.Env, envTag+"="+tag)
+	}
+	if guardSupported && pl == nil {
 		// Every CLI is started through this binary, which has the kernel
 		// kill it when the gateway dies (see guardExec).
 		target, err := resolveCLI(path, name)
@@ -195,8 +223,10 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		tmpl.Env = append(tmpl.Env, envExec+"="+target, envParent+"="+strconv.Itoa(os.Getpid()))
 	}
 
-	store, err := NewFileStore(filepath.Join(stateDir, "sessions", name))
-	if err != nil {
+	var store SessionStore
+	if pl != nil {
+		store = pl.store
+	} else if store, err = NewFileStore(filepath.Join(stateDir, "sessions", name)); err != nil {
 		logger.Error("session store", "err", err)
 		return 1
 	}
@@ -218,6 +248,9 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		AttachmentMax: cfg.AttachmentMax,
 		Summary:       true,
 		Logger:        logger,
+	}
+	if pl != nil {
+		o.Locks, o.Replica = pl.locks, replica
 	}
 	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
 		"max_concurrent_runs", cfg.MaxConcurrent, "state", stateDir)
@@ -255,6 +288,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		logger.Error("discord", "err", err)
 		return 1
 	}
+	s.ShardID, s.ShardCount = cfg.ShardID, cfg.ShardCount
 	chat := &discordChat{s: s, log: logger, tr: tr, files: &http.Client{Timeout: time.Minute}}
 	o.Chat = chat
 	o.Journal = journal
@@ -324,4 +358,13 @@ func installedCLI(name string) string {
 		}
 	}
 	return ""
+}
+
+// replicaID names this process among the gateway's replicas: the host,
+// the process and a random part (a restarted replica is another one).
+func replicaID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%x", host, os.Getpid(), b)
 }

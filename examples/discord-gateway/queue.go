@@ -74,9 +74,10 @@ var (
 // one at a time: a conversation's next message is taken only once the
 // previous one is Done. A Queue is safe for concurrent use.
 //
-// This is the seam a deployment larger than one host replaces (see the
-// README, "Beyond one machine"): Put is a publish, Take a fetch by a
-// consumer, Done an acknowledgement.
+// Each replica of the gateway has its own (see the README, "Several
+// replicas"); it is the seam a queue shared by the replicas would
+// replace: Put a publish, Take a fetch by a consumer, Done an
+// acknowledgement.
 type Queue interface {
 	// Put appends m to the queue of its conversation. It fails with ErrBusy when
 	// the queue is full and with ErrClosed after Close; it does not block

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"iter"
@@ -91,6 +93,25 @@ type Options struct {
 	DeliveryTimeout time.Duration
 	// Logger receives the runtime's logs; nil means slog.Default().
 	Logger *slog.Logger
+
+	// Locks, when set, makes the runtime one of several replicas sharing
+	// the conversations (Store must then be shared too): before a message
+	// is answered, its conversation is taken for this replica (Replica)
+	// and the message is claimed in the conversation's entry (Entry.Last);
+	// a message another replica claimed already, or one older than it, is
+	// dropped without a word. See the README, "Several replicas".
+	Locks ConvLocks
+	// Replica names this runtime among the replicas (with Locks).
+	Replica string
+}
+
+// ConvLocks gives a conversation to one replica of the gateway at a time.
+type ConvLocks interface {
+	// Lock blocks until this replica holds conv or ctx ends. The context
+	// it returns ends when the lock is lost (it could not be renewed in
+	// time: another replica may take the conversation over); unlock
+	// releases the lock.
+	Lock(ctx context.Context, conv string) (held context.Context, unlock func(), err error)
 }
 
 // Runtime is the gateway without Discord: it takes messages (Handle) and
@@ -104,14 +125,18 @@ type Runtime struct {
 	liveOK  atomic.Bool
 	lastSeq atomic.Int64
 
-	mu       sync.Mutex
-	convs    map[string]*convState
-	waits    map[string]*waiter
-	waitSeq  uint64
-	starting int // live sessions being started (counted against MaxLive)
-	shut     bool
-	totals   usageTotals
-	closers  sync.WaitGroup // live sessions being closed
+	mu      sync.Mutex
+	convs   map[string]*convState
+	waits   map[string]*waiter
+	waitSeq uint64
+	// waitPrefix starts the ids of this replica's cards (Options.Replica),
+	// so that a replica can tell another's card from an expired one of
+	// its own.
+	waitPrefix string
+	starting   int // live sessions being started (counted against MaxLive)
+	shut       bool
+	totals     usageTotals
+	closers    sync.WaitGroup // live sessions being closed
 
 	wg    sync.WaitGroup // the dispatcher and every message in progress
 	async sync.WaitGroup // immediate answers being delivered
@@ -173,6 +198,10 @@ func NewRuntime(o Options) *Runtime {
 		o.Logger = slog.Default()
 	}
 	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{}}
+	if o.Replica != "" {
+		h := sha256.Sum256([]byte(o.Replica))
+		rt.waitPrefix = hex.EncodeToString(h[:4]) + "-"
+	}
 	rt.base, rt.stop = context.WithCancelCause(context.Background())
 	rt.liveOK.Store(o.Live)
 	return rt
@@ -480,6 +509,15 @@ func (rt *Runtime) process(m Message) {
 	if rt.o.Journal != nil {
 		defer rt.o.Journal.Done(m)
 	}
+	parent := rt.base
+	if rt.o.Locks != nil {
+		held, release, ok := rt.exclusive(m)
+		if !ok {
+			return
+		}
+		defer release()
+		parent = held
+	}
 	if m.Command == "new" {
 		rt.fresh(m)
 		return
@@ -489,7 +527,7 @@ func (rt *Runtime) process(m Message) {
 		return
 	}
 	conv := m.conv()
-	ctx, cancel := context.WithCancelCause(rt.base)
+	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 
 	// Where the answer goes: the task's own thread, or a reply in the
@@ -562,6 +600,79 @@ func (rt *Runtime) process(m Message) {
 		rt.mu.Unlock()
 	}
 	out.finish(reply)
+}
+
+// exclusive takes m's conversation for this replica (Options.Locks) and
+// claims m in the conversation's entry. It returns false, having released
+// the lock, when m is not to be answered here: another replica claimed it
+// or a later message of the conversation already (it saw the same
+// messages), or the lock could not be had (m's author is told). Otherwise
+// the caller answers m within held, which ends if the lock is lost, and
+// calls release when done. When another replica answered the
+// conversation last, this replica's live session of it is closed: it
+// missed those turns, and the next one resumes the stored session.
+func (rt *Runtime) exclusive(m Message) (held context.Context, release func(), ok bool) {
+	conv := m.conv()
+	held, unlock, err := rt.o.Locks.Lock(rt.base, conv)
+	if err != nil {
+		if rt.base.Err() != nil {
+			rt.reply(m, errorText(errShutdown, 0))
+		} else {
+			rt.log.Error("taking the conversation", "conversation", conv, "err", err)
+			rt.reply(m, "⚠️ Could not take this conversation (the shared store is unreachable); please send it again.")
+		}
+		return nil, nil, false
+	}
+	skip, other := false, ""
+	_, err = rt.o.Store.Update(held, conv, func(e *Entry) {
+		if e.Last != "" && !later(m.ID, e.Last) {
+			skip = true
+			return
+		}
+		other = e.Replica
+		e.Last, e.Replica = m.ID, rt.o.Replica
+	})
+	switch {
+	case err != nil:
+		unlock()
+		rt.log.Error("claiming a message", "conversation", conv, "message", m.ID, "err", err)
+		rt.reply(m, "⚠️ Could not take this message (the shared store is unreachable); please send it again.")
+		return nil, nil, false
+	case skip:
+		unlock()
+		rt.log.Debug("another replica answered this message", "conversation", conv, "message", m.ID)
+		return nil, nil, false
+	}
+	if other != "" && other != rt.o.Replica {
+		rt.dropLive(conv)
+	}
+	return held, unlock, true
+}
+
+// later reports whether message id a comes after b in their channel:
+// Discord's ids (snowflakes) grow with time. Ids that are not numbers
+// cannot be ordered: a is taken as later.
+func later(a, b string) bool {
+	if !isDigits(a) || !isDigits(b) {
+		return true
+	}
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) > len(b)
+	}
+	return a > b
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // replyTarget is where a message's answer goes.
@@ -980,7 +1091,9 @@ func (rt *Runtime) consume(ctx context.Context, out *output, seq iter.Seq2[agent
 func (rt *Runtime) fresh(m Message) {
 	conv := m.conv()
 	rt.dropLive(conv)
-	if _, err := rt.o.Store.Update(context.Background(), conv, func(e *Entry) { *e = Entry{Model: e.Model} }); err != nil {
+	if _, err := rt.o.Store.Update(context.Background(), conv, func(e *Entry) {
+		*e = Entry{Model: e.Model, Last: e.Last, Replica: e.Replica}
+	}); err != nil {
 		rt.log.Error("session store", "conversation", conv, "err", err)
 		rt.reply(m, "⚠️ Could not forget the session: "+shorten(err.Error(), 200))
 		return
@@ -1160,7 +1273,7 @@ func (rt *Runtime) register(w *waiter) string {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.waitSeq++
-	id := strconv.FormatUint(rt.waitSeq, 36)
+	id := rt.waitPrefix + strconv.FormatUint(rt.waitSeq, 36)
 	rt.waits[id] = w
 	return id
 }
@@ -1251,6 +1364,15 @@ func (rt *Runtime) askPermission(ctx context.Context, conv string, p *agentcli.P
 // choiceLabels say what a press decided, for the card's new text.
 var choiceLabels = map[string]string{
 	"allow": "✅ Allowed once", "always": "✅ Allowed for this session", "deny": "🚫 Denied",
+}
+
+// Owns reports whether the card with component componentID is this
+// replica's, or may be: false only for a card another replica posted
+// (Options.Replica), which that replica answers.
+func (rt *Runtime) Owns(componentID string) bool {
+	f := strings.Split(componentID, ":")
+	return rt.waitPrefix == "" || len(f) < 2 || f[0] != "w" || strings.HasPrefix(f[1], rt.waitPrefix) ||
+		!strings.Contains(f[1], "-")
 }
 
 // Answer takes a press of a card's button (componentID is the button's

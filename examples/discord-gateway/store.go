@@ -22,7 +22,8 @@ import (
 // a restart resumes every conversation. It is safe for concurrent use.
 //
 // This is the seam a deployment larger than one host replaces with a
-// shared store (see the README, "Beyond one machine").
+// shared store: KVStore, with NATS_URL (see the README, "On a worker
+// pool").
 type SessionStore interface {
 	// Get returns the conversation's entry; the zero Entry when it has
 	// none. A stored entry that cannot be read is reported as an error
@@ -48,6 +49,10 @@ type Entry struct {
 	Usage   agentcli.Usage `json:"usage,omitzero"`
 	CostUSD float64        `json:"cost_usd,omitempty"`
 	Answers int            `json:"answers,omitempty"`
+	// Last is the message last claimed, Replica the replica that claimed it,
+	// when several replicas share the conversations (Options.Locks).
+	Last    string `json:"last,omitempty"`
+	Replica string `json:"replica,omitempty"`
 }
 
 // ErrCorrupt reports a stored session entry that could not be read.

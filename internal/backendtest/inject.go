@@ -1,43 +1,35 @@
 package backendtest
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
+	"testing"
+
 	"slices"
-	"strings"
 
 	"pgregory.net/rapid"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/drivertest"
 	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
-// HostileString generates strings that try to become options when they
-// reach an argv: option spellings of every CLI (with and without "=value"),
-// "--", "-", short clusters, negative numbers, quotes, spaces, newlines,
-// "=" and non-ASCII, and arbitrary garbage. It never yields a NUL byte,
-// which no argv can hold (Request validation refuses it separately).
-func HostileString() *rapid.Generator[string] {
+// flavorOptions returns the option spellings of every fake flavor.
+func flavorOptions() []string {
 	var names []string
 	for _, f := range fakecli.Flavors {
 		names = slices.Concat(names, f.Bool, f.Value, f.Optional, f.Variadic)
 	}
-	slices.Sort(names)
-	names = slices.Compact(names)
-	nul := func(s string) string { return strings.ReplaceAll(s, "\x00", "") }
-	return rapid.OneOf(
-		rapid.SampledFrom(names),
-		rapid.Custom(func(t *rapid.T) string {
-			return rapid.SampledFrom(names).Draw(t, "flag") + "=" + rapid.StringMatching(`[-a-z./=]{0,12}`).Draw(t, "value")
-		}),
-		rapid.SampledFrom([]string{"--", "-", "---", "-1", "-5.5", "--no-auto", "-pr", "-rabc", "-mgpt",
-			"--x=y", "-x", "--help", "--version", "resume", "run", "exec", "mcp", "true", "false",
-			`"quoted"`, "'quoted'", "--settings={\"hooks\":{}}", "--mcp-config=evil.json", " -x", "\t--x"}),
-		rapid.StringMatching(`-{0,3}[-a-zA-Z0-9 =/"'\n._é😀]{0,20}`),
-		rapid.Map(rapid.String(), nul),
-	)
+	return names
+}
+
+// HostileString generates strings that try to become options when they
+// reach an argv (see drivertest.HostileString), with the option spellings
+// of every built-in CLI.
+func HostileString() *rapid.Generator[string] { return drivertest.HostileString(flavorOptions()...) }
+
+// HostileRequest draws a request whose every field that could reach a
+// CLI's argv holds a HostileString (see drivertest.HostileRequest).
+func HostileRequest(t *rapid.T) *agentcli.Request {
+	return drivertest.HostileRequest(t, flavorOptions()...)
 }
 
 // OptionNames returns the names of the options p holds, in the order the
@@ -55,153 +47,45 @@ func OptionNames(p *fakecli.ParsedArgs) []string {
 	return out
 }
 
-// HostileRequest draws a request whose every field that could reach a
-// CLI's argv holds a HostileString (ExtraArgs excepted: it is the explicit
-// escape hatch, passed as it is).
-func HostileRequest(t *rapid.T) *agentcli.Request {
-	h := HostileString()
-	maybe := func(label string) string { return rapid.OneOf(rapid.Just(""), h).Draw(t, label) }
-	return &agentcli.Request{
-		Prompt:          h.Draw(t, "prompt"),
-		SystemPrompt:    maybe("system"),
-		SessionID:       maybe("session"),
-		Model:           maybe("model"),
-		MaxTurns:        rapid.IntRange(-5, 1<<20).Draw(t, "turns"),
-		AllowedTools:    rapid.SliceOfN(h, 0, 4).Draw(t, "allowed"),
-		DisallowedTools: rapid.SliceOfN(h, 0, 3).Draw(t, "disallowed"),
-		Dir:             maybe("dir"),
-		Env:             rapid.SliceOfN(h, 0, 2).Draw(t, "env"),
-		FallbackModel:   maybe("fallback"),
-		Effort:          agentcli.Effort(rapid.OneOf(rapid.Just(""), rapid.SampledFrom(effortNames()), h).Draw(t, "effort")),
-		MaxBudgetUSD:    rapid.SampledFrom([]float64{0, 0.01, 1e-9, 12.5, 1e6}).Draw(t, "budget"),
-		OutputSchema:    rapid.OneOf(rapid.Just[json.RawMessage](nil), rapid.Map(h, schemaWith)).Draw(t, "schema"),
-		MCPServers:      rapid.SliceOfN(hostileMCPServer(h), 0, 2).Draw(t, "mcp"),
-	}
-}
-
-func effortNames() []string {
-	var out []string
-	for _, e := range agentcli.Efforts() {
-		out = append(out, string(e))
-	}
-	return out
-}
-
-// schemaWith returns a JSON schema object holding s, as a caller would
-// pass it in Request.OutputSchema.
-func schemaWith(s string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"type": "object", "description": s})
-	return b
-}
-
-// SecretPrefix starts every MCP credential HostileRequest draws, so that a
-// test can look for credentials in an argv.
-const SecretPrefix = "SECRET-7f3a-"
-
-// hostileMCPServer draws an MCP server whose every field is hostile, with
-// Env and Headers values that start with SecretPrefix.
-func hostileMCPServer(h *rapid.Generator[string]) *rapid.Generator[agentcli.MCPServer] {
-	return rapid.Custom(func(t *rapid.T) agentcli.MCPServer {
-		s := agentcli.MCPServer{Name: h.Draw(t, "name")}
-		secret := func(label string) string { return SecretPrefix + h.Draw(t, label) }
-		if rapid.Bool().Draw(t, "http") {
-			s.URL = h.Draw(t, "url")
-			s.Headers = map[string]string{h.Draw(t, "header"): secret("header value")}
-			return s
-		}
-		s.Command = h.Draw(t, "command")
-		s.Args = rapid.SliceOfN(h, 0, 3).Draw(t, "args")
-		s.Env = []string{h.Draw(t, "env key") + "=" + secret("env value")}
-		return s
-	})
-}
-
 // Benign returns req with every caller string that can reach argv replaced
-// by a harmless value (session by sessionID, a valid id of the backend),
-// keeping which fields are set and how many tool rules there are.
+// by a harmless value (see drivertest.Benign).
 func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
-	b := *req
-	swap := func(s, with string) string {
-		if s == "" {
-			return ""
-		}
-		return with
-	}
-	b.Prompt = "p"
-	b.SystemPrompt = swap(req.SystemPrompt, "s")
-	b.SessionID = swap(req.SessionID, sessionID)
-	b.Model = swap(req.Model, "m")
-	b.Dir = swap(req.Dir, "/d")
-	b.FallbackModel = swap(req.FallbackModel, "m2")
-	if req.Effort != "" {
-		b.Effort = agentcli.EffortHigh
-	}
-	b.MCPServers = nil
-	for i, s := range req.MCPServers {
-		ok := agentcli.MCPServer{Name: swap(s.Name, fmt.Sprintf("s%d", i)), Command: swap(s.Command, "cmd"),
-			URL: swap(s.URL, "http://127.0.0.1/mcp")}
-		for j := range s.Args {
-			ok.Args = append(ok.Args, fmt.Sprintf("a%d", j))
-		}
-		for j := range s.Env {
-			ok.Env = append(ok.Env, fmt.Sprintf("E%d=v", j))
-		}
-		if s.Headers != nil {
-			ok.Headers = map[string]string{}
-			for k := range s.Headers {
-				ok.Headers[swap(k, fmt.Sprintf("H%d", len(ok.Headers)))] = "v"
-			}
-		}
-		b.MCPServers = append(b.MCPServers, ok)
-	}
-	b.AllowedTools, b.DisallowedTools = benignRules(req.AllowedTools), benignRules(req.DisallowedTools)
-	return &b
+	return drivertest.Benign(req, sessionID)
 }
 
-// benignRules returns rules with each one that is not a valid rule naming
-// a known tool (canonical, or an MCP tool) replaced by a valid rule naming
-// a tool no CLI has: what a backend makes of a list depends on which tools
-// it names, and a rule it cannot read names none.
-func benignRules(rules []string) []string {
-	var out []string
-	for i, r := range rules {
-		p, err := driver.ParseRule(r)
-		if err == nil && !p.HasPattern && (p.IsMCP() || driver.CanonicalName(p.Name) != "") {
-			out = append(out, r)
-			continue
-		}
-		out = append(out, fmt.Sprintf("zz-tool-%d", i))
-	}
-	return out
-}
-
-// requestFields are the Request fields a validation error may name.
-var requestFields = []string{"Prompt", "SystemPrompt", "SessionID", "Model", "MaxTurns",
-	"AllowedTools", "DisallowedTools", "Dir", "Env", "Permission", "Timeout",
-	"MCPServers", "OutputSchema", "Effort", "FallbackModel", "MaxBudgetUSD"}
+// SecretPrefix starts every MCP credential HostileRequest draws.
+const SecretPrefix = drivertest.SecretPrefix
 
 // Fataler is the part of testing.TB and *rapid.T the checks need.
-type Fataler interface {
-	Helper()
-	Fatalf(format string, args ...any)
-}
+type Fataler = drivertest.Fataler
 
 // CheckRequestError fails t unless err is an *agentcli.RequestError from
 // backend that matches agentcli.ErrBadRequest and names a Request field
-// (with an index for slices), and returns it.
+// (see drivertest.CheckRequestError), and returns it.
 func CheckRequestError(t Fataler, err error, backend string) *agentcli.RequestError {
 	t.Helper()
-	var re *agentcli.RequestError
-	if !errors.As(err, &re) || !errors.Is(err, agentcli.ErrBadRequest) || re.Backend != backend {
-		t.Fatalf("validate: %v (%T); want an *agentcli.RequestError from %s matching ErrBadRequest", err, err, backend)
-		return nil
+	return drivertest.CheckRequestError(t, err, backend)
+}
+
+// HostileRequests runs drivertest's end-to-end flag-injection property
+// against k's backend, with the flavor's grammar as the CLI's option
+// parser, resumeID as a session id the backend accepts and hostile, if
+// not nil, adjusting each request (see drivertest.Kit).
+func HostileRequests(t *testing.T, k Kit, resumeID string, hostile func(*agentcli.Request)) {
+	t.Helper()
+	pk := k.Public()
+	pk.ResumeID, pk.Hostile = resumeID, hostile
+	fl := fakecli.Flavors[k.Name]
+	pk.Args = func(args []string) (*drivertest.Argv, error) {
+		p, err := fl.Parse(args)
+		if err != nil {
+			return nil, err
+		}
+		a := &drivertest.Argv{Positional: p.Positional}
+		for _, o := range p.Options {
+			a.Options = append(a.Options, drivertest.Option{Name: o.Name, Value: o.Value, Arg: o.Arg})
+		}
+		return a, nil
 	}
-	field, index, indexed := strings.Cut(re.Field, "[")
-	if !slices.Contains(requestFields, field) || indexed && !strings.HasSuffix(index, "]") {
-		t.Fatalf("validate names field %q, which is not a Request field", re.Field)
-	}
-	if strings.TrimSpace(re.Reason) == "" {
-		t.Fatalf("validate gives no reason for %s", re.Field)
-	}
-	return re
+	drivertest.HostileRequests(t, pk)
 }

@@ -7,8 +7,16 @@
 //
 // Flags fall back to the environment: NATS_URL, NATS_CREDS,
 // AGENT_BACKEND, BACKEND_CLI_PATH, WORKER_ID, WORKER_MAX_RUNS,
-// POOL_PREFIX. SIGINT or SIGTERM drains the worker: it takes no more
-// work, lets the runs in progress finish (up to -drain), and exits.
+// POOL_PREFIX, PORTABLE_SESSIONS. SIGINT or SIGTERM drains the worker: it
+// takes no more work, lets the runs in progress finish (up to -drain),
+// and exits.
+//
+// Sessions are portable by default (cluster.PortableSessions): the
+// session of every run and turn is saved to the pool's object store, and
+// a run resuming a session imports it first, so the next turn of a
+// conversation can run on any worker. -portable-sessions=false keeps the
+// sessions in this worker's files (workers sharing one HOME, or a single
+// worker).
 package main
 
 import (
@@ -49,6 +57,11 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return def
 	}
 	maxRuns, _ := strconv.Atoi(env("WORKER_MAX_RUNS", "0"))
+	portable, err := strconv.ParseBool(env("PORTABLE_SESSIONS", "true"))
+	if err != nil {
+		fmt.Fprintf(stderr, "PORTABLE_SESSIONS=%q: want true or false\n", env("PORTABLE_SESSIONS", ""))
+		return 2
+	}
 	fs := flag.NewFlagSet("agentcli-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	url := fs.String("nats", env("NATS_URL", nats.DefaultURL), "NATS server URL(s), comma-separated")
@@ -60,6 +73,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 	runs := fs.Int("max-runs", maxRuns, "most CLI processes at once, live sessions included (default: CPUs)")
 	idle := fs.Duration("session-idle", 0, "close a live session idle this long (default 10m)")
 	drain := fs.Duration("drain", 0, "on SIGTERM, how long runs in progress may finish (default 30s)")
+	sessions := fs.Bool("portable-sessions", portable, "save every session to the pool so that any worker can resume it")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -95,11 +109,17 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		// Registered anyway: Backend.Check on the callers' side reports it.
 		logger.Warn("the CLI is not reachable", "err", err)
 	}
-	w, err := cluster.NewWorker(nc, b, &cluster.WorkerOptions{
+	wo := &cluster.WorkerOptions{
 		ID: *id, Prefix: *prefix, MaxRuns: *runs, SessionIdle: *idle, DrainTimeout: *drain, Logger: logger,
-		// TODO(portable sessions): Sessions: a SessionPorter built on
-		// agentcli.ExportSession/ImportSession once the root module has them.
-	})
+	}
+	switch {
+	case *sessions && b.Capabilities().PortableSessions:
+		wo.Sessions = cluster.PortableSessions{}
+	case *sessions:
+		logger.Warn("this backend cannot move sessions between workers: a session resumes only on a worker that has its files",
+			"backend", b.Name())
+	}
+	w, err := cluster.NewWorker(nc, b, wo)
 	if err != nil {
 		logger.Error("worker", "err", err)
 		return 2

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
 	"github.com/agentcli/agentcli/cluster"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -161,5 +163,129 @@ func BenchmarkIdleWorkerRSS(b *testing.B) {
 		}
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
+	}
+}
+
+// portableBackend is a scripted backend registered as "scripted", with
+// agentcli's portable sessions: its archive names the instance that
+// exported it, and each instance records the archives it imported.
+type portableBackend struct {
+	*agentclitest.Backend
+	n int // instance number
+}
+
+var portables struct {
+	mu       sync.Mutex
+	n        int
+	imported []string // "instance<-archive"
+}
+
+func init() {
+	driver.Register("scripted", func(*agentcli.Options) agentcli.Backend {
+		sb := agentclitest.NewBackend()
+		call := agentclitest.Reply("ok", "sess-1")
+		sb.Default = &call
+		sb.Caps = agentcli.Capabilities{PortableSessions: true, Resume: true}
+		portables.mu.Lock()
+		defer portables.mu.Unlock()
+		portables.n++
+		return &portableBackend{Backend: sb, n: portables.n}
+	})
+}
+
+func (p *portableBackend) ExportSession(ctx context.Context, dir, id string) ([]byte, error) {
+	return fmt.Appendf(nil, "archive of %s by %d", id, p.n), nil
+}
+
+func (p *portableBackend) ImportSession(ctx context.Context, dir string, archive []byte) (string, error) {
+	portables.mu.Lock()
+	defer portables.mu.Unlock()
+	portables.imported = append(portables.imported, fmt.Sprintf("%d<-%s", p.n, archive))
+	return "sess-1", nil
+}
+
+// TestWorkerCommandMovesSessions: by default the command saves every
+// session with cluster.PortableSessions, so that a second worker, started
+// after the first one stopped, imports the first one's archive to resume
+// the session; -portable-sessions=false (or PORTABLE_SESSIONS=false)
+// saves nothing.
+func TestWorkerCommandMovesSessions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  string
+		want string // the imports of the second worker
+	}{
+		{name: "default", want: "<-archive of sess-1 by "},
+		{name: "flag off", args: []string{"-portable-sessions=false"}},
+		{name: "env off", env: "false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true,
+				StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go srv.Start()
+			if !srv.ReadyForConnections(10 * time.Second) {
+				t.Fatal("nats server did not start")
+			}
+			defer srv.Shutdown()
+			env := map[string]string{"NATS_URL": srv.ClientURL(), "WORKER_MAX_RUNS": "1"}
+			if tc.env != "" {
+				env["PORTABLE_SESSIONS"] = tc.env
+			}
+			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			start := func(id string) (stop func()) {
+				ctx, cancel := context.WithCancel(context.Background())
+				var stderr syncBuffer
+				code := make(chan int, 1)
+				go func() {
+					code <- run(ctx, append([]string{"-backend", "scripted", "-id", id}, tc.args...), lookup, &stderr)
+				}()
+				return func() {
+					cancel()
+					if c := <-code; c != 0 {
+						t.Errorf("worker %s: exit status %d; stderr:\n%s", id, c, stderr.String())
+					}
+				}
+			}
+			nc, err := nats.Connect(srv.ClientURL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			pool, err := cluster.NewBackend(nc, &cluster.Options{Backend: "scripted"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			portables.mu.Lock()
+			portables.imported = nil
+			portables.mu.Unlock()
+
+			stopA := start("worker-a")
+			res, err := pool.Run(ctx, &agentcli.Request{Prompt: "one"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopA()
+			stopB := start("worker-b")
+			defer stopB()
+			if _, err := pool.Run(ctx, &agentcli.Request{Prompt: "two", SessionID: res.SessionID}); err != nil {
+				t.Fatal(err)
+			}
+			portables.mu.Lock()
+			imported := strings.Join(portables.imported, " ")
+			portables.mu.Unlock()
+			if tc.want == "" && imported != "" {
+				t.Errorf("imported %q with portable sessions off", imported)
+			}
+			if tc.want != "" && (!strings.Contains(imported, tc.want) || strings.Count(imported, "<-") != 1) {
+				t.Errorf("imported %q, want one archive %q...", imported, tc.want)
+			}
+		})
 	}
 }

@@ -1,8 +1,6 @@
 package backendtest
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -11,49 +9,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 )
-
-// ReplayRoundTrip runs req on b with a wire log, as a Stream (or, when
-// stream is false, with Run, which asks the CLI for no deltas) and replays
-// the log: the replayed events must equal the live ones (Run: the result
-// and error), Result.Duration aside. It returns the live events and error.
-func ReplayRoundTrip(t testing.TB, b agentcli.Backend, req *agentcli.Request, stream bool) ([]agentcli.Event, error) {
-	t.Helper()
-	var log bytes.Buffer
-	r := *req
-	r.WireLog = &log
-	var live []agentcli.Event
-	var liveErr error
-	if stream {
-		live, liveErr = Collect(context.Background(), b, &r)
-	} else {
-		var res *agentcli.Result
-		res, liveErr = b.Run(context.Background(), &r)
-		if liveErr == nil {
-			live = []agentcli.Event{{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}}
-		}
-	}
-	replayed, replayErr := collectSeq(agentcli.Replay(b, bytes.NewReader(log.Bytes())))
-	if !stream && replayErr == nil && len(replayed) > 0 {
-		replayed = replayed[len(replayed)-1:]
-	} else if !stream {
-		replayed = nil
-	}
-	if got, want := describeRun(replayed, replayErr), describeRun(live, liveErr); got != want {
-		t.Errorf("replay differs from the live run\nlive:\n%s\nreplay:\n%s\nlog:\n%s", want, got, log.String())
-	}
-	return live, liveErr
-}
-
-func collectSeq(seq func(func(agentcli.Event, error) bool)) ([]agentcli.Event, error) {
-	var evs []agentcli.Event
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
 
 // TranscriptScript returns the fake CLI script that plays a captured
 // transcript back: its stdout lines, its stderr and its exit status.
@@ -95,6 +50,17 @@ func ReplayTranscripts(t *testing.T, k Kit, stream func(name string) bool) {
 			}
 		})
 	}
+}
+
+func collectSeq(seq func(func(agentcli.Event, error) bool)) ([]agentcli.Event, error) {
+	var evs []agentcli.Event
+	for ev, err := range seq {
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
 }
 
 // describeRun renders events and error as JSON lines, durations zeroed.

@@ -1,4 +1,4 @@
-package backendtest
+package drivertest
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
-// LiveKit scripts one CLI's live protocol for the fake CLI (a live script:
-// see internal/fakecli).
+// LiveKit scripts one CLI's live protocol for the fake CLI, as lines of a
+// live script (see the package comment): the CLI's side of a session that
+// LiveFaults drives.
 type LiveKit struct {
 	// Handshake returns script lines that answer the handshake of a new
 	// session whose id is sess.
@@ -31,8 +31,8 @@ type LiveKit struct {
 	// Reply returns script lines that say text and end turn turn of
 	// session sess successfully.
 	Reply func(sess, turn, text string) []string
-	// Ask is the script text of permission request number $N (for
-	// fakecli's repeatn) during turn turn of session sess.
+	// Ask is the script text of permission request number $N (for the
+	// live script's repeatn) during turn turn of session sess.
 	Ask func(sess, turn string) string
 	// Answer is a piece of every answer to an Ask request, Refusal a
 	// piece of every refusal among them.
@@ -68,7 +68,7 @@ func waitStdin(t testing.TB, dir, mark string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		if rec, err := fakecli.ReadRecord(dir); err == nil && strings.Count(rec.Stdin, mark) >= n {
+		if rec, err := ReadRecord(dir); err == nil && strings.Count(rec.Stdin, mark) >= n {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -77,11 +77,19 @@ func waitStdin(t testing.TB, dir, mark string, n int) {
 }
 
 // LiveFaults runs the live-session fault cases against the backend's
-// fake CLI: requests that must be refused before anything is sent, a CLI
-// that stops reading its stdin, a permission flood, a refused handshake,
-// and a wire log's round trip through Replay.
+// fake CLI (k.Live scripts it): requests that must be refused before
+// anything is sent, a CLI that stops reading its stdin, a permission
+// flood, a refused handshake (a *agentcli.ProtocolError, matching
+// agentcli.ErrAuth when the message says so), a one-shot run under
+// PermissionAsk that goes through a session, and a wire log's round trip
+// through agentcli.Replay. The backend must implement driver.SessionStarter
+// and driver.Replayer. Cases run one after another.
 func LiveFaults(t *testing.T, k Kit) {
+	t.Helper()
 	lk := k.Live
+	if lk == nil {
+		t.Fatalf("LiveFaults: kit %s has no Live", k.Name)
+	}
 	const sess = "sess-live-1"
 	start := func(t *testing.T, b agentcli.Backend, req *agentcli.Request) agentcli.Session {
 		t.Helper()
@@ -107,7 +115,7 @@ func LiveFaults(t *testing.T, k Kit) {
 		if !errors.As(err, &re) || re.Field != "Prompt" {
 			t.Fatalf("StartSession with a Prompt: %v; want a *RequestError naming Prompt", err)
 		}
-		if pids := fakecli.ReadPids(dir); len(pids) != 0 {
+		if pids := Pids(dir); len(pids) != 0 {
 			t.Fatalf("the CLI was started (%v) for a refused request", pids)
 		}
 		s := start(t, b, &agentcli.Request{})
@@ -118,7 +126,7 @@ func LiveFaults(t *testing.T, k Kit) {
 			}
 		}
 		reaped(t, s, dir)
-		rec, err := fakecli.ReadRecord(dir)
+		rec, err := ReadRecord(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +195,7 @@ func LiveFaults(t *testing.T, k Kit) {
 			t.Errorf("Result.Text = %q", res.Text)
 		}
 		reaped(t, s, dir)
-		rec, _ := fakecli.ReadRecord(dir)
+		rec, _ := ReadRecord(dir)
 		if got := strings.Count(rec.Stdin, lk.Refusal); got != n {
 			t.Errorf("%d refusals, want %d", got, n)
 		}
@@ -295,8 +303,9 @@ func evsOf(ev agentcli.Event, err error) ([]agentcli.Event, error) {
 	return []agentcli.Event{ev}, nil
 }
 
-// ACPLive is the LiveKit of an Agent Client Protocol agent (gemini
-// --acp, opencode acp); setMode: the session selects a mode after
+// ACPLive is the LiveKit of an Agent Client Protocol agent, for a backend
+// whose live sessions use package driver/acp (gemini --acp, opencode acp).
+// setMode says that the session selects a mode (session/set_mode) after
 // session/new.
 func ACPLive(setMode bool) *LiveKit {
 	return &LiveKit{

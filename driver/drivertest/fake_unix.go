@@ -1,6 +1,6 @@
 //go:build unix
 
-package fakecli
+package drivertest
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package fakecli
+package drivertest
 
 import (
 	"bufio"
@@ -139,7 +139,7 @@ func playLive(path string, rec *Record) int {
 			return n
 		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "fakecli: unknown live script command %q\n", cmd)
+			fmt.Fprintf(os.Stderr, "drivertest fake CLI: unknown live script command %q\n", cmd)
 			return 99
 		}
 	}
