@@ -223,6 +223,29 @@ type Request struct {
 	// by CLI; see the backend's documentation.
 	MCPServers []MCPServer
 
+	// Tools are host tools: functions of this program the agent may call
+	// (Capabilities.HostTools), served to the CLI by an MCP server of the
+	// run's own (see Tool). They are the host's own: AllowedTools does
+	// not take them away (an allow list that does not name them leaves
+	// them offered) and cannot name them; a DisallowedTools rule that
+	// names one, by its Name or as "mcp__agentcli__NAME" ("mcp__agentcli"
+	// for every one), leaves it out of the run. Tool.Approved approves one
+	// in advance; the others are decided by the permission mode.
+	Tools []Tool
+
+	// OnQuestion answers the questions the agent asks the user
+	// (Capabilities.Questions), each CLI's own way of asking or, where a
+	// CLI has none, agentcli's own question tool. Nil means no one is
+	// there to ask: a question the CLI still puts is answered with
+	// NotAvailableMessage, never left waiting or answered empty.
+	OnQuestion QuestionFunc
+
+	// Hooks, if set, are called before and after tool calls, when a
+	// prompt is submitted and when a turn ends (Capabilities.Hooks says
+	// how each backend carries them). A run with hooks goes through a
+	// live session where the CLI needs one.
+	Hooks *Hooks
+
 	// OutputSchema, if set, is a JSON Schema (a JSON object) that the
 	// final answer must follow (Capabilities.StructuredOutput). The
 	// answer's JSON value is then Result.StructuredOutput, and a run whose
@@ -345,6 +368,14 @@ type Capabilities struct {
 	FallbackModel bool `json:"fallback_model"`
 	// MaxBudget reports that Request.MaxBudgetUSD is enforced by the CLI.
 	MaxBudget bool `json:"max_budget"`
+	// HostTools reports that Request.Tools is supported, one-shot and
+	// live, in every permission mode the backend has.
+	HostTools bool `json:"host_tools"`
+	// Questions reports that the agent can ask the user questions that
+	// reach Request.OnQuestion.
+	Questions bool `json:"questions"`
+	// Hooks describes how Request.Hooks are carried.
+	Hooks HookSupport `json:"hooks"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

@@ -2,6 +2,7 @@ package agentcli_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -167,6 +168,93 @@ func ExampleDoctor() {
 	for _, d := range agentcli.Doctor(context.Background(), nil) {
 		fmt.Printf("%-8s %-7s %s (tested %s) %v %s\n", d.Backend, d.Status, d.Version, d.Tested, d.Credentials, d.Hint)
 	}
+}
+
+// A host tool: a Go function the agent may call. The scripted backend
+// makes the call as a CLI would, so the handler, the permission mode and
+// the hooks are tested without any CLI.
+func ExampleNewTool() {
+	type input struct {
+		City string `json:"city" jsonschema:"the city, such as Paris"`
+	}
+	weather := agentcli.NewTool("weather", "Today's weather in a city.", func(ctx context.Context, in input) (string, error) {
+		if in.City == "" {
+			return "", errors.New("no city")
+		}
+		return "sunny in " + in.City, nil
+	})
+	weather.Approved = true // runs without asking, in every mode
+	fmt.Println(string(weather.InputSchema))
+
+	b := agentclitest.NewBackend(agentclitest.Call{
+		HostCalls: []agentclitest.HostCall{
+			{Tool: "weather", Input: json.RawMessage(`{"city":"Paris"}`)},
+			{Tool: "weather", Input: json.RawMessage(`{"city":""}`)},
+		},
+		Result: &agentcli.Result{Text: "done"},
+	})
+	_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "weather?", Tools: []agentcli.Tool{weather}})
+	fmt.Println(err)
+	for _, r := range b.HostResults() {
+		fmt.Printf("%s -> %q (error %v)\n", r.Call.Input, r.Output, r.IsError)
+	}
+	// Output:
+	// {"type":"object","properties":{"city":{"type":"string","description":"the city, such as Paris"}},"required":["city"],"additionalProperties":false}
+	// <nil>
+	// {"city":"Paris"} -> "sunny in Paris" (error false)
+	// {"city":""} -> "error: no city" (error true)
+}
+
+// Questions from the agent reach Request.OnQuestion, whichever CLI asks.
+func ExampleQuestionFunc() {
+	b := agentclitest.NewBackend(agentclitest.Call{
+		Questions: []agentcli.Question{{Items: []agentcli.QuestionItem{{Header: "Color", Text: "Which color?",
+			Options: []agentcli.QuestionOption{{Label: "Red"}, {Label: "Blue"}}}}}},
+		Result: &agentcli.Result{Text: "done"},
+	})
+	req := &agentcli.Request{Prompt: "paint it", Permission: agentcli.PermissionBypass,
+		OnQuestion: func(ctx context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+			it := q.Items[0]
+			fmt.Printf("[%s] %s %d options\n", it.Header, it.Text, len(it.Options))
+			return &agentcli.Answer{Answers: [][]string{{it.Options[1].Label}}}, nil
+		}}
+	if _, err := b.Run(context.Background(), req); err != nil {
+		fmt.Println(err)
+	}
+	a := b.Answers()[0]
+	fmt.Println(a.Answer.Answers[0][0])
+	// Output:
+	// [Color] Which color? 2 options
+	// Blue
+}
+
+// A PreToolUse hook sees a tool call before it runs, in every permission
+// mode, and may refuse it with a reason for the model.
+func ExampleHooks() {
+	b := agentclitest.NewBackend(agentclitest.Call{
+		PreToolUse: []agentcli.ToolUse{
+			{Name: agentcli.ToolNameBash, Input: json.RawMessage(`{"command":"rm -rf build"}`)},
+			{Name: agentcli.ToolNameBash, Input: json.RawMessage(`{"command":"go test ./..."}`)},
+		},
+		Result: &agentcli.Result{Text: "done"},
+	})
+	req := &agentcli.Request{Prompt: "clean up", Permission: agentcli.PermissionBypass, Hooks: &agentcli.Hooks{
+		PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+			if strings.Contains(string(in.Tool.Input), "rm ") {
+				return agentcli.PreToolUseOutput{Deny: true, Reason: "no rm in this repository"}
+			}
+			return agentcli.PreToolUseOutput{}
+		},
+	}}
+	if _, err := b.Run(context.Background(), req); err != nil {
+		fmt.Println(err)
+	}
+	for _, d := range b.HookDecisions() {
+		fmt.Printf("%s %s: deny %v %s\n", d.Tool.Name, d.Tool.Input, d.Output.Deny, d.Output.Reason)
+	}
+	// Output:
+	// Bash {"command":"rm -rf build"}: deny true no rm in this repository
+	// Bash {"command":"go test ./..."}: deny false
 }
 
 // A bot that answers each new conversation on a session started before

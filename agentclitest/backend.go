@@ -42,6 +42,31 @@ type Call struct {
 	// deadline and the default refusal) and recorded; see
 	// Backend.Decisions. A request without Options offers all four kinds.
 	Ask []agentcli.PermissionRequest
+
+	// PreToolUse lists tool calls put to Request.Hooks.PreToolUse after
+	// Ask, in order, as a CLI would before running them; each answer is
+	// recorded (Backend.HookDecisions). The other hooks are called as a
+	// real backend calls them: UserPromptSubmit with the prompt before
+	// anything else (its context is not recorded), PostToolUse with each
+	// EventToolResult of a call announced by an EventToolUse, Stop with
+	// the final result's text.
+	PreToolUse []agentcli.ToolUse
+	// Questions are put to Request.OnQuestion next, in order, as a CLI
+	// asks (no OnQuestion: agentcli.NotAvailableMessage; an error or no
+	// answer in time: agentcli.NoAnswerMessage); each yields an
+	// EventToolUse (agentcli.ToolNameAskUserQuestion) and an
+	// EventToolResult with what the model would be told, and is recorded
+	// (Backend.Answers).
+	Questions []agentcli.Question
+	// HostCalls are calls of the request's host tools (Request.Tools),
+	// made next, in order, as a real backend makes them: PreToolUse,
+	// then the permission mode (Tool.Approved, PermissionBypass,
+	// OnPermission under PermissionAsk, a refusal otherwise), then the
+	// tool's handler (an error or a panic is an error result). Each
+	// yields an EventToolUse named after the tool and an EventToolResult
+	// with what the model would receive, before Events, and is recorded
+	// (Backend.HostResults).
+	HostCalls []HostCall
 }
 
 // Reply returns a Call that streams text in a few deltas, then a complete
@@ -71,17 +96,21 @@ type Backend struct {
 	BackendName string
 	// Caps is what Capabilities reports, and what requests are checked
 	// against as a real backend checks them. With no PermissionModes the
-	// scripted backend takes every mode and tool lists.
+	// scripted backend takes every mode, tool lists, host tools,
+	// questions and hooks.
 	Caps agentcli.Capabilities
 	// Default, if set, answers calls once the script is exhausted.
 	Default *Call
 	// CheckErr is what Check returns.
 	CheckErr error
 
-	mu        sync.Mutex
-	script    []Call
-	requests  []agentcli.Request
-	decisions []Decision
+	mu            sync.Mutex
+	script        []Call
+	requests      []agentcli.Request
+	decisions     []Decision
+	hostResults   []HostResult
+	answers       []Answered
+	hookDecisions []HookDecision
 }
 
 // ErrScriptExhausted is returned by a scripted Backend with no Call left.
@@ -183,6 +212,9 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 				return &agentcli.TimeoutError{Backend: b.Name(), Timeout: req.Timeout}
 			}
 		}
+		hooks := driver.NewRunHooks(b.Name(), req)
+		hooks.Prompt(runCtx, req.SessionID, req.Prompt)
+		yield = hooks.Wrap(runCtx, yield)
 		evs := slices.Clone(call.Events)
 		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
 			r := *call.Result
@@ -192,6 +224,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, err)
 			return
 		}
+		evs = append(b.extras(runCtx, req, req.SessionID, call, hooks, driver.LocalHostTools(b.Name(), req, nil)), evs...)
 		var synth driver.Deltas
 		var out []agentcli.Event
 		for _, ev := range evs {
@@ -230,6 +263,9 @@ func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
 		// do (every mode, tool lists, which decide answers from).
 		caps.PermissionModes = driver.PermissionModes
 		caps.ToolFilter = true
+		caps.HostTools, caps.Questions = true, true
+		caps.Hooks = agentcli.HookSupport{PreToolUse: agentcli.HookAll, DenyReason: true, Rewrite: true, PostToolUse: true,
+			PostOutput: true, UserPromptSubmit: true, Stop: true}
 	}
 	return driver.CheckRequest(b.Name(), caps, req, oneShot)
 }

@@ -155,14 +155,20 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 		return nil, err
 	}
 	s := &scriptedSession{b: b, req: *req, id: req.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	// Like a real session's, the hooks and the host tools' state (an
+	// "allow always") last for the whole session.
+	s.hooks = driver.NewRunHooks(b.Name(), req)
+	s.host = driver.LocalHostTools(b.Name(), req, nil) // extras calls PreToolUse
 	return s, nil
 }
 
 // scriptedSession is the agentcli.Session of a scripted Backend.
 type scriptedSession struct {
-	b    *Backend
-	req  agentcli.Request
-	slot chan struct{}
+	b     *Backend
+	req   agentcli.Request
+	slot  chan struct{}
+	hooks *driver.RunHooks
+	host  *driver.HostTools
 
 	mu        sync.Mutex
 	id        string
@@ -348,11 +354,14 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 			}
 			return ended()
 		}
+		s.hooks.Prompt(runCtx, req.SessionID, prompt)
+		yield = s.hooks.Wrap(runCtx, yield)
 		if err := s.b.askAll(ctx, runCtx, ended, &req, call.Ask); err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
-		evs := slices.Clone(call.Events)
+		evs := s.b.extras(runCtx, &req, req.SessionID, call, s.hooks, s.host)
+		evs = append(evs, call.Events...)
 		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
 			r := *call.Result
 			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})

@@ -53,18 +53,77 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 // --strict-mcp-config, so that the run uses the request's MCP servers and
 // no other (none from the user's or the project's configuration).
 func buildArgsMCP(req *agentcli.Request, f format, systemPromptFile, mcpConfigFile string) []string {
+	return buildArgsHost(req, f, systemPromptFile, mcpConfigFile, hostArgs{})
+}
+
+// hostArgs says what a run's host tools and questions add to claude's
+// argv.
+type hostArgs struct {
+	// server: agentcli's MCP server (driver.HostTools) is among the
+	// request's servers. agentcli decides each call of its tools itself,
+	// so claude runs them without asking (--allowedTools=mcp__agentcli),
+	// and an allow list does not take the server away.
+	server bool
+	// askNative: the request's OnQuestion gets claude's AskUserQuestion
+	// (nativeQuestions), which claude offers only with
+	// --permission-prompt-tool=stdio: under bypass too, where no other
+	// tool then asks (claude 2.1.330).
+	askNative bool
+	// askHost: questions go to agentcli's question tool; claude's own
+	// AskUserQuestion, which dontAsk would refuse, is taken away.
+	askHost bool
+}
+
+// hostArgsOf returns what r's host tools and questions add.
+func hostArgsOf(r *driver.Run) hostArgs {
+	h := r.HostTools()
+	native := nativeQuestions(r.Req)
+	return hostArgs{
+		server:    h != nil,
+		askNative: r.Req.OnQuestion != nil && native,
+		askHost:   r.Req.OnQuestion != nil && !native,
+	}
+}
+
+// nativeQuestions reports whether claude asks req's questions itself
+// (AskUserQuestion through can_use_tool, which needs stdin open: a live
+// session): under PermissionAsk, and under PermissionBypass without an
+// allow list. Elsewhere claude runs in dontAsk (which refuses
+// AskUserQuestion) or plan mode, or an allow list leaves the tool out,
+// and agentcli's question tool asks instead.
+func nativeQuestions(req *agentcli.Request) bool {
+	switch driver.Mode(req) {
+	case agentcli.PermissionAsk:
+		return len(req.AllowedTools) == 0
+	case agentcli.PermissionBypass:
+		return len(req.AllowedTools) == 0
+	}
+	return false
+}
+
+// buildArgsHost is buildArgsMCP with what host adds. It is pure.
+func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigFile string, host hostArgs) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
 	if f == formatStream {
 		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, permissionArgs(req)...)
+	if host.askNative && driver.Mode(req) != agentcli.PermissionAsk {
+		args = append(args, "--permission-prompt-tool=stdio")
+	}
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
 	}
-	args = append(args, toolArgs(req)...)
+	args = append(args, toolArgsHost(req, host.server)...)
+	if host.server {
+		args = append(args, "--allowedTools=mcp__"+agentcli.HostServerName)
+	}
+	if host.askHost {
+		args = append(args, "--disallowedTools="+agentcli.ToolNameAskUserQuestion)
+	}
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-turns="+strconv.Itoa(req.MaxTurns))
 	}

@@ -74,6 +74,20 @@
 // turns' cost), so the turn that reaches it and every later one fail with
 // error_max_budget_usd. Under PermissionAsk claude asks about MCP tool
 // calls like any other (raw name "mcp__NAME__TOOL").
+//
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server "agentcli" in the --mcp-config
+// file, approved in advance (--allowedTools=mcp__agentcli: agentcli
+// decides each call itself) and listed with _meta
+// "anthropic/alwaysLoad", so that claude 2.1.330 offers them up front
+// instead of behind ToolSearch; an allow list leaves the server alone.
+// Request.OnQuestion gets claude's AskUserQuestion (see live.go) under
+// PermissionAsk, and under PermissionBypass without an allow list
+// (--permission-prompt-tool=stdio, which makes no other tool ask there;
+// such a run is a live turn); elsewhere claude's dontAsk or plan mode
+// would refuse it, so AskUserQuestion is taken away and agentcli's
+// question tool asks. Request.Hooks are claude's own (hooks.go).
 package claude
 
 import (
@@ -123,6 +137,16 @@ var spec = driver.Spec{
 		Efforts:          []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel:    true,
 		MaxBudget:        true,
+		HostTools:        true,
+		Questions:        true,
+		Hooks:            hookSupport,
+	},
+	Questions:   nativeQuestions,
+	NativeHooks: nativeHooks,
+	// claude asks its questions and calls its hooks while its stdin is
+	// open: in a live session.
+	LiveRun: func(req *agentcli.Request) bool {
+		return req.OnQuestion != nil && nativeQuestions(req) || req.Hooks != nil
 	},
 	Tools:         tools,
 	Validate:      validate,
@@ -227,7 +251,7 @@ func prepareArgs(r *driver.Run, f format) (*driver.Job, error) {
 		return nil, err
 	}
 	job.Env = env
-	job.Args = buildArgsMCP(r.Req, f, sysFile, mcpFile)
+	job.Args = buildArgsHost(r.Req, f, sysFile, mcpFile, hostArgsOf(r))
 	if err := checkArgs(job.Args); err != nil {
 		return nil, err
 	}

@@ -97,7 +97,11 @@ func permissionArgs(req *agentcli.Request) []string {
 // governs built-in tools only. Each disallowed rule is
 // --disallowedTools=RULE, which claude enforces in every mode
 // (--dangerously-skip-permissions included; verified with 2.1.330).
-func toolArgs(req *agentcli.Request) []string {
+func toolArgs(req *agentcli.Request) []string { return toolArgsHost(req, false) }
+
+// toolArgsHost is toolArgs for a request whose servers include
+// agentcli's own (host), which an allow list does not take away.
+func toolArgsHost(req *agentcli.Request, host bool) []string {
 	var args []string
 	if len(req.AllowedTools) > 0 {
 		var names []string
@@ -118,6 +122,9 @@ func toolArgs(req *agentcli.Request) []string {
 			args = append(args, "--allowedTools="+claudeRule(t))
 		}
 		for _, s := range req.MCPServers {
+			if host && s.Name == agentcli.HostServerName {
+				continue
+			}
 			if !servers[strings.ToLower(s.Name)] {
 				args = append(args, "--disallowedTools=mcp__"+s.Name)
 			}
@@ -167,11 +174,13 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Env:       append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
 		Dir:       r.Dir,
 		Request:   r.Req,
-		Proto:     newLiveProto,
+		Proto:     newLiveProtoHooks(r.Hooks(), r.HostTools()),
 		EditInput: true,
 		Cleanup:   r.Cleanup,
 		Wire:      r.LiveWireLog(Name, job.Args, nil),
 		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 		Errors:    r.Errors(),
 	})
 }
@@ -182,8 +191,14 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto, EditInput: true}, log)
 }
 
-func newLiveProto(h *live.Host) live.Proto {
-	return &liveProto{h: h, waits: map[string]chan controlResponse{}}
+func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }
+
+// newLiveProtoHooks returns the maker of a session's protocol with the
+// run's hooks and host tools.
+func newLiveProtoHooks(hooks *driver.RunHooks, host *driver.HostTools) func(h *live.Host) live.Proto {
+	return func(h *live.Host) live.Proto {
+		return &liveProto{h: h, waits: map[string]chan controlResponse{}, qsem: make(chan struct{}, 1), hooks: hooks, host: host}
+	}
 }
 
 // liveProto is claude's stream-json control protocol.
@@ -194,6 +209,9 @@ type liveProto struct {
 	parser *turnParser // the running turn's; nil between turns
 	next   int
 	waits  map[string]chan controlResponse
+	qsem   chan struct{} // held while Request.OnQuestion runs
+	hooks  *driver.RunHooks
+	host   *driver.HostTools
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -234,7 +252,7 @@ type canUseTool struct {
 
 // Start sends initialize and waits for its answer.
 func (p *liveProto) Start(ctx context.Context) error {
-	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": nil}, true)
+	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": hookConfig(p.hooks)}, true)
 	return err
 }
 
@@ -369,6 +387,10 @@ func (p *liveProto) controlResponse(c controlLine) {
 func (p *liveProto) controlRequest(c controlLine) {
 	var r canUseTool
 	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
+	if r.Subtype == "hook_callback" {
+		p.hookCallback(c.RequestID, c.Request)
+		return
+	}
 	if r.Subtype != "can_use_tool" {
 		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
 		return
@@ -376,6 +398,10 @@ func (p *liveProto) controlRequest(c controlLine) {
 	input := r.Input
 	if len(input) == 0 || input[0] != '{' {
 		input = json.RawMessage("{}")
+	}
+	if r.ToolName == agentcli.ToolNameAskUserQuestion {
+		p.question(c.RequestID, r.ToolUseID, input)
+		return
 	}
 	name, kind := tools.Canonical(r.ToolName)
 	pr := &agentcli.PermissionRequest{
@@ -458,4 +484,64 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// askInput is AskUserQuestion's input (claude 2.1.330: 1 to 4 questions,
+// each with a header, 2 to 4 options and multiSelect).
+type askInput struct {
+	Questions []struct {
+		Question string `json:"question"`
+		Header   string `json:"header"`
+		Options  []struct {
+			Label       string `json:"label"`
+			Description string `json:"description"`
+		} `json:"options"`
+		MultiSelect bool `json:"multiSelect"`
+	} `json:"questions"`
+}
+
+// question answers claude's AskUserQuestion, which arrives as a
+// can_use_tool request: never as a permission request, since allowing it
+// without answers would tell the model the user answered nothing. The
+// question goes to Request.OnQuestion (one at a time); the answers are
+// allowed as the tool's input's "answers" (question text to the labels
+// chosen, joined with ", "), which claude tells the model; no answer
+// (no OnQuestion, an error, the deadline) is a refusal whose message
+// says so.
+func (p *liveProto) question(id, toolUseID string, input json.RawMessage) {
+	var in askInput
+	_ = json.Unmarshal(input, &in) // fields of an unexpected type are left zero
+	q := &agentcli.Question{SessionID: p.h.SessionID(), ID: toolUseID}
+	for _, it := range in.Questions {
+		item := agentcli.QuestionItem{Header: it.Header, Text: it.Question, MultiSelect: it.MultiSelect}
+		for _, o := range it.Options {
+			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		q.Items = append(q.Items, item)
+	}
+	req := p.h.Request()
+	go func() {
+		ctx, cancel := p.h.TurnContext()
+		defer cancel()
+		a, msg := driver.AskQuestion(ctx, req.OnQuestion, p.qsem, req.PermissionTimeout, q)
+		if a == nil || len(q.Items) == 0 {
+			if msg == "" {
+				msg = agentcli.NoAnswerMessage
+			}
+			p.reply(id, map[string]any{"behavior": "deny", "message": msg}, "")
+			return
+		}
+		var obj map[string]any
+		if json.Unmarshal(input, &obj) != nil || obj == nil {
+			obj = map[string]any{}
+		}
+		answers := map[string]string{}
+		for i, it := range q.Items {
+			if i < len(a.Answers) && len(a.Answers[i]) > 0 {
+				answers[it.Text] = strings.Join(a.Answers[i], ", ")
+			}
+		}
+		obj["answers"] = answers
+		p.reply(id, map[string]any{"behavior": "allow", "updatedInput": obj}, "")
+	}()
 }

@@ -38,6 +38,9 @@ import (
 //   - WireLog is written here, record by record, in order, one Write per
 //     record, from the goroutine that iterates the run. It has no other
 //     io.Writer or callback field.
+//   - Tools, OnQuestion and Hooks are refused (*agentcli.UnsupportedError)
+//     and Capabilities reports none of them: they are Go functions of
+//     this process that the pool does not carry yet.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -165,7 +168,30 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	return agentcli.Capabilities{}
 }
 
+// checkLocalOnly refuses what a worker cannot serve from another
+// process: host tools (Request.Tools), questions (OnQuestion) and hooks
+// (Hooks) are Go functions of this one, and running without them would
+// drop a tool the agent was promised or a hook that may refuse calls.
+func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
+	feature := ""
+	switch {
+	case len(req.Tools) > 0:
+		feature = "host tools (Request.Tools)"
+	case req.OnQuestion != nil:
+		feature = "questions (Request.OnQuestion)"
+	case req.Hooks != nil:
+		feature = "hooks (Request.Hooks)"
+	default:
+		return nil
+	}
+	return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: feature,
+		Reason: "the worker pool does not carry Go functions to its workers yet"}
+}
+
+// cloneCaps returns a copy of c as the pool offers it: without host
+// tools, questions or hooks (see checkLocalOnly).
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
+	c.HostTools, c.Questions, c.Hooks = false, false, agentcli.HookSupport{}
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c
@@ -404,6 +430,9 @@ const maxResubmits = 3
 // refused to it): it is submitted again under a new id, up to
 // maxResubmits times.
 func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string) (*call, error) {
+	if err := b.checkLocalOnly(req); err != nil {
+		return nil, err
+	}
 	for attempt := 0; ; attempt++ {
 		c := b.newCall(req)
 		if err := c.open(); err != nil {

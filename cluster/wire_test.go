@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,11 +22,13 @@ import (
 // this test until the wire carries it.
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
+	// Go functions the pool refuses (TestLocalOnlyRefused).
+	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
-		if stand[f.Name] {
+		if stand[f.Name] || refused[f.Name] {
 			continue
 		}
 		fv := v.Field(i)
@@ -212,4 +215,31 @@ func FuzzFrames(f *testing.F) {
 			t.Fatalf("ack moved the window past what was sent: recv %d consumed %d", o.recv, o.consumed)
 		}
 	})
+}
+
+// TestLocalOnlyRefused: host tools, questions and hooks are Go functions
+// of the caller's process: the pool refuses them before anything reaches
+// a worker (a run without them would drop a promised tool or a hook that
+// may refuse calls), and its Capabilities report none of them.
+func TestLocalOnlyRefused(t *testing.T) {
+	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
+		Hooks: agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}}}}
+	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) {
+		t.Errorf("Capabilities %+v offer what the pool refuses", c)
+	}
+	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
+	for name, req := range map[string]*agentcli.Request{
+		"Tools":      {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion": {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
+		"Hooks":      {Prompt: "p", Hooks: &agentcli.Hooks{}},
+	} {
+		err := b.checkLocalOnly(req)
+		var ue *agentcli.UnsupportedError
+		if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(ue.Feature, name) {
+			t.Errorf("%s: %v, want an *UnsupportedError naming it", name, err)
+		}
+	}
+	if err := b.checkLocalOnly(&agentcli.Request{Prompt: "p"}); err != nil {
+		t.Errorf("a plain request: %v", err)
+	}
 }

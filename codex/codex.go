@@ -99,6 +99,17 @@
 // "mcp__NAME__TOOL"; under PermissionDeny the call is refused. See
 // live.go.
 //
+// # Host tools, questions and hooks
+//
+// Request.Tools, Request.OnQuestion and Request.Hooks make a run go
+// through app-server (with ExtraArgs they are an *agentcli.UnsupportedError:
+// exec takes headers only from its config). The host tools are
+// agentcli's MCP server "agentcli" in thread/start's config, with
+// required = true (codex 0.169.0 does not wait for an MCP server
+// otherwise) and each tool's approval_mode "approve" (agentcli decides
+// each call itself); the tool lists leave it alone. Questions are codex's
+// request_user_input (live.go); hooks, hooks.go.
+//
 // # Events
 //
 // codex exec reports whole items, never text deltas. thread.started gives
@@ -209,7 +220,12 @@ var spec = driver.Spec{
 		StructuredOutput: true,
 		Efforts: []agentcli.Effort{agentcli.EffortMinimal, agentcli.EffortLow, agentcli.EffortMedium,
 			agentcli.EffortHigh, agentcli.EffortXHigh},
+		HostTools: true,
+		Questions: true,
+		Hooks:     hookSupport,
 	},
+	// codex asks with its own request_user_input tool, in app-server.
+	Questions: func(*agentcli.Request) bool { return true },
 	// codex exec reports item types rather than tool names; the parser
 	// passes these item types (and exec_command-style names where it sees
 	// them) here.
@@ -274,7 +290,7 @@ var tools = driver.Tools{
 // read it) or in a profile file in the user's CODEX_HOME. A run with
 // ExtraArgs stays on exec, whose flags they are.
 func needsAppServer(req *agentcli.Request) bool {
-	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0)
+	return len(req.ExtraArgs) == 0 && (req.SystemPrompt != "" || len(req.MCPServers) > 0 || req.OnQuestion != nil || req.Hooks != nil)
 }
 
 // commandLineSettings readies the system prompt and MCP servers of a run
@@ -338,6 +354,13 @@ func serverEnvFile(r *driver.Run, i int, s agentcli.MCPServer) (string, error) {
 // prepare builds one run: the prompt goes on stdin, the working directory
 // is passed with --cd as well.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
+	if r.HostTools() != nil || r.Req.OnQuestion != nil || r.Req.Hooks != nil {
+		// Only app-server, which takes no ExtraArgs, carries the host
+		// tools' server (its secret is a header), asks questions and
+		// lets the host see calls before they run.
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "host tools, questions and hooks with Request.ExtraArgs",
+			Reason: "they need codex app-server, which takes none of codex exec's flags"}
+	}
 	req := restrict(r.Req)
 	if req.SystemPrompt != "" && req.SessionID != "" {
 		r.Logger.Debug("agentcli: codex keeps a resumed thread's original developer instructions; the system prompt has no effect",

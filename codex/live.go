@@ -81,13 +81,38 @@ func liveArgs(req *agentcli.Request) []string {
 // config.toml). codex applies each key as a -c override would
 // (added to the servers of the user's config.toml), turning the JSON
 // values into TOML as they are: nothing is expanded. It is pure.
-func liveConfig(req *agentcli.Request) map[string]any {
-	if len(req.MCPServers) == 0 {
-		return nil
+func liveConfig(req *agentcli.Request) map[string]any { return liveConfigHost(req, nil) }
+
+// liveConfigHost is liveConfig with agentcli's own server (host, nil for
+// none), whose table also says that codex must wait for it before the
+// turn starts (required: codex 0.169.0 does not wait for an MCP server
+// otherwise, and the model would find no tools) and that its tools run
+// without asking (approval_mode "approve": agentcli decides each call
+// itself; see driver.HostTools). With the request's OnQuestion, codex's
+// own question tool is enabled outside plan mode
+// (features.default_mode_request_user_input, an experimental feature whose
+// warning is silenced).
+func liveConfigHost(req *agentcli.Request, host *driver.HostTools) map[string]any {
+	var cfg map[string]any
+	if req.OnQuestion != nil {
+		cfg = map[string]any{"features.default_mode_request_user_input": true, "suppress_unstable_features_warning": true}
 	}
-	cfg := map[string]any{}
+	if len(req.MCPServers) == 0 {
+		return cfg
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
 	for _, s := range req.MCPServers {
 		sv := map[string]any{}
+		if host.IsServer(s.Name) {
+			sv["required"] = true
+			approve := map[string]any{}
+			for _, n := range host.Names() {
+				approve[n] = map[string]string{"approval_mode": "approve"}
+			}
+			sv["tools"] = approve
+		}
 		if s.URL != "" {
 			sv["url"] = s.URL
 			if len(s.Headers) > 0 {
@@ -127,6 +152,13 @@ func turnParams(req *agentcli.Request, thread, prompt string) map[string]any {
 
 // approval returns codex's approvalPolicy and sandbox for a permission mode.
 func approval(req *agentcli.Request) (policy, sandbox string) {
+	if driver.AsksAll(req) {
+		// PreToolUse sees what codex asks about (see hooks.go).
+		if driver.Mode(req) == agentcli.PermissionPlan {
+			return "untrusted", "read-only"
+		}
+		return "untrusted", "danger-full-access"
+	}
 	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "untrusted", "danger-full-access"
@@ -143,22 +175,25 @@ func approval(req *agentcli.Request) (policy, sandbox string) {
 
 // startSession starts a codex live session for the prepared run r.
 func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
-	req := restrict(r.Req)
+	host := r.HostTools()
+	req := restrictHost(r.Req, host != nil)
 	args := liveArgs(req)
 	s, err := live.Start(ctx, live.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      r.Env,
-		Dir:      r.Dir,
-		Request:  req,
-		Cleanup:  r.Cleanup,
-		Proto:    newAppServer(req, r.Dir),
-		Wire:     r.LiveWireLog(Name, args, nil),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       r.Env,
+		Dir:       r.Dir,
+		Request:   req,
+		Cleanup:   r.Cleanup,
+		Proto:     newAppServerHost(req, r.Dir, host),
+		Wire:      r.LiveWireLog(Name, args, nil),
+		Redactor:  r.Redactor(),
+		HostTools: host,
+		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 	if err != nil {
 		return nil, err
@@ -174,8 +209,13 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 
 // newAppServer returns the maker of a session's protocol.
 func newAppServer(req *agentcli.Request, dir string) func(h *live.Host) live.Proto {
+	return newAppServerHost(req, dir, nil)
+}
+
+// newAppServerHost is newAppServer for a session with host tools.
+func newAppServerHost(req *agentcli.Request, dir string, host *driver.HostTools) func(h *live.Host) live.Proto {
 	return func(h *live.Host) live.Proto {
-		p := &appServer{h: h, req: req, dir: dir, items: map[string]*agentcli.ToolUse{}}
+		p := &appServer{h: h, req: req, dir: dir, host: host, items: map[string]*agentcli.ToolUse{}, qsem: make(chan struct{}, 1)}
 		p.rpc = &live.RPC{Host: h, Bare: true, OnNotify: p.notify, OnRequest: p.request, OnInvalid: p.invalid}
 		return p
 	}
@@ -183,10 +223,12 @@ func newAppServer(req *agentcli.Request, dir string) func(h *live.Host) live.Pro
 
 // appServer is codex's app-server protocol.
 type appServer struct {
-	h   *live.Host
-	rpc *live.RPC
-	req *agentcli.Request
-	dir string
+	h    *live.Host
+	rpc  *live.RPC
+	req  *agentcli.Request
+	dir  string
+	host *driver.HostTools // the session's host tools, or nil
+	qsem chan struct{}     // held while Request.OnQuestion runs
 
 	mu     sync.Mutex
 	thread string
@@ -271,8 +313,8 @@ func (p *appServer) Start(ctx context.Context) error {
 	if p.req.SystemPrompt != "" {
 		params["developerInstructions"] = strings.ToValidUTF8(p.req.SystemPrompt, "\uFFFD")
 	}
-	cfg := liveConfig(p.req)
-	if pol, _ := policyFor(p.req); len(pol.overrides) > 0 || len(pol.servers) > 0 {
+	cfg := liveConfigHost(p.req, p.host)
+	if pol, _ := policyForHost(p.req, p.host != nil); len(pol.overrides) > 0 || len(pol.servers) > 0 {
 		if cfg == nil {
 			cfg = map[string]any{}
 		}
@@ -733,6 +775,10 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 // request answers codex's requests: approvals go to the session's
 // permission handling; anything else is refused.
 func (p *appServer) request(id json.RawMessage, method string, params json.RawMessage, line []byte) {
+	if method == "item/tool/requestUserInput" {
+		p.userInput(id, params)
+		return
+	}
 	var a struct {
 		ItemID      string          `json:"itemId"`
 		Command     string          `json:"command"`
@@ -885,4 +931,70 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// userInput answers codex's request_user_input tool
+// (item/tool/requestUserInput, offered outside plan mode only with
+// features.default_mode_request_user_input, which liveConfigHost sets for
+// a request with OnQuestion): the questions go to Request.OnQuestion (one
+// at a time), and the answer is {"answers": {ID: {"answers": [...]}}},
+// which codex gives the model as it is. Without an answer each question
+// is answered with the message that says so: codex turns an error reply
+// into empty answers, which the model would read as answers.
+func (p *appServer) userInput(id, params json.RawMessage) {
+	var r struct {
+		ItemID    string `json:"itemId"`
+		Questions []struct {
+			ID       string `json:"id"`
+			Header   string `json:"header"`
+			Question string `json:"question"`
+			Options  []struct {
+				Label       string `json:"label"`
+				Description string `json:"description"`
+			} `json:"options"`
+		} `json:"questions"`
+	}
+	_ = json.Unmarshal(params, &r) // fields of an unexpected type are left zero
+	p.mu.Lock()
+	q := &agentcli.Question{SessionID: p.thread, ID: r.ItemID}
+	p.mu.Unlock()
+	// codex reports no item for the call: the session reports it, as the
+	// other CLIs' questions are (AskUserQuestion).
+	var input struct {
+		Questions json.RawMessage `json:"questions"`
+	}
+	_ = json.Unmarshal(params, &input)
+	in := marshal(map[string]any{"questions": input.Questions})
+	if len(input.Questions) == 0 || !json.Valid(input.Questions) {
+		in = json.RawMessage("{}")
+	}
+	p.h.Emit(agentcli.Event{Kind: agentcli.EventToolUse, SessionID: q.SessionID, Tool: &agentcli.ToolUse{ID: r.ItemID,
+		Name: agentcli.ToolNameAskUserQuestion, RawName: "request_user_input", Kind: agentcli.ToolOther, Input: in}})
+	for _, it := range r.Questions {
+		item := agentcli.QuestionItem{ID: it.ID, Header: it.Header, Text: it.Question}
+		for _, o := range it.Options {
+			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		q.Items = append(q.Items, item)
+	}
+	go func() {
+		ctx, cancel := p.h.TurnContext()
+		defer cancel()
+		a, msg := driver.AskQuestion(ctx, p.req.OnQuestion, p.qsem, p.req.PermissionTimeout, q)
+		answers := map[string]any{}
+		for i, it := range q.Items {
+			var ans []string
+			if a != nil && i < len(a.Answers) {
+				ans = a.Answers[i]
+			}
+			if len(ans) == 0 {
+				ans = []string{firstNonEmpty(msg, agentcli.NoAnswerMessage)}
+			}
+			answers[it.ID] = map[string]any{"answers": ans}
+		}
+		out := map[string]any{"answers": answers}
+		p.rpc.Reply(id, out)
+		p.h.Emit(agentcli.Event{Kind: agentcli.EventToolResult, SessionID: q.SessionID,
+			ToolResult: &agentcli.ToolResult{ID: r.ItemID, Output: string(marshal(out)), IsError: a == nil}})
+	}()
 }

@@ -93,7 +93,12 @@ type mcpServer struct {
 
 // policyFor returns the tool policy of req. It is pure. The error is an
 // *agentcli.UnsupportedError for a list codex cannot enforce.
-func policyFor(req *agentcli.Request) (toolPolicy, error) {
+func policyFor(req *agentcli.Request) (toolPolicy, error) { return policyForHost(req, false) }
+
+// policyForHost is policyFor for a request whose servers include
+// agentcli's own (host, driver.HostTools), which the tool lists leave
+// alone.
+func policyForHost(req *agentcli.Request, host bool) (toolPolicy, error) {
 	unsupported := func(reason string) error {
 		return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: reason}
 	}
@@ -170,6 +175,10 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 		p.readOnly = mode != agentcli.PermissionAsk
 	}
 	for _, s := range req.MCPServers {
+		if host && s.Name == agentcli.HostServerName {
+			p.servers = append(p.servers, mcpServer{MCPServer: s})
+			continue
+		}
 		k := strings.ToLower(s.Name)
 		en, inList := mcpAllowed[k]
 		if list && !inList {
@@ -199,8 +208,12 @@ func checkTools(req *agentcli.Request) error {
 
 // restrict returns req, or a copy of it without the MCP servers its tool
 // lists take away, so that no file or override of the run names them.
-func restrict(req *agentcli.Request) *agentcli.Request {
-	pol, err := policyFor(req)
+func restrict(req *agentcli.Request) *agentcli.Request { return restrictHost(req, false) }
+
+// restrictHost is restrict for a request whose servers include
+// agentcli's own (host).
+func restrictHost(req *agentcli.Request, host bool) *agentcli.Request {
+	pol, err := policyForHost(req, host)
 	if err != nil || len(pol.servers) == len(req.MCPServers) {
 		return req
 	}

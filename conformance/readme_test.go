@@ -1,6 +1,7 @@
 package conformance_test
 
 import (
+	"cmp"
 	"os"
 	"strings"
 	"testing"
@@ -61,6 +62,18 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			"structured output": yes(c.StructuredOutput),
 			"fallback model":    yes(c.FallbackModel),
 			"spending cap":      yes(c.MaxBudget),
+
+			"host tools":              yes(c.HostTools),
+			"questions":               yes(c.Questions),
+			"hook pre tool use":       cmp.Or(string(c.Hooks.PreToolUse), "no"),
+			"hook deny reason":        yes(c.Hooks.DenyReason),
+			"hook rewrite":            yes(c.Hooks.Rewrite),
+			"hook post tool use":      yes(c.Hooks.PostToolUse),
+			"hook post output":        yes(c.Hooks.PostOutput),
+			"hook post context":       yes(c.Hooks.PostContext),
+			"hook user prompt submit": yes(c.Hooks.UserPromptSubmit),
+			"hook stop":               yes(c.Hooks.Stop),
+			"hook stop continue":      yes(c.Hooks.StopContinue),
 		}
 		var efforts []string
 		for _, e := range c.Efforts {

@@ -126,7 +126,7 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 	// (or, under Strict, its UnsupportedError) about what Capabilities
 	// lack are all there is to say. What the session reports passes the
 	// run's redactor, as a one-shot run's events do.
-	red := NewRedactor(redactEnv(r.Env, req))
+	red := NewRedactor(redactEnv(r.Env, r.Req))
 	r.red = red
 	r.Logger = red.Logger(r.Logger) // records carry what the CLI said
 	s, err := b.spec.StartSession(ctx, r)
@@ -134,5 +134,5 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		r.Cleanup()
 		return nil, red.Error(err)
 	}
-	return redactSession(s, red, RawLimit(req)), nil
+	return wrapExtras(redactSession(s, red, RawLimit(req)), b.spec.Name, r.host, r.hooks), nil
 }

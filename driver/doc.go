@@ -34,6 +34,14 @@
 //     live session's failed turn, protocol error or dead CLI) into the
 //     agentcli error it is, classified, hinted and redacted;
 //   - settings helpers (MCP servers, the "$" escape, [Mode]);
+//   - host tools, questions and hooks: the runner serves Request.Tools
+//     (and, for a CLI with no way of its own to ask, its question tool)
+//     from an MCP server of the run's own and adds it to the request's
+//     MCP servers ([HostTools] says what a backend must add:
+//     pre-approval, the tool lists left alone, waiting for the server);
+//     [AskQuestion] puts a CLI's own questions to Request.OnQuestion;
+//     [RunHooks] calls Request.Hooks, natively ([Spec].NativeHooks) or
+//     through the permission path and the event stream;
 //   - package [github.com/agentcli/agentcli/driver/live]: the live-session
 //     engine (turns, interrupt, permission requests, close, a CLI that
 //     dies or breaks its protocol) with a JSON-RPC peer;

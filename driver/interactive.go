@@ -164,6 +164,11 @@ func (b *Backend) checkInteractive(req *agentcli.Request) error {
 	default:
 		return &agentcli.RequestError{Backend: b.spec.Name, Field: "Permission", Reason: fmt.Sprintf("unknown mode %q", m)}
 	}
+	if len(req.Tools) > 0 || req.OnQuestion != nil || req.Hooks != nil {
+		// The UI is the person's: nothing of the host's runs in it.
+		return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: "host tools, questions and hooks in interactive mode",
+			Reason: "the CLI's own UI asks the person at the terminal"}
+	}
 	return nil
 }
 

@@ -86,6 +86,17 @@ type Spec struct {
 	// SessionStarter). It records the session in
 	// r.LiveWireLog's writer when that is not nil.
 	StartSession func(ctx context.Context, r *Run) (agentcli.Session, error)
+	// Questions, if set, reports that the CLI asks the user questions a
+	// way of its own in a run or session of req, which the backend routes
+	// to Request.OnQuestion (see AskQuestion); otherwise a request with
+	// OnQuestion gets agentcli's question tool, served with the host
+	// tools (see HostTools).
+	Questions func(req *agentcli.Request) bool
+	// NativeHooks, if set, reports which of req's hooks (Request.Hooks)
+	// the backend calls itself, through its CLI's own hook protocol, in
+	// a live session (live) or a one-shot run of the CLI; the runner
+	// builds the others (see RunHooks).
+	NativeHooks func(req *agentcli.Request, live bool) NativeHooks
 	// LiveRun, if set, reports that a one-shot run of req goes through a
 	// live session (StartSession) whatever its permission mode, because
 	// it carries something only the live protocol takes privately (as
@@ -151,6 +162,11 @@ type Run struct {
 	backend  string    // set for interactive runs (see Unsupported)
 	warned   *sync.Map // the backend's warnings logged so far (see Warn)
 	red      *Redactor // the run's redactor, once it is known
+
+	// host: the run's host tools, or nil (see attachHost); hooks: its
+	// hooks, or nil (see attachHooks).
+	host  *HostTools
+	hooks *RunHooks
 }
 
 // Warn logs a warning about something the run ignores (an option the

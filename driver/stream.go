@@ -42,7 +42,7 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		c.Permission = Mode(rq)
 		rq = &c
 	}
-	return &Run{
+	r := &Run{
 		spec:    b.spec,
 		Req:     rq,
 		Deltas:  deltas,
@@ -53,7 +53,13 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		Logger:  b.opts.Logger,
 		State:   b.state,
 		warned:  &b.warned,
-	}, nil
+	}
+	if err := b.attachHost(r); err != nil {
+		r.Cleanup()
+		return nil, err
+	}
+	b.attachHooks(r, oneShot)
+	return r, nil
 }
 
 // stream runs req once and yields its events, then the result or the
@@ -75,6 +81,11 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		return
 	}
 	defer r.Cleanup()
+	defer r.host.BeginTurn(ctx)()
+	// The host tools' and hooks' view of the events is the caller's
+	// (redacted, Raw capped).
+	o.out = r.hooks.Wrap(ctx, r.host.Wrap(o.out))
+	r.Req = r.hooks.prompted(ctx, r.Req)
 	if err := b.checkCredentials(r); err != nil {
 		o.fail(err)
 		return
@@ -110,7 +121,8 @@ type oneShot struct {
 // setRedactor makes the run's redactor the one of the CLI's environment
 // env.
 func (o *oneShot) setRedactor(env []string) {
-	o.red = NewRedactor(redactEnv(env, o.req))
+	// The run's request: it carries the host tools' server and secret.
+	o.red = NewRedactor(redactEnv(env, o.r.Req))
 	o.r.red = o.red
 }
 

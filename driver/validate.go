@@ -119,7 +119,13 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 		// A restriction the CLI cannot enforce is never just a warning.
 		return &agentcli.UnsupportedError{Backend: backend, Feature: "allowed/disallowed tools"}
 	}
-	return checkSettings(backend, req)
+	if err := checkSettings(backend, req); err != nil {
+		return err
+	}
+	if err := checkHost(backend, caps, req); err != nil {
+		return err
+	}
+	return checkHooks(backend, caps, req)
 }
 
 // Mode returns the permission mode of req: Request.Permission, with the

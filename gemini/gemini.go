@@ -149,6 +149,17 @@
 // home as in a run, so settings changed in the UI during such a session are
 // not kept. Folder trust is left to the UI, which asks in an untrusted
 // folder unless folder trust is off (as agentclitest.Server.Wire sets it).
+//
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server "agentcli": in the settings
+// overlay of a run (with trust) or ACP's session/new, its tools named in
+// full in tools.allowed, since gemini 0.61.0 checks an MCP call's policy
+// under the server's prefixed name, which no server-wide rule matches;
+// agentcli decides each call itself, and a session allows whatever
+// permission request gemini still sends about them. gemini removes its
+// own ask_user tool from headless runs and ACP, so Request.OnQuestion
+// gets agentcli's question tool. Hooks: hooks.go.
 package gemini
 
 import (
@@ -192,9 +203,14 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
-		MCP:     true,
-		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
+		MCP:       true,
+		Efforts:   []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
+		HostTools: true,
+		Questions: true,
+		Hooks:     hookSupport,
 	},
+	// One-shot runs call hooks through gemini's own (hooks.go).
+	NativeHooks:   nativeHooks,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
@@ -266,7 +282,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if len(in) > MaxPromptBytes {
 		return nil, &PromptTooLongError{Len: len(in), Limit: MaxPromptBytes}
 	}
-	env, err := settingsEnv(r)
+	hooks, err := hookSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	env, err := settingsEnvWith(r, hooks)
 	if err != nil {
 		return nil, err
 	}
@@ -296,8 +316,17 @@ func runHome(r *driver.Run, extra map[string]any) (string, error) {
 // (MCP servers, effort; see runSettings), or nil when it has none: a
 // private overlay of the user's gemini home with those settings merged
 // into settings.json, named by GEMINI_CLI_HOME.
-func settingsEnv(r *driver.Run) ([]string, error) {
+func settingsEnv(r *driver.Run) ([]string, error) { return settingsEnvWith(r, nil) }
+
+// settingsEnvWith is settingsEnv with more settings merged in.
+func settingsEnvWith(r *driver.Run, more map[string]any) ([]string, error) {
 	extra, dollar := runSettings(r.Req)
+	if more != nil {
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		merge(extra, more)
+	}
 	if extra == nil {
 		return nil, nil
 	}

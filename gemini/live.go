@@ -90,7 +90,8 @@ func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 // in the protocol instead.
 func liveEnv(r *driver.Run) ([]string, error) {
 	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort,
-		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools})
+		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools,
+		Tools: r.Req.Tools, OnQuestion: r.Req.OnQuestion})
 	if extra == nil {
 		return nil, nil
 	}
@@ -106,6 +107,11 @@ func liveEnv(r *driver.Run) ([]string, error) {
 // from the list (a listed tool is allowed, any other refused), since
 // yolo would run every tool of a server the list names.
 func sessionMode(req *agentcli.Request) string {
+	if driver.AsksAll(req) && driver.Mode(req) == agentcli.PermissionBypass {
+		// PreToolUse sees what gemini asks about; the session allows
+		// what the hook lets through (live.Host.Ask).
+		return "default"
+	}
 	switch driver.Mode(req) {
 	case agentcli.PermissionAsk, agentcli.PermissionDeny:
 		return "default"
@@ -193,19 +199,21 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	}
 	args := liveArgs(req)
 	return live.Start(ctx, live.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
-		Dir:      r.Dir,
-		Request:  req,
-		Cleanup:  r.Cleanup,
-		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       append(r.Env[:len(r.Env):len(r.Env)], env...),
+		Dir:       r.Dir,
+		Request:   req,
+		Cleanup:   r.Cleanup,
+		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 

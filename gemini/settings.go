@@ -63,9 +63,10 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 			if exc := lists.excludeMCP[strings.ToLower(s.Name)]; len(exc) > 0 {
 				sv["excludeTools"] = exc
 			}
-			if lists.servers != nil {
+			if lists.servers != nil || driver.IsHostServer(req, s.Name) {
 				// Named by the allow list: its tools (includeTools)
-				// are approved in advance.
+				// are approved in advance. agentcli's own server
+				// decides its calls itself (driver.HostTools).
 				sv["trust"] = true
 			}
 			if s.URL != "" {

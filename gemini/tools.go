@@ -42,6 +42,11 @@ type toolLists struct {
 	// servers, with an allow list, are the MCP servers that may start
 	// (lower-cased names); nil without one.
 	servers map[string]bool
+	// host: the request has agentcli's own server (driver.HostTools),
+	// which the lists leave alone, and hostTools are the names its tools
+	// may have.
+	host      bool
+	hostTools []string
 }
 
 // geminiTools maps a rule to gemini's tool rules. It returns the
@@ -82,7 +87,8 @@ func shellPrefix(r driver.Rule) (string, bool) {
 
 // listsFor returns what gemini makes of req's tool lists.
 func listsFor(req *agentcli.Request) (toolLists, error) {
-	l := toolLists{include: map[string][]string{}, excludeMCP: map[string][]string{}}
+	l := toolLists{include: map[string][]string{}, excludeMCP: map[string][]string{},
+		host: driver.IsHostServer(req, agentcli.HostServerName), hostTools: driver.HostToolNames(req)}
 	if len(req.AllowedTools) > 0 {
 		l.servers = map[string]bool{}
 	}
@@ -154,6 +160,23 @@ func (l toolLists) settings(s map[string]any) {
 	if len(l.exclude) > 0 {
 		t["exclude"] = l.exclude
 	}
+	if l.host {
+		// agentcli's own server decides its calls itself
+		// (driver.HostTools): its tools run without confirmation, and
+		// an allow list's enforcement (tools.core denies every other
+		// tool, MCP tools included, above the priority of a trusted
+		// server) leaves them alone. Each is named in full: gemini
+		// 0.61.0 checks an MCP call's policy with the server's name
+		// prefixed ("mcp_agentcli"), which no server-wide rule
+		// ("mcp_agentcli_*", a trusted server's) matches; and in a
+		// live session the server comes through ACP, not the settings.
+		allowed, _ := t["allowed"].([]string)
+		allowed = slices.Clip(allowed)
+		for _, n := range l.hostTools {
+			allowed = append(allowed, "mcp_"+agentcli.HostServerName+"_"+n)
+		}
+		t["allowed"] = allowed
+	}
 	if len(t) > 0 {
 		s["tools"] = t
 	}
@@ -161,6 +184,9 @@ func (l toolLists) settings(s map[string]any) {
 
 // keeps reports whether the MCP server name may start under l.
 func (l toolLists) keeps(name string) bool {
+	if l.host && name == agentcli.HostServerName {
+		return true
+	}
 	if slices.Contains(l.excludeMCP[strings.ToLower(name)], "") {
 		return false
 	}

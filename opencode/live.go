@@ -192,19 +192,21 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	}
 	args := liveArgs(req)
 	return livesession.Start(ctx, livesession.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      env,
-		Dir:      dir,
-		Request:  req,
-		Proto:    func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) },
-		Cleanup:  r.Cleanup,
-		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       env,
+		Dir:       dir,
+		Request:   req,
+		Proto:     func(h *livesession.Host) livesession.Proto { return acp.New(h, ac) },
+		Cleanup:   r.Cleanup,
+		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 

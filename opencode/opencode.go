@@ -143,6 +143,15 @@
 // first message (--prompt) is submitted as typed; opencode 1.18.33 ignores
 // it when it resumes a session, so a request with both SessionID and
 // Prompt fails with an *agentcli.UnsupportedError.
+//
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server "agentcli" (the private config
+// of a run, ACP's session/new), its tools "agentcli_*": "allow" in
+// OPENCODE_PERMISSION in every mode and whatever the tool lists say:
+// agentcli decides each call itself. opencode's own question tool is
+// denied in `opencode run` and hangs an ACP turn when forced on, so
+// Request.OnQuestion gets agentcli's question tool. Hooks: hooks.go.
 package opencode
 
 import (
@@ -191,9 +200,14 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
-		MCP:     true,
-		Efforts: agentcli.Efforts(),
+		MCP:       true,
+		Efforts:   agentcli.Efforts(),
+		HostTools: true,
+		Questions: true,
+		Hooks:     hookSupport,
 	},
+	// Hooks need a live session: PreToolUse is the permission path.
+	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

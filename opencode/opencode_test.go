@@ -64,7 +64,8 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 	want := agentcli.Capabilities{Thinking: true, Resume: true, SystemPrompt: agentcli.SystemPromptAppend, Cost: true, ToolFilter: true, PortableSessions: true,
-		MCP: true, Efforts: agentcli.Efforts(),
+		MCP: true, Efforts: agentcli.Efforts(), HostTools: true, Questions: true,
+		Hooks:    agentcli.HookSupport{PreToolUse: agentcli.HookAsked, PostToolUse: true, PostOutput: true, UserPromptSubmit: true, Stop: true},
 		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {

@@ -153,6 +153,13 @@ func ruleKeys(r driver.Rule) (keys, patterns []string, ok bool) {
 func permissionFor(req *agentcli.Request) (*permConfig, error) {
 	var c permConfig
 	mode := driver.Mode(req)
+	hooked := driver.AsksAll(req)
+	if hooked {
+		// PreToolUse sees what opencode asks about: everything; the
+		// session answers after the hook, from the lists and the mode
+		// (live.Host.Ask).
+		c.set("*", permValue{action: "ask"})
+	}
 	if len(req.AllowedTools) > 0 {
 		fallback := "deny"
 		if mode == agentcli.PermissionAsk {
@@ -201,6 +208,13 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 			}
 		}
 	}
+	for _, s := range req.MCPServers {
+		if driver.IsHostServer(req, s.Name) {
+			// agentcli's own server decides its calls itself
+			// (driver.HostTools), whatever the mode and the lists.
+			c.set(s.Name+"_*", permValue{action: "allow"})
+		}
+	}
 	for _, t := range req.DisallowedTools {
 		r, err := driver.ParseRule(t)
 		if err != nil {
@@ -212,6 +226,24 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 		}
 		for _, k := range keys {
 			c.deny(k, patterns)
+		}
+	}
+	if hooked {
+		// What the lists approve in advance is still asked about (the
+		// hook comes first); what they refuse stays refused.
+		for k, v := range c.vals {
+			if k == agentcli.HostServerName+"_*" && driver.IsHostServer(req, agentcli.HostServerName) {
+				continue // agentcli's server calls PreToolUse itself
+			}
+			if v.action == "allow" {
+				v.action = "ask"
+			}
+			for i, p := range v.patterns {
+				if p[1] == "allow" {
+					v.patterns[i][1] = "ask"
+				}
+			}
+			c.vals[k] = v
 		}
 	}
 	if len(c.keys) == 0 {

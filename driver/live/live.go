@@ -102,12 +102,33 @@ type Config struct {
 	// and from the error the session keeps (Session.Err), before other
 	// goroutines can see it.
 	Redactor Redactor
+	// HostTools, if set, are the run's host tools (driver.Run.HostTools):
+	// a permission request about one of them is allowed at once, in
+	// every mode and whatever the tool lists say, since agentcli decides
+	// each call of its own server itself.
+	HostTools *driver.HostTools
+	// Hooks, if set, are the run's hooks (driver.Run.Hooks). When
+	// PreToolUse goes through the permission path (RunHooks.AskAll), each
+	// permission request is first put to PreToolUse: a refusal refuses
+	// it with the hook's reason (and tells the Proto, when it implements
+	// HookDenier), a changed input is an edit (refused where the
+	// protocol cannot apply one, EditInput false); then the tool lists
+	// and the permission mode decide as usual.
+	Hooks *driver.RunHooks
 	// Errors builds the session's typed errors (the run's, Run.Errors):
 	// a turn's failure, a CLI that died, an answer that is not the JSON
 	// its output schema asks for. Nil means errors of a backend named
 	// Backend that know no wording of its own, redacted as this
 	// process's environment says.
 	Errors *driver.Errors
+}
+
+// HookDenier is implemented by a Proto that can tell the model why
+// PreToolUse refused a call, where the answer to the permission request
+// cannot carry a message (codex: a steer of the running turn).
+type HookDenier interface {
+	// HookDenied is called after the refusal of pr was answered.
+	HookDenied(pr *agentcli.PermissionRequest, reason string)
 }
 
 // Redactor removes secrets from text and, in place, from errors (see
@@ -152,6 +173,8 @@ type Session struct {
 	cleanup func()
 	wire    *wirelog.Writer
 	red     Redactor
+	htools  *driver.HostTools
+	hooks   *driver.RunHooks
 	errs    *driver.Errors
 
 	p     *proc.Process // nil when replaying
@@ -226,6 +249,8 @@ func newSession(cfg Config) (*Session, error) {
 		cleanup: cfg.Cleanup,
 		wire:    cfg.Wire,
 		red:     cfg.Redactor,
+		htools:  cfg.HostTools,
+		hooks:   cfg.Hooks,
 		errs:    cfg.Errors,
 		slot:    make(chan struct{}, 1),
 		askSem:  make(chan struct{}, 1),
@@ -1122,6 +1147,22 @@ func (h *Host) SetSessionID(id string) {
 	h.s.mu.Unlock()
 }
 
+// SessionID returns the CLI's session id as recorded so far, or "".
+func (h *Host) SessionID() string { return h.s.ID() }
+
+// TurnContext returns a context that ends when the running turn is
+// ended early (interrupted, cancelled, timed out) or the session ends;
+// between turns, when the session ends. Call cancel when done with it.
+func (h *Host) TurnContext() (ctx context.Context, cancel context.CancelFunc) {
+	parent := h.s.ctx
+	h.s.mu.Lock()
+	if h.s.turn != nil {
+		parent = h.s.turn.ctx
+	}
+	h.s.mu.Unlock()
+	return context.WithCancel(parent)
+}
+
 // InTurn reports whether a turn is running.
 func (h *Host) InTurn() bool {
 	h.s.mu.Lock()
@@ -1179,6 +1220,49 @@ func (h *Host) Ask(pr *agentcli.PermissionRequest, answer func(agentcli.Permissi
 		// Replaying: the decision was the live session's, and what is
 		// answered does not change the events.
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}, false))
+		return
+	}
+	if _, ok := s.htools.Match(pr.Tool.RawName); !ok && s.hooks.AskAll() {
+		// PreToolUse first (Config.Hooks), then the usual decision,
+		// with the hook's input when it changed it.
+		go func() {
+			ctx, cancel := h.TurnContext()
+			defer cancel()
+			out := s.hooks.PreToolUse(ctx, pr.SessionID, pr.Tool, pr.Title)
+			switch {
+			case out.Deny:
+				answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: out.Reason}, false))
+				if d, ok := s.proto.(HookDenier); ok {
+					d.HookDenied(pr, out.Reason)
+				}
+				return
+			case out.Input != nil && !s.edit:
+				answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: driver.RewriteRefused}, false))
+				if d, ok := s.proto.(HookDenier); ok {
+					d.HookDenied(pr, driver.RewriteRefused)
+				}
+				return
+			}
+			input := out.Input
+			h.decide(pr, func(d agentcli.PermissionDecision) {
+				if input != nil && d.Allowed() && d.Input == nil {
+					d.Input = input
+				}
+				answer(d)
+			})
+		}()
+		return
+	}
+	h.decide(pr, answer)
+}
+
+// decide decides pr after PreToolUse (Ask): host tools, the tool lists,
+// the permission mode and callback.
+func (h *Host) decide(pr *agentcli.PermissionRequest, answer func(agentcli.PermissionDecision)) {
+	s := h.s
+	if _, ok := s.htools.Match(pr.Tool.RawName); ok {
+		// agentcli's own server decides its calls (driver.HostTools).
+		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
 		return
 	}
 	// The tool lists come first, in every mode: a listed tool is approved

@@ -21,6 +21,16 @@
 // (allow always) or anything else (refuse); a request nobody answers is
 // refused. A one-shot run under ask is run as a one-turn live session.
 //
+// -tool-demo gives the agent a host tool written in Go (Request.Tools):
+// current_time, the time in a time zone, approved in advance. In -chat
+// mode the agent's questions to the user (Request.OnQuestion) are put on
+// stderr, each with its options numbered, and answered by the next stdin
+// line: option numbers (several, comma-separated, where more than one may
+// be chosen) or words of your own; an empty line leaves the question
+// unanswered. With -offline, a prompt that mentions the time makes the
+// offline model call current_time (with -tool-demo), and one that asks to
+// be asked something makes it ask a question.
+//
 // -wire-log FILE records the run (with -chat, the whole session) and
 // -replay FILE (with -backend) prints it again as it was printed, turn by
 // turn, without running anything.

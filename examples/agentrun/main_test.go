@@ -312,3 +312,40 @@ func TestPermissionFlag(t *testing.T) {
 		t.Fatalf("deny: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// -tool-demo: the offline model calls current_time, the host tool runs
+// (its output is the tool result); in -chat mode the offline model's
+// question is put on stderr and answered by the next stdin line.
+func TestToolDemoAndQuestionsOffline(t *testing.T) {
+	cli := claudeCLI(t)
+	code, out, errOut := runArgs(t, "what time is it?\nplease ask me something\n2\n", "-cli", cli, "-offline", "-offline-reply", "done",
+		"-chat", "-stream", "-tool-demo", "-permission", "bypass")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	var timeUse, timeResult, askResult bool
+	ids := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev agentcli.Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch {
+		case ev.Kind == agentcli.EventToolUse:
+			ids[ev.Tool.ID] = ev.Tool.Name
+			timeUse = timeUse || ev.Tool.Name == "current_time"
+		case ev.Kind == agentcli.EventToolResult && ids[ev.ToolResult.ID] == "current_time":
+			timeResult = !ev.ToolResult.IsError && regexp.MustCompile(`\d\d:\d\d:\d\d UTC`).MatchString(ev.ToolResult.Output)
+		case ev.Kind == agentcli.EventToolResult && ids[ev.ToolResult.ID] == agentcli.ToolNameAskUserQuestion:
+			askResult = strings.Contains(ev.ToolResult.Output, "Blue")
+		}
+	}
+	if !timeUse || !timeResult {
+		t.Errorf("current_time: use %v, result %v; stdout %s", timeUse, timeResult, out)
+	}
+	if !strings.Contains(errOut, "[Color] Which color do you prefer?") || !strings.Contains(errOut, "2. Blue (cool)") || !askResult {
+		t.Errorf("question: answered %v; stderr %q", askResult, errOut)
+	}
+}

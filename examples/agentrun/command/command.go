@@ -69,6 +69,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	chat := fs.Bool("chat", false, "live session: each stdin line is one turn")
 	permission := fs.String("permission", "", "permission mode: bypass, ask, deny or plan (default: PERMISSION_MODE, else deny)")
 	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
+	toolDemo := fs.Bool("tool-demo", false, "give the agent a host tool written in Go: current_time")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
@@ -159,6 +160,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if req.Permission == agentcli.PermissionAsk && !*interactive {
 		req.OnPermission = askOn(in, stderr)
 	}
+	if *toolDemo {
+		req.Tools = append(req.Tools, currentTime())
+	}
+	if *chat && b.Capabilities().Questions {
+		req.OnQuestion = questionOn(in, stderr)
+	}
 
 	if *wireLog != "" {
 		f, err := os.Create(*wireLog)
@@ -181,6 +188,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			if asksToRun(p) {
 				srv.Push(agentclitest.Turn{Shell: "touch made-by-the-offline-model.txt"})
+			}
+			if *toolDemo && strings.Contains(strings.ToLower(p), "time") {
+				srv.Push(agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(name, "current_time"),
+					Args: map[string]any{"zone": "UTC"}}})
+			}
+			if *chat && asksToAsk(p) {
+				srv.Push(agentclitest.Turn{Tool: agentclitest.QuestionCall(name, offlineQuestion)})
 			}
 			srv.Push(agentclitest.Turn{Text: *reply})
 		}
@@ -441,6 +455,98 @@ func askOn(in *lines, w io.Writer) agentcli.PermissionFunc {
 		}
 		return agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: "The user said no."}
 	}
+}
+
+// currentTime is -tool-demo's host tool.
+func currentTime() agentcli.Tool {
+	type input struct {
+		Zone string `json:"zone" jsonschema:"an IANA time zone such as Europe/Paris, or UTC"`
+	}
+	t := agentcli.NewTool("current_time", "Returns the current date and time in a time zone.",
+		func(ctx context.Context, in input) (string, error) {
+			loc, err := time.LoadLocation(in.Zone)
+			if err != nil {
+				return "", fmt.Errorf("unknown time zone %q", in.Zone)
+			}
+			return time.Now().In(loc).Format("Monday 2 January 2006, 15:04:05 MST"), nil
+		})
+	t.Approved = true // it reads the clock: nothing to approve
+	return t
+}
+
+// offlineQuestion is what the offline model asks in -chat mode.
+var offlineQuestion = agentcli.Question{Items: []agentcli.QuestionItem{{Header: "Color", Text: "Which color do you prefer?",
+	Options: []agentcli.QuestionOption{{Label: "Red", Description: "warm"}, {Label: "Blue", Description: "cool"}}}}}
+
+// asksToAsk reports whether a prompt asks to be asked something, which
+// the offline model answers with a question.
+func asksToAsk(p string) bool {
+	p = strings.ToLower(p)
+	return strings.Contains(p, "ask me")
+}
+
+// questionOn returns a question callback that puts each question on w and
+// reads its answer from in: option numbers (comma-separated) or words of
+// the user's own; an empty line, the end of input or the deadline leave
+// the question unanswered.
+func questionOn(in *lines, w io.Writer) agentcli.QuestionFunc {
+	return func(ctx context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+		a := &agentcli.Answer{}
+		for _, it := range q.Items {
+			if it.Header != "" {
+				fmt.Fprintf(w, "agentrun: [%s] ", it.Header)
+			} else {
+				fmt.Fprint(w, "agentrun: ")
+			}
+			fmt.Fprintln(w, it.Text)
+			for i, o := range it.Options {
+				fmt.Fprintf(w, "  %d. %s", i+1, o.Label)
+				if o.Description != "" {
+					fmt.Fprintf(w, " (%s)", o.Description)
+				}
+				fmt.Fprintln(w)
+			}
+			hint := "a number"
+			if it.MultiSelect {
+				hint = "numbers, comma-separated"
+			}
+			if len(it.Options) == 0 {
+				hint = "your answer"
+			} else {
+				hint += ", or your own words"
+			}
+			fmt.Fprintf(w, "agentrun: answer (%s): ", hint)
+			line, ok := in.next(ctx)
+			if !ok {
+				fmt.Fprintln(w)
+				return nil, ctx.Err()
+			}
+			a.Answers = append(a.Answers, pick(it, line))
+		}
+		return a, nil
+	}
+}
+
+// pick turns an answer line into the answer to item it: the labels of the
+// option numbers it lists, or the line itself.
+func pick(it agentcli.QuestionItem, line string) []string {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	var labels []string
+	for _, f := range strings.Split(line, ",") {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimSpace(f), "%d", &n); err != nil || n < 1 || n > len(it.Options) ||
+			fmt.Sprint(n) != strings.TrimSpace(f) {
+			return []string{line}
+		}
+		labels = append(labels, it.Options[n-1].Label)
+	}
+	if !it.MultiSelect && len(labels) > 1 {
+		return []string{line}
+	}
+	return labels
 }
 
 // asksToRun reports whether a prompt asks to run something, which the

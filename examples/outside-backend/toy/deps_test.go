@@ -21,6 +21,7 @@ var kitInternals = map[string][]string{
 	agentcliModule + "/internal/proc":     {agentcliModule + "/driver", agentcliModule + "/driver/live"},
 	agentcliModule + "/internal/registry": {agentcliModule, agentcliModule + "/driver"},
 	agentcliModule + "/internal/kitmodes": {agentcliModule + "/driver"},
+	agentcliModule + "/internal/hostmcp":  {agentcliModule + "/driver"}, // host tools' MCP server (Run.HostTools)
 }
 
 // TestOnlyThePublicKit: `go list -deps -test ./...` of this module (the

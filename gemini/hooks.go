@@ -1,0 +1,232 @@
+package gemini
+
+// Hooks.
+//
+// A one-shot run (gemini --output-format stream-json ...) has gemini's
+// own hooks, from the settings overlay: BeforeTool and AfterTool run a
+// command, `node RELAY`, where RELAY is a small script
+// in the run's private temporary directory that posts the hook's input
+// (stdin) to a loopback HTTP endpoint of the run's own, behind a secret
+// of its own, and prints the answer (gemini runs the hook with its own
+// environment, so node, which runs gemini itself, is on PATH). The
+// endpoint calls the run's hooks and answers as gemini 0.61.0 expects:
+//
+//	BeforeTool  {} | {"decision": "deny", "reason": R}  (the model: "Tool execution blocked: R")
+//	            | {"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": INPUT}}
+//	AfterTool   {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": C}}
+//	            (appended to the tool's result as <hook_context>)
+//
+// so PreToolUse sees every call, a refusal's reason reaches the model, a
+// changed input runs, and PostToolUse sees the output and adds context.
+// Stop is the runner's, at the result: gemini's AfterAgent hook could
+// make the run go on, but the text it gives the hook (prompt_response)
+// is garbled in 0.61.0 (streamed chunks repeated, earlier turns
+// included), so Stop would not see the final text. A relay that cannot reach the endpoint
+// exits 2, which blocks the call. Calls of host tools are left to
+// agentcli's MCP server, which calls PreToolUse itself.
+//
+// A live session (gemini --acp; and a one-shot run under PermissionAsk,
+// which is one) runs no BeforeTool or AfterTool hook of gemini's (ACP runs
+// tools without them). PreToolUse is the permission path there: the
+// session runs in gemini's "default" mode (bypass included), where gemini
+// asks before shell commands (except those its policy allows without
+// asking, such as ls and echo), edits, web fetches and MCP tool calls,
+// but not before reading and searching tools (read_file, glob,
+// grep_search, ...), which PreToolUse therefore does not see. A refusal
+// answers "cancel": the model hears "Tool ... was canceled by the user",
+// not the hook's reason; a changed input is refused. PostToolUse and Stop
+// come from the event stream there (no context for the model; ACP reports
+// no shell output). Capabilities().Hooks describes the live session, the
+// lesser of the two. UserPromptSubmit is the runner's in both (its
+// context goes after the prompt).
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
+)
+
+// hookSupport is gemini's Capabilities.Hooks (a live session's; see
+// above for a one-shot run's).
+var hookSupport = agentcli.HookSupport{PreToolUse: agentcli.HookAsked, PostToolUse: true, UserPromptSubmit: true, Stop: true}
+
+// nativeHooks reports the hooks gemini calls itself: in a one-shot run,
+// PreToolUse and PostToolUse.
+func nativeHooks(_ *agentcli.Request, live bool) driver.NativeHooks {
+	if live {
+		return driver.NativeHooks{}
+	}
+	return driver.NativeHooks{PreToolUse: true, PostToolUse: true}
+}
+
+// maxHookInput bounds what the relay endpoint reads of one hook's input.
+const maxHookInput = 64 << 20
+
+// hookSettings starts the hook relay of a one-shot run whose hooks gemini
+// calls (see above) and returns the settings that register it, or nil.
+func hookSettings(r *driver.Run) (map[string]any, error) {
+	h := r.Hooks()
+	n := h.Native()
+	events := map[string]bool{"BeforeTool": n.PreToolUse && h.HasPreToolUse(), "AfterTool": n.PostToolUse && h.HasPostToolUse()}
+	if !events["BeforeTool"] && !events["AfterTool"] {
+		return nil, nil
+	}
+	dir, err := r.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	secret := hex.EncodeToString(b[:])
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv := &http.Server{Handler: relayHandler(ctx, h, r.HostTools(), secret), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	r.Defer(func() {
+		cancel()
+		_ = srv.Close()
+	})
+	relay := filepath.Join(dir, "hook-relay.mjs")
+	url := "http://" + ln.Addr().String() + "/hook"
+	if err := os.WriteFile(relay, []byte(relayScript(url, secret)), 0o600); err != nil {
+		return nil, err
+	}
+	timeout := r.Req.PermissionTimeout
+	if timeout <= 0 {
+		timeout = agentcli.DefaultPermissionTimeout
+	}
+	hook := []map[string]any{{"matcher": ".*", "hooks": []map[string]any{{"type": "command",
+		"command": "node " + strconv.Quote(relay), "timeout": (timeout + 10*time.Second).Milliseconds()}}}}
+	hooks := map[string]any{}
+	for ev, on := range events {
+		if on {
+			hooks[ev] = hook
+		}
+	}
+	return map[string]any{"hooks": hooks}, nil
+}
+
+// relayScript is the hook command's script: stdin to the endpoint, the
+// answer to stdout; exit 2 (which blocks) when the endpoint cannot be
+// reached.
+func relayScript(url, secret string) string {
+	u, _ := json.Marshal(url)
+	s, _ := json.Marshal("Bearer " + secret)
+	return `const parts = [];
+process.stdin.on("data", (c) => parts.push(c));
+process.stdin.on("end", async () => {
+  try {
+    const res = await fetch(` + string(u) + `, {method: "POST", headers: {"authorization": ` + string(s) + `, "content-type": "application/json"}, body: Buffer.concat(parts)});
+    if (!res.ok) throw new Error("agentcli hook relay: HTTP " + res.status);
+    process.stdout.write(await res.text());
+  } catch (e) {
+    process.stderr.write(String(e && e.message || e));
+    process.exit(2);
+  }
+});
+`
+}
+
+// hookInput is what gemini gives a hook command on stdin.
+type hookInput struct {
+	SessionID    string          `json:"session_id"`
+	Event        string          `json:"hook_event_name"`
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+}
+
+// relayHandler answers the relay's posts by calling the run's hooks.
+func relayHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, secret string) http.Handler {
+	want := []byte("Bearer " + secret)
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != "/hook" || req.Method != http.MethodPost ||
+			subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(req.Body, maxHookInput))
+		var in hookInput
+		if err != nil || json.Unmarshal(body, &in) != nil {
+			http.Error(w, "bad hook input", http.StatusBadRequest)
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(req.Context(), cancel)
+		defer stop()
+		out := hookAnswer(ctx, h, host, &in)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(out)
+	})
+}
+
+// hookAnswer calls the hook of in's event and returns gemini's answer.
+func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, in *hookInput) map[string]any {
+	out := map[string]any{}
+	input := in.ToolInput
+	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	name, kind := tools.Canonical(in.ToolName)
+	n, hostTool := host.Match(in.ToolName)
+	if hostTool {
+		name, kind = n, agentcli.ToolOther
+	}
+	use := agentcli.ToolUse{Name: name, RawName: in.ToolName, Kind: kind, Input: input}
+	switch in.Event {
+	case "BeforeTool":
+		if hostTool {
+			break // agentcli's MCP server calls PreToolUse itself
+		}
+		res := h.PreToolUse(ctx, in.SessionID, use, "")
+		switch {
+		case res.Deny:
+			out["decision"], out["reason"] = "deny", res.Reason
+		case res.Input != nil:
+			out["hookSpecificOutput"] = map[string]any{"hookEventName": "BeforeTool", "tool_input": res.Input}
+		}
+	case "AfterTool":
+		res := h.PostToolUse(ctx, in.SessionID, use, agentcli.ToolResult{Output: responseText(in.ToolResponse)})
+		if res.Context != "" {
+			out["hookSpecificOutput"] = map[string]any{"hookEventName": "AfterTool", "additionalContext": res.Context}
+		}
+	}
+	return out
+}
+
+// responseText returns an AfterTool tool_response as text: its
+// llmContent when that is a string, else its returnDisplay, else the
+// JSON.
+func responseText(raw json.RawMessage) string {
+	var r struct {
+		LLMContent    json.RawMessage `json:"llmContent"`
+		ReturnDisplay json.RawMessage `json:"returnDisplay"`
+	}
+	if json.Unmarshal(raw, &r) == nil {
+		for _, f := range []json.RawMessage{r.LLMContent, r.ReturnDisplay} {
+			var s string
+			if json.Unmarshal(f, &s) == nil && s != "" {
+				return s
+			}
+		}
+	}
+	return string(raw)
+}
