@@ -64,7 +64,7 @@ go test -race -count=1 -run '^$' ./... >/dev/null
 (cd "$OUTSIDE" && go test -race -count=1 -run '^$' ./... >/dev/null)
 # The outside backend's tests include one that its `go list -deps` shows no
 # agentcli package under internal/ but those the public kit is built on.
-TESTS="go test -race -count=1 -timeout 40m ./... && (cd $GATEWAY && go test -race -count=1 -timeout 20m ./...) && (cd $CLUSTER && go test -race -count=1 -timeout 10m ./...) && (cd $OUTSIDE && go test -race -count=1 -timeout 10m ./...)"
+TESTS="go test -race -count=1 -timeout 60m ./... && (cd $GATEWAY && go test -race -count=1 -timeout 20m ./...) && (cd $CLUSTER && go test -race -count=1 -timeout 10m ./...) && (cd $OUTSIDE && go test -race -count=1 -timeout 10m ./...)"
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
   echo "(in a private network namespace: loopback only)"
   exec unshare -n sh -c "ip link set lo up && export GOPROXY=off && $TESTS"
