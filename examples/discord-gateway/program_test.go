@@ -549,6 +549,11 @@ func TestProgramGlobal429(t *testing.T) {
 		}
 		return false
 	})
+	// The fake served it; the gateway knows once it has read the answer
+	// (a request it sends before then cannot have waited).
+	waitFor(t, "the gateway to read the global 429", func() bool {
+		return strings.Contains(p.log.String(), "discord global rate limit")
+	})
 	b := p.send("c2", "alice", "two")
 	p.answer(a)
 	p.answer(b)
