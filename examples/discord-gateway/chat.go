@@ -30,9 +30,9 @@ type Chat interface {
 // errNoThreads is StartThread's error on a chat without threads.
 var errNoThreads = errors.New("this chat has no threads")
 
-// Card is a message that waits for an answer: a permission request today;
-// an agent's question (a header, a text, options, one or several to pick)
-// maps onto it as buttons (a few options, one to pick) or a menu.
+// Card is a message that waits for an answer: a permission request, or
+// one item of an agent's question, its options as buttons (a few options,
+// one to pick) or a menu (see askQuestion).
 type Card struct {
 	// Text is the message.
 	Text string

@@ -19,6 +19,10 @@ import (
 //     interrupted (live) or its context ends;
 //   - "ask ...": asks permission for a Bash call and answers with the
 //     decision's kind;
+//   - "question ...": puts question (or a default one) to
+//     Request.OnQuestion and answers "answers: " and the Answer's JSON,
+//     "answers: none" for a nil one, "answers: unavailable" without
+//     OnQuestion;
 //   - "partial ...": streams some text, then fails with a 503;
 //   - "usage ...": answers with token counts and a cost;
 //   - anything else: answers "echo: <prompt>".
@@ -40,6 +44,10 @@ type fakeAgent struct {
 	// a live session's CLI); it may count attempts.
 	fault func(prompt string) error
 	turns int // turns played
+	// question is what "question ..." asks; noQuestions hides
+	// Capabilities.Questions.
+	question    *agentcli.Question
+	noQuestions bool
 }
 
 func newFakeAgent() *fakeAgent { return &fakeAgent{sessions: map[string][]string{}} }
@@ -48,7 +56,8 @@ func (a *fakeAgent) Name() string                    { return "fake" }
 func (a *fakeAgent) Check(ctx context.Context) error { return nil }
 func (a *fakeAgent) Capabilities() agentcli.Capabilities {
 	return agentcli.Capabilities{TextDeltas: true, Resume: true, Sessions: true, Interrupt: true,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk}}
+		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk},
+		Questions:       !a.noQuestions}
 }
 
 // session resolves a request's session: the same one, a new one, or
@@ -188,6 +197,35 @@ func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.R
 			kind = agentcli.RejectOnce
 		}
 		text = "decision: " + string(kind)
+	case strings.HasPrefix(b, "question"):
+		text = "answers: unavailable"
+		if req.OnQuestion != nil {
+			a.mu.Lock()
+			q := a.question
+			a.mu.Unlock()
+			if q == nil {
+				q = &agentcli.Question{Items: []agentcli.QuestionItem{{Header: "Color", Text: "Which color?",
+					Options: []agentcli.QuestionOption{{Label: "Red"}, {Label: "Blue"}}}}}
+			}
+			// As agentcli does: the question's deadline is the request's
+			// PermissionTimeout.
+			timeout := req.PermissionTimeout
+			if timeout <= 0 {
+				timeout = agentcli.DefaultPermissionTimeout
+			}
+			qctx, cancel := context.WithTimeout(ctx, timeout)
+			ans, err := req.OnQuestion(qctx, q)
+			cancel()
+			switch {
+			case err != nil:
+				text = "answers: error " + err.Error()
+			case ans == nil:
+				text = "answers: none"
+			default:
+				j, _ := json.Marshal(ans.Answers)
+				text = "answers: " + string(j)
+			}
+		}
 	}
 	if !yield(agentcli.Event{Kind: agentcli.EventTextDelta, SessionID: id, Text: text}, nil) {
 		return

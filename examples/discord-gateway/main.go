@@ -300,6 +300,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	o.Allowed = cfg.allowed()
 	o.Approver = cfg.approver()
 	o.Mention = true
+	o.Questions = true // where the backend can ask (see NewRuntime)
 	o.Fetch = chat.Fetch
 	rt := NewRuntime(o)
 	rt.Recover(ctx)

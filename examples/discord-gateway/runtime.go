@@ -35,8 +35,8 @@ type Options struct {
 	Chat Chat
 	// Request is the template of every run: Model, MaxTurns, AllowedTools,
 	// Dir, Env, ReplaceEnv, Timeout, SystemPrompt, Permission,
-	// PermissionTimeout. Prompt, SessionID and OnPermission are the
-	// runtime's.
+	// PermissionTimeout. Prompt, SessionID, OnPermission and OnQuestion
+	// are the runtime's.
 	Request agentcli.Request
 	// Retry configures the retries of failed runs: MaxAttempts (zero means
 	// 3), BaseDelay (zero means 1s, doubling), MaxDelay (zero means 30s).
@@ -75,8 +75,15 @@ type Options struct {
 	// the conversation's owner.
 	Approver func(user string, roles []string) bool
 	// Mention names the requester in every prompt ("Message from <@id>
-	// (name)") and pings them with their permission requests (Discord).
+	// (name)") and pings them with their permission requests and the
+	// agent's questions (Discord).
 	Mention bool
+	// Questions puts the agent's questions (Request.OnQuestion) to the
+	// requester as cards: a button per option, or a menu (see
+	// askQuestion). NewRuntime turns it off for a backend without
+	// Capabilities.Questions; off, the agent is told nobody is there to
+	// answer (agentcli.NotAvailableMessage).
+	Questions bool
 	// Models are the models /model accepts; empty makes /model show the
 	// model only.
 	Models []string
@@ -197,6 +204,8 @@ func NewRuntime(o Options) *Runtime {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	// OnQuestion on a backend that cannot ask is an *UnsupportedError.
+	o.Questions = o.Questions && o.Backend != nil && o.Backend.Capabilities().Questions
 	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{}}
 	if o.Replica != "" {
 		h := sha256.Sum256([]byte(o.Replica))
@@ -901,6 +910,12 @@ func (rt *Runtime) request(conv string, e Entry) *agentcli.Request {
 			return rt.askPermission(ctx, conv, p)
 		}
 	}
+	req.OnQuestion = nil
+	if rt.o.Questions {
+		req.OnQuestion = func(ctx context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+			return rt.askQuestion(ctx, conv, q), nil
+		}
+	}
 	return &req
 }
 
@@ -1251,14 +1266,15 @@ func (rt *Runtime) ModelChoices(prefix string) []string {
 	return out
 }
 
-// waiter is a card waiting for an answer: a permission request today (an
-// agent's question later: same card, its options as buttons or a menu).
+// waiter is a card waiting for an answer: a permission request or one
+// of the agent's questions.
 type waiter struct {
 	conv, channel string
 	requester     string
-	text          string            // the card's text without the mention
-	decide        func(Choice) bool // validates a choice; false: not one of the card's
-	answer        chan Choice       // buffered: one answer
+	text          string              // the card's text without the mention
+	decide        func(Choice) bool   // validates a choice; false: not one of the card's
+	label         func(Choice) string // what a choice decided, for the card's new text; nil: choiceLabels
+	answer        chan Choice         // buffered: one answer
 }
 
 // Choice is an answer to a card: the button pressed or the values picked.
@@ -1408,6 +1424,9 @@ func (rt *Runtime) Answer(channel, componentID, user string, roles []string, val
 	rt.mu.Unlock()
 	w.answer <- c
 	label := choiceLabels[c.Button]
+	if w.label != nil {
+		label = w.label(c)
+	}
 	if label == "" {
 		label = "✅ " + strings.Join(values, ", ")
 	}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/agentcli/agentcli"
+)
+
+// Bounds of a question's cards: Discord takes 5 buttons in a row, 25
+// options in a menu, 80 characters on a button, 100 on a menu option.
+const (
+	maxQuestionItems = 5  // items put to the user; the rest go unanswered
+	maxButtons       = 5  // more options (or a multi-select) make a menu
+	maxMenuOptions   = 25 // options beyond are not shown
+	maxQuestionText  = 1200
+)
+
+// askQuestion puts the agent's question to the requester of the
+// conversation's turn, one card per item, in turn: the next card is posted
+// once the previous one is answered. A card of a few options to pick one
+// from has a button per option; a multi-select item or one of more
+// options has a menu. Only the requester or an approver may answer
+// (Runtime.Answer). The whole question is bounded by the request's
+// PermissionTimeout and by the turn; an item not answered by then, and
+// every item after it, goes unanswered, and its card says so. An item
+// without options (an answer in the user's own words) is shown but not
+// asked: this gateway takes answers from the options only. It returns
+// nil when no item was answered: the agent is told the user did not
+// answer. It blocks until then.
+func (rt *Runtime) askQuestion(ctx context.Context, conv string, q *agentcli.Question) *agentcli.Answer {
+	timeout := rt.o.Request.PermissionTimeout
+	if timeout <= 0 {
+		timeout = agentcli.DefaultPermissionTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	rt.mu.Lock()
+	var requester, channel string
+	if cs := rt.convs[conv]; cs != nil && cs.turn != nil {
+		requester, channel = cs.turn.requester, cs.turn.channel
+	}
+	rt.mu.Unlock()
+	if channel == "" || q == nil {
+		rt.log.Error("a question outside of a turn; leaving it unanswered", "conversation", conv)
+		return nil
+	}
+	items := q.Items
+	if len(items) > maxQuestionItems {
+		rt.log.Warn("the agent asked too many questions at once; the rest go unanswered",
+			"conversation", conv, "asked", len(items), "shown", maxQuestionItems)
+		items = items[:maxQuestionItems]
+	}
+	ans := &agentcli.Answer{Answers: make([][]string, 0, len(items))}
+	answered := false
+	for i, item := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		var head string
+		if len(items) > 1 {
+			head = fmt.Sprintf("(%d/%d) ", i+1, len(items))
+		}
+		got, ok := rt.askItem(ctx, conv, channel, requester, head, item, timeout)
+		ans.Answers = append(ans.Answers, got)
+		answered = answered || len(got) > 0
+		if !ok {
+			break
+		}
+	}
+	if !answered {
+		return nil
+	}
+	return ans
+}
+
+// askItem puts one item to the requester and returns the labels chosen,
+// and false when the walk should stop (no answer in time, the turn ended,
+// the card could not be posted).
+func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head string, item agentcli.QuestionItem,
+	timeout time.Duration) ([]string, bool) {
+	text := "❓ " + head + "The agent asks:"
+	if h := strings.TrimSpace(item.Header); h != "" {
+		text += " **" + plain(shorten(oneLine(h), 100)) + "**"
+	}
+	text += "\n" + plain(shorten(strings.TrimSpace(item.Text), maxQuestionText))
+	mention := func(s string) string {
+		if rt.o.Mention && requester != "" {
+			return "<@" + requester + "> " + s
+		}
+		return s
+	}
+	opts := item.Options
+	if len(opts) == 0 {
+		text += "\n_(This gateway takes answers from options only: the agent decides this one on its own.)_"
+		dctx, dcancel := rt.deliveryCtx()
+		_, err := rt.o.Chat.Post(dctx, channel, "", text)
+		dcancel()
+		if err != nil {
+			rt.log.Error("posting a question", "channel", channel, "err", err)
+		}
+		return nil, true
+	}
+	if len(opts) > maxMenuOptions {
+		text += fmt.Sprintf("\n_(the first %d of %d options are shown)_", maxMenuOptions, len(opts))
+		opts = opts[:maxMenuOptions]
+	}
+	labels := make([]string, len(opts)) // what the model gets
+	for j, o := range opts {
+		labels[j] = o.Label
+		if strings.TrimSpace(o.Label) == "" {
+			labels[j] = "Option " + strconv.Itoa(j+1)
+		}
+	}
+	menu := item.MultiSelect || len(opts) > maxButtons
+	if !menu {
+		// Buttons show labels only: the descriptions go in the text.
+		for j, o := range opts {
+			if d := strings.TrimSpace(o.Description); d != "" {
+				text += "\n• **" + plain(shorten(oneLine(labels[j]), 80)) + "**: " + plain(shorten(oneLine(d), 150))
+			}
+		}
+	}
+	text = cutLen(text, 1800)
+
+	pick := func(c Choice) ([]int, bool) {
+		if !menu {
+			j, err := strconv.Atoi(strings.TrimPrefix(c.Button, "o"))
+			if !strings.HasPrefix(c.Button, "o") || err != nil || j < 0 || j >= len(opts) || len(c.Values) > 0 {
+				return nil, false
+			}
+			return []int{j}, true
+		}
+		if c.Button != "" || len(c.Values) == 0 || !item.MultiSelect && len(c.Values) > 1 {
+			return nil, false
+		}
+		var picked []int
+		for _, v := range c.Values {
+			j, err := strconv.Atoi(v)
+			if err != nil || j < 0 || j >= len(opts) || slices.Contains(picked, j) {
+				return nil, false
+			}
+			picked = append(picked, j)
+		}
+		return picked, true
+	}
+	chosen := func(c Choice) []string {
+		picked, _ := pick(c)
+		out := make([]string, len(picked))
+		for k, j := range picked {
+			out[k] = labels[j]
+		}
+		return out
+	}
+	w := &waiter{conv: conv, channel: channel, requester: requester, text: text, answer: make(chan Choice, 1),
+		decide: func(c Choice) bool { _, ok := pick(c); return ok },
+		label: func(c Choice) string {
+			var shown []string
+			for _, l := range chosen(c) {
+				shown = append(shown, plain(shorten(oneLine(l), 80)))
+			}
+			return "✅ " + strings.Join(shown, ", ")
+		}}
+	id := rt.register(w)
+	card := Card{Text: mention(text + fmt.Sprintf("\n(no answer within %v: the agent decides on its own)", timeout)),
+		Mention: requester}
+	if menu {
+		m := &Menu{ID: "w:" + id, Placeholder: "Choose one", Min: 1, Max: 1}
+		if item.MultiSelect {
+			m.Placeholder, m.Max = "Choose one or more", len(opts)
+		}
+		for j, o := range opts {
+			m.Options = append(m.Options, MenuOption{Value: strconv.Itoa(j), Label: oneLine(labels[j]),
+				Description: oneLine(o.Description)})
+		}
+		card.Menu = m
+	} else {
+		for j := range opts {
+			card.Buttons = append(card.Buttons, Button{ID: "w:" + id + ":o" + strconv.Itoa(j), Label: oneLine(labels[j])})
+		}
+	}
+	dctx, dcancel := rt.deliveryCtx()
+	msgID, err := rt.o.Chat.Ask(dctx, channel, card)
+	dcancel()
+	if err != nil {
+		rt.unregister(id)
+		rt.log.Error("posting a question; leaving it unanswered", "channel", channel, "err", err)
+		return nil, false
+	}
+	select {
+	case c := <-w.answer:
+		return chosen(c), true
+	case <-ctx.Done():
+		if !rt.unregister(id) {
+			return chosen(<-w.answer), true // answered just now
+		}
+		why := "⏱ No answer in time: the agent decides on its own."
+		if context.Cause(ctx) != context.DeadlineExceeded {
+			why = "⏹ The turn ended: no answer."
+		}
+		dctx, dcancel := rt.deliveryCtx()
+		defer dcancel()
+		if err := rt.o.Chat.Edit(dctx, channel, msgID, text+"\n"+why); err != nil {
+			rt.log.Error("updating a question", "channel", channel, "err", err)
+		}
+		return nil, false
+	}
+}
+
+// plain escapes Discord's markdown in s and keeps it from mentioning
+// anyone (the agent's text is not to be trusted): s shows as written.
+func plain(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '*', '_', '~', '`', '|', '>', '<', '#', '-', '[', ']', '(', ')':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '@':
+			b.WriteString("@\u200b")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// cutLen cuts s to at most n UTF-16 code units (textLen), marking the cut
+// with "…".
+func cutLen(s string, n int) string {
+	if textLen(s) <= n {
+		return s
+	}
+	total := 0
+	for i, r := range s {
+		if total+utf16.RuneLen(r) > n-1 {
+			return s[:i] + "…"
+		}
+		total += utf16.RuneLen(r)
+	}
+	return s
+}
