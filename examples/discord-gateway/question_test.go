@@ -214,3 +214,24 @@ func TestProgramQuestionsUnsupported(t *testing.T) {
 		t.Errorf("cards posted: %v", c)
 	}
 }
+
+// TestPlainAndCutLen: the agent's text is escaped so that it shows as
+// written, and cut within Discord's count of characters (UTF-16 units).
+func TestPlainAndCutLen(t *testing.T) {
+	for in, want := range map[string]string{
+		"**bold** _it_ ~~s~~ `c` ||x|| > q # h - l [a](b)": `\*\*bold\*\* \_it\_ \~\~s\~\~ \` + "`c\\`" + ` \|\|x\|\| \> q \# h \- l \[a\]\(b\)`,
+		"<@123> @everyone @here <#9> \\":                   "\\<@\u200b123\\> @\u200beveryone @\u200bhere \\<\\#9\\> \\\\",
+		"plain words, 1.5 and 'quotes'":                    "plain words, 1.5 and 'quotes'",
+	} {
+		if got := plain(in); got != want {
+			t.Errorf("plain(%q) = %q, want %q", in, got, want)
+		}
+	}
+	emoji := strings.Repeat("😀", 10) // 2 UTF-16 units each
+	if got := cutLen(emoji, 20); got != emoji {
+		t.Errorf("cutLen within the bound changed the text: %q", got)
+	}
+	if got := cutLen(emoji, 9); got != strings.Repeat("😀", 4)+"…" || textLen(got) > 9 {
+		t.Errorf("cutLen(10 emoji, 9) = %q (%d units)", got, textLen(got))
+	}
+}
