@@ -116,9 +116,10 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 	})
 }
 
-// The separate-argument form would let a value become an option (commander
-// takes `--model --skip-permissions-unsafe` as model
-// "--skip-permissions-unsafe", but `--model -` ... as is) or a prompt.
+// Values are attached with "=": in the separate-argument form a value
+// would still be taken (commander takes the next argument whatever it
+// looks like), but a missing one would swallow the next option, and "--"
+// would turn what follows into the prompt.
 func TestInjectionRegressions(t *testing.T) {
 	parse := fakecli.Flavors[Name].Parse
 	for _, req := range []agentcli.Request{
