@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
@@ -187,7 +188,7 @@ const refusalMarker = "NOPE-MARKER-31d2"
 // handler runs and its output reaches the model; fail's does not run,
 // and the refusal's message reaches the model.
 func TestHostToolsAsk(t *testing.T) {
-	for _, cli := range settingsCLIs {
+	for _, cli := range hostCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli,
@@ -249,7 +250,7 @@ func TestHostToolsAsk(t *testing.T) {
 // runs in turn 1; fail is refused in turn 2 without running, and the
 // model is told so. One CLI process serves both turns.
 func TestLiveHostToolsDeny(t *testing.T) {
-	for _, cli := range settingsCLIs {
+	for _, cli := range hostCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli,
@@ -319,7 +320,7 @@ func questionCall(cli string) *agentclitest.ToolCall {
 // bypass mode; Request.OnQuestion gets it (header, text, options) and
 // answers "Blue", and the answer reaches the next model request.
 func TestQuestions(t *testing.T) {
-	for _, cli := range settingsCLIs {
+	for _, cli := range hostCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli, agentclitest.Turn{Tool: questionCall(cli)}, agentclitest.Turn{Text: "done"})
@@ -456,7 +457,7 @@ func (l *hookLog) hooks() *agentcli.Hooks {
 // (Capabilities.Hooks.DenyReason) the model hears it. UserPromptSubmit's
 // context reaches the model with the prompt; Stop sees the final text.
 func TestHooks(t *testing.T) {
-	for _, cli := range settingsCLIs {
+	for _, cli := range hostCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli,
@@ -546,7 +547,7 @@ func hasTextPart(msgs []agentclitest.Message, text string) bool {
 // reaches the next model request; the first Stop asks to go on, and the
 // model gets another call with that instruction.
 func TestHooksRewrite(t *testing.T) {
-	for _, cli := range settingsCLIs {
+	for _, cli := range hostCLIs {
 		t.Run(cli, func(t *testing.T) {
 			b := openBackend(t, cli, nil)
 			caps := b.Capabilities().Hooks
@@ -642,5 +643,67 @@ func checkRewriteRefused(t *testing.T, cli string, b agentcli.Backend) {
 	defer mu.Unlock()
 	if seen == 0 {
 		t.Error("PreToolUse was not called")
+	}
+}
+
+// hostCLIs are the CLIs with host tools, questions and hooks; the others
+// refuse them (TestHostFeaturesUnsupported).
+var hostCLIs = []string{"opencode", "gemini", "claude", "codex"}
+
+// TestHostFeaturesUnsupported: a CLI whose Capabilities say it has no host
+// tools, questions or hooks refuses a run and a live session that asks for
+// one with an *agentcli.UnsupportedError, before anything starts: no model
+// request, no process.
+func TestHostFeaturesUnsupported(t *testing.T) {
+	for _, cli := range []string{"copilot", "qwen", "droid"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})
+			b := openBackend(t, cli, nil)
+			c := b.Capabilities()
+			if c.HostTools || c.Questions || c.Hooks.PreToolUse != agentcli.HookNone || c.Hooks.PostToolUse ||
+				c.Hooks.UserPromptSubmit || c.Hooks.Stop {
+				t.Fatalf("Capabilities %+v: %s has host features now; move it to hostCLIs", c, cli)
+			}
+			calls := &hostCalls{}
+			for _, f := range []struct {
+				name string
+				set  func(*agentcli.Request)
+			}{
+				{"tools", func(r *agentcli.Request) { r.Tools = hostTools(calls) }},
+				{"question", func(r *agentcli.Request) {
+					r.OnQuestion = func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }
+				}},
+				{"hook", func(r *agentcli.Request) {
+					r.Hooks = &agentcli.Hooks{PreToolUse: func(context.Context, *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+						return agentcli.PreToolUseOutput{}
+					}}
+				}},
+			} {
+				req, tag := e.request("hi")
+				f.set(req)
+				_, _, err := run(t, b, req, tag)
+				var ue *agentcli.UnsupportedError
+				if !errors.As(err, &ue) {
+					t.Errorf("Run with a %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+				}
+				lreq, ltag := e.liveRequest()
+				f.set(lreq)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				s, err := agentcli.StartSession(ctx, b, lreq)
+				cancel()
+				if err == nil {
+					s.Close()
+				}
+				if !errors.As(err, &ue) {
+					t.Errorf("StartSession with a %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+				}
+				assertNoProcs(t, tag)
+				assertNoProcs(t, ltag)
+			}
+			if n := len(e.srv.Requests()); n != 0 {
+				t.Errorf("%d model requests, want none", n)
+			}
+		})
 	}
 }
