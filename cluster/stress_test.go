@@ -78,6 +78,10 @@ func TestStressKillsAndRestart(t *testing.T) {
 	var finished atomic.Int64
 	var kills, restarts atomic.Int64
 	stop := make(chan struct{})
+	// Halfway through, every conversation waits for the second kill: a
+	// kill or a spawn can take seconds around the NATS restart, and the
+	// chaos must strike while runs are under way, not after.
+	twoKills := make(chan struct{})
 	chaosDone := make(chan struct{})
 	restartDone := make(chan struct{})
 	go func() {
@@ -110,7 +114,9 @@ func TestStressKillsAndRestart(t *testing.T) {
 			delete(workers, victim.w.ID())
 			wmu.Unlock()
 			_ = victim.kill()
-			kills.Add(1)
+			if kills.Add(1) == 2 {
+				close(twoKills)
+			}
 			spawn()
 		}
 	}()
@@ -144,6 +150,12 @@ func TestStressKillsAndRestart(t *testing.T) {
 			var s agentcli.Session
 			sid := ""
 			for i := range turns {
+				if i == turns/2 {
+					select {
+					case <-twoKills:
+					case <-ctx.Done():
+					}
+				}
 				prompt := fmt.Sprintf("s%02d-t%02d", k, i)
 				var res *agentcli.Result
 				var err error
