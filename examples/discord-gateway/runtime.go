@@ -55,6 +55,11 @@ type Options struct {
 	// start one more, the least recently used idle one is closed; when all
 	// are busy, the message runs in a CLI process of its own.
 	MaxLive int
+	// Warm keeps this many live sessions started ahead of need (an
+	// agentcli.Pool, see warm.go) for conversations that start a new
+	// session; they count against MaxLive. Zero means none. Only with
+	// Live, on a backend with live sessions.
+	Warm int
 	// Preview posts a placeholder at once and edits it as the answer
 	// streams (Discord). Without it, tool calls are posted as they happen
 	// and the answer when it is complete (the console).
@@ -144,6 +149,9 @@ type Runtime struct {
 	shut       bool
 	totals     usageTotals
 	closers    sync.WaitGroup // live sessions being closed
+	pool       *agentcli.Pool // warm sessions (Options.Warm), once started
+	warmOn     bool           // the pool is (being) made: its sessions count against MaxLive
+	warmWG     sync.WaitGroup // the pool's creation
 
 	wg    sync.WaitGroup // the dispatcher and every message in progress
 	async sync.WaitGroup // immediate answers being delivered
@@ -218,6 +226,7 @@ func NewRuntime(o Options) *Runtime {
 
 // Start starts taking messages off the queue. It returns at once.
 func (rt *Runtime) Start() {
+	rt.startWarm()
 	rt.wg.Add(1)
 	go rt.dispatch()
 }
@@ -266,6 +275,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) {
 	}
 	rt.convs = map[string]*convState{}
 	rt.mu.Unlock()
+	rt.closeWarm()
 	var wg sync.WaitGroup
 	for _, s := range live {
 		wg.Add(1)
@@ -947,7 +957,10 @@ func (rt *Runtime) liveSession(ctx context.Context, m Message, e Entry) (agentcl
 	if !rt.reserveLive(conv) {
 		return nil, errNoRoom
 	}
-	s, err := agentcli.StartSession(ctx, rt.o.Backend, rt.request(conv, e))
+	s, err := rt.takeWarm(ctx, conv, e)
+	if s == nil && err == nil {
+		s, err = agentcli.StartSession(ctx, rt.o.Backend, rt.request(conv, e))
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.starting--
@@ -974,7 +987,7 @@ func (rt *Runtime) reserveLive(conv string) bool {
 		rt.starting++
 		return true
 	}
-	held := rt.starting
+	held := rt.starting + rt.warmSlots()
 	var victim string
 	var oldest time.Time
 	for c, cs := range rt.convs {
