@@ -361,6 +361,8 @@ func (rt *Runtime) Handle(m Message) {
 	cmd, arg := command(m.Text)
 	if cmd != "" {
 		m.NewTask, m.Conv = false, "" // a command is about the channel (or thread) it is typed in
+	} else if len(m.Attachments) == 0 && rt.answerByMessage(m) {
+		return // the answer to a question of the agent (freetext.go)
 	}
 	switch cmd {
 	case "stop":
@@ -1288,6 +1290,12 @@ type waiter struct {
 	decide        func(Choice) bool   // validates a choice; false: not one of the card's
 	label         func(Choice) string // what a choice decided, for the card's new text; nil: choiceLabels
 	answer        chan Choice         // buffered: one answer
+	// free lets the card be answered in words of one's own (a question's
+	// item, see freetext.go): a Choice with Button "text" and the words
+	// in Values[0].
+	free bool
+	form [2]string // the title and placeholder of the free-text form
+	seq  uint64    // order of registration
 }
 
 // Choice is an answer to a card: the button pressed or the values picked.
@@ -1295,6 +1303,7 @@ type Choice struct {
 	Button string
 	Values []string
 	By     string
+	edit   bool // not a press of the card: the asker updates it
 }
 
 // register adds w and returns its id.
@@ -1303,6 +1312,7 @@ func (rt *Runtime) register(w *waiter) string {
 	defer rt.mu.Unlock()
 	rt.waitSeq++
 	id := rt.waitPrefix + strconv.FormatUint(rt.waitSeq, 36)
+	w.seq = rt.waitSeq
 	rt.waits[id] = w
 	return id
 }
@@ -1425,17 +1435,32 @@ func (rt *Runtime) Answer(channel, componentID, user string, roles []string, val
 		rt.mu.Unlock()
 		return "This request is no longer waiting for an answer.", false
 	}
-	approver := rt.o.Approver != nil && rt.o.Approver(user, roles)
-	if !approver && (w.requester != "" && user != w.requester || rt.o.Allowed != nil && !rt.o.Allowed(user, roles)) {
+	if why := rt.mayAnswer(w, user, roles); why != "" {
 		rt.mu.Unlock()
-		if w.requester != "" {
-			return "🚫 Only <@" + w.requester + ">, who asked for this, or an approver may answer it.", false
-		}
-		return "🚫 You are not allowed to answer this.", false
+		return why, false
 	}
 	delete(rt.waits, f[1])
 	rt.mu.Unlock()
 	w.answer <- c
+	return w.text + "\n" + rt.decided(w, c), true
+}
+
+// mayAnswer returns why user (with roles) may not answer w's card, or ""
+// when they may: the card's user or an approver.
+func (rt *Runtime) mayAnswer(w *waiter, user string, roles []string) string {
+	approver := rt.o.Approver != nil && rt.o.Approver(user, roles)
+	if !approver && (w.requester != "" && user != w.requester || rt.o.Allowed != nil && !rt.o.Allowed(user, roles)) {
+		if w.requester != "" {
+			return "🚫 Only <@" + w.requester + ">, who asked for this, or an approver may answer it."
+		}
+		return "🚫 You are not allowed to answer this."
+	}
+	return ""
+}
+
+// decided says what choice c decided on w's card, and by whom.
+func (rt *Runtime) decided(w *waiter, c Choice) string {
+	values, user := c.Values, c.By
 	label := choiceLabels[c.Button]
 	if w.label != nil {
 		label = w.label(c)
@@ -1443,7 +1468,7 @@ func (rt *Runtime) Answer(channel, componentID, user string, roles []string, val
 	if label == "" {
 		label = "✅ " + strings.Join(values, ", ")
 	}
-	return w.text + "\n" + label + " by <@" + user + ">", true
+	return label + " by <@" + user + ">"
 }
 
 // output shows one message's run: the typing indicator, the placeholder
