@@ -152,6 +152,7 @@ type Runtime struct {
 	pool       *agentcli.Pool // warm sessions (Options.Warm), once started
 	warmOn     bool           // the pool is (being) made: its sessions count against MaxLive
 	warmWG     sync.WaitGroup // the pool's creation
+	warmCancel func()         // cancels the pool's starts in progress
 
 	wg    sync.WaitGroup // the dispatcher and every message in progress
 	async sync.WaitGroup // immediate answers being delivered

@@ -50,7 +50,8 @@ type warmSession struct {
 // runtime's, with per-session callbacks.
 type warmBackend struct {
 	agentcli.Backend
-	rt *Runtime
+	rt   *Runtime
+	done context.Context // ends every start in progress (Shutdown); nil: never
 }
 
 // Unwrap returns the runtime's backend.
@@ -81,6 +82,12 @@ func (w *warmBackend) StartSession(ctx context.Context, req *agentcli.Request) (
 			return w.rt.askQuestion(ctx, conv, q), nil
 		}
 	}
+	if w.done != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(w.done, cancel)()
+	}
 	s, err := agentcli.StartSession(ctx, w.Backend, &r)
 	if err != nil {
 		return nil, err
@@ -95,14 +102,16 @@ func (rt *Runtime) startWarm() {
 	if rt.o.Warm <= 0 || !rt.liveOK.Load() {
 		return
 	}
+	done, cancel := context.WithCancel(context.Background())
 	rt.mu.Lock()
 	rt.warmOn = true // the warm sessions count against MaxLive from now on
+	rt.warmCancel = cancel
 	rt.mu.Unlock()
 	rt.warmWG.Add(1)
 	go func() {
 		defer rt.warmWG.Done()
 		tmpl := rt.request("", Entry{}) // its callbacks are replaced per session
-		p, err := agentcli.NewPool(&warmBackend{Backend: rt.o.Backend, rt: rt}, tmpl,
+		p, err := agentcli.NewPool(&warmBackend{Backend: rt.o.Backend, rt: rt, done: done}, tmpl,
 			&agentcli.PoolOptions{Warm: rt.o.Warm, IdleTimeout: rt.o.LiveIdle})
 		rt.mu.Lock()
 		shut := rt.shut
@@ -169,8 +178,14 @@ func (rt *Runtime) takeWarm(ctx context.Context, conv string, e Entry) (agentcli
 	return ws, nil
 }
 
-// closeWarm closes the pool, once its creation is over.
+// closeWarm closes the pool, once its creation is over (a start in
+// progress is cancelled).
 func (rt *Runtime) closeWarm() {
+	rt.mu.Lock()
+	if rt.warmCancel != nil {
+		rt.warmCancel()
+	}
+	rt.mu.Unlock()
 	rt.warmWG.Wait()
 	rt.mu.Lock()
 	p := rt.pool

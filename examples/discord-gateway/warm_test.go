@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcli/agentcli"
 )
@@ -210,5 +211,26 @@ func TestWarmSessionWithoutOwner(t *testing.T) {
 	}
 	if called {
 		t.Error("the template's own callbacks were called")
+	}
+}
+
+// TestProgramWarmStartHangs: a warm session whose CLI does not finish
+// starting does not hold up the shutdown: its start is cancelled.
+func TestProgramWarmStartHangs(t *testing.T) {
+	f := newFakeDiscord(t)
+	agent := newFakeAgent()
+	gate := make(chan struct{})
+	agent.gate = gate
+	defer close(gate)
+	p := startProgram(t, f, agent, "", "THREADS=false")
+	done := make(chan struct{})
+	go func() { p.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the shutdown waits for the warm session's start")
+	}
+	if n := len(agent.startsCopy()); n != 0 {
+		t.Errorf("%d sessions started", n)
 	}
 }
