@@ -30,8 +30,9 @@ func requireCLI(t *testing.T, name string) {
 // TestConsoleOfflineRealCLI runs the program as a user would, in console
 // mode with -offline, on the real claude CLI against the scripted model
 // server: two prompts on stdin, two answers on stdout, the second run
-// resuming the first one's session. Run it in a network namespace (as
-// scripts/test.sh does): nothing may leave loopback.
+// resuming the first one's session; the first one runs in the warm
+// session started ahead of it (WARM_SESSIONS, default 1). Run it in a
+// network namespace (as scripts/test.sh does): nothing may leave loopback.
 func TestConsoleOfflineRealCLI(t *testing.T) {
 	requireCLI(t, "claude")
 	var srv *agentclitest.Server
@@ -43,7 +44,7 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	code := run(ctx, []string{"-console", "-offline", "-offline-reply", "Noted: the offline model answers."},
+	code := run(ctx, []string{"-console", "-offline", "-v", "-offline-reply", "Noted: the offline model answers."},
 		env, stdin, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -53,6 +54,9 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	}
 	if srv == nil {
 		t.Fatal("-offline did not start the scripted model server")
+	}
+	if !strings.Contains(stderr.String(), "a warm session for the conversation") {
+		t.Errorf("the first message did not run in a warm session:\n%s", stderr.String())
 	}
 	var turns []agentclitest.ModelRequest
 	for _, r := range srv.Requests() {

@@ -153,6 +153,7 @@ type Runtime struct {
 	warmOn     bool           // the pool is (being) made: its sessions count against MaxLive
 	warmWG     sync.WaitGroup // the pool's creation
 	warmCancel func()         // cancels the pool's starts in progress
+	warmReady  chan struct{}  // closed once the pool is made (or not)
 
 	wg    sync.WaitGroup // the dispatcher and every message in progress
 	async sync.WaitGroup // immediate answers being delivered

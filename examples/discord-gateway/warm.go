@@ -96,8 +96,10 @@ func (w *warmBackend) StartSession(ctx context.Context, req *agentcli.Request) (
 }
 
 // startWarm creates the pool of warm sessions in the background (its
-// first session starts at once). Until it is there, and when it cannot be
-// made, conversations start their sessions themselves.
+// first session starts at once). A conversation that needs a session
+// meanwhile waits for that one rather than start another beside it; when
+// the pool cannot be made, conversations start their sessions
+// themselves.
 func (rt *Runtime) startWarm() {
 	if rt.o.Warm <= 0 || !rt.liveOK.Load() {
 		return
@@ -106,6 +108,8 @@ func (rt *Runtime) startWarm() {
 	rt.mu.Lock()
 	rt.warmOn = true // the warm sessions count against MaxLive from now on
 	rt.warmCancel = cancel
+	ready := make(chan struct{})
+	rt.warmReady = ready
 	rt.mu.Unlock()
 	rt.warmWG.Add(1)
 	go func() {
@@ -120,6 +124,7 @@ func (rt *Runtime) startWarm() {
 			if err == nil && shut {
 				p.Close()
 			}
+			close(ready)
 		}()
 		switch {
 		case err != nil:
@@ -156,8 +161,18 @@ func (rt *Runtime) takeWarm(ctx context.Context, conv string, e Entry) (agentcli
 		return nil, nil
 	}
 	rt.mu.Lock()
-	p := rt.pool
+	p, on, ready := rt.pool, rt.warmOn, rt.warmReady
 	rt.mu.Unlock()
+	if p == nil && on && ready != nil {
+		select { // the pool's first session is starting
+		case <-ready:
+		case <-ctx.Done():
+			return nil, nil
+		}
+		rt.mu.Lock()
+		p = rt.pool
+		rt.mu.Unlock()
+	}
 	if p == nil {
 		return nil, nil
 	}
