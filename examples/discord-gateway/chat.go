@@ -38,7 +38,7 @@ type Card struct {
 	Text string
 	// Mention is the user the card is for, pinged; "" pings nobody.
 	Mention string
-	// Buttons are shown in one row (at most 5).
+	// Buttons are shown in rows of 5, below the menu.
 	Buttons []Button
 	// Menu, when set, is a select menu below the text.
 	Menu *Menu

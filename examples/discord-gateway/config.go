@@ -82,6 +82,11 @@ type Config struct {
 	// (MAX_LIVE_SESSIONS, default 8); the least recently used idle one is
 	// closed to make room.
 	MaxLive int
+	// Warm is how many live sessions are kept started ahead of need for
+	// new conversations (WARM_SESSIONS, default 1, 0 for none; fewer
+	// than MaxLive, which they count against). Local sessions only: not
+	// with NATS_URL.
+	Warm int
 	// Threads gives every task started in a server's text channel a
 	// thread of its own, one conversation per thread (THREADS, default
 	// false: the channel, or a thread a user opened, is the
@@ -198,6 +203,20 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	c.LiveIdle = dur("LIVE_IDLE", 15*time.Minute)
 	c.MaxLive = num("MAX_LIVE_SESSIONS", 8)
 	c.AttachmentMax = num("ATTACHMENT_MAX_BYTES", 100_000)
+	c.Warm = 1
+	if v := get("WARM_SESSIONS"); v != "" {
+		n, e := strconv.Atoi(v)
+		switch {
+		case e != nil || n < 0:
+			fail("WARM_SESSIONS=%q: want a number, 0 for none", v)
+		case n >= c.MaxLive:
+			fail("WARM_SESSIONS=%d: warm sessions count against MAX_LIVE_SESSIONS (%d); want fewer", n, c.MaxLive)
+		default:
+			c.Warm = n
+		}
+	} else {
+		c.Warm = min(c.Warm, c.MaxLive-1)
+	}
 	c.Live = boolean("LIVE_SESSIONS", true)
 	c.Threads = boolean("THREADS", false)
 	c.SlashCommands = boolean("SLASH_COMMANDS", true)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,20 +228,6 @@ func (d *discordChat) Typing(ctx context.Context, channel string) error {
 // only the user it mentions is pinged.
 func (d *discordChat) Ask(ctx context.Context, channel string, card Card) (string, error) {
 	var rows []discordgo.MessageComponent
-	if len(card.Buttons) > 0 {
-		var row []discordgo.MessageComponent
-		for _, b := range card.Buttons {
-			style := discordgo.SecondaryButton
-			switch b.Style {
-			case "allow":
-				style = discordgo.SuccessButton
-			case "deny":
-				style = discordgo.DangerButton
-			}
-			row = append(row, discordgo.Button{Label: shorten(b.Label, 80), Style: style, CustomID: b.ID})
-		}
-		rows = append(rows, discordgo.ActionsRow{Components: row})
-	}
 	if m := card.Menu; m != nil {
 		var opts []discordgo.SelectMenuOption
 		for _, o := range m.Options {
@@ -253,6 +240,21 @@ func (d *discordChat) Ask(ctx context.Context, channel string, card Card) (strin
 			MenuType: discordgo.StringSelectMenu, CustomID: m.ID, Placeholder: shorten(m.Placeholder, 150),
 			Options: opts, MinValues: &minValues, MaxValues: maxValues,
 		}}})
+	}
+	// Discord takes 5 buttons a row.
+	for b := range slices.Chunk(card.Buttons, 5) {
+		var row []discordgo.MessageComponent
+		for _, b := range b {
+			style := discordgo.SecondaryButton
+			switch b.Style {
+			case "allow":
+				style = discordgo.SuccessButton
+			case "deny":
+				style = discordgo.DangerButton
+			}
+			row = append(row, discordgo.Button{Label: shorten(b.Label, 80), Style: style, CustomID: b.ID})
+		}
+		rows = append(rows, discordgo.ActionsRow{Components: row})
 	}
 	mentions := noMentions
 	if card.Mention != "" {
@@ -474,6 +476,8 @@ func (g *discordGateway) attach() {
 			go g.autocomplete(i)
 		case discordgo.InteractionMessageComponent:
 			go g.component(i)
+		case discordgo.InteractionModalSubmit:
+			go g.modal(i)
 		}
 	})
 }
@@ -642,7 +646,62 @@ func (g *discordGateway) component(i *discordgo.InteractionCreate) {
 	if !g.rt.Owns(data.CustomID) {
 		return // another replica's card: it answers
 	}
+	if strings.HasSuffix(data.CustomID, ":"+freeTextButton) {
+		g.openText(i, user, roles, data.CustomID)
+		return
+	}
 	text, ok := g.rt.Answer(i.ChannelID, data.CustomID, user, roles, data.Values)
+	if !ok {
+		g.private(i.Interaction, text)
+		return
+	}
+	g.respond(i.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseUpdateMessage,
+		Data: &discordgo.InteractionResponseData{Content: shorten(text, discordMaxLen),
+			Components: []discordgo.MessageComponent{}, AllowedMentions: noMentions},
+	})
+}
+
+// openText answers a press of a card's "Other…" button: a form with a
+// text field, for the card's user or an approver; anyone else is told
+// why not, privately.
+func (g *discordGateway) openText(i *discordgo.InteractionCreate, user string, roles []string, id string) {
+	formID, title, placeholder, ok := g.rt.OpenText(i.ChannelID, id, user, roles)
+	if !ok {
+		g.private(i.Interaction, placeholder) // the reason
+		return
+	}
+	g.respond(i.Interaction, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseModal,
+		Data: &discordgo.InteractionResponseData{CustomID: formID, Title: title,
+			Components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+				discordgo.TextInput{CustomID: "answer", Label: "Your answer", Style: discordgo.TextInputParagraph,
+					Placeholder: placeholder, Required: true, MaxLength: maxFreeText},
+			}}}},
+	})
+}
+
+// modal takes a submitted form: the answer in the user's own words to a
+// card, which is updated as by a press.
+func (g *discordGateway) modal(i *discordgo.InteractionCreate) {
+	user, _, roles := interactionUser(i)
+	data := i.ModalSubmitData()
+	if !g.rt.Owns(data.CustomID) {
+		return
+	}
+	var answer string
+	for _, row := range data.Components {
+		r, ok := row.(*discordgo.ActionsRow)
+		if !ok {
+			continue
+		}
+		for _, c := range r.Components {
+			if t, ok := c.(*discordgo.TextInput); ok && t.CustomID == "answer" {
+				answer = t.Value
+			}
+		}
+	}
+	text, ok := g.rt.Answer(i.ChannelID, data.CustomID, user, roles, []string{answer})
 	if !ok {
 		g.private(i.Interaction, text)
 		return

@@ -30,8 +30,9 @@ func requireCLI(t *testing.T, name string) {
 // TestConsoleOfflineRealCLI runs the program as a user would, in console
 // mode with -offline, on the real claude CLI against the scripted model
 // server: two prompts on stdin, two answers on stdout, the second run
-// resuming the first one's session. Run it in a network namespace (as
-// scripts/test.sh does): nothing may leave loopback.
+// resuming the first one's session; the first one runs in the warm
+// session started ahead of it (WARM_SESSIONS, default 1). Run it in a
+// network namespace (as scripts/test.sh does): nothing may leave loopback.
 func TestConsoleOfflineRealCLI(t *testing.T) {
 	requireCLI(t, "claude")
 	var srv *agentclitest.Server
@@ -43,7 +44,7 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	code := run(ctx, []string{"-console", "-offline", "-offline-reply", "Noted: the offline model answers."},
+	code := run(ctx, []string{"-console", "-offline", "-v", "-offline-reply", "Noted: the offline model answers."},
 		env, stdin, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
@@ -53,6 +54,9 @@ func TestConsoleOfflineRealCLI(t *testing.T) {
 	}
 	if srv == nil {
 		t.Fatal("-offline did not start the scripted model server")
+	}
+	if !strings.Contains(stderr.String(), "a warm session for the conversation") {
+		t.Errorf("the first message did not run in a warm session:\n%s", stderr.String())
 	}
 	var turns []agentclitest.ModelRequest
 	for _, r := range srv.Requests() {
@@ -120,7 +124,8 @@ func TestLoadConfig(t *testing.T) {
 	for k, v := range map[string]string{"QUERY_TIMEOUT": "soon", "MAX_CONCURRENT_RUNS": "0", "PERMISSION_MODE": "yolo",
 		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe",
 		"AGENT_ENV": "DISCORD_TOKEN", "THREADS": "sometimes", "MAX_LIVE_SESSIONS": "-1", "DISCORD_SHARD_ID": "1",
-		"DISCORD_API_URL": "discord.com", "DISCORD_GATEWAY_URL": "https://gateway.discord.gg"} {
+		"DISCORD_API_URL": "discord.com", "DISCORD_GATEWAY_URL": "https://gateway.discord.gg",
+		"WARM_SESSIONS": "-1"} {
 		lookup := func(key string) (string, bool) {
 			if key == k {
 				return v, true
@@ -162,5 +167,29 @@ func TestLoadConfigPool(t *testing.T) {
 	}
 	if got := addedEnv([]string{"NATS_CREDS=/x"}, []string{"NATS_CREDS", "NATS_URL=u", "OK=1"}); !slices.Equal(got, []string{"OK=1"}) {
 		t.Errorf("addedEnv passed %q", got)
+	}
+}
+
+// TestLoadConfigWarm: WARM_SESSIONS defaults to 1 (0 when a single live
+// session is allowed), takes 0, and must stay below MAX_LIVE_SESSIONS,
+// which counts the warm ones.
+func TestLoadConfigWarm(t *testing.T) {
+	for _, tt := range []struct {
+		env  map[string]string
+		want int
+		bad  bool
+	}{
+		{env: map[string]string{}, want: 1},
+		{env: map[string]string{"MAX_LIVE_SESSIONS": "1"}, want: 0},
+		{env: map[string]string{"WARM_SESSIONS": "0"}, want: 0},
+		{env: map[string]string{"WARM_SESSIONS": "3", "MAX_LIVE_SESSIONS": "4"}, want: 3},
+		{env: map[string]string{"WARM_SESSIONS": "4", "MAX_LIVE_SESSIONS": "4"}, bad: true},
+		{env: map[string]string{"WARM_SESSIONS": "1", "MAX_LIVE_SESSIONS": "1"}, bad: true},
+		{env: map[string]string{"WARM_SESSIONS": "some"}, bad: true},
+	} {
+		c, err := LoadConfig(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, quiet())
+		if (err != nil) != tt.bad || err == nil && c.Warm != tt.want {
+			t.Errorf("%v: warm %d, err %v; want %d (refused: %v)", tt.env, c.Warm, err, tt.want, tt.bad)
+		}
 	}
 }

@@ -48,6 +48,9 @@ type fakeAgent struct {
 	// Capabilities.Questions.
 	question    *agentcli.Question
 	noQuestions bool
+	// gate, when set, holds every StartSession until it is closed (or
+	// the start's context ends): a CLI that takes its time to boot.
+	gate chan struct{}
 }
 
 func newFakeAgent() *fakeAgent { return &fakeAgent{sessions: map[string][]string{}} }
@@ -248,6 +251,16 @@ func (a *fakeAgent) turn(ctx context.Context, id, prompt string, req *agentcli.R
 }
 
 func (a *fakeAgent) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
+	a.mu.Lock()
+	gate := a.gate
+	a.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, &agentcli.CanceledError{Backend: "fake", Err: context.Cause(ctx)}
+		}
+	}
 	a.mu.Lock()
 	a.starts = append(a.starts, *req)
 	a.mu.Unlock()

@@ -185,6 +185,12 @@ func (f *fakeDiscord) rest(w http.ResponseWriter, r *http.Request) {
 		if c, ok := d["content"].(string); ok && utf8.RuneCountInString(c) > 2000 {
 			refuse = "data.content: Must be 2000 or fewer in length."
 		}
+		if body["type"] == float64(9) && refuse == "" {
+			refuse = badModal(d)
+		}
+	}
+	if rows, ok := body["components"].([]any); ok && refuse == "" {
+		refuse = badRows(rows)
 	}
 	if refuse != "" {
 		req.status = 400
@@ -520,4 +526,53 @@ func interaction(kind int, channel, user string, data map[string]any, roles ...s
 		"channel_id": channel, "guild_id": "g1", "version": 1,
 		"member": map[string]any{"user": map[string]any{"id": user, "username": user}, "roles": roles},
 		"data":   data}
+}
+
+// badRows returns Discord's refusal of a message's components, or "": at
+// most 5 rows, each of at most 5 buttons or one select menu.
+func badRows(rows []any) string {
+	if len(rows) > 5 {
+		return "components: Must be 5 or fewer in length."
+	}
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		cs, _ := row["components"].([]any)
+		if row["type"] != float64(1) || len(cs) == 0 || len(cs) > 5 {
+			return "components: a row of 1 to 5 components"
+		}
+		for _, c := range cs {
+			if c.(map[string]any)["type"] == float64(3) && len(cs) > 1 {
+				return "components: a select menu takes a row of its own"
+			}
+		}
+	}
+	return ""
+}
+
+// badModal returns Discord's refusal of a modal, or "": a custom id, a
+// title of 1 to 45 characters, 1 to 5 rows of one text input each, with
+// a label of 1 to 45 characters, a placeholder of at most 100 and a
+// max_length of at most 4000.
+func badModal(d map[string]any) string {
+	title, _ := d["title"].(string)
+	id, _ := d["custom_id"].(string)
+	rows, _ := d["components"].([]any)
+	if id == "" || len(id) > 100 || title == "" || utf8.RuneCountInString(title) > 45 || len(rows) == 0 || len(rows) > 5 {
+		return "data: a modal's custom_id, title (1-45) and rows (1-5)"
+	}
+	for _, r := range rows {
+		cs, _ := r.(map[string]any)["components"].([]any)
+		if len(cs) != 1 {
+			return "data.components: one text input a row"
+		}
+		c := cs[0].(map[string]any)
+		label, _ := c["label"].(string)
+		ph, _ := c["placeholder"].(string)
+		ml, _ := c["max_length"].(float64)
+		if c["type"] != float64(4) || label == "" || utf8.RuneCountInString(label) > 45 ||
+			utf8.RuneCountInString(ph) > 100 || ml > 4000 {
+			return "data.components: a text input within Discord's limits"
+		}
+	}
+	return ""
 }

@@ -247,6 +247,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		Live:          cfg.Live,
 		LiveIdle:      cfg.LiveIdle,
 		MaxLive:       cfg.MaxLive,
+		Warm:          cfg.Warm,
 		Models:        cfg.Models,
 		AttachmentMax: cfg.AttachmentMax,
 		Summary:       true,
@@ -254,6 +255,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	}
 	if pl != nil {
 		o.Locks, o.Replica = pl.locks, replica
+		o.Warm = 0 // the pool's workers start the sessions
 	}
 	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
 		"max_concurrent_runs", cfg.MaxConcurrent, "state", stateDir)

@@ -25,14 +25,15 @@ const (
 // conversation's turn, one card per item, in turn: the next card is posted
 // once the previous one is answered. A card of a few options to pick one
 // from has a button per option; a multi-select item or one of more
-// options has a menu. Only the requester or an approver may answer
-// (Runtime.Answer). The whole question is bounded by the request's
-// PermissionTimeout and by the turn; an item not answered by then, and
-// every item after it, goes unanswered, and its card says so. An item
-// without options (an answer in the user's own words) is shown but not
-// asked: this gateway takes answers from the options only. It returns
-// nil when no item was answered: the agent is told the user did not
-// answer. It blocks until then.
+// options has a menu; every card also takes an answer in the user's own
+// words (freetext.go: an "Other…" button, or "Answer…" for an item
+// without options, and the requester's next message in the channel).
+// Only the requester or an approver may answer (Runtime.Answer). The
+// whole question is bounded by the request's PermissionTimeout and by the
+// turn; an item not answered by then, and every item after it, goes
+// unanswered, and its card says so. It returns nil when no item was
+// answered: the agent is told the user did not answer. It blocks until
+// then.
 func (rt *Runtime) askQuestion(ctx context.Context, conv string, q *agentcli.Question) *agentcli.Answer {
 	timeout := rt.o.Request.PermissionTimeout
 	if timeout <= 0 {
@@ -97,16 +98,6 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		return s
 	}
 	opts := item.Options
-	if len(opts) == 0 {
-		text += "\n_(This gateway takes answers from options only: the agent decides this one on its own.)_"
-		dctx, dcancel := rt.deliveryCtx()
-		_, err := rt.o.Chat.Post(dctx, channel, "", text)
-		dcancel()
-		if err != nil {
-			rt.log.Error("posting a question", "channel", channel, "err", err)
-		}
-		return nil, true
-	}
 	if len(opts) > maxMenuOptions {
 		text += fmt.Sprintf("\n_(the first %d of %d options are shown)_", maxMenuOptions, len(opts))
 		opts = opts[:maxMenuOptions]
@@ -119,6 +110,10 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		}
 	}
 	menu := item.MultiSelect || len(opts) > maxButtons
+	hint := "\n_(Or answer in your own words: **Other…**, or send your answer here.)_"
+	if len(opts) == 0 {
+		hint = "\n_(Answer with the button, or send your answer here.)_"
+	}
 	if !menu {
 		// Buttons show labels only: the descriptions go in the text.
 		for j, o := range opts {
@@ -151,6 +146,9 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		return picked, true
 	}
 	chosen := func(c Choice) []string {
+		if t, ok := freeText(c); ok {
+			return []string{t}
+		}
 		picked, _ := pick(c)
 		out := make([]string, len(picked))
 		for k, j := range picked {
@@ -159,8 +157,13 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		return out
 	}
 	w := &waiter{conv: conv, channel: channel, requester: requester, text: text, answer: make(chan Choice, 1),
-		decide: func(c Choice) bool { _, ok := pick(c); return ok },
+		free:   true,
+		form:   [2]string{shorten(oneLine("Answer: "+strings.TrimSpace(item.Header)), 45), shorten(oneLine(item.Text), 100)},
+		decide: func(c Choice) bool { _, ok := pick(c); _, free := freeText(c); return ok || free },
 		label: func(c Choice) string {
+			if t, ok := freeText(c); ok {
+				return "✅ “" + plain(shorten(oneLine(t), 300)) + "”"
+			}
 			var shown []string
 			for _, l := range chosen(c) {
 				shown = append(shown, plain(shorten(oneLine(l), 80)))
@@ -168,9 +171,9 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 			return "✅ " + strings.Join(shown, ", ")
 		}}
 	id := rt.register(w)
-	card := Card{Text: mention(text + fmt.Sprintf("\n(no answer within %v: the agent decides on its own)", timeout)),
+	card := Card{Text: mention(text + hint + fmt.Sprintf("\n(no answer within %v: the agent decides on its own)", timeout)),
 		Mention: requester}
-	if menu {
+	if menu && len(opts) > 0 {
 		m := &Menu{ID: "w:" + id, Placeholder: "Choose one", Min: 1, Max: 1}
 		if item.MultiSelect {
 			m.Placeholder, m.Max = "Choose one or more", len(opts)
@@ -185,6 +188,11 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 			card.Buttons = append(card.Buttons, Button{ID: "w:" + id + ":o" + strconv.Itoa(j), Label: oneLine(labels[j])})
 		}
 	}
+	other := "Other…"
+	if len(opts) == 0 {
+		other = "Answer…"
+	}
+	card.Buttons = append(card.Buttons, Button{ID: "w:" + id + ":" + freeTextButton, Label: other})
 	dctx, dcancel := rt.deliveryCtx()
 	msgID, err := rt.o.Chat.Ask(dctx, channel, card)
 	dcancel()
@@ -193,12 +201,22 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		rt.log.Error("posting a question; leaving it unanswered", "channel", channel, "err", err)
 		return nil, false
 	}
+	got := func(c Choice) []string {
+		if c.edit {
+			dctx, dcancel := rt.deliveryCtx()
+			defer dcancel()
+			if err := rt.o.Chat.Edit(dctx, channel, msgID, cutLen(text+"\n"+rt.decided(w, c), 2000)); err != nil {
+				rt.log.Error("updating a question", "channel", channel, "err", err)
+			}
+		}
+		return chosen(c)
+	}
 	select {
 	case c := <-w.answer:
-		return chosen(c), true
+		return got(c), true
 	case <-ctx.Done():
 		if !rt.unregister(id) {
-			return chosen(<-w.answer), true // answered just now
+			return got(<-w.answer), true // answered just now
 		}
 		why := "⏱ No answer in time: the agent decides on its own."
 		if context.Cause(ctx) != context.DeadlineExceeded {

@@ -101,8 +101,8 @@ func TestProgramQuestions(t *testing.T) {
 		t.Errorf("the card pings %v, want alice only", am)
 	}
 	buttons := components(card)
-	if len(buttons) != 3 {
-		t.Fatalf("the first card has %d components, want 3 buttons: %v", len(buttons), card.body["components"])
+	if len(buttons) != 4 || buttons[3]["label"] != "Other…" {
+		t.Fatalf("the first card has %d components, want 3 buttons and Other…: %v", len(buttons), card.body["components"])
 	}
 	for _, b := range buttons {
 		if b["type"].(float64) != 2 || utf8.RuneCountInString(b["label"].(string)) > 80 || len(b["custom_id"].(string)) > 100 {

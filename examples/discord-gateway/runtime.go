@@ -55,6 +55,11 @@ type Options struct {
 	// start one more, the least recently used idle one is closed; when all
 	// are busy, the message runs in a CLI process of its own.
 	MaxLive int
+	// Warm keeps this many live sessions started ahead of need (an
+	// agentcli.Pool, see warm.go) for conversations that start a new
+	// session; they count against MaxLive. Zero means none. Only with
+	// Live, on a backend with live sessions.
+	Warm int
 	// Preview posts a placeholder at once and edits it as the answer
 	// streams (Discord). Without it, tool calls are posted as they happen
 	// and the answer when it is complete (the console).
@@ -144,6 +149,11 @@ type Runtime struct {
 	shut       bool
 	totals     usageTotals
 	closers    sync.WaitGroup // live sessions being closed
+	pool       *agentcli.Pool // warm sessions (Options.Warm), once started
+	warmOn     bool           // the pool is (being) made: its sessions count against MaxLive
+	warmWG     sync.WaitGroup // the pool's creation
+	warmCancel func()         // cancels the pool's starts in progress
+	warmReady  chan struct{}  // closed once the pool is made (or not)
 
 	wg    sync.WaitGroup // the dispatcher and every message in progress
 	async sync.WaitGroup // immediate answers being delivered
@@ -218,6 +228,7 @@ func NewRuntime(o Options) *Runtime {
 
 // Start starts taking messages off the queue. It returns at once.
 func (rt *Runtime) Start() {
+	rt.startWarm()
 	rt.wg.Add(1)
 	go rt.dispatch()
 }
@@ -266,6 +277,7 @@ func (rt *Runtime) Shutdown(ctx context.Context) {
 	}
 	rt.convs = map[string]*convState{}
 	rt.mu.Unlock()
+	rt.closeWarm()
 	var wg sync.WaitGroup
 	for _, s := range live {
 		wg.Add(1)
@@ -351,6 +363,8 @@ func (rt *Runtime) Handle(m Message) {
 	cmd, arg := command(m.Text)
 	if cmd != "" {
 		m.NewTask, m.Conv = false, "" // a command is about the channel (or thread) it is typed in
+	} else if len(m.Attachments) == 0 && rt.answerByMessage(m) {
+		return // the answer to a question of the agent (freetext.go)
 	}
 	switch cmd {
 	case "stop":
@@ -947,7 +961,10 @@ func (rt *Runtime) liveSession(ctx context.Context, m Message, e Entry) (agentcl
 	if !rt.reserveLive(conv) {
 		return nil, errNoRoom
 	}
-	s, err := agentcli.StartSession(ctx, rt.o.Backend, rt.request(conv, e))
+	s, err := rt.takeWarm(ctx, conv, e)
+	if s == nil && err == nil {
+		s, err = agentcli.StartSession(ctx, rt.o.Backend, rt.request(conv, e))
+	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.starting--
@@ -974,7 +991,7 @@ func (rt *Runtime) reserveLive(conv string) bool {
 		rt.starting++
 		return true
 	}
-	held := rt.starting
+	held := rt.starting + rt.warmSlots()
 	var victim string
 	var oldest time.Time
 	for c, cs := range rt.convs {
@@ -1275,6 +1292,12 @@ type waiter struct {
 	decide        func(Choice) bool   // validates a choice; false: not one of the card's
 	label         func(Choice) string // what a choice decided, for the card's new text; nil: choiceLabels
 	answer        chan Choice         // buffered: one answer
+	// free lets the card be answered in words of one's own (a question's
+	// item, see freetext.go): a Choice with Button "text" and the words
+	// in Values[0].
+	free bool
+	form [2]string // the title and placeholder of the free-text form
+	seq  uint64    // order of registration
 }
 
 // Choice is an answer to a card: the button pressed or the values picked.
@@ -1282,6 +1305,7 @@ type Choice struct {
 	Button string
 	Values []string
 	By     string
+	edit   bool // not a press of the card: the asker updates it
 }
 
 // register adds w and returns its id.
@@ -1290,6 +1314,7 @@ func (rt *Runtime) register(w *waiter) string {
 	defer rt.mu.Unlock()
 	rt.waitSeq++
 	id := rt.waitPrefix + strconv.FormatUint(rt.waitSeq, 36)
+	w.seq = rt.waitSeq
 	rt.waits[id] = w
 	return id
 }
@@ -1412,17 +1437,32 @@ func (rt *Runtime) Answer(channel, componentID, user string, roles []string, val
 		rt.mu.Unlock()
 		return "This request is no longer waiting for an answer.", false
 	}
-	approver := rt.o.Approver != nil && rt.o.Approver(user, roles)
-	if !approver && (w.requester != "" && user != w.requester || rt.o.Allowed != nil && !rt.o.Allowed(user, roles)) {
+	if why := rt.mayAnswer(w, user, roles); why != "" {
 		rt.mu.Unlock()
-		if w.requester != "" {
-			return "🚫 Only <@" + w.requester + ">, who asked for this, or an approver may answer it.", false
-		}
-		return "🚫 You are not allowed to answer this.", false
+		return why, false
 	}
 	delete(rt.waits, f[1])
 	rt.mu.Unlock()
 	w.answer <- c
+	return w.text + "\n" + rt.decided(w, c), true
+}
+
+// mayAnswer returns why user (with roles) may not answer w's card, or ""
+// when they may: the card's user or an approver.
+func (rt *Runtime) mayAnswer(w *waiter, user string, roles []string) string {
+	approver := rt.o.Approver != nil && rt.o.Approver(user, roles)
+	if !approver && (w.requester != "" && user != w.requester || rt.o.Allowed != nil && !rt.o.Allowed(user, roles)) {
+		if w.requester != "" {
+			return "🚫 Only <@" + w.requester + ">, who asked for this, or an approver may answer it."
+		}
+		return "🚫 You are not allowed to answer this."
+	}
+	return ""
+}
+
+// decided says what choice c decided on w's card, and by whom.
+func (rt *Runtime) decided(w *waiter, c Choice) string {
+	values, user := c.Values, c.By
 	label := choiceLabels[c.Button]
 	if w.label != nil {
 		label = w.label(c)
@@ -1430,7 +1470,7 @@ func (rt *Runtime) Answer(channel, componentID, user string, roles []string, val
 	if label == "" {
 		label = "✅ " + strings.Join(values, ", ")
 	}
-	return w.text + "\n" + label + " by <@" + user + ">", true
+	return label + " by <@" + user + ">"
 }
 
 // output shows one message's run: the typing indicator, the placeholder
