@@ -44,13 +44,14 @@ func OneShot(ctx context.Context, start StartFunc, req *agentcli.Request) iter.S
 			}
 			return err
 		}
+		r.Attachments = nil // sent with the turn
 		s, err := start(runCtx, &r)
 		if err != nil {
 			yield(agentcli.Event{}, timedOut(err))
 			return
 		}
 		defer s.Close()
-		for ev, err := range s.Stream(runCtx, r.Prompt) {
+		for ev, err := range agentcli.StreamTurn(runCtx, s, &agentcli.Turn{Prompt: r.Prompt, Attachments: req.Attachments}) {
 			if err != nil {
 				yield(agentcli.Event{}, timedOut(err))
 				return
