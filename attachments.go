@@ -84,10 +84,15 @@ const (
 // TextAttachmentHeader and TextAttachmentFooter frame a text file that a
 // backend sends as text after the prompt (codex, gemini, opencode):
 // Sprintf(TextAttachmentHeader, Name), the file's content verbatim, then
-// Sprintf(TextAttachmentFooter, Name), each a text part of its own where
-// the CLI takes parts, else joined by the newlines the formats carry.
+// Sprintf(TextAttachmentFooter, Name), as one text part of its own after
+// the prompt's where the CLI takes parts (codex's app-server, ACP), else
+// appended to the prompt after a newline (codex exec).
 const (
+	// TextAttachmentHeader comes before a text file's content; %s is
+	// its name.
 	TextAttachmentHeader = "\n--- attached file: %s ---\n"
+	// TextAttachmentFooter comes after a text file's content; %s is its
+	// name.
 	TextAttachmentFooter = "\n--- end of %s ---\n"
 )
 

@@ -294,8 +294,8 @@ func (r *Run) WriteImages(atts []agentcli.Attachment) ([]string, error) {
 }
 
 // checkAttachments refuses attachments in a request where they cannot
-// go: on a backend that takes none, and on StartSession (a live
-// session's attachments go with a turn).
+// go: on a backend that takes none, and on StartSession and Interactive
+// (a live session's attachments go with a turn).
 func checkAttachments(backend string, caps agentcli.Capabilities, req *agentcli.Request, oneShot bool) error {
 	if len(req.Attachments) == 0 {
 		return nil
@@ -305,7 +305,7 @@ func checkAttachments(backend string, caps agentcli.Capabilities, req *agentcli.
 	}
 	if !oneShot {
 		return &agentcli.RequestError{Backend: backend, Field: "Attachments",
-			Reason: "StartSession runs no turn: send attachments with a turn (agentcli.StreamTurn)"}
+			Reason: "attachments go with a prompt: a live session's with a turn (agentcli.StreamTurn); StartSession and Interactive take none"}
 	}
 	return nil
 }
