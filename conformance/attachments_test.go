@@ -102,12 +102,15 @@ func newAttachFixture(t testing.TB) attachFixture {
 
 // checkAttachments checks that every attachment of f reached one model
 // request of reqs: each image byte for byte (codex: a GIF as a PNG of the
-// same size), the text verbatim.
+// same size), the text verbatim, its "@README.md" not read as a file.
 func checkAttachments(t *testing.T, cli string, f attachFixture, reqs []agentclitest.ModelRequest) {
 	t.Helper()
 	var parts []agentclitest.InputPart
 	var texts []string
 	for _, r := range reqs {
+		if bytes.Contains(r.Body, []byte(readmeMarker)) {
+			t.Errorf("a model request carries README.md: the CLI read the attached text's @README.md as a file reference")
+		}
 		parts = append(parts, r.InputParts()...)
 		for _, m := range r.Messages {
 			texts = append(texts, m.Text)

@@ -314,7 +314,9 @@ func checkAttachments(backend string, caps agentcli.Capabilities, req *agentcli.
 // kinds in kinds: each turn's attachments are checked and loaded
 // (LoadAttachments) before the session underneath sends them.
 func redactTurns(s agentcli.Session, red *Redactor, rawLimit int, backend string, kinds []agentcli.AttachmentKind) agentcli.Session {
-	return &redactedSession{s: s, red: red, rawLimit: rawLimit, backend: backend, kinds: kinds}
+	rs := redactSession(s, red, rawLimit).(*redactedSession)
+	rs.backend, rs.kinds = backend, kinds
+	return rs
 }
 
 // StreamTurn implements agentcli.TurnStreamer.
