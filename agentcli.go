@@ -383,8 +383,9 @@ type Capabilities struct {
 	// Hooks describes how Request.Hooks are carried.
 	Hooks HookSupport `json:"hooks"`
 	// Attachments lists the kinds of Request.Attachments (and of a live
-	// session's Turn) the backend takes, one-shot and live; empty means
-	// none.
+	// session's Turn) the backend takes, one-shot and live: "image" (PNG,
+	// JPEG, GIF and WebP), the media types of the image formats it takes
+	// when not all, and "text"; empty means none.
 	Attachments []AttachmentKind `json:"attachments"`
 }
 

@@ -55,7 +55,9 @@ type Attachment struct {
 	Path string
 }
 
-// AttachmentKind is a kind of attachment a backend can take.
+// AttachmentKind is a kind of attachment a backend can take: one of the
+// constants below, or, for a backend that takes some image formats only,
+// the media type of one ("image/png").
 type AttachmentKind string
 
 const (

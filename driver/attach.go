@@ -20,7 +20,9 @@ import (
 
 // LoadAttachments checks and loads the attachments of a prompt
 // (agentcli.Attachment documents the rules) for a backend named backend
-// that takes the kinds in kinds: it reads each Path (a regular file,
+// that takes the kinds in kinds (agentcli.AttachmentImage for every
+// image format, or the media types of the formats it takes, such as
+// "image/png"): it reads each Path (a regular file,
 // bounded), decides each attachment's kind from its bytes, enforces the
 // limits and returns copies with Data set, Path empty, MediaType the
 // canonical type ("image/png", "image/jpeg", "image/gif", "image/webp",
@@ -45,7 +47,7 @@ func LoadAttachments(backend string, kinds []agentcli.AttachmentKind, atts []age
 			return nil, err
 		}
 		kind := AttachmentKindOf(l)
-		if !slices.Contains(kinds, kind) {
+		if !slices.Contains(kinds, kind) && !slices.Contains(kinds, agentcli.AttachmentKind(l.MediaType)) {
 			return nil, &agentcli.UnsupportedError{Backend: backend, Feature: string(kind) + " attachments",
 				Reason: fmt.Sprintf("%s (%s) is %s; the backend takes %s", field, l.Name, l.MediaType, kindList(kinds))}
 		}

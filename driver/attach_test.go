@@ -85,6 +85,13 @@ func TestLoadAttachmentsErrorTypes(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Backend != "b" || !strings.Contains(ue.Feature, "text") {
 		t.Errorf("a text file where only images go: %#v, want an *UnsupportedError", err)
 	}
+	pngOnly := []agentcli.AttachmentKind{"image/png"}
+	if _, err := driver.LoadAttachments("b", pngOnly, []agentcli.Attachment{{Data: pngHead}}); err != nil {
+		t.Errorf("a PNG where PNG goes: %v", err)
+	}
+	if _, err := driver.LoadAttachments("b", pngOnly, []agentcli.Attachment{{Data: gifHead}}); !errors.As(err, &ue) {
+		t.Errorf("a GIF where only PNG goes: %v, want an *UnsupportedError", err)
+	}
 	_, err = driver.LoadAttachments("b", nil, []agentcli.Attachment{{Data: pngHead}})
 	if !errors.As(err, &ue) {
 		t.Errorf("a backend without attachments: %#v, want an *UnsupportedError", err)
