@@ -22,7 +22,6 @@ func TestImageArgs(t *testing.T) {
 	}
 	for _, id := range []string{"", "0199a213-81c0-7800-8aa1-bbab2a035a53"} {
 		r := &driver.Run{}
-		defer r.Cleanup()
 		req := &agentcli.Request{Prompt: "p", SessionID: id, Attachments: atts}
 		base := buildArgsFiles(req, "/w", runFiles{})
 		args, err := imageArgs(r, base, atts, id != "")
@@ -59,6 +58,13 @@ func TestImageArgs(t *testing.T) {
 		}
 		if !slices.Equal(slices.DeleteFunc(slices.Clone(args), func(a string) bool { return strings.HasPrefix(a, "--image=") }), base) {
 			t.Errorf("args %q are not %q with images added", args, base)
+		}
+		// The run's end removes the copies.
+		r.Cleanup()
+		for _, p := range images {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s left after the run: %v", p, err)
+			}
 		}
 	}
 }

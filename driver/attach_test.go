@@ -175,3 +175,16 @@ func TestInlineText(t *testing.T) {
 		t.Errorf("images only: %q", got)
 	}
 }
+
+// TestLoadAttachmentsDashPath: a relative path that looks like an option
+// is a file name like any other.
+func TestLoadAttachmentsDashPath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("-rf,x y.txt", []byte("dash\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := driver.LoadAttachments("b", both, []agentcli.Attachment{{Path: "-rf,x y.txt"}})
+	if err != nil || string(got[0].Data) != "dash\n" || got[0].Name != "-rf,x y.txt" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+}
