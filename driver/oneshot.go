@@ -12,7 +12,9 @@ import (
 type StartFunc func(ctx context.Context, req *agentcli.Request) (agentcli.Session, error)
 
 // OneShot runs req as a one-shot run on a live session: it starts the
-// session, streams one turn with req.Prompt and closes the session. It is
+// session, streams one turn with req.Prompt and req.Attachments (loaded
+// already, by LoadAttachments, as the runner does; see
+// agentcli.StreamTurn) and closes the session. It is
 // how Backend.Run and Backend.Stream honour permission modes that need the
 // host (PermissionAsk, and PermissionDeny where the CLI has no flag for
 // it). The guarantees of a one-shot run hold: req.Timeout bounds the whole

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	"github.com/agentcli/agentcli"
@@ -23,6 +24,13 @@ type Attacher interface {
 func (s *Session) StreamTurn(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
 	if t == nil {
 		t = &agentcli.Turn{}
+	}
+	for i, a := range t.Attachments {
+		if a.Path != "" || a.Data == nil || a.MediaType == "" {
+			err := &agentcli.RequestError{Backend: s.backend, Field: fmt.Sprintf("Attachments[%d]", i),
+				Reason: "not loaded (driver.LoadAttachments)"}
+			return func(yield func(agentcli.Event, error) bool) { yield(agentcli.Event{}, err) }
+		}
 	}
 	if _, ok := s.proto.(Attacher); !ok && len(t.Attachments) > 0 {
 		return func(yield func(agentcli.Event, error) bool) {
