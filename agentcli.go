@@ -94,6 +94,12 @@ type Request struct {
 	// a single argument.
 	Prompt string
 
+	// Attachments are images and text files sent with the prompt
+	// (Capabilities.Attachments says which kinds the backend takes; see
+	// Attachment for the checks and limits). A live session takes them
+	// per turn (StreamTurn), not here: StartSession refuses them.
+	Attachments []Attachment
+
 	// SystemPrompt is extra system-level instruction. How each CLI carries it
 	// is reported by Capabilities().SystemPrompt.
 	SystemPrompt string
@@ -376,6 +382,11 @@ type Capabilities struct {
 	Questions bool `json:"questions"`
 	// Hooks describes how Request.Hooks are carried.
 	Hooks HookSupport `json:"hooks"`
+	// Attachments lists the kinds of Request.Attachments (and of a live
+	// session's Turn) the backend takes, one-shot and live: "image" (PNG,
+	// JPEG, GIF and WebP), the media types of the image formats it takes
+	// when not all, and "text"; empty means none.
+	Attachments []AttachmentKind `json:"attachments"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

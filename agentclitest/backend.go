@@ -264,10 +264,14 @@ func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
 		caps.PermissionModes = driver.PermissionModes
 		caps.ToolFilter = true
 		caps.HostTools, caps.Questions = true, true
+		caps.Attachments = allAttachments
 		caps.Hooks = agentcli.HookSupport{PreToolUse: agentcli.HookAll, DenyReason: true, Rewrite: true, PostToolUse: true,
 			PostOutput: true, UserPromptSubmit: true, Stop: true}
 	}
-	return driver.CheckRequest(b.Name(), caps, req, oneShot)
+	if err := driver.CheckRequest(b.Name(), caps, req, oneShot); err != nil {
+		return err
+	}
+	return b.loadAttachments(req, oneShot)
 }
 
 // dropRaw returns ev as a real backend yields it under req.DropRaw and

@@ -283,6 +283,11 @@ func (b *Backend) take(req agentcli.Request) (Call, error) {
 }
 
 func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return s.stream(ctx, prompt, nil)
+}
+
+// stream is Stream with a turn's attachments, loaded (see StreamTurn).
+func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agentcli.Attachment) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		name := s.b.Name()
 		if err := driver.CheckPrompt(name, prompt); err != nil {
@@ -321,6 +326,7 @@ func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[a
 		}()
 		req := s.req
 		req.Prompt = prompt
+		req.Attachments = atts
 		req.SessionID = s.ID()
 		call, err := s.b.take(req)
 		if err != nil {

@@ -405,6 +405,10 @@ func (s *Server) opencodeConfig(extra []string) ([]string, error) {
 			"name":      m,
 			"tool_call": true,
 			"limit":     map[string]any{"context": 200000, "output": 32000},
+			// Image input, so that opencode sends attachments' images
+			// (it replaces them with a note for a model without).
+			"attachment": true,
+			"modalities": map[string]any{"input": []string{"text", "image", "pdf"}, "output": []string{"text"}},
 		}
 	}
 	cfg := map[string]any{

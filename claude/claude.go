@@ -140,6 +140,7 @@ var spec = driver.Spec{
 		HostTools:        true,
 		Questions:        true,
 		Hooks:            hookSupport,
+		Attachments:      attachmentKinds,
 	},
 	Questions:   nativeQuestions,
 	NativeHooks: nativeHooks,
@@ -231,7 +232,7 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	job.Stdin = userMessage(r.Req.Prompt)
+	job.Stdin = userMessageWith(r.Req.Prompt, r.Req.Attachments)
 	return job, nil
 }
 

@@ -40,7 +40,9 @@ import (
 //     io.Writer or callback field.
 //   - Tools, OnQuestion and Hooks are refused (*agentcli.UnsupportedError)
 //     and Capabilities reports none of them: they are Go functions of
-//     this process that the pool does not carry yet.
+//     this process that the pool does not carry yet. Attachments
+//     (Request.Attachments, and a session's Turn, see agentcli.StreamTurn)
+//     are refused the same way: the pool does not carry them yet.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -181,6 +183,8 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 		feature = "questions (Request.OnQuestion)"
 	case req.Hooks != nil:
 		feature = "hooks (Request.Hooks)"
+	case len(req.Attachments) > 0:
+		feature = "attachments (Request.Attachments)"
 	default:
 		return nil
 	}
@@ -192,6 +196,7 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 // tools, questions or hooks (see checkLocalOnly).
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
 	c.HostTools, c.Questions, c.Hooks = false, false, agentcli.HookSupport{}
+	c.Attachments = nil // see checkLocalOnly
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c

@@ -23,7 +23,8 @@ import (
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
 	// Go functions the pool refuses (TestLocalOnlyRefused).
-	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true}
+	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true,
+		"Attachments": true} // not carried yet: refused too
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
@@ -223,15 +224,16 @@ func FuzzFrames(f *testing.F) {
 // may refuse calls), and its Capabilities report none of them.
 func TestLocalOnlyRefused(t *testing.T) {
 	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
-		Hooks: agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}}}}
-	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) {
+		Hooks: agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage}}}}
+	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) || len(c.Attachments) != 0 {
 		t.Errorf("Capabilities %+v offer what the pool refuses", c)
 	}
 	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	for name, req := range map[string]*agentcli.Request{
-		"Tools":      {Prompt: "p", Tools: []agentcli.Tool{tool}},
-		"OnQuestion": {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
-		"Hooks":      {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"Tools":       {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion":  {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
+		"Hooks":       {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"Attachments": {Prompt: "p", Attachments: []agentcli.Attachment{{Data: []byte("t")}}},
 	} {
 		err := b.checkLocalOnly(req)
 		var ue *agentcli.UnsupportedError

@@ -223,6 +223,8 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+		// See attach.go.
+		Attachments: attachmentKinds,
 	},
 	// codex asks with its own request_user_input tool, in app-server.
 	Questions: func(*agentcli.Request) bool { return true },
@@ -382,11 +384,14 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		}
 	}
 	args := buildArgsFiles(req, r.Dir, files)
+	if args, err = imageArgs(r, args, req.Attachments, req.SessionID != ""); err != nil {
+		return nil, err
+	}
 	if err := checkArgs(args); err != nil {
 		return nil, err
 	}
 	return &driver.Job{
 		Args:  args,
-		Stdin: []byte(strings.ToValidUTF8(req.Prompt, "\uFFFD")),
+		Stdin: []byte(strings.ToValidUTF8(driver.InlineText(req.Prompt, req.Attachments), "\uFFFD")),
 	}, nil
 }

@@ -251,6 +251,7 @@ type appServer struct {
 	lastText string
 	lastErr  string
 	items    map[string]*agentcli.ToolUse // tool items that started
+	atts     []agentcli.Attachment        // the next prompt's attachments (PromptWith)
 	// total is the thread's last reported token total; known reports
 	// whether it covers everything (false for a resumed thread until its
 	// first report).
@@ -378,8 +379,12 @@ func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.lastText, p.lastErr = "", ""
 	p.turnStart = p.total
 	clear(p.items)
+	params := turnParams(p.req, thread, prompt)
+	if p.atts != nil {
+		params["input"], p.atts = turnInput(prompt, p.atts), nil
+	}
 	p.mu.Unlock()
-	return p.rpc.Go(ctx, "turn/start", turnParams(p.req, thread, prompt), func(raw json.RawMessage, err error) {
+	return p.rpc.Go(ctx, "turn/start", params, func(raw json.RawMessage, err error) {
 		p.startAnswered(gen, raw, err)
 	})
 }

@@ -80,6 +80,11 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			efforts = append(efforts, string(e))
 		}
 		want["efforts"] = strings.Join(efforts, " ")
+		var kinds []string
+		for _, k := range c.Attachments {
+			kinds = append(kinds, string(k))
+		}
+		want["attachments"] = cmp.Or(strings.Join(kinds, " "), "no")
 		if c.Sessions {
 			// The live-session table, once the backend declares
 			// live sessions.

@@ -143,7 +143,12 @@ var spec = driver.Spec{
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		MCP:             true,
 		Efforts:         agentcli.Efforts(),
+		// See attach.go.
+		Attachments: attachmentKinds,
 	},
+	// A one-shot run with attachments is one turn of an ACP session
+	// (attach.go).
+	LiveRun:       func(req *agentcli.Request) bool { return len(req.Attachments) > 0 },
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

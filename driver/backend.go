@@ -71,6 +71,7 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	c.PortableSessions = b.spec.ExportSession != nil && b.spec.ImportSession != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
+	c.Attachments = slices.Clone(c.Attachments)
 	return c
 }
 
@@ -134,5 +135,5 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		r.Cleanup()
 		return nil, red.Error(err)
 	}
-	return wrapExtras(redactSession(s, red, RawLimit(req)), b.spec.Name, r.host, r.hooks), nil
+	return wrapExtras(redactTurns(s, red, RawLimit(req), b.spec.Name, b.spec.Caps.Attachments), b.spec.Name, r.host, r.hooks), nil
 }

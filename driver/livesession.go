@@ -16,6 +16,10 @@ type redactedSession struct {
 	red *Redactor
 	// rawLimit: the longest Raw the session keeps (RawLimit).
 	rawLimit int
+	// backend and kinds: the backend's name and the attachment kinds it
+	// takes (see redactTurns).
+	backend string
+	kinds   []agentcli.AttachmentKind
 }
 
 var _ agentcli.Session = (*redactedSession)(nil)

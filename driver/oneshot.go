@@ -12,7 +12,9 @@ import (
 type StartFunc func(ctx context.Context, req *agentcli.Request) (agentcli.Session, error)
 
 // OneShot runs req as a one-shot run on a live session: it starts the
-// session, streams one turn with req.Prompt and closes the session. It is
+// session, streams one turn with req.Prompt and req.Attachments (loaded
+// already, by LoadAttachments, as the runner does; see
+// agentcli.StreamTurn) and closes the session. It is
 // how Backend.Run and Backend.Stream honour permission modes that need the
 // host (PermissionAsk, and PermissionDeny where the CLI has no flag for
 // it). The guarantees of a one-shot run hold: req.Timeout bounds the whole
@@ -44,13 +46,14 @@ func OneShot(ctx context.Context, start StartFunc, req *agentcli.Request) iter.S
 			}
 			return err
 		}
+		r.Attachments = nil // sent with the turn
 		s, err := start(runCtx, &r)
 		if err != nil {
 			yield(agentcli.Event{}, timedOut(err))
 			return
 		}
 		defer s.Close()
-		for ev, err := range s.Stream(runCtx, r.Prompt) {
+		for ev, err := range agentcli.StreamTurn(runCtx, s, &agentcli.Turn{Prompt: r.Prompt, Attachments: req.Attachments}) {
 			if err != nil {
 				yield(agentcli.Event{}, timedOut(err))
 				return

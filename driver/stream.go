@@ -36,6 +36,11 @@ func (b *Backend) prepareRun(req *agentcli.Request, deltas, oneShot bool) (*Run,
 		return nil, &agentcli.RequestError{Backend: b.spec.Name, Field: "Dir", Reason: err.Error()}
 	}
 	rq := b.dropUnsupported(req)
+	if oneShot && len(rq.Attachments) > 0 {
+		if rq, err = loadRequest(b.spec.Name, b.spec.Caps.Attachments, rq); err != nil {
+			return nil, err
+		}
+	}
 	if rq.Permission == "" {
 		// Backends see the mode the zero value means.
 		c := *rq

@@ -125,6 +125,9 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 	if err := checkHost(backend, caps, req); err != nil {
 		return err
 	}
+	if err := checkAttachments(backend, caps, req, oneShot); err != nil {
+		return err
+	}
 	return checkHooks(backend, caps, req)
 }
 

@@ -208,7 +208,12 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+		// See attach.go.
+		Attachments: attachmentKinds,
 	},
+	// A one-shot run with attachments is one turn of an ACP session
+	// (attach.go).
+	LiveRun: func(req *agentcli.Request) bool { return len(req.Attachments) > 0 },
 	// One-shot runs call hooks through gemini's own (hooks.go).
 	NativeHooks:   nativeHooks,
 	Tools:         tools,

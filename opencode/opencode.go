@@ -205,9 +205,11 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+		// See attach.go.
+		Attachments: attachmentKinds,
 	},
 	// Hooks need a live session: PreToolUse is the permission path.
-	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
+	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil || len(req.Attachments) > 0 },
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

@@ -193,6 +193,7 @@ type client struct {
 	text    strings.Builder
 	calls   map[string]*toolCall // tool calls of the running turn
 	inText  bool                 // the last update was a message chunk
+	atts    []sdk.ContentBlock   // the next prompt's attachments (PromptWith)
 }
 
 // toolCall is what the session knows of one tool call.
@@ -400,12 +401,14 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 	c.inText = false
 	c.text.Reset()
 	clear(c.calls)
+	atts := c.atts
+	c.atts = nil
 	c.mu.Unlock()
 	if c.cfg.Guard != nil {
 		prompt = c.cfg.Guard(prompt)
 	}
 	prompt = strings.ToValidUTF8(prompt, "\uFFFD")
-	req := sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: []sdk.ContentBlock{sdk.TextBlock(prompt)}}
+	req := sdk.PromptRequest{SessionId: sdk.SessionId(sid), Prompt: append([]sdk.ContentBlock{sdk.TextBlock(prompt)}, atts...)}
 	// The answer comes when the turn is over: the request is sent now
 	// (an interrupt must follow it), the answer handled when its line
 	// comes.

@@ -876,6 +876,11 @@ func (t *turn) end(e TurnEnd) {
 // Stream implements agentcli.Session. An empty prompt (or one of white
 // space only) is a *agentcli.RequestError; nothing is sent.
 func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return s.stream(ctx, prompt, nil)
+}
+
+// stream is Stream with attachments (see StreamTurn).
+func (s *Session) stream(ctx context.Context, prompt string, atts []agentcli.Attachment) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		start := time.Now()
 		if err := driver.CheckPrompt(s.backend, prompt); err != nil {
@@ -936,7 +941,7 @@ func (s *Session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 			}
 		}()
 
-		err = s.proto.Prompt(t.ctx, prompt)
+		err = s.prompt(t.ctx, prompt, atts)
 		close(t.sent)
 		if err != nil {
 			s.promptFailed(t, err)

@@ -70,6 +70,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	permission := fs.String("permission", "", "permission mode: bypass, ask, deny or plan (default: PERMISSION_MODE, else deny)")
 	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
 	toolDemo := fs.Bool("tool-demo", false, "give the agent a host tool written in Go: current_time")
+	var attach []agentcli.Attachment
+	fs.Func("attach", "send FILE with the prompt (an image: PNG, JPEG, GIF, WebP; or a text file); repeatable; with -chat, with the first turn", func(path string) error {
+		attach = append(attach, agentcli.Attachment{Path: path})
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
@@ -230,8 +235,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
 	}
 	if *chat {
-		return chatLoop(ctx, b, req, in, script, out)
+		return chatLoop(ctx, b, req, in, script, out, attach)
 	}
+	req.Attachments = attach
 	script(req.Prompt)
 	if !out.turn(b.Stream(ctx, req)) {
 		return 1
@@ -372,7 +378,7 @@ func (o output) turn(events iter.Seq2[agentcli.Event, error]) bool {
 // chatLoop runs a live session: each stdin line is one turn. A failed turn
 // is reported and the session goes on, unless the CLI died. It returns the
 // exit status: 1 when any turn failed.
-func chatLoop(ctx context.Context, b agentcli.Backend, req *agentcli.Request, in *lines, script func(string), out output) int {
+func chatLoop(ctx context.Context, b agentcli.Backend, req *agentcli.Request, in *lines, script func(string), out output, attach []agentcli.Attachment) int {
 	s, err := agentcli.StartSession(ctx, b, req)
 	if err != nil {
 		fmt.Fprintln(out.stderr, "agentrun:", err)
@@ -389,7 +395,9 @@ func chatLoop(ctx context.Context, b agentcli.Backend, req *agentcli.Request, in
 			continue
 		}
 		script(p)
-		if !out.turn(s.Stream(ctx, p)) {
+		turn := &agentcli.Turn{Prompt: p, Attachments: attach}
+		attach = nil // the first turn's
+		if !out.turn(agentcli.StreamTurn(ctx, s, turn)) {
 			status = 1
 			if s.Err() != nil || ctx.Err() != nil {
 				return 1
