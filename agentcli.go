@@ -101,6 +101,22 @@ type Request struct {
 	// SessionID resumes an earlier session (a Result.SessionID) when set.
 	SessionID string
 
+	// ForkSession, with SessionID or Continue, resumes that session into
+	// a new session (a new id, reported as usual) that starts with its
+	// history; the original session stays as it was
+	// (Capabilities.ForkSession). Without either it is a *RequestError.
+	ForkSession bool
+	// Continue resumes the most recently updated session of Dir (the
+	// first one ListSessions reports) (Capabilities.ContinueSession).
+	// With none there, the run fails before the CLI starts with an error
+	// matching ErrNoSession. With SessionID it is a *RequestError.
+	Continue bool
+	// NewSessionID is the id the new session gets instead of one the CLI
+	// makes up: a UUID not in use yet (Capabilities.NewSessionID). With
+	// SessionID or Continue it is a *RequestError, unless ForkSession
+	// names the fork's id this way where the CLI allows it.
+	NewSessionID string
+
 	// Model selects the model, in the backend's own naming.
 	Model string
 
@@ -376,6 +392,15 @@ type Capabilities struct {
 	Questions bool `json:"questions"`
 	// Hooks describes how Request.Hooks are carried.
 	Hooks HookSupport `json:"hooks"`
+
+	// ForkSession, ContinueSession and NewSessionID say where
+	// Request.ForkSession, Request.Continue and Request.NewSessionID
+	// work; elsewhere they fail with an *UnsupportedError before
+	// anything starts. ListSessions reports that ListSessions works.
+	ForkSession     SessionModes `json:"fork_session"`
+	ContinueSession SessionModes `json:"continue_session"`
+	NewSessionID    SessionModes `json:"new_session_id"`
+	ListSessions    bool         `json:"list_sessions"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

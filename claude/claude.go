@@ -140,6 +140,10 @@ var spec = driver.Spec{
 		HostTools:        true,
 		Questions:        true,
 		Hooks:            hookSupport,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	Questions:   nativeQuestions,
 	NativeHooks: nativeHooks,
@@ -173,6 +177,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private
