@@ -62,6 +62,10 @@ func testSessionManagement(t *testing.T, cli string) {
 		return out
 	}
 	has := func(r agentclitest.ModelRequest, s string) bool { return hasText(r.Messages, "user", s) }
+	t0 := time.Now()
+	step := func(name string) {
+		t.Logf("%s done at %v", name, time.Since(t0).Round(time.Millisecond))
+	}
 	refused := func(name string, req *agentcli.Request, tag string, want error) {
 		t.Helper()
 		before := len(e.srv.Requests())
@@ -88,6 +92,7 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Fatalf("first run: %s", errSummary(err))
 	}
 	orig := res.SessionID
+	step("first run")
 	if req.NewSessionID != "" && orig != chosenID {
 		t.Errorf("SessionID = %q; want the chosen %q", orig, chosenID)
 	}
@@ -100,6 +105,7 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Fatalf("fork: %s", errSummary(err))
 	}
 	fork := res.SessionID
+	step("fork")
 	if fork == "" || fork == orig {
 		t.Errorf("the fork's SessionID = %q; want a new one (original %q)", fork, orig)
 	}
@@ -123,11 +129,13 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Errorf("the original's request after the fork: %q; want turn 1 and this one, not the fork's", userTexts(last))
 	}
 
+	step("resume")
 	// ListSessions: both, the original (updated last) first.
 	list, err := agentcli.ListSessions(ctx, b, e.w.Dir)
 	if err != nil {
 		t.Fatalf("ListSessions: %s", errSummary(err))
 	}
+	step("list")
 	t.Logf("ListSessions: %+v", list)
 	ids := make([]string, len(list))
 	for i, s := range list {
@@ -164,6 +172,7 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Errorf("the continued request: %q; want the original's history", userTexts(last))
 	}
 
+	step("continue")
 	// Continue where there is no session: refused, nothing starts.
 	empty := filepath.Join(t.TempDir(), "empty")
 	if err := os.Mkdir(empty, 0o755); err != nil {
@@ -176,6 +185,7 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Errorf("ListSessions of an empty dir: %v, %s", l, errSummary(err))
 	}
 
+	step("continue in an empty dir")
 	// Conflicting fields are a *RequestError.
 	req, tag = e.request("never sent")
 	req.Continue, req.SessionID = true, orig
@@ -210,6 +220,7 @@ func testSessionManagement(t *testing.T, cli string) {
 	res, err = s.Run(ctx, "live fork EPSILON")
 	id := s.ID()
 	s.Close()
+	step("live fork")
 	assertNoProcs(t, tag)
 	if err != nil {
 		t.Fatalf("live fork turn: %s", errSummary(err))

@@ -205,6 +205,9 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	// Hooks need a live session: PreToolUse is the permission path.
 	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
@@ -235,6 +238,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // state is what one Backend remembers across runs.
