@@ -61,6 +61,15 @@ func (e *PromptTooLongError) Unwrap() error { return agentcli.ErrBadRequest }
 // and none is positional: a positional word would be prompt text or, for
 // "mcp", "extensions", "skills", "hooks" or "gemma", a subcommand.
 func buildArgs(req *agentcli.Request, f format) []string {
+	return buildArgsFile(req, f, "")
+}
+
+// buildArgsFile is buildArgs for a run that forks a session:
+// sessionFile is the chat file of Request.SessionID, whose history
+// `--session-file=FILE` loads into a new session (instead of
+// --resume), or "" for none. Request.NewSessionID is --session-id=ID. It
+// is pure.
+func buildArgsFile(req *agentcli.Request, f format, sessionFile string) []string {
 	args := []string{
 		"--output-format", f.String(),
 		// Headless runs cannot ask for approval: yolo runs every tool;
@@ -73,8 +82,14 @@ func buildArgs(req *agentcli.Request, f format) []string {
 		// working directory for this run only.
 		"--skip-trust",
 	}
-	if req.SessionID != "" {
+	switch {
+	case sessionFile != "":
+		args = append(args, "--session-file="+sessionFile)
+	case req.SessionID != "":
 		args = append(args, "--resume="+req.SessionID)
+	}
+	if req.NewSessionID != "" {
+		args = append(args, "--session-id="+req.NewSessionID)
 	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)

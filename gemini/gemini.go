@@ -208,6 +208,10 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true},
 	},
 	// One-shot runs call hooks through gemini's own (hooks.go).
 	NativeHooks:   nativeHooks,
@@ -232,6 +236,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.
@@ -290,8 +295,14 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sessionFile string
+	if r.Req.ForkSession {
+		if sessionFile, err = forkFile(r, r.Req.SessionID); err != nil {
+			return nil, err
+		}
+	}
 	return &driver.Job{
-		Args:  buildArgs(r.Req, f),
+		Args:  buildArgsFile(r.Req, f, sessionFile),
 		Stdin: []byte(in),
 		Env:   env,
 	}, nil
