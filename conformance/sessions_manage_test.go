@@ -22,6 +22,17 @@ var manageCLIs = []string{"claude", "codex", "gemini", "opencode"}
 // takes one.
 const chosenID = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
 
+// chosenForkID is the caller-chosen id of a fork.
+const chosenForkID = "8b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"
+
+// sameSet reports whether a and b hold the same strings.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
 // TestSessionManagement: on each real CLI, a session (with a
 // caller-chosen id where the CLI takes one) is forked: the fork's model
 // request has the first turn, and the original, resumed afterwards, has
@@ -113,6 +124,30 @@ func testSessionManagement(t *testing.T, cli string) {
 		t.Errorf("the fork's request lacks the history: %q", userTexts(last))
 	}
 
+	want := []string{fork}
+	switch {
+	case cli == "gemini":
+		// gemini refuses --session-id with --session-file.
+		req, tag = e.request("never sent")
+		req.SessionID, req.ForkSession, req.NewSessionID = orig, true, chosenForkID
+		refused("fork to a chosen id", req, tag, agentcli.ErrUnsupported)
+	case caps.NewSessionID.OneShot:
+		// A fork to a chosen id.
+		req, tag = e.request("chosen fork turn ZETA")
+		req.SessionID, req.ForkSession, req.NewSessionID = orig, true, chosenForkID
+		if res, _, err = run(t, b, req, tag); err != nil {
+			t.Fatalf("fork to a chosen id: %s", errSummary(err))
+		}
+		if res.SessionID != chosenForkID {
+			t.Errorf("fork to a chosen id: SessionID %q; want %q", res.SessionID, chosenForkID)
+		}
+		if last := e.lastMain(); !has(last, "first turn ALPHA") || !has(last, "chosen fork turn ZETA") || has(last, "fork turn BETA") {
+			t.Errorf("the chosen-id fork's request: %q", userTexts(last))
+		}
+		want = append(want, chosenForkID)
+		step("fork to a chosen id")
+	}
+
 	if cli == "codex" {
 		time.Sleep(1100 * time.Millisecond) // codex keeps update times in seconds
 	}
@@ -141,8 +176,8 @@ func testSessionManagement(t *testing.T, cli string) {
 	for i, s := range list {
 		ids[i] = s.ID
 	}
-	if len(list) != 2 || list[0].ID != orig || list[1].ID != fork {
-		t.Errorf("ListSessions ids = %q; want [%s %s] (newest first)", ids, orig, fork)
+	if len(list) != 1+len(want) || list[0].ID != orig || !sameSet(ids[1:], want) {
+		t.Errorf("ListSessions ids = %q; want %s first, then %q", ids, orig, want)
 	}
 	for _, s := range list {
 		if s.Updated.IsZero() || time.Since(s.Updated) > time.Hour {
@@ -232,4 +267,67 @@ func testSessionManagement(t *testing.T, cli string) {
 	if last := e.lastMain(); !has(last, "continued turn DELTA") || !has(last, "live fork EPSILON") || has(last, "fork turn BETA") {
 		t.Errorf("the live fork's request: %q; want the original's history", userTexts(last))
 	}
+}
+
+// TestSessionManagementUnsupported: a CLI whose Capabilities say it has
+// no session management refuses ForkSession, Continue and NewSessionID in
+// a run and a live session with an *agentcli.UnsupportedError, before
+// anything starts (no model request, no process), and ListSessions with
+// one too.
+func TestSessionManagementUnsupported(t *testing.T) {
+	for _, cli := range []string{"copilot", "qwen", "droid"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})
+			b := openBackend(t, cli, nil)
+			c := b.Capabilities()
+			none := agentcli.SessionModes{}
+			if c.ForkSession != none || c.ContinueSession != none || c.NewSessionID != none || c.ListSessions {
+				t.Fatalf("Capabilities %+v: %s manages sessions now; move it to manageCLIs", c, cli)
+			}
+			for _, f := range []struct {
+				name string
+				set  func(*agentcli.Request)
+			}{
+				{"fork", func(r *agentcli.Request) { r.SessionID, r.ForkSession = unknownSessionOf(cli), true }},
+				{"continue", func(r *agentcli.Request) { r.Continue = true }},
+				{"new id", func(r *agentcli.Request) { r.NewSessionID = chosenID }},
+			} {
+				req, tag := e.request("hi")
+				f.set(req)
+				_, _, err := run(t, b, req, tag)
+				if !errors.Is(err, agentcli.ErrUnsupported) {
+					t.Errorf("Run with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+				}
+				lreq, ltag := e.liveRequest()
+				f.set(lreq)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				s, err := agentcli.StartSession(ctx, b, lreq)
+				cancel()
+				if err == nil {
+					s.Close()
+				}
+				if !errors.Is(err, agentcli.ErrUnsupported) {
+					t.Errorf("StartSession with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+				}
+				assertNoProcs(t, tag)
+				assertNoProcs(t, ltag)
+			}
+			if _, err := agentcli.ListSessions(context.Background(), b, e.w.Dir); !errors.Is(err, agentcli.ErrUnsupported) {
+				t.Errorf("ListSessions: %s, want an *agentcli.UnsupportedError", errSummary(err))
+			}
+			if n := len(e.srv.Requests()); n != 0 {
+				t.Errorf("%d model requests, want none", n)
+			}
+		})
+	}
+}
+
+// unknownSessionOf returns a session id of cli's syntax that names no
+// session.
+func unknownSessionOf(cli string) string {
+	if id, ok := unknownSession[cli]; ok {
+		return id
+	}
+	return "00000000-0000-4000-8000-000000000000"
 }

@@ -118,6 +118,11 @@ func buildArgsFile(req *agentcli.Request, f format, sessionFile string) []string
 // them otherwise). Request.ExtraArgs are not checked: they are passed as
 // they are, by design.
 func validate(req *agentcli.Request) error {
+	if req.NewSessionID != "" && req.ForkSession {
+		// gemini 0.61.0 exits 1 on --session-id with --session-file.
+		return &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen id for a fork",
+			Reason: "gemini takes --session-id only for a new session"}
+	}
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) && id != "latest" && !driver.IsIndex(id) {
 		return driver.SessionError(Name, `a UUID, "latest" or a session index`)
 	}
