@@ -5,8 +5,8 @@ package claude
 // a directory are the transcripts CONFIG/projects/KEY/ID.jsonl (see
 // sessions.go). A session's title is the last custom-title line (from
 // --name or /rename), else the last ai-title line, else its first prompt
-// (the first user line whose content is a string, leaving out claude's
-// own meta and command lines); it was updated when its file was last
+// (the first text of the first user line, leaving out claude's own meta
+// and command lines); it was updated when its file was last
 // written.
 
 import (
@@ -153,7 +153,20 @@ func firstPrompt(line []byte) string {
 	}
 	var text string
 	if json.Unmarshal(l.Message.Content, &text) != nil {
-		return ""
+		// Content blocks (a prompt with attachments): its first text.
+		var blocks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(l.Message.Content, &blocks) != nil {
+			return ""
+		}
+		for _, b := range blocks {
+			if b.Type == "text" && b.Text != "" {
+				text = b.Text
+				break
+			}
+		}
 	}
 	t := strings.TrimSpace(text)
 	for _, p := range []string{"<command-", "<local-command-", "<system-reminder>"} {

@@ -38,7 +38,16 @@ func listSessions(ctx context.Context, r *driver.Run) ([]agentcli.SessionInfo, e
 // parseSessionList reads the output of `opencode session list --format
 // json` and returns the sessions whose directory is dir.
 func parseSessionList(out []byte, dir string) ([]agentcli.SessionInfo, error) {
-	i := bytes.IndexByte(out, '[')
+	// The list starts a line (opencode may print notes, with colour
+	// codes, before it).
+	i, pos := -1, 0
+	for _, line := range bytes.SplitAfter(out, []byte("\n")) {
+		if t := bytes.TrimLeft(line, " \t"); len(t) > 0 && t[0] == '[' {
+			i = pos + len(line) - len(t)
+			break
+		}
+		pos += len(line)
+	}
 	if i < 0 {
 		if len(bytes.TrimSpace(out)) == 0 {
 			return nil, nil // no session at all
