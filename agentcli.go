@@ -393,14 +393,15 @@ type Capabilities struct {
 	// Hooks describes how Request.Hooks are carried.
 	Hooks HookSupport `json:"hooks"`
 
-	// ForkSession, ContinueSession and NewSessionID say where
-	// Request.ForkSession, Request.Continue and Request.NewSessionID
-	// work; elsewhere they fail with an *UnsupportedError before
-	// anything starts. ListSessions reports that ListSessions works.
-	ForkSession     SessionModes `json:"fork_session"`
+	// ForkSession says where Request.ForkSession works; elsewhere it
+	// fails with an *UnsupportedError before anything starts.
+	ForkSession SessionModes `json:"fork_session"`
+	// ContinueSession says where Request.Continue works.
 	ContinueSession SessionModes `json:"continue_session"`
-	NewSessionID    SessionModes `json:"new_session_id"`
-	ListSessions    bool         `json:"list_sessions"`
+	// NewSessionID says where Request.NewSessionID works.
+	NewSessionID SessionModes `json:"new_session_id"`
+	// ListSessions reports that ListSessions works.
+	ListSessions bool `json:"list_sessions"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.
