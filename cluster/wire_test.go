@@ -229,9 +229,12 @@ func TestLocalOnlyRefused(t *testing.T) {
 	}
 	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	for name, req := range map[string]*agentcli.Request{
-		"Tools":      {Prompt: "p", Tools: []agentcli.Tool{tool}},
-		"OnQuestion": {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
-		"Hooks":      {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"Tools":        {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion":   {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
+		"Hooks":        {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
+		"Continue":     {Prompt: "p", Continue: true},
+		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
 	} {
 		err := b.checkLocalOnly(req)
 		var ue *agentcli.UnsupportedError
