@@ -22,8 +22,10 @@ import (
 // this test until the wire carries it.
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
-	// Go functions the pool refuses (TestLocalOnlyRefused).
-	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true}
+	// Go functions, and session management, the pool refuses
+	// (TestLocalOnlyRefused).
+	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true,
+		"ForkSession": true, "Continue": true, "NewSessionID": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
