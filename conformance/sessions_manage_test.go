@@ -41,7 +41,8 @@ func sameSet(a, b []string) bool {
 // only its own history. Continue then resumes the most recently updated
 // session (the original), ListSessions lists both, newest first, with
 // their titles, Continue in a directory without a session fails with
-// ErrNoSession before the CLI starts, a live session forks too, and what
+// ErrNoSession before the CLI starts, a live session forks and continues
+// too, and what
 // the backend's Capabilities refuse is refused with no process and no
 // model request.
 func TestSessionManagement(t *testing.T) {
@@ -268,6 +269,31 @@ func testSessionManagement(t *testing.T, cli string) {
 	}
 	if last := e.lastMain(); !has(last, "continued turn DELTA") || !has(last, "live fork EPSILON") || has(last, "fork turn BETA") {
 		t.Errorf("the live fork's request: %q; want the original's history", userTexts(last))
+	}
+
+	// A live session continues the newest session: the live fork.
+	if cli == "codex" {
+		time.Sleep(1100 * time.Millisecond)
+	}
+	req, tag = e.request("")
+	req.Continue = true
+	s, err = agentcli.StartSession(ctx, b, req)
+	if err != nil {
+		t.Fatalf("live continue: %s", errSummary(err))
+	}
+	res, err = s.Run(ctx, "live continued ETA")
+	cid := s.ID()
+	s.Close()
+	step("live continue")
+	assertNoProcs(t, tag)
+	if err != nil {
+		t.Fatalf("live continue turn: %s", errSummary(err))
+	}
+	if cid != id {
+		t.Errorf("live Continue resumed %q; want the newest, the live fork %q", cid, id)
+	}
+	if last := e.lastMain(); !has(last, "live fork EPSILON") || !has(last, "live continued ETA") {
+		t.Errorf("the live continued request: %q; want the live fork's history", userTexts(last))
 	}
 }
 
