@@ -289,8 +289,8 @@ func testSessionManagement(t *testing.T, cli string) {
 	if err != nil {
 		t.Fatalf("live continue turn: %s", errSummary(err))
 	}
-	if cid != id {
-		t.Errorf("live Continue resumed %q; want the newest, the live fork %q", cid, id)
+	if cid != id || res.SessionID != id {
+		t.Errorf("live Continue resumed %q (result %q); want the newest, the live fork %q", cid, res.SessionID, id)
 	}
 	if last := e.lastMain(); !has(last, "live fork EPSILON") || !has(last, "live continued ETA") {
 		t.Errorf("the live continued request: %q; want the live fork's history", userTexts(last))
