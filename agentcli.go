@@ -107,6 +107,22 @@ type Request struct {
 	// SessionID resumes an earlier session (a Result.SessionID) when set.
 	SessionID string
 
+	// ForkSession, with SessionID or Continue, resumes that session into
+	// a new session (a new id, reported as usual) that starts with its
+	// history; the original session stays as it was
+	// (Capabilities.ForkSession). Without either it is a *RequestError.
+	ForkSession bool
+	// Continue resumes the most recently updated session of Dir (the
+	// first one ListSessions reports) (Capabilities.ContinueSession).
+	// With none there, the run fails before the CLI starts with an error
+	// matching ErrNoSession. With SessionID it is a *RequestError.
+	Continue bool
+	// NewSessionID is the id the new session gets instead of one the CLI
+	// makes up: a UUID not in use yet (Capabilities.NewSessionID). With
+	// SessionID or Continue it is a *RequestError, unless ForkSession
+	// names the fork's id this way where the CLI allows it.
+	NewSessionID string
+
 	// Model selects the model, in the backend's own naming.
 	Model string
 
@@ -387,6 +403,16 @@ type Capabilities struct {
 	// JPEG, GIF and WebP), the media types of the image formats it takes
 	// when not all, and "text"; empty means none.
 	Attachments []AttachmentKind `json:"attachments"`
+
+	// ForkSession says where Request.ForkSession works; elsewhere it
+	// fails with an *UnsupportedError before anything starts.
+	ForkSession SessionModes `json:"fork_session"`
+	// ContinueSession says where Request.Continue works.
+	ContinueSession SessionModes `json:"continue_session"`
+	// NewSessionID says where Request.NewSessionID works.
+	NewSessionID SessionModes `json:"new_session_id"`
+	// ListSessions reports that ListSessions works.
+	ListSessions bool `json:"list_sessions"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

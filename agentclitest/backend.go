@@ -103,6 +103,12 @@ type Backend struct {
 	Default *Call
 	// CheckErr is what Check returns.
 	CheckErr error
+	// ListedSessions are the sessions ListSessions reports (for any
+	// directory), and those Request.Continue continues: the newest, or,
+	// with none, the run fails with an error matching
+	// agentcli.ErrNoSession, as on a real backend. Set it before the
+	// backend is used.
+	ListedSessions []agentcli.SessionInfo
 
 	mu            sync.Mutex
 	script        []Call
@@ -176,6 +182,12 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, err)
 			return
 		}
+		b.mu.Unlock()
+		if _, err := b.continued(req); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
+		b.mu.Lock()
 		var call Call
 		switch {
 		case len(b.script) > 0:
@@ -257,6 +269,16 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 // Caps as the backend's capabilities; no PermissionModes means every mode
 // and tool lists.
 func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
+	if err := driver.CheckRequest(b.Name(), b.caps(), req, oneShot); err != nil {
+		return err
+	}
+	return b.loadAttachments(req, oneShot)
+}
+
+// caps returns Caps, or, when they are left unset (no PermissionModes),
+// everything the scripted backend can do: every mode, tool lists (which
+// decide answers), host tools, questions, hooks and session management.
+func (b *Backend) caps() agentcli.Capabilities {
 	caps := b.Caps
 	if len(caps.PermissionModes) == 0 {
 		// Capabilities left unset: everything the scripted backend can
@@ -267,11 +289,10 @@ func (b *Backend) check(req *agentcli.Request, oneShot bool) error {
 		caps.Attachments = allAttachments
 		caps.Hooks = agentcli.HookSupport{PreToolUse: agentcli.HookAll, DenyReason: true, Rewrite: true, PostToolUse: true,
 			PostOutput: true, UserPromptSubmit: true, Stop: true}
+		all := agentcli.SessionModes{OneShot: true, Live: true}
+		caps.ForkSession, caps.ContinueSession, caps.NewSessionID, caps.ListSessions = all, all, all, true
 	}
-	if err := driver.CheckRequest(b.Name(), caps, req, oneShot); err != nil {
-		return err
-	}
-	return b.loadAttachments(req, oneShot)
+	return caps
 }
 
 // dropRaw returns ev as a real backend yields it under req.DropRaw and

@@ -154,7 +154,19 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 	if err := b.check(req, false); err != nil {
 		return nil, err
 	}
-	s := &scriptedSession{b: b, req: *req, id: req.SessionID, slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	id := req.SessionID
+	if cont, err := b.continued(req); err != nil {
+		return nil, err
+	} else if cont != "" {
+		id = cont
+	}
+	switch {
+	case req.NewSessionID != "":
+		id = req.NewSessionID
+	case req.ForkSession:
+		id = "" // the fork's is new: until a turn reports it
+	}
+	s := &scriptedSession{b: b, req: *req, id: id, slot: make(chan struct{}, 1), closed: make(chan struct{})}
 	// Like a real session's, the hooks and the host tools' state (an
 	// "allow always") last for the whole session.
 	s.hooks = driver.NewRunHooks(b.Name(), req)

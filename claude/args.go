@@ -116,6 +116,12 @@ func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigF
 	}
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
+		if req.ForkSession {
+			args = append(args, "--fork-session")
+		}
+	}
+	if req.NewSessionID != "" {
+		args = append(args, "--session-id="+req.NewSessionID)
 	}
 	args = append(args, toolArgsHost(req, host.server)...)
 	if host.server {

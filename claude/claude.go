@@ -141,6 +141,10 @@ var spec = driver.Spec{
 		Questions:        true,
 		Hooks:            hookSupport,
 		Attachments:      attachmentKinds,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	Questions:   nativeQuestions,
 	NativeHooks: nativeHooks,
@@ -174,6 +178,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private

@@ -185,6 +185,12 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 		feature = "hooks (Request.Hooks)"
 	case len(req.Attachments) > 0:
 		feature = "attachments (Request.Attachments)"
+	case req.ForkSession || req.Continue || req.NewSessionID != "":
+		// The pool moves a session between workers by its id
+		// (SessionStore); forking, continuing the newest and choosing
+		// ids there are not built yet.
+		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "ForkSession, Continue and NewSessionID",
+			Reason: "the worker pool moves sessions by id and does not fork, continue or name them yet"}
 	default:
 		return nil
 	}
@@ -197,6 +203,7 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
 	c.HostTools, c.Questions, c.Hooks = false, false, agentcli.HookSupport{}
 	c.Attachments = nil // see checkLocalOnly
+	c.ForkSession, c.ContinueSession, c.NewSessionID, c.ListSessions = agentcli.SessionModes{}, agentcli.SessionModes{}, agentcli.SessionModes{}, false
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c

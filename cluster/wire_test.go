@@ -22,8 +22,10 @@ import (
 // this test until the wire carries it.
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
-	// Go functions the pool refuses (TestLocalOnlyRefused).
+	// Go functions, and session management, the pool refuses
+	// (TestLocalOnlyRefused).
 	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true,
+		"ForkSession": true, "Continue": true, "NewSessionID": true,
 		"Attachments": true} // not carried yet: refused too
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
@@ -230,10 +232,13 @@ func TestLocalOnlyRefused(t *testing.T) {
 	}
 	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	for name, req := range map[string]*agentcli.Request{
-		"Tools":       {Prompt: "p", Tools: []agentcli.Tool{tool}},
-		"OnQuestion":  {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
-		"Hooks":       {Prompt: "p", Hooks: &agentcli.Hooks{}},
-		"Attachments": {Prompt: "p", Attachments: []agentcli.Attachment{{Data: []byte("t")}}},
+		"Tools":        {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion":   {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
+		"Hooks":        {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
+		"Continue":     {Prompt: "p", Continue: true},
+		"Attachments":  {Prompt: "p", Attachments: []agentcli.Attachment{{Data: []byte("t")}}},
+		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
 	} {
 		err := b.checkLocalOnly(req)
 		var ue *agentcli.UnsupportedError

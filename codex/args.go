@@ -90,7 +90,11 @@ func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 	}
 	args = append(args, req.ExtraArgs...)
 	if req.SessionID != "" {
-		args = append(args, "resume", "--", req.SessionID)
+		sub := "resume"
+		if req.ForkSession {
+			sub = "fork" // a new thread with the history (codex 0.169.0: exec fork SESSION_ID [PROMPT])
+		}
+		args = append(args, sub, "--", req.SessionID)
 	}
 	return append(args, "-")
 }

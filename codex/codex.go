@@ -225,6 +225,9 @@ var spec = driver.Spec{
 		Hooks:     hookSupport,
 		// See attach.go.
 		Attachments: attachmentKinds,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	// codex asks with its own request_user_input tool, in app-server.
 	Questions: func(*agentcli.Request) bool { return true },
@@ -267,6 +270,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // tools maps codex's tool names to canonical ones.

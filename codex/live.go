@@ -327,6 +327,9 @@ func (p *appServer) Start(ctx context.Context) error {
 	method := "thread/start"
 	if p.req.SessionID != "" {
 		method = "thread/resume"
+		if p.req.ForkSession {
+			method = "thread/fork" // a new thread with the history
+		}
 		params["threadId"] = p.req.SessionID
 	}
 	raw, err := p.rpc.Call(ctx, method, params)
@@ -358,7 +361,7 @@ func (p *appServer) callError(method string, err error) error {
 		return err
 	}
 	var fallback error
-	if method == "thread/resume" && strings.Contains(re.Message, "invalid session id") {
+	if (method == "thread/resume" || method == "thread/fork") && strings.Contains(re.Message, "invalid session id") {
 		// codex reads the id as a UUID only: anything else names no thread.
 		fallback = agentcli.ErrSessionNotFound
 	}

@@ -43,6 +43,17 @@ func TestReadmeCapabilityTable(t *testing.T) {
 		}
 		return "no"
 	}
+	modes := func(m agentcli.SessionModes) string {
+		switch {
+		case m.OneShot && m.Live:
+			return "yes"
+		case m.OneShot:
+			return "one-shot"
+		case m.Live:
+			return "live"
+		}
+		return "no"
+	}
 	for i, name := range header[1:] {
 		be, err := agentcli.Open(name, nil)
 		if err != nil {
@@ -74,6 +85,11 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			"hook user prompt submit": yes(c.Hooks.UserPromptSubmit),
 			"hook stop":               yes(c.Hooks.Stop),
 			"hook stop continue":      yes(c.Hooks.StopContinue),
+
+			"fork session":     modes(c.ForkSession),
+			"continue session": modes(c.ContinueSession),
+			"new session id":   modes(c.NewSessionID),
+			"list sessions":    yes(c.ListSessions),
 		}
 		var efforts []string
 		for _, e := range c.Efforts {

@@ -69,6 +69,7 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	c := b.spec.Caps
 	c.Interactive = b.spec.Interactive != nil
 	c.PortableSessions = b.spec.ExportSession != nil && b.spec.ImportSession != nil
+	c.ListSessions = b.spec.ListSessions != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	c.Attachments = slices.Clone(c.Attachments)
@@ -119,6 +120,10 @@ func (b *sessionBackend) StartSession(ctx context.Context, req *agentcli.Request
 		return nil, err
 	}
 	if err := b.checkCredentials(r); err != nil {
+		r.Cleanup()
+		return nil, err
+	}
+	if err := b.resolveContinue(ctx, r); err != nil {
 		r.Cleanup()
 		return nil, err
 	}

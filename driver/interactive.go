@@ -42,6 +42,9 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	if err := b.checkInteractive(req); err != nil {
 		return -1, err
 	}
+	if err := interactiveManage(b.spec.Name, req); err != nil {
+		return -1, err
+	}
 	// The UI asks the person at the terminal: the permission callback
 	// is not needed, and which modes exist is the UI's business. A copy
 	// is validated without them; Spec.Interactive gets the mode back.

@@ -118,6 +118,11 @@ type Spec struct {
 	// start no model call.
 	ExportSession func(ctx context.Context, r *Run, id string) ([]SessionFile, error)
 	ImportSession func(ctx context.Context, r *Run, oldDir, id string, files []SessionFile) (string, error)
+	// ListSessions, if set, returns the sessions the CLI keeps for r.Dir
+	// (agentcli.ListSessions; any order), with r's environment, starting
+	// no model call. Request.Continue resumes the newest of them: the
+	// backend sees its id as Request.SessionID, never Continue.
+	ListSessions func(ctx context.Context, r *Run) ([]agentcli.SessionInfo, error)
 	// Interactive, if set, builds the command line (and extra
 	// environment) of the CLI's own interactive UI, for
 	// agentcli.Interactive. r.Req is validated as for a run, except that

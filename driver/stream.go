@@ -95,9 +95,20 @@ func (b *Backend) stream(ctx context.Context, req *agentcli.Request, deltas bool
 		o.fail(err)
 		return
 	}
+	goesLive := b.spec.StartSession != nil && (Mode(req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req))
+	if goesLive {
+		if err := CheckLiveManage(b.spec.Name, b.spec.Caps, req); err != nil {
+			o.fail(err)
+			return
+		}
+	}
+	if err := b.resolveContinue(ctx, r); err != nil {
+		o.fail(err)
+		return
+	}
 	o.r = r
 	o.setRedactor(r.Env)
-	if b.spec.StartSession != nil && (Mode(req) == agentcli.PermissionAsk || b.spec.LiveRun != nil && b.spec.LiveRun(r.Req)) {
+	if goesLive {
 		// PermissionAsk needs the host in the loop, and some settings
 		// travel privately only in the live protocol (Spec.LiveRun): the
 		// run is one turn of a live session (whose wire log is a

@@ -122,6 +122,12 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 	if err := checkSettings(backend, req); err != nil {
 		return err
 	}
+	if err := nul("NewSessionID", req.NewSessionID); err != nil {
+		return err
+	}
+	if err := checkManage(backend, caps, req, !oneShot); err != nil {
+		return err
+	}
 	if err := checkHost(backend, caps, req); err != nil {
 		return err
 	}

@@ -61,6 +61,15 @@ func (e *PromptTooLongError) Unwrap() error { return agentcli.ErrBadRequest }
 // and none is positional: a positional word would be prompt text or, for
 // "mcp", "extensions", "skills", "hooks" or "gemma", a subcommand.
 func buildArgs(req *agentcli.Request, f format) []string {
+	return buildArgsFile(req, f, "")
+}
+
+// buildArgsFile is buildArgs for a run that forks a session:
+// sessionFile is the chat file of Request.SessionID, whose history
+// `--session-file=FILE` loads into a new session (instead of
+// --resume), or "" for none. Request.NewSessionID is --session-id=ID. It
+// is pure.
+func buildArgsFile(req *agentcli.Request, f format, sessionFile string) []string {
 	args := []string{
 		"--output-format", f.String(),
 		// Headless runs cannot ask for approval: yolo runs every tool;
@@ -73,8 +82,14 @@ func buildArgs(req *agentcli.Request, f format) []string {
 		// working directory for this run only.
 		"--skip-trust",
 	}
-	if req.SessionID != "" {
+	switch {
+	case sessionFile != "":
+		args = append(args, "--session-file="+sessionFile)
+	case req.SessionID != "":
 		args = append(args, "--resume="+req.SessionID)
+	}
+	if req.NewSessionID != "" {
+		args = append(args, "--session-id="+req.NewSessionID)
 	}
 	if req.Model != "" {
 		args = append(args, "--model="+req.Model)
@@ -103,6 +118,11 @@ func buildArgs(req *agentcli.Request, f format) []string {
 // them otherwise). Request.ExtraArgs are not checked: they are passed as
 // they are, by design.
 func validate(req *agentcli.Request) error {
+	if req.NewSessionID != "" && req.ForkSession {
+		// gemini 0.61.0 exits 1 on --session-id with --session-file.
+		return &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen id for a fork",
+			Reason: "gemini takes --session-id only for a new session"}
+	}
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) && id != "latest" && !driver.IsIndex(id) {
 		return driver.SessionError(Name, `a UUID, "latest" or a session index`)
 	}

@@ -210,6 +210,10 @@ var spec = driver.Spec{
 		Hooks:     hookSupport,
 		// See attach.go.
 		Attachments: attachmentKinds,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true},
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).
@@ -237,6 +241,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.
@@ -295,8 +300,14 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	var sessionFile string
+	if r.Req.ForkSession {
+		if sessionFile, err = forkFile(r, r.Req.SessionID); err != nil {
+			return nil, err
+		}
+	}
 	return &driver.Job{
-		Args:  buildArgs(r.Req, f),
+		Args:  buildArgsFile(r.Req, f, sessionFile),
 		Stdin: []byte(in),
 		Env:   env,
 	}, nil

@@ -166,6 +166,21 @@ func quotaUsage(raw json.RawMessage) (agentcli.Usage, bool) {
 // startSession starts a gemini live session for the prepared run r.
 func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
 	req := r.Req
+	if req.NewSessionID != "" {
+		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen session id in live sessions",
+			Reason: "gemini's ACP mode makes up its own session ids"}
+	}
+	if req.ForkSession {
+		// ACP has no session/fork: the session loaded is a copy.
+		nid, err := forkChat(r, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		c := *req
+		c.SessionID, c.ForkSession = nid, false
+		req = &c
+		r.Req = req
+	}
 	ac := acp.Config{
 		Dir:       r.Dir,
 		SessionID: req.SessionID,

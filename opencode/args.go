@@ -34,6 +34,9 @@ func buildArgs(req *agentcli.Request, dir string) []string {
 	}
 	if req.SessionID != "" {
 		args = append(args, "--session="+req.SessionID)
+		if req.ForkSession {
+			args = append(args, "--fork") // a new session with the history
+		}
 	}
 	if req.Effort != "" {
 		// The model's variant of that name (provider-specific reasoning

@@ -153,6 +153,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	ac := acp.Config{
 		Dir:       dir,
 		SessionID: req.SessionID,
+		Fork:      req.ForkSession,
 		Guard:     guardPrompt,
 		RawName:   mcpToolName(req.MCPServers),
 		Tools:     tools,

@@ -207,6 +207,9 @@ var spec = driver.Spec{
 		Hooks:     hookSupport,
 		// See attach.go.
 		Attachments: attachmentKinds,
+
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	// Hooks need a live session: PreToolUse is the permission path.
 	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil || len(req.Attachments) > 0 },
@@ -237,6 +240,7 @@ var spec = driver.Spec{
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 }
 
 // state is what one Backend remembers across runs.

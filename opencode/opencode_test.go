@@ -68,7 +68,9 @@ func TestRegistered(t *testing.T) {
 		Hooks:    agentcli.HookSupport{PreToolUse: agentcli.HookAsked, PostToolUse: true, PostOutput: true, UserPromptSubmit: true, Stop: true},
 		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
-		Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText}}
+		Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText},
+		ForkSession: agentcli.SessionModes{OneShot: true, Live: true}, ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		ListSessions: true}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}

@@ -49,6 +49,9 @@ type Config struct {
 	Dir string
 	// SessionID, when set, is loaded with session/load.
 	SessionID string
+	// Fork, with SessionID, forks that session with session/fork instead:
+	// the session is a new one with its history.
+	Fork bool
 	// Mode, when set, is selected with session/set_mode once the session
 	// exists.
 	Mode string
@@ -112,6 +115,7 @@ type Option struct {
 // and how the agent's answers read. It holds no secret.
 type Recorded struct {
 	SessionID string   `json:"session_id,omitempty"`
+	Fork      bool     `json:"fork,omitempty"`
 	Mode      string   `json:"mode,omitempty"`
 	Options   []Option `json:"options,omitempty"`
 	// MCP names the request's MCP servers (their tools' names depend on
@@ -121,7 +125,7 @@ type Recorded struct {
 
 // Record returns what a wire log keeps of c, with the names of servers.
 func (c Config) Record(servers []agentcli.MCPServer) Recorded {
-	r := Recorded{SessionID: c.SessionID, Mode: c.Mode, Options: c.Options}
+	r := Recorded{SessionID: c.SessionID, Fork: c.Fork, Mode: c.Mode, Options: c.Options}
 	for _, s := range servers {
 		r.MCP = append(r.MCP, s.Name)
 	}
@@ -137,7 +141,7 @@ func ReadRecorded(raw json.RawMessage, c *Config) ([]agentcli.MCPServer, error) 
 			return nil, err
 		}
 	}
-	c.SessionID, c.Mode, c.Options = r.SessionID, r.Mode, r.Options
+	c.SessionID, c.Fork, c.Mode, c.Options = r.SessionID, r.Fork, r.Mode, r.Options
 	var servers []agentcli.MCPServer
 	for _, n := range r.MCP {
 		servers = append(servers, agentcli.MCPServer{Name: n})
@@ -229,7 +233,23 @@ func (c *client) Start(ctx context.Context) error {
 	}
 	var offered map[string][]string
 	var modes []string // the session's availableModes
-	if c.cfg.SessionID != "" {
+	if c.cfg.SessionID != "" && c.cfg.Fork {
+		raw, err := c.rpc.Call(ctx, methodSessionFork, map[string]any{
+			"sessionId": c.cfg.SessionID, "cwd": c.cfg.Dir, "mcpServers": servers,
+		})
+		if err != nil {
+			return c.callError(methodSessionFork, err)
+		}
+		var res struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(raw, &res) != nil || res.SessionID == "" {
+			return &agentcli.ProtocolError{Backend: c.backend(), Method: methodSessionFork, Message: "no session id in the answer"}
+		}
+		sid = res.SessionID
+		offered = configOptions(raw, offered)
+		modes = modeIDs(raw)
+	} else if c.cfg.SessionID != "" {
 		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{
 			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: servers,
 		})
@@ -304,6 +324,11 @@ func (c *client) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// methodSessionFork is ACP's (unstable) session/fork: {sessionId, cwd,
+// mcpServers} → {sessionId, configOptions, modes} of a new session with the
+// history of the one forked.
+const methodSessionFork = "session/fork"
 
 // modeIDs returns the ids of the modes an answer of session/new or
 // session/load offers (modes.availableModes).

@@ -115,6 +115,18 @@ func HostileRequest(t *rapid.T, names ...string) *agentcli.Request {
 	}
 }
 
+// hostileManage draws the session-management fields of a hostile
+// request (HostileRequests): a fork of its SessionID, a caller-chosen
+// id (a UUID, or hostile).
+func hostileManage(t *rapid.T, req *agentcli.Request, names ...string) {
+	req.ForkSession = rapid.Bool().Draw(t, "fork")
+	req.NewSessionID = rapid.OneOf(rapid.Just(""), rapid.Just(BenignNewSessionID), HostileString(names...)).Draw(t, "newid")
+}
+
+// BenignNewSessionID is the Request.NewSessionID of benign twins: a
+// UUID no session has.
+const BenignNewSessionID = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+
 func effortNames() []string {
 	var out []string
 	for _, e := range agentcli.Efforts() {
@@ -171,6 +183,7 @@ func Benign(req *agentcli.Request, sessionID string) *agentcli.Request {
 	b.Model = swap(req.Model, "m")
 	b.Dir = swap(req.Dir, "/d")
 	b.FallbackModel = swap(req.FallbackModel, "m2")
+	b.NewSessionID = swap(req.NewSessionID, BenignNewSessionID)
 	if req.Effort != "" && !slices.Contains(agentcli.Efforts(), req.Effort) {
 		b.Effort = agentcli.EffortHigh // a known level is no caller string
 	}
@@ -216,7 +229,8 @@ func benignRules(rules []string) []string {
 // requestFields are the Request fields a validation error may name.
 var requestFields = []string{"Prompt", "SystemPrompt", "SessionID", "Model", "MaxTurns",
 	"AllowedTools", "DisallowedTools", "Dir", "Env", "Permission", "Timeout",
-	"MCPServers", "OutputSchema", "Effort", "FallbackModel", "MaxBudgetUSD"}
+	"MCPServers", "OutputSchema", "Effort", "FallbackModel", "MaxBudgetUSD",
+	"ForkSession", "Continue", "NewSessionID"}
 
 // Fataler is the part of testing.TB and *rapid.T that CheckRequestError
 // needs.

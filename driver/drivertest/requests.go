@@ -59,7 +59,9 @@ func HostileRequests(t *testing.T, k Kit) {
 	}()
 	rapid.Check(t, func(rt *rapid.T) {
 		cases++
-		req := sparse(rt, HostileRequest(rt, names...), fields)
+		full := HostileRequest(rt, names...)
+		hostileManage(rt, full, names...)
+		req := sparse(rt, full, fields)
 		req.Dir = ""
 		if k.NoSystemPrompt {
 			req.SystemPrompt = ""
@@ -225,6 +227,10 @@ var fields = []field{
 		func(r *agentcli.Request, _ Kit) { r.MaxBudgetUSD = 1 }},
 	{"OutputSchema", func(to, from *agentcli.Request) { to.OutputSchema = from.OutputSchema },
 		func(r *agentcli.Request, _ Kit) { r.OutputSchema = json.RawMessage(`{"type":"object"}`) }},
+	{"NewSessionID", func(to, from *agentcli.Request) { to.NewSessionID = from.NewSessionID },
+		func(r *agentcli.Request, _ Kit) { r.NewSessionID = BenignNewSessionID }},
+	{"ForkSession", func(to, from *agentcli.Request) { to.ForkSession, to.SessionID = from.ForkSession, from.SessionID },
+		func(r *agentcli.Request, k Kit) { r.ForkSession, r.SessionID = true, k.resumeID() }},
 	{"MCPServers", func(to, from *agentcli.Request) { to.MCPServers = from.MCPServers },
 		func(r *agentcli.Request, _ Kit) {
 			r.MCPServers = []agentcli.MCPServer{{Name: "s0", Command: "cmd", Env: []string{"E0=v"}}}
@@ -283,8 +289,9 @@ func probe(t *testing.T, k Kit) ([]string, []field) {
 		case err == nil && rec != nil:
 			collect(rec)
 			use = append(use, f)
-		case rec == nil && (errors.As(err, &re) || errors.As(err, &ue)):
-			// Refused whatever it holds: no value of it reaches argv.
+		case rec == nil && (errors.As(err, &re) || errors.As(err, &ue) || errors.Is(err, agentcli.ErrSessionNotFound)):
+			// Refused whatever it holds (or, a fork, of a session the
+			// fake CLI has no files of): no value of it reaches argv.
 		default:
 			t.Errorf("a run of the benign request {Prompt: \"p\", %s: ...} on the fake CLI fails: %v", f.name, err)
 		}

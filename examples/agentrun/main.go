@@ -31,6 +31,14 @@
 // offline model call current_time (with -tool-demo), and one that asks to
 // be asked something makes it ask a question.
 //
+// -continue continues the most recent session of the current directory
+// (a directory without one is an error, not a fresh session); -fork, with
+// -session ID or -continue, forks that session into a new one that has
+// its history, leaving it as it was; -session-id UUID chooses the id of
+// the new session (or fork) where the CLI allows it. -list prints the
+// sessions of the current directory, newest first, one per line: id,
+// update time, title (with -json, one JSON object per line), and exits.
+//
 // -wire-log FILE records the run (with -chat, the whole session) and
 // -replay FILE (with -backend) prints it again as it was printed, turn by
 // turn, without running anything.

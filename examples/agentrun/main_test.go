@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/internal/backendtest"
@@ -347,5 +348,55 @@ func TestToolDemoAndQuestionsOffline(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "[Color] Which color do you prefer?") || !strings.Contains(errOut, "2. Blue (cool)") || !askResult {
 		t.Errorf("question: answered %v; stderr %q", askResult, errOut)
+	}
+}
+
+// TestSessionFlags: -list prints the sessions of the current directory
+// (claude's transcripts), newest first; -continue in a directory with no
+// session fails before the CLI starts; -session-id with -session (no
+// -fork) is a bad request.
+func TestSessionFlags(t *testing.T) {
+	cli, _ := fake(t, okScript...)
+	cfg := t.TempDir()
+	t.Setenv("CLAUDE_CONFIG_DIR", cfg)
+	work := t.TempDir()
+	t.Chdir(work)
+	wd, _ := os.Getwd()
+	key := regexp.MustCompile(`[^A-Za-z0-9]`).ReplaceAllString(wd, "-")
+
+	code, out, errOut := runArgs(t, "", "-cli", cli, "-continue", "hello")
+	if code != 1 || !strings.Contains(errOut, "no session") {
+		t.Errorf("-continue with no session: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := runArgs(t, "", "-cli", cli, "-session", sess, "-session-id", "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "hello"); code != 1 || !strings.Contains(errOut, "NewSessionID") {
+		t.Errorf("-session-id with -session: exit %d, stderr %q", code, errOut)
+	}
+
+	proj := filepath.Join(cfg, "projects", key)
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"aaaaaaaa-2222-4333-8444-555555555555", "bbbbbbbb-2222-4333-8444-555555555555"} {
+		body := `{"type":"user","message":{"role":"user","content":"prompt ` + id[:1] + `\nsecond line"}}` + "\n"
+		p := filepath.Join(proj, id+".jsonl")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(time.Duration(i-5) * time.Minute)
+		if err := os.Chtimes(p, mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut = runArgs(t, "", "-cli", cli, "-list")
+	if code != 0 {
+		t.Fatalf("-list: exit %d, stderr %q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "bbbbbbbb-") || !strings.HasSuffix(lines[0], "prompt b second line") ||
+		!strings.HasPrefix(lines[1], "aaaaaaaa-") {
+		t.Errorf("-list printed %q; want b then a, id first, title on one line", out)
+	}
+	if code, _, _ := runArgs(t, "", "-cli", cli, "-list", "-continue"); code != 2 {
+		t.Errorf("-list -continue: exit %d; want 2", code)
 	}
 }

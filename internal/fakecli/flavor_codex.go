@@ -91,6 +91,10 @@ type CodexArgv struct {
 	ResumeOpts   map[string][]string
 	SessionID    string
 	ResumePrompt string
+	// Fork reports the `fork` subcommand (exec fork SESSION_ID [PROMPT]),
+	// read like resume's: its options are ResumeOpts, its positionals
+	// SessionID and ResumePrompt.
+	Fork bool
 }
 
 // ParseCodexArgs parses argv (without argv[0]) the way codex 0.169.0 does
@@ -139,14 +143,20 @@ func parseCodex(args []string) (*CodexArgv, *ParsedArgs, error) {
 			// subcommand switches levels (unless after "--"); clap even
 			// accepts it after a PROMPT (`exec - resume ID -`).
 			p.Positional = append(p.Positional, arg)
-			if level == "exec" && !dashdash && arg == "resume" {
+			if level == "exec" && !dashdash && (arg == "resume" || arg == "fork") {
 				level, opts, vals = "resume", codexResumeOpts, map[string][]string{}
-				a.Resume, a.ResumeOpts = true, vals
+				a.ResumeOpts = vals
 				usage = "Usage: codex exec resume [OPTIONS] [SESSION_ID] [PROMPT]"
+				if arg == "fork" {
+					a.Fork = true
+					usage = "Usage: codex exec fork [OPTIONS] <SESSION_ID> [PROMPT]"
+				} else {
+					a.Resume = true
+				}
 				pos = nil
 				continue
 			}
-			if level == "exec" && !dashdash && (arg == "fork" || arg == "review" || arg == "help") {
+			if level == "exec" && !dashdash && (arg == "review" || arg == "help") {
 				return nil, nil, fmt.Errorf("fakecli(codex): subcommand %q is not supported", arg)
 			}
 			pos = append(pos, arg)
@@ -312,7 +322,7 @@ func init() {
 		Value:       values,
 		Variadic:    multi,
 		Parser:      func(args []string) (*ParsedArgs, error) { _, p, err := parseCodex(args); return p, err },
-		Subcommands: []string{"exec", "resume"},
+		Subcommands: []string{"exec", "resume", "fork"},
 		FileFlags:   []string{"--output-schema"},
 		UsageExit:   2,
 		// `codex app-server`: everything else travels in the protocol.

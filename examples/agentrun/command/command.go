@@ -75,6 +75,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		attach = append(attach, agentcli.Attachment{Path: path})
 		return nil
 	})
+	cont := fs.Bool("continue", false, "continue the most recent session of the current directory")
+	fork := fs.Bool("fork", false, "with -session or -continue: fork that session into a new one (the original stays as it was)")
+	newID := fs.String("session-id", "", "the id (a UUID) of the new session (with -fork: of the fork)")
+	list := fs.Bool("list", false, "list the sessions of the current directory, newest first, one per line (id, updated, title) and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
@@ -90,7 +94,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runReplay(*backend, *replay, out)
 	}
 	wantArgs := 1
-	if *chat || *interactive && fs.NArg() == 0 {
+	if *chat || *list || *interactive && fs.NArg() == 0 {
 		wantArgs = 0
 	}
 	mode := agentcli.PermissionMode(*permission)
@@ -109,6 +113,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	case *interactive && fs.Arg(0) == "-":
 		fmt.Fprintln(stderr, "agentrun: -interactive reads the terminal: the first message cannot come from stdin")
+		return 2
+	case *list && (*chat || *interactive || *cont || *fork || *newID != "" || *session != ""):
+		fmt.Fprintln(stderr, "agentrun: -list runs nothing: it cannot be combined with -chat, -interactive, -continue, -fork, -session or -session-id")
 		return 2
 	case fs.NArg() != wantArgs:
 		fs.Usage()
@@ -132,7 +139,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	} else {
 		in = newLines(stdin)
 	}
-	if !*chat && !*interactive && strings.TrimSpace(prompt) == "" {
+	if !*chat && !*interactive && !*list && strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
 		return 2
 	}
@@ -151,10 +158,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentrun:", err)
 		return 2
 	}
+	if *list {
+		return listSessions(b, out)
+	}
 	req := &agentcli.Request{
 		Prompt:       prompt,
 		SystemPrompt: *system,
 		SessionID:    *session,
+		Continue:     *cont,
+		ForkSession:  *fork,
+		NewSessionID: *newID,
 		Model:        *model,
 		Timeout:      *timeout,
 	}
@@ -241,6 +254,31 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	script(req.Prompt)
 	if !out.turn(b.Stream(ctx, req)) {
 		return 1
+	}
+	return 0
+}
+
+// listSessions prints the sessions b's CLI keeps for the current
+// directory, newest first: one line each (id, update time, title on one
+// line), or with -json one JSON object each.
+func listSessions(b agentcli.Backend, out output) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	list, err := agentcli.ListSessions(ctx, b, "")
+	if err != nil {
+		fmt.Fprintln(out.stderr, "agentrun:", err)
+		return 1
+	}
+	for _, s := range list {
+		if out.json {
+			out.enc.Encode(s)
+			continue
+		}
+		title := strings.Join(strings.Fields(s.Title), " ")
+		if r := []rune(title); len(r) > 80 {
+			title = string(r[:79]) + "…"
+		}
+		fmt.Fprintf(out.stdout, "%s\t%s\t%s\n", s.ID, s.Updated.Local().Format(time.DateTime), title)
 	}
 	return 0
 }
