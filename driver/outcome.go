@@ -40,6 +40,12 @@ type Outcome struct {
 	// *agentcli.ParseError rather than an *agentcli.NoResultError.
 	Unparsed    []byte
 	UnparsedErr error
+	// ResetsAt and RateLimit, for a failure that is a rate limit, are
+	// when the limit resets and its state as last reported (either may
+	// be zero): the error is then an *agentcli.RateLimitError carrying
+	// them (see RateLimited).
+	ResetsAt  time.Time
+	RateLimit *agentcli.RateLimit
 }
 
 // Errors builds the typed errors of one run or live session of a
@@ -88,9 +94,9 @@ func (x *Errors) Outcome(o Outcome, e Exit) (*agentcli.Result, error) {
 	res := x.result(o.Result, e, o.Failed)
 	switch {
 	case o.Failed:
-		return res, x.failure(res, o, e)
+		return res, RateLimited(x.spec.Name, x.failure(res, o, e), o.ResetsAt, o.RateLimit)
 	case res == nil:
-		return nil, x.noResult(o, e)
+		return nil, RateLimited(x.spec.Name, x.noResult(o, e), o.ResetsAt, o.RateLimit)
 	case x.schema && !structured(res):
 		res.IsError = true
 		res.Stderr = x.stderr(e)
