@@ -120,9 +120,12 @@ type RateLimitError struct {
 	// Backend names the backend.
 	Backend string
 	// ResetsAt is when the limit resets, as the CLI reported it (an
-	// absolute time, or a delay counted from when the error was made);
-	// zero when the CLI did not say.
+	// absolute time, or RetryAfter counted from when the error was
+	// made); zero when the CLI did not say.
 	ResetsAt time.Time
+	// RetryAfter is the delay the CLI suggested instead of a reset time
+	// (gemini's "Suggested retry after 3s"), or zero.
+	RetryAfter time.Duration
 	// Limit is the limit's state as the CLI last reported it in the run,
 	// or nil.
 	Limit *RateLimit
@@ -137,7 +140,10 @@ func (e *RateLimitError) Error() string {
 	if e.Err != nil {
 		s = e.Err.Error()
 	}
-	if !e.ResetsAt.IsZero() {
+	switch {
+	case e.RetryAfter > 0:
+		s += " (retry after " + e.RetryAfter.String() + ")"
+	case !e.ResetsAt.IsZero():
 		s += " (resets at " + e.ResetsAt.UTC().Format(time.RFC3339) + ")"
 	}
 	return s

@@ -140,6 +140,13 @@ var spec = driver.Spec{
 		HostTools:        true,
 		Questions:        true,
 		Hooks:            hookSupport,
+
+		// Limits (limits.go): the context window from the result, compact_boundary,
+		// rate_limit_event (OAuth credentials only), the reset of a rejected request.
+		ContextUsage:   true,
+		Compaction:     true,
+		RateLimits:     true,
+		RateLimitReset: true,
 	},
 	Questions:   nativeQuestions,
 	NativeHooks: nativeHooks,

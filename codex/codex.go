@@ -223,6 +223,13 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+
+		// Limits (limits.go): live sessions only (the app-server); codex exec
+		// reports none of them.
+		ContextUsage:   true,
+		Compaction:     true,
+		RateLimits:     true,
+		RateLimitReset: true,
 	},
 	// codex asks with its own request_user_input tool, in app-server.
 	Questions: func(*agentcli.Request) bool { return true },

@@ -208,6 +208,13 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+
+		// Limits: no window size and no rate-limit state; a 429 suggests a
+		// retry delay (ACP sessions), which the *RateLimitError carries.
+		ContextUsage:   false,
+		Compaction:     false,
+		RateLimits:     false,
+		RateLimitReset: true,
 	},
 	// One-shot runs call hooks through gemini's own (hooks.go).
 	NativeHooks:   nativeHooks,

@@ -205,6 +205,12 @@ var spec = driver.Spec{
 		HostTools: true,
 		Questions: true,
 		Hooks:     hookSupport,
+
+		// Limits: usage_update (ACP sessions); it retries 429s on its own.
+		ContextUsage:   true,
+		Compaction:     false,
+		RateLimits:     false,
+		RateLimitReset: false,
 	},
 	// Hooks need a live session: PreToolUse is the permission path.
 	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil },
