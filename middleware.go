@@ -159,7 +159,8 @@ func (o *RetryOptions) wait(attempt int) time.Duration {
 //     Request.OnPermission;
 //   - Stream is retried only before its first event reached the caller.
 //     Events that carry no content yet (EventInit, EventUsage, EventRetry,
-//     EventNotice, EventUnknown) are held back until the first event that
+//     EventNotice, EventUnknown, and the limits' EventContextUsage,
+//     EventCompaction and EventRateLimit) are held back until the first event that
 //     does, or the end of the attempt, so that an attempt failing right
 //     after the CLI started is still retried; the held events of a failed
 //     attempt that is retried are dropped.
@@ -290,7 +291,8 @@ const maxHeld = 256
 // run yet and may be held back (see WithRetry).
 func holdable(k EventKind) bool {
 	switch k {
-	case EventInit, EventUsage, EventRetry, EventNotice, EventUnknown:
+	case EventInit, EventUsage, EventRetry, EventNotice, EventUnknown,
+		EventContextUsage, EventCompaction, EventRateLimit:
 		return true
 	}
 	return false

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"strings"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -81,11 +82,18 @@ func (r *wireRateLimit) limit() *agentcli.RateLimit {
 			l.Utilization = w.Utilization
 		}
 	}
+	l.Window = windows[r.Type]
+	for i := range r.Windows {
+		r.Windows[i].Window = windows[r.Windows[i].Type]
+	}
 	if len(r.Windows) > 1 {
 		l.Windows = r.Windows
 	}
 	return l
 }
+
+// windows are the lengths of the windows Claude's unified limits name.
+var windows = map[string]time.Duration{"five_hour": 5 * time.Hour, "seven_day": 7 * 24 * time.Hour}
 
 // wireCompact is a compact_metadata object.
 type wireCompact struct {

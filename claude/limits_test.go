@@ -40,7 +40,7 @@ func TestRateLimitRejected(t *testing.T) {
 		t.Fatalf("rate limit events: %v", kinds(evs))
 	}
 	reset := time.Unix(1795666577, 0)
-	want := &agentcli.RateLimit{Status: agentcli.RateLimitRejected, ResetsAt: reset, Type: "five_hour", Utilization: 1}
+	want := &agentcli.RateLimit{Status: agentcli.RateLimitRejected, ResetsAt: reset, Type: "five_hour", Utilization: 1, Window: 5 * time.Hour}
 	if d := cmp.Diff(want, rl[0].RateLimit); d != "" {
 		t.Fatalf("rate limit (-want +got):\n%s", d)
 	}
@@ -111,7 +111,7 @@ func TestRateLimitWarning(t *testing.T) {
 	if len(rl) != 1 {
 		t.Fatalf("kinds %v", kinds(evs))
 	}
-	want := &agentcli.RateLimit{Status: agentcli.RateLimitWarning, ResetsAt: time.Unix(1795666517, 0), Type: "five_hour", Utilization: 0.91}
+	want := &agentcli.RateLimit{Status: agentcli.RateLimitWarning, ResetsAt: time.Unix(1795666517, 0), Type: "five_hour", Utilization: 0.91, Window: 5 * time.Hour}
 	if d := cmp.Diff(want, rl[0].RateLimit); d != "" {
 		t.Fatalf("rate limit (-want +got):\n%s", d)
 	}

@@ -158,7 +158,7 @@ func TestRateLimitError(t *testing.T) {
 		{cli: "codex", live: true, reset: true},
 		{cli: "codex"}, // exec: only a sentence
 		{cli: "gemini", live: true, reset: true},
-		{cli: "gemini"},
+		{cli: "gemini", reset: true}, // the error's text suggests the delay
 	} {
 		name := sc.cli
 		if sc.live {
@@ -217,13 +217,14 @@ func TestRateLimitError(t *testing.T) {
 }
 
 // TestRetryWaitsForReset: WithRetry over a real CLI whose first request
-// is rejected with a reset two seconds ahead waits for that reset (not
+// is rejected with a reset a few seconds ahead (gemini: a suggested
+// delay of two seconds) waits for that reset (not
 // its back-off, an hour here) and the second attempt succeeds.
 func TestRetryWaitsForReset(t *testing.T) {
 	for _, cli := range []string{"claude", "gemini"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
-			reset := time.Now().Add(3 * time.Second).Truncate(time.Second)
+			reset := time.Now().Add(6 * time.Second).Truncate(time.Second)
 			limit := &agentclitest.Limit{Status: agentcli.RateLimitRejected, ResetsAt: reset}
 			if cli == "gemini" {
 				limit.RetryAfter = 2 * time.Second

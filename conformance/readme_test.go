@@ -74,6 +74,11 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			"hook user prompt submit": yes(c.Hooks.UserPromptSubmit),
 			"hook stop":               yes(c.Hooks.Stop),
 			"hook stop continue":      yes(c.Hooks.StopContinue),
+
+			"context usage":    yes(c.ContextUsage),
+			"compaction":       yes(c.Compaction),
+			"rate limits":      yes(c.RateLimits),
+			"rate limit reset": yes(c.RateLimitReset),
 		}
 		var efforts []string
 		for _, e := range c.Efforts {

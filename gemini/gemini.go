@@ -209,8 +209,9 @@ var spec = driver.Spec{
 		Questions: true,
 		Hooks:     hookSupport,
 
-		// Limits: no window size and no rate-limit state; a 429 suggests a
-		// retry delay (ACP sessions), which the *RateLimitError carries.
+		// Limits: no window size and no rate-limit state; a 429's error
+		// suggests a retry delay (one-shot and live), which the
+		// *RateLimitError carries.
 		ContextUsage:   false,
 		Compaction:     false,
 		RateLimits:     false,
