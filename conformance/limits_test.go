@@ -1,7 +1,9 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/google/go-cmp/cmp"
 )
 
 // What the CLIs tell about their limits, on the real binaries: the
@@ -30,24 +33,63 @@ var limitLive = map[string]bool{"codex": true, "gemini": true, "opencode": true}
 
 // limitEvents runs one turn against e, one-shot or in a live session,
 // and returns its events and error.
+//
+// The run's wire log is replayed too: the limit events and the error
+// replay as they were.
 func limitEvents(t *testing.T, e *env, b agentcli.Backend, prompt string, live bool) ([]agentcli.Event, error) {
 	t.Helper()
-	if !live {
-		req, tag := e.request(prompt)
-		return stream(t, context.Background(), b, req, tag)
-	}
-	req, tag := e.liveRequest()
-	s := liveSession(t, b, req, tag)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	var evs []agentcli.Event
-	for ev, err := range s.Stream(ctx, prompt) {
-		if err != nil {
-			return evs, err
+	var log bytes.Buffer
+	evs, err := func() ([]agentcli.Event, error) {
+		if !live {
+			req, tag := e.request(prompt)
+			req.WireLog = &log
+			return stream(t, context.Background(), b, req, tag)
 		}
-		evs = append(evs, ev)
+		req, tag := e.liveRequest()
+		req.WireLog = &log
+		s := liveSession(t, b, req, tag)
+		defer s.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+		defer cancel()
+		var evs []agentcli.Event
+		for ev, err := range s.Stream(ctx, prompt) {
+			if err != nil {
+				return evs, err
+			}
+			evs = append(evs, ev)
+		}
+		return evs, nil
+	}()
+	var revs []agentcli.Event
+	var rerr error
+	for ev, err := range agentcli.Replay(b, bytes.NewReader(log.Bytes())) {
+		if err != nil {
+			rerr = err
+			break
+		}
+		revs = append(revs, ev)
 	}
-	return evs, nil
+	if d := cmp.Diff(limitsOf(evs), limitsOf(revs)); d != "" {
+		t.Errorf("replayed limit events differ (-run +replay):\n%s", d)
+	}
+	if fmt.Sprint(err) != fmt.Sprint(rerr) {
+		t.Errorf("replayed error %s, the run's %s", errSummary(rerr), errSummary(err))
+	}
+	return evs, err
+}
+
+// limitsOf returns the limit events of evs, as JSON.
+func limitsOf(evs []agentcli.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case agentcli.EventContextUsage, agentcli.EventCompaction, agentcli.EventRateLimit:
+			ev.Raw = nil
+			b, _ := json.Marshal(ev)
+			out = append(out, string(b))
+		}
+	}
+	return out
 }
 
 func eventsOf(evs []agentcli.Event, k agentcli.EventKind) []agentcli.Event {
@@ -224,7 +266,7 @@ func TestRetryWaitsForReset(t *testing.T) {
 	for _, cli := range []string{"claude", "gemini"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
-			reset := time.Now().Add(6 * time.Second).Truncate(time.Second)
+			reset := time.Now().Add(12 * time.Second).Truncate(time.Second)
 			limit := &agentclitest.Limit{Status: agentcli.RateLimitRejected, ResetsAt: reset}
 			if cli == "gemini" {
 				limit.RetryAfter = 2 * time.Second
