@@ -24,6 +24,9 @@ import (
 //     {"trigger":"manual"|"auto","pre_tokens","post_tokens",…}};
 //   - the result's "modelUsage":{"<model>":{"contextWindow":N,…}}.
 
+// maxRateWindows bounds the windows of a rate_limit_info kept.
+const maxRateWindows = 8
+
 // wireRateLimit is a rate_limit_info object.
 type wireRateLimit struct {
 	Status      string
@@ -48,7 +51,7 @@ func (r *wireRateLimit) decode(d *jsonscan.Decoder) {
 			r.Utilization = d.Float()
 		case "unifiedWindows":
 			for name := range d.Object() {
-				if len(r.Windows) >= 8 {
+				if len(r.Windows) >= maxRateWindows {
 					d.Skip()
 					continue
 				}
@@ -122,8 +125,13 @@ type wireWindow struct {
 	Window int64
 }
 
+// maxWindows bounds the context windows a result line keeps.
+const maxWindows = 4
+
 // decodeModelUsage reads a result's modelUsage: its models (counted to
-// two, the first kept) and the context window of each (at most four).
+// two, the first kept) and the context window of each: the first
+// maxWindows models that name one, in order; a model given again
+// replaces its window (the last wins).
 func (w *wireLine) decodeModelUsage(d *jsonscan.Decoder) {
 	w.ModelUsage, w.ModelUsageCount, w.Windows = "", 0, w.Windows[:0]
 	for k := range d.Object() {
@@ -133,16 +141,42 @@ func (w *wireLine) decodeModelUsage(d *jsonscan.Decoder) {
 		case w.ModelUsageCount == 1 && string(k) != w.ModelUsage:
 			w.ModelUsageCount = 2
 		}
-		win := wireWindow{Model: string(k)}
+		var win int64
 		for f := range d.Object() {
 			if string(f) == "contextWindow" {
-				win.Window = driver.Count(d.Int())
+				win = driver.Count(d.Int())
 			}
 		}
-		if win.Window > 0 && len(w.Windows) < 4 {
-			w.Windows = append(w.Windows, win)
+		w.Windows = addWindow(w.Windows, string(k), win)
+	}
+}
+
+// addWindow records model's context window in ws (see decodeModelUsage).
+func addWindow(ws []wireWindow, model string, win int64) []wireWindow {
+	for i := range ws {
+		if ws[i].Model == model {
+			ws[i].Window = win
+			return ws
 		}
 	}
+	if win > 0 && len(ws) < maxWindows {
+		ws = append(ws, wireWindow{Model: model, Window: win})
+	}
+	return ws
+}
+
+// windowOf returns the context window of model among ws, or of the only
+// model ws holds; zero when there is none.
+func windowOf(ws []wireWindow, model string) wireWindow {
+	for _, x := range ws {
+		if x.Model == model {
+			return x
+		}
+	}
+	if len(ws) == 1 {
+		return ws[0]
+	}
+	return wireWindow{}
 }
 
 // rateLimitEvent appends the EventRateLimit of a rate_limit_event line.
@@ -174,13 +208,7 @@ func (p *parser) contextUsage(w *wireLine, base agentcli.Event) {
 	if model == "" {
 		model = p.model
 	}
-	var win wireWindow
-	for _, x := range w.Windows {
-		if x.Model == model || len(w.Windows) == 1 {
-			win = x
-			break
-		}
-	}
+	win := windowOf(w.Windows, model)
 	if win.Window == 0 {
 		return
 	}
