@@ -67,8 +67,7 @@ var lineShape = func() *backendtest.Shape {
 		"model": s, "claude_code_version": s, "is_api_error_message": backendtest.OrNull(backendtest.Bool),
 		"error": backendtest.Any, "attempt": n, "max_retries": n, "retry_delay_ms": backendtest.OrNull(backendtest.Num),
 		"error_status": n, "is_error": backendtest.OrNull(backendtest.Bool), "result": s, "num_turns": n,
-		"total_cost_usd": backendtest.CostNull,
-		"usage": usage,
+		"total_cost_usd": backendtest.CostNull, "usage": usage,
 		"modelUsage": backendtest.OrNull(B(nil)), "stop_reason": s, "terminal_reason": s, "api_error_status": n,
 		"errors": backendtest.OrNull(backendtest.Arr(s)),
 	}
