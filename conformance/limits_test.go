@@ -28,8 +28,8 @@ import (
 const bigInput = 54321
 
 // limitLive says how each CLI is driven for the limit events: claude
-// one-shot (with subscription credentials: it reports rate limits only
-// then), codex, gemini and opencode as live sessions (codex exec and the
+// one-shot and live (with subscription credentials: it reports rate
+// limits only then), codex, gemini and opencode as live sessions (codex exec and the
 // ACP CLIs' one-shot modes report none of it).
 var limitLive = map[string]bool{"codex": true, "gemini": true, "opencode": true}
 
@@ -111,8 +111,10 @@ func eventsOf(evs []agentcli.Event, k agentcli.EventKind) []agentcli.Event {
 // on the CLIs whose Capabilities say they report them; the others report
 // neither and say so.
 func TestLimitEvents(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini", "opencode"} {
-		t.Run(cli, func(t *testing.T) {
+	for _, name := range []string{"claude", "claude-live", "codex", "gemini", "opencode"} {
+		cli, _, live := strings.Cut(name, "-")
+		live = live || limitLive[cli]
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			reset := time.Now().Add(90 * time.Minute).Truncate(time.Second)
 			e := newEnv(t, cli, agentclitest.Turn{Text: "limits reported",
@@ -121,7 +123,7 @@ func TestLimitEvents(t *testing.T) {
 			e.w.UseOAuth()
 			b := openBackend(t, cli, nil)
 			caps := b.Capabilities()
-			evs, err := limitEvents(t, e, b, "report your limits", limitLive[cli])
+			evs, err := limitEvents(t, e, b, "report your limits", live)
 			if err != nil {
 				t.Fatalf("run: %s", errSummary(err))
 			}
