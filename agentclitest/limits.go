@@ -38,8 +38,12 @@ import (
 type Limit struct {
 	// Status is the limit's state; empty means RateLimitAllowed.
 	Status agentcli.RateLimitStatus
-	// ResetsAt is when it resets; zero means an hour from now.
+	// ResetsAt is when it resets; zero means an hour from now (or
+	// ResetIn from when the turn is answered).
 	ResetsAt time.Time
+	// ResetIn, if set, makes the limit reset this long after the server
+	// answers the turn (for a test whose CLI takes long to start).
+	ResetIn time.Duration
 	// Utilization is how much of it is used, from 0 to 1 (rejected:
 	// 1 when zero).
 	Utilization float64
@@ -56,7 +60,10 @@ func (l Limit) resolved() Limit {
 	if l.Status == "" {
 		l.Status = agentcli.RateLimitAllowed
 	}
-	if l.ResetsAt.IsZero() {
+	switch {
+	case l.ResetIn > 0:
+		l.ResetsAt = time.Now().Add(l.ResetIn)
+	case l.ResetsAt.IsZero():
 		l.ResetsAt = time.Now().Add(time.Hour)
 	}
 	if l.Utilization == 0 && l.Status == agentcli.RateLimitRejected {
