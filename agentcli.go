@@ -413,6 +413,22 @@ type Capabilities struct {
 	NewSessionID SessionModes `json:"new_session_id"`
 	// ListSessions reports that ListSessions works.
 	ListSessions bool `json:"list_sessions"`
+
+	// ContextUsage reports that the CLI reports how full the context
+	// window is (EventContextUsage).
+	ContextUsage bool `json:"context_usage"`
+	// Compaction reports that the CLI reports compactions of the
+	// conversation (EventCompaction).
+	Compaction bool `json:"compaction"`
+	// RateLimits reports that the CLI reports the state of the account's
+	// rate limits (EventRateLimit) in some runs; see the backend's
+	// documentation for which (claude: with subscription credentials
+	// only; codex: live sessions only).
+	RateLimits bool `json:"rate_limits"`
+	// RateLimitReset reports that a rate-limited run's *RateLimitError
+	// can carry the time the limit resets (RateLimitError.ResetsAt), in
+	// the cases the backend's documentation lists.
+	RateLimitReset bool `json:"rate_limit_reset"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.
@@ -494,6 +510,12 @@ type Event struct {
 	Retry *Retry `json:"retry,omitempty"`
 	// Result is the final result of an EventResult.
 	Result *Result `json:"result,omitempty"`
+	// ContextUsage is the context window's fill of an EventContextUsage.
+	ContextUsage *ContextUsage `json:"context_usage,omitempty"`
+	// Compaction describes the compaction of an EventCompaction.
+	Compaction *Compaction `json:"compaction,omitempty"`
+	// RateLimit is the rate limit state of an EventRateLimit.
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
 	// Err is the non-fatal error of a notice event.
 	Err error `json:"-"`
 	// Subagent is the id of the tool call (a sub-agent task) this event

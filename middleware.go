@@ -86,6 +86,15 @@ type RetryOptions struct {
 	BaseDelay time.Duration
 	// MaxDelay caps the wait between two attempts. Zero means 30 seconds.
 	MaxDelay time.Duration
+	// MaxWait caps the wait for a rate limit to reset: when a failed
+	// attempt's *RateLimitError says when its limit resets
+	// (RateLimitError.ResetsAt), the next attempt waits until then
+	// instead of the back-off (MaxDelay does not apply), provided that
+	// is at most MaxWait away and before ctx's deadline; a reset further
+	// away ends the call at once with that error rather than sleep for
+	// hours. Zero means DefaultMaxWait; a negative MaxWait never waits
+	// for a reset (such an error is returned at once).
+	MaxWait time.Duration
 	// OnRetry, if set, is called before each wait with the number of the
 	// attempt that failed (1 for the first), its error and the wait. It is
 	// called from the goroutine making the call.
@@ -109,8 +118,14 @@ func (o *RetryOptions) withDefaults() RetryOptions {
 	if r.MaxDelay < r.BaseDelay {
 		r.MaxDelay = r.BaseDelay
 	}
+	if r.MaxWait == 0 {
+		r.MaxWait = DefaultMaxWait
+	}
 	return r
 }
+
+// DefaultMaxWait is RetryOptions.MaxWait when zero: 5 minutes.
+const DefaultMaxWait = 5 * time.Minute
 
 // wait returns the wait after the given failed attempt (1-based): drawn
 // uniformly from [d/2, d], where d is BaseDelay·2^(attempt-1) capped at
@@ -131,7 +146,11 @@ func (o *RetryOptions) wait(attempt int) time.Duration {
 
 // WithRetry returns a Backend that retries b's failed calls whose error is
 // transient (see IsTransient), with exponential backoff and jitter, up to
-// opts.MaxAttempts attempts in all. opts may be nil; it is copied.
+// opts.MaxAttempts attempts in all. opts may be nil; it is copied. A rate
+// limit whose reset time the CLI reported (a *RateLimitError with
+// ResetsAt) is waited for until that time instead, when it is at most
+// opts.MaxWait away and before ctx's deadline; otherwise the call fails
+// at once with that error.
 //
 // A call is retried only while nothing of the failed attempt has reached
 // the caller:
@@ -140,7 +159,8 @@ func (o *RetryOptions) wait(attempt int) time.Duration {
 //     Request.OnPermission;
 //   - Stream is retried only before its first event reached the caller.
 //     Events that carry no content yet (EventInit, EventUsage, EventRetry,
-//     EventNotice, EventUnknown) are held back until the first event that
+//     EventNotice, EventUnknown, and the limits' EventContextUsage,
+//     EventCompaction and EventRateLimit) are held back until the first event that
 //     does, or the end of the attempt, so that an attempt failing right
 //     after the CLI started is still retried; the held events of a failed
 //     attempt that is retried are dropped.
@@ -158,7 +178,7 @@ func (o *RetryOptions) wait(attempt int) time.Duration {
 // The turns of a started session are not retried (a turn that failed has
 // already become part of the conversation).
 func WithRetry(b Backend, opts *RetryOptions) Backend {
-	r := &retryBackend{b: b, opts: opts.withDefaults()}
+	r := &retryBackend{b: b, opts: opts.withDefaults(), now: time.Now, after: realAfter}
 	if canStartSessions(b) {
 		return &retrySessionBackend{r}
 	}
@@ -177,6 +197,10 @@ func canStartSessions(b Backend) bool {
 type retryBackend struct {
 	b    Backend
 	opts RetryOptions
+	// now and sleep are the clock (time.Now, and a timer's channel);
+	// tests replace them.
+	now   func() time.Time
+	after func(time.Duration) (<-chan time.Time, func() bool)
 }
 
 type retrySessionBackend struct{ *retryBackend }
@@ -196,17 +220,35 @@ func (r *retryBackend) again(ctx context.Context, attempt int, err error) (bool,
 		return false, err
 	}
 	wait := r.opts.wait(attempt)
+	if reset, ok := ResetTime(err); ok {
+		// The CLI said when the limit resets: wait exactly until
+		// then, or not at all when that is too far.
+		now := r.now()
+		wait = max(0, reset.Sub(now))
+		if r.opts.MaxWait < 0 || wait > r.opts.MaxWait {
+			return false, err
+		}
+		if dl, ok := ctx.Deadline(); ok && now.Add(wait).After(dl) {
+			return false, err
+		}
+	}
 	if r.opts.OnRetry != nil {
 		r.opts.OnRetry(attempt, err, wait)
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
+	c, stop := r.after(wait)
+	defer stop()
 	select {
-	case <-t.C:
+	case <-c:
 		return true, nil
 	case <-ctx.Done():
 		return false, &CanceledError{Backend: r.b.Name(), Err: context.Cause(ctx)}
 	}
+}
+
+// realAfter is the real clock's timer.
+func realAfter(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
 }
 
 // observed returns a copy of req whose callbacks set *seen when called.
@@ -249,7 +291,8 @@ const maxHeld = 256
 // run yet and may be held back (see WithRetry).
 func holdable(k EventKind) bool {
 	switch k {
-	case EventInit, EventUsage, EventRetry, EventNotice, EventUnknown:
+	case EventInit, EventUsage, EventRetry, EventNotice, EventUnknown,
+		EventContextUsage, EventCompaction, EventRateLimit:
 		return true
 	}
 	return false

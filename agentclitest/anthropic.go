@@ -105,6 +105,7 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 	rec := newRequest("anthropic", r, body)
 	in, perr := parseAnthropic(&rec, body)
 	t, seq := s.take(rec)
+	t = applyLimit(w, "anthropic", t)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, anthropicError(400, "agentclitest: bad JSON: "+perr.Error()))
 		return

@@ -316,6 +316,14 @@ func dropRaw(req *agentcli.Request, ev agentcli.Event) agentcli.Event {
 // and req.MaxRawBytes: an *agentcli.ResultError's Result without a Raw
 // longer than the run keeps. The script is left as it is.
 func dropRawErr(req *agentcli.Request, err error) error {
+	if rl, ok := err.(*agentcli.RateLimitError); ok {
+		if inner := dropRawErr(req, rl.Err); inner != rl.Err {
+			c := *rl
+			c.Err = inner
+			return &c
+		}
+		return err
+	}
 	re, ok := err.(*agentcli.ResultError)
 	if !ok || re.Result == nil || len(re.Result.Raw) <= driver.RawLimit(req) {
 		return err

@@ -113,6 +113,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	in, perr := parseChat(&rec, body)
 	rec.Utility = perr == nil && isTitleCall(rec)
 	t, seq := s.take(rec)
+	t = applyLimit(w, "chat", t)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
 		return

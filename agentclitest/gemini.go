@@ -169,6 +169,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, seq := s.take(rec)
+	t = applyLimit(w, "gemini", t)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, geminiError(400, "agentclitest: bad JSON: "+perr.Error()))
 		return

@@ -120,6 +120,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	rec := newRequest("responses", r, body)
 	in, perr := parseResponses(&rec, body)
 	t, seq := s.take(rec)
+	t = applyLimit(w, "responses", t)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
 		return

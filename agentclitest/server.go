@@ -88,6 +88,10 @@ type Turn struct {
 	StallFor time.Duration
 	// Usage overrides the token counts reported for this turn.
 	Usage *TurnUsage
+	// Limit, if set, is what the API says of the account's rate limit
+	// with this turn (headers, or a 429 for a rejected limit); see
+	// Limit.
+	Limit *Limit
 	// Repeat answers this many further model calls with the same turn
 	// before the script moves on; a negative Repeat answers every later
 	// call with it. Useful for errors, since CLIs retry: claude, for one,

@@ -145,6 +145,13 @@ var spec = driver.Spec{
 		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
 		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
+
+		// Limits (limits.go): the context window from the result, compact_boundary,
+		// rate_limit_event (OAuth credentials only), the reset of a rejected request.
+		ContextUsage:   true,
+		Compaction:     true,
+		RateLimits:     true,
+		RateLimitReset: true,
 	},
 	Questions:   nativeQuestions,
 	NativeHooks: nativeHooks,

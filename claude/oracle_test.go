@@ -53,6 +53,10 @@ var lineShape = func() *backendtest.Shape {
 		"type": s, "text": s, "thinking": s, "id": s, "name": s, "input": backendtest.Any,
 		"tool_use_id": s, "content": content, "is_error": backendtest.OrNull(backendtest.Bool),
 	}
+	usage := backendtest.OrNull(B(map[string]*backendtest.Shape{
+		"input_tokens": c, "output_tokens": c, "cache_creation_input_tokens": c, "cache_read_input_tokens": c,
+		"output_tokens_details": backendtest.OrNull(B(map[string]*backendtest.Shape{"thinking_tokens": c})),
+	}))
 	fields := map[string]*backendtest.Shape{
 		"type": s, "subtype": s, "session_id": s, "parent_tool_use_id": s,
 		"message": backendtest.OrNull(B(map[string]*backendtest.Shape{"model": s, "content": content})),
@@ -63,14 +67,11 @@ var lineShape = func() *backendtest.Shape {
 		"model": s, "claude_code_version": s, "is_api_error_message": backendtest.OrNull(backendtest.Bool),
 		"error": backendtest.Any, "attempt": n, "max_retries": n, "retry_delay_ms": backendtest.OrNull(backendtest.Num),
 		"error_status": n, "is_error": backendtest.OrNull(backendtest.Bool), "result": s, "num_turns": n,
-		"total_cost_usd": backendtest.CostNull,
-		"usage": backendtest.OrNull(B(map[string]*backendtest.Shape{
-			"input_tokens": c, "output_tokens": c, "cache_creation_input_tokens": c, "cache_read_input_tokens": c,
-			"output_tokens_details": backendtest.OrNull(B(map[string]*backendtest.Shape{"thinking_tokens": c})),
-		})),
+		"total_cost_usd": backendtest.CostNull, "usage": usage,
 		"modelUsage": backendtest.OrNull(B(nil)), "stop_reason": s, "terminal_reason": s, "api_error_status": n,
 		"errors": backendtest.OrNull(backendtest.Arr(s)),
 	}
+	limitShapes(fields, usage)
 	elem := &backendtest.Shape{Kinds: backendtest.KAny &^ backendtest.KArr, Fields: fields}
 	return &backendtest.Shape{Kinds: backendtest.KAny, Fields: fields, Elem: elem}
 }()
@@ -95,6 +96,12 @@ func FuzzOracle(f *testing.F) {
 	}
 	if b, err := os.ReadFile("testdata/lines/stream-2.1.330.jsonl"); err == nil {
 		f.Add(b, 1, "")
+	}
+	limits, _ := filepath.Glob(filepath.Join("testdata", "limits", "*.jsonl"))
+	for _, n := range limits {
+		if b, err := os.ReadFile(n); err == nil {
+			f.Add(b, 1, "")
+		}
 	}
 	for i, l := range benchdata.Lines(benchdata.Claude, 64<<10) {
 		if i < 40 {
@@ -245,6 +252,7 @@ type oracleParser struct {
 	result    *oWireLine
 	resultRaw json.RawMessage
 	lastText  string
+	lim       oracleLimits
 }
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
@@ -279,6 +287,10 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		sub = *w.ParentToolUseID
 	}
 	base := agentcli.Event{SessionID: w.SessionID, Subagent: sub, Raw: raw}
+	levs, own := p.lim.line(&w, line, base, p.model)
+	if own {
+		return levs
+	}
 	switch w.Type {
 	case "system":
 		switch w.Subtype {
@@ -377,9 +389,9 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 			ev.Kind = agentcli.EventUsage
 			u := oUsageOf(w.Usage)
 			ev.Usage = &u
-			return []agentcli.Event{ev}
+			return append([]agentcli.Event{ev}, levs...)
 		}
-		return nil
+		return levs
 	}
 	ev := base
 	ev.Kind = agentcli.EventUnknown
@@ -391,7 +403,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 // End implements driver.Parser: the oracle's end, its result and error
 // read back into an Outcome.
 func (p *oracleParser) End(exit driver.Exit) driver.Outcome {
-	return backendtest.OutcomeOf(p.end(exit))
+	return p.lim.outcome(backendtest.OutcomeOf(p.end(exit)))
 }
 
 func (p *oracleParser) end(exit driver.Exit) (*agentcli.Result, error) {

@@ -38,6 +38,13 @@ type wireLine struct {
 	Version         string // system/init: claude_code_version
 	IsAPIErrorMsg   bool
 	Error           string // the error, a string or raw JSON
+	// limits (see limits.go): rate_limit_event, api_error_params,
+	// compact_boundary, the result's context windows
+	RateLimit    wireRateLimit
+	HasRateLimit bool
+	ErrResetsAt  float64
+	Compact      wireCompact
+	Windows      []wireWindow
 
 	// system/api_retry
 	Attempt        int
@@ -68,8 +75,10 @@ type wireLine struct {
 }
 
 type wireMessage struct {
-	Model   string
-	Content []wireBlock
+	Model    string
+	Content  []wireBlock
+	Usage    agentcli.Usage
+	HasUsage bool
 }
 
 type wireBlock struct {
@@ -129,6 +138,14 @@ type parser struct {
 	result    *wireResult
 	resultRaw json.RawMessage
 	lastText  string
+	// limits: the last rate limit state reported, the reset time of a
+	// rejected request, the usage and model of the main thread's last
+	// model call (hasCall: one was reported since the last result)
+	rateLimit *agentcli.RateLimit
+	resetsAt  time.Time
+	lastCall  agentcli.Usage
+	callModel string
+	hasCall   bool
 	// d and w decode the messages of an array (Other).
 	d jsonscan.Decoder
 	w wireLine
@@ -274,15 +291,23 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 			w.HasUsage = d.Kind() == jsonscan.Object
 			w.Usage = decodeUsage(d)
 		case "modelUsage":
-			w.ModelUsage, w.ModelUsageCount = "", 0
+			w.decodeModelUsage(d)
+		case "rate_limit_info":
+			w.HasRateLimit = d.Kind() == jsonscan.Object
+			w.RateLimit.decode(d)
+		case "api_error_params":
 			for k := range d.Object() {
-				switch {
-				case w.ModelUsageCount == 0:
-					w.ModelUsage, w.ModelUsageCount = string(k), 1
-				case w.ModelUsageCount == 1 && string(k) != w.ModelUsage:
-					w.ModelUsageCount = 2
+				if string(k) != "rate_limit_info" {
+					continue
+				}
+				for k := range d.Object() {
+					if string(k) == "resetsAt" {
+						w.ErrResetsAt = d.Float()
+					}
 				}
 			}
+		case "compact_metadata":
+			w.Compact.decode(d)
 		case "stop_reason":
 			w.StopReason, w.HasStopReason = d.UnsafeStr()
 		case "terminal_reason":
@@ -307,9 +332,12 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 // decode reads a message; it reports a tool input that is not valid JSON
 // (bad).
 func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
-	m.Model, m.Content = "", m.Content[:0]
+	m.Model, m.Content, m.Usage, m.HasUsage = "", m.Content[:0], agentcli.Usage{}, false
 	for k := range d.Object() {
 		switch string(k) {
+		case "usage":
+			m.HasUsage = d.Kind() == jsonscan.Object
+			m.Usage = decodeUsage(d)
 		case "model":
 			m.Model = str(d)
 		case "content":
@@ -479,6 +507,8 @@ func (p *parser) apply(w *wireLine, line *driver.Line) {
 		p.streamEvent(&w.Event, w.HasEvent, base)
 	case "result":
 		p.resultLine(w, base)
+	case "rate_limit_event":
+		known = p.rateLimitEvent(w, base)
 	default:
 		known = false
 	}
@@ -508,6 +538,9 @@ func (p *parser) system(w *wireLine, base agentcli.Event) bool {
 		if w.HasErrorStatus {
 			ev.Retry.Status = w.ErrorStatus
 		}
+	case "compact_boundary":
+		p.compaction(w, base)
+		return true
 	default:
 		return false
 	}
@@ -525,7 +558,13 @@ func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) 
 		ev.Kind = agentcli.EventNotice
 		ev.Text = joinText(w.Message.Content)
 		p.evs = append(p.evs, ev)
+		if t := driver.UnixTime(w.ErrResetsAt); !t.IsZero() {
+			p.resetsAt = t
+		}
 		return true
+	}
+	if base.Subagent == "" && w.Message.HasUsage {
+		p.lastCall, p.callModel, p.hasCall = w.Message.Usage, w.Message.Model, true
 	}
 	for i := range w.Message.Content {
 		b := &w.Message.Content[i]
@@ -615,6 +654,8 @@ func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
 		ev.Usage = &u
 		p.evs = append(p.evs, ev)
 	}
+	p.contextUsage(w, base)
+	p.hasCall = false
 }
 
 // millis converts a delay in milliseconds, saturating rather than
@@ -668,7 +709,8 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if !w.IsError && exit.Code == 0 {
 		return driver.Outcome{Result: res}
 	}
-	o := driver.Outcome{Result: res, Failed: true, TerminalReason: w.TerminalReason, APIStatus: w.APIErrorStatus}
+	o := driver.Outcome{Result: res, Failed: true, TerminalReason: w.TerminalReason, APIStatus: w.APIErrorStatus,
+		ResetsAt: p.resetsAt, RateLimit: p.rateLimit}
 	if w.Subtype != "success" {
 		// An API error arrives as subtype "success" with is_error set;
 		// the subtype says nothing about the error then.

@@ -43,9 +43,14 @@ func TestParseStreamLive(t *testing.T) {
 	}
 	p, evs := parseAll(t, data)
 	want := []agentcli.EventKind{agentcli.EventInit, agentcli.EventUnknown, agentcli.EventTextDelta,
-		agentcli.EventTextDelta, agentcli.EventText, agentcli.EventUsage}
+		agentcli.EventTextDelta, agentcli.EventText, agentcli.EventUsage, agentcli.EventContextUsage}
 	if d := cmp.Diff(want, kinds(evs)); d != "" {
 		t.Fatalf("kinds (-want +got):\n%s", d)
+	}
+	// The model call's usage as its message reported it (10 in, 1 out so
+	// far) in the model's window (modelUsage's contextWindow).
+	if cu := evs[6].ContextUsage; *cu != (agentcli.ContextUsage{UsedTokens: 11, WindowTokens: 1000000, Model: "claude-sonnet-4-5"}) {
+		t.Fatalf("context usage %+v", *cu)
 	}
 	if evs[0].SessionID != "387144c4-c3b7-4733-aa27-be4c71200f23" || evs[0].Model != "claude-sonnet-4-5" {
 		t.Fatalf("init event %+v", evs[0])

@@ -228,6 +228,13 @@ var spec = driver.Spec{
 
 		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
 		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+
+		// Limits (limits.go): live sessions only (the app-server); codex exec
+		// reports none of them.
+		ContextUsage:   true,
+		Compaction:     true,
+		RateLimits:     true,
+		RateLimitReset: true,
 	},
 	// codex asks with its own request_user_input tool, in app-server.
 	Questions: func(*agentcli.Request) bool { return true },

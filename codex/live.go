@@ -257,9 +257,13 @@ type appServer struct {
 	// first report).
 	total, turnStart *wireTokenUsage
 	known            bool
+	// rateLimit is the account's rate limit state as last reported
+	// (account/rateLimits/updated), or nil.
+	rateLimit *agentcli.RateLimit
 }
 
 type wireTokenUsage struct {
+	TotalTokens           int64 `json:"totalTokens"`
 	CachedInputTokens     int64 `json:"cachedInputTokens"`
 	CacheWriteInputTokens int64 `json:"cacheWriteInputTokens"`
 	InputTokens           int64 `json:"inputTokens"`
@@ -514,16 +518,21 @@ type wireNotify struct {
 		ID     string `json:"id"`
 		Status string `json:"status"`
 		Error  *struct {
-			Message string `json:"message"`
+			Message        string          `json:"message"`
+			CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
 		} `json:"error"`
 	} `json:"turn"`
 	Error *struct {
-		Message string `json:"message"`
+		Message        string          `json:"message"`
+		CodexErrorInfo json.RawMessage `json:"codexErrorInfo"`
 	} `json:"error"`
 	WillRetry  bool `json:"willRetry"`
 	TokenUsage *struct {
-		Total *wireTokenUsage `json:"total"`
+		Total              *wireTokenUsage `json:"total"`
+		Last               *wireTokenUsage `json:"last"`
+		ModelContextWindow int64           `json:"modelContextWindow"`
 	} `json:"tokenUsage"`
+	RateLimits *wireRateLimits `json:"rateLimits"`
 }
 
 // appItem is a v2 ThreadItem, as far as the session reads it.
@@ -594,6 +603,9 @@ func (p *appServer) notify(method string, params json.RawMessage, line []byte) {
 		ev := base
 		ev.Kind, ev.Usage = agentcli.EventUsage, &u
 		p.h.Emit(ev)
+		p.contextUsage(n, base)
+	case "account/rateLimits/updated":
+		p.rateLimits(n.RateLimits, base)
 	case "error":
 		msg := ""
 		if n.Error != nil {
@@ -629,7 +641,14 @@ func (p *appServer) item(done bool, raw json.RawMessage, base agentcli.Event) {
 		return
 	}
 	switch it.Type {
-	case "userMessage", "hookPrompt", "contextCompaction":
+	case "userMessage", "hookPrompt":
+		return
+	case "contextCompaction":
+		if done {
+			ev := base
+			ev.Kind, ev.Compaction = agentcli.EventCompaction, &agentcli.Compaction{}
+			p.h.Emit(ev)
+		}
 		return
 	case "agentMessage":
 		if done {
@@ -761,6 +780,7 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 		p.known = true
 	}
 	lastErr := p.lastErr
+	limit := p.rateLimit
 	p.mu.Unlock()
 	switch n.Turn.Status {
 	case "completed":
@@ -773,8 +793,12 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 			msg = n.Turn.Error.Message
 		}
 		res.Text = ""
-		_, err := p.h.Errors().Outcome(driver.Outcome{Result: res, Failed: true, Subtype: n.Turn.Status,
-			APIStatus: apiStatusOf(msg), Message: firstNonEmpty(msg, "turn "+n.Turn.Status)}, driver.Exit{})
+		o := driver.Outcome{Result: res, Failed: true, Subtype: n.Turn.Status,
+			APIStatus: apiStatusOf(msg), Message: firstNonEmpty(msg, "turn "+n.Turn.Status)}
+		if n.Turn.Error != nil {
+			usageLimit(&o, n.Turn.Error.CodexErrorInfo, limit)
+		}
+		_, err := p.h.Errors().Outcome(o, driver.Exit{})
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err})
 	}
 	return true

@@ -90,6 +90,10 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			"continue session": modes(c.ContinueSession),
 			"new session id":   modes(c.NewSessionID),
 			"list sessions":    yes(c.ListSessions),
+			"context usage":    yes(c.ContextUsage),
+			"compaction":       yes(c.Compaction),
+			"rate limits":      yes(c.RateLimits),
+			"rate limit reset": yes(c.RateLimitReset),
 		}
 		var efforts []string
 		for _, e := range c.Efforts {

@@ -40,6 +40,15 @@ type Outcome struct {
 	// *agentcli.ParseError rather than an *agentcli.NoResultError.
 	Unparsed    []byte
 	UnparsedErr error
+	// ResetsAt, RetryAfter and RateLimit, for a failure that is a rate
+	// limit, are when the limit resets, the delay the CLI suggested
+	// instead, and its state as last reported (any may be zero): the
+	// error is then an *agentcli.RateLimitError carrying them (see
+	// RateLimited). Without either time, a delay the message suggests
+	// ("retry after 3s", see RetryAfter) is taken.
+	ResetsAt   time.Time
+	RetryAfter time.Duration
+	RateLimit  *agentcli.RateLimit
 }
 
 // Errors builds the typed errors of one run or live session of a
@@ -88,15 +97,23 @@ func (x *Errors) Outcome(o Outcome, e Exit) (*agentcli.Result, error) {
 	res := x.result(o.Result, e, o.Failed)
 	switch {
 	case o.Failed:
-		return res, x.failure(res, o, e)
+		return res, x.rateLimited(x.failure(res, o, e), o)
 	case res == nil:
-		return nil, x.noResult(o, e)
+		return nil, x.rateLimited(x.noResult(o, e), o)
 	case x.schema && !structured(res):
 		res.IsError = true
 		res.Stderr = x.stderr(e)
 		return res, x.failure(res, Outcome{Message: errNotJSON}, e)
 	}
 	return res, nil
+}
+
+// rateLimited is RateLimited for the error of outcome o.
+func (x *Errors) rateLimited(err error, o Outcome) error {
+	if o.ResetsAt.IsZero() && o.RetryAfter == 0 {
+		o.RetryAfter = RetryAfter(o.Message)
+	}
+	return RateLimited(x.spec.Name, err, o.ResetsAt, o.RetryAfter, o.RateLimit)
 }
 
 // errNotJSON is the message of an answer that is not the JSON value the

@@ -214,6 +214,14 @@ var spec = driver.Spec{
 		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
 		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 		NewSessionID:    agentcli.SessionModes{OneShot: true},
+
+		// Limits: no window size and no rate-limit state; a 429's error
+		// suggests a retry delay (one-shot and live), which the
+		// *RateLimitError carries.
+		ContextUsage:   false,
+		Compaction:     false,
+		RateLimits:     false,
+		RateLimitReset: true,
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).

@@ -210,6 +210,12 @@ var spec = driver.Spec{
 
 		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
 		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+
+		// Limits: usage_update (ACP sessions); it retries 429s on its own.
+		ContextUsage:   true,
+		Compaction:     false,
+		RateLimits:     false,
+		RateLimitReset: false,
 	},
 	// Hooks need a live session: PreToolUse is the permission path.
 	LiveRun:       func(req *agentcli.Request) bool { return req.Hooks != nil || len(req.Attachments) > 0 },

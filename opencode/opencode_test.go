@@ -70,7 +70,7 @@ func TestRegistered(t *testing.T) {
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText},
 		ForkSession: agentcli.SessionModes{OneShot: true, Live: true}, ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		ListSessions: true}
+		ListSessions: true, ContextUsage: true}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}

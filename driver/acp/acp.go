@@ -456,8 +456,11 @@ func (c *client) answered(raw json.RawMessage, err error) {
 		if len(re.Data) > 0 && string(re.Data) != "null" {
 			msg += ": " + string(re.Data)
 		}
-		res, e := c.h.Errors().Outcome(driver.Outcome{Result: &agentcli.Result{SessionID: sid}, Failed: true,
-			APIStatus: statusOf(msg), Message: msg}, driver.Exit{})
+		o := driver.Outcome{Result: &agentcli.Result{SessionID: sid}, Failed: true, APIStatus: statusOf(msg), Message: msg}
+		if o.APIStatus == 0 && re.Code == 429 {
+			o.APIStatus = 429 // gemini answers a 429 with its HTTP status as the code
+		}
+		res, e := c.h.Errors().Outcome(o, driver.Exit{})
 		c.h.EndTurn(live.TurnEnd{Result: res, Err: e})
 		return
 	}
@@ -617,9 +620,14 @@ func (c *client) notify(method string, params json.RawMessage, line []byte) {
 		ev := base
 		ev.Kind = agentcli.EventUnknown
 		c.h.Emit(ev)
+	case u.UsageUpdate != nil && u.UsageUpdate.Size > 0:
+		ev := base
+		ev.Kind = agentcli.EventContextUsage
+		ev.ContextUsage = &agentcli.ContextUsage{UsedTokens: int64(max(0, u.UsageUpdate.Used)), WindowTokens: int64(u.UsageUpdate.Size)}
+		c.h.Emit(ev)
 	}
 	// user_message_chunk (history replays), commands, modes, config
-	// options, session info and context usage have no event.
+	// options and session info have no event.
 }
 
 // toolUpdate folds a tool_call or tool_call_update into the call's state.
