@@ -13,7 +13,8 @@ import (
 // ExportSession returns an archive of session id of b's CLI, run in dir
 // ("" for the current directory): the files in which the CLI keeps the
 // session (claude's project transcript, codex's rollout, gemini's chat,
-// opencode's export), found in the CLI's home as a run of b would use it
+// opencode's export, copilot's session folder, qwen's chat, droid's
+// transcript and settings), found in the CLI's home as a run of b would use it
 // (b's Options.Env over this process's environment), with a manifest
 // naming the backend, the session and dir. ImportSession restores it on
 // another machine, in another home and another directory, so that a run

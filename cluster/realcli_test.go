@@ -21,8 +21,11 @@ import (
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
+	_ "github.com/agentcli/agentcli/copilot"
+	_ "github.com/agentcli/agentcli/droid"
 	_ "github.com/agentcli/agentcli/gemini"
 	_ "github.com/agentcli/agentcli/opencode"
+	_ "github.com/agentcli/agentcli/qwen"
 )
 
 // TestRealCLIResumesOnAnotherWorker: a conversation on a real, pinned CLI
@@ -44,7 +47,8 @@ import (
 //
 // It runs claude and codex (about 10 s each); CLUSTER_REAL_CLIS=all adds
 // gemini (about a minute: its live session takes 45 s to resume a session,
-// with or without the pool) and opencode (about 100 s), or names the CLIs
+// with or without the pool), opencode (about 100 s), copilot, qwen and
+// droid, or names the CLIs
 // to run, comma-separated. Run it in a private network namespace
 // (scripts/test.sh does):
 //
@@ -57,7 +61,7 @@ func TestRealCLIResumesOnAnotherWorker(t *testing.T) {
 	switch v := os.Getenv("CLUSTER_REAL_CLIS"); v {
 	case "":
 	case "all":
-		clis = []string{"claude", "codex", "gemini", "opencode"}
+		clis = []string{"claude", "codex", "gemini", "opencode", "copilot", "qwen", "droid"}
 	default:
 		clis = strings.Split(v, ",")
 	}

@@ -20,7 +20,7 @@ import (
 // model's request carries the first turn. Also: an unknown session is
 // ErrSessionNotFound, and another backend's archive is refused.
 func TestPortableSessions(t *testing.T) {
-	for _, cli := range []string{"opencode", "gemini", "claude", "codex"} {
+	for _, cli := range []string{"opencode", "gemini", "claude", "codex", "copilot", "qwen", "droid"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
@@ -101,4 +101,6 @@ func TestPortableSessions(t *testing.T) {
 var unknownSession = map[string]string{
 	"claude": "00000000-0000-4000-8000-000000000000", "codex": "00000000-0000-7000-8000-000000000000",
 	"gemini": "00000000-0000-4000-8000-000000000000", "opencode": "ses_0000000000000000000000000a",
+	"copilot": "00000000-0000-4000-8000-000000000000", "qwen": "00000000-0000-4000-8000-000000000000",
+	"droid": "00000000-0000-4000-8000-000000000000",
 }

@@ -155,6 +155,8 @@ var spec = driver.Spec{
 	NewParser:     func(r *driver.Run) driver.Parser { return newParser(r.Req.Model, r.Req.SessionID != "") },
 	StartSession:  startSession,
 	ReplaySession: replaySession,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no session, task, or name matched"):

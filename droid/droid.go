@@ -103,6 +103,8 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" },
 	ReplaySession: replaySession,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "failed to fetch session", "session not found", "no session found"):

@@ -127,6 +127,8 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	LiveRun:       func(req *agentcli.Request) bool { return !oneShot(req) || req.Effort != "" },
 	ReplaySession: replaySession,
+	ExportSession: exportSession,
+	ImportSession: importSession,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no saved session found", "session not found"):
