@@ -111,6 +111,7 @@ type Backend struct {
 	hostResults   []HostResult
 	answers       []Answered
 	hookDecisions []HookDecision
+	switches      []Switch
 }
 
 // ErrScriptExhausted is returned by a scripted Backend with no Call left.

@@ -256,6 +256,9 @@ type appServer struct {
 	// first report).
 	total, turnStart *wireTokenUsage
 	known            bool
+	// sw holds the sticky per-turn overrides of SetModel and
+	// SetPermission (switch.go).
+	sw overrides
 }
 
 type wireTokenUsage struct {
@@ -379,7 +382,7 @@ func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.turnStart = p.total
 	clear(p.items)
 	p.mu.Unlock()
-	return p.rpc.Go(ctx, "turn/start", turnParams(p.req, thread, prompt), func(raw json.RawMessage, err error) {
+	return p.rpc.Go(ctx, "turn/start", p.withOverrides(turnParams(p.req, thread, prompt)), func(raw json.RawMessage, err error) {
 		p.startAnswered(gen, raw, err)
 	})
 }
@@ -745,7 +748,7 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 	res := &agentcli.Result{
 		Text:      p.lastText,
 		SessionID: p.thread,
-		Model:     firstNonEmpty(p.req.Model, p.model),
+		Model:     firstNonEmpty(p.sw.model, p.req.Model, p.model),
 		Raw:       raw,
 	}
 	if p.total != nil {

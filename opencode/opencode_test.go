@@ -67,7 +67,8 @@ func TestRegistered(t *testing.T) {
 		MCP: true, Efforts: agentcli.Efforts(), HostTools: true, Questions: true,
 		Hooks:    agentcli.HookSupport{PreToolUse: agentcli.HookAsked, PostToolUse: true, PostOutput: true, UserPromptSubmit: true, Stop: true},
 		Sessions: true, Interrupt: true, Interactive: true, PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass,
-			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan}}
+			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetModel: true, SetPermission: []agentcli.PermissionMode{agentcli.PermissionPlan}, Steer: agentcli.SteerNative}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}

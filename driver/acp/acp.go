@@ -92,6 +92,9 @@ type Config struct {
 	// message chunk, or a note) and for which Notice returns true is an
 	// EventNotice with the text, kept out of the turn's text.
 	Notice func(text string) bool
+	// Switch says what the agent can switch mid-session, and whether it
+	// takes input into a running turn (switch.go).
+	Switch Switching
 }
 
 // Option is one session config option.
@@ -193,6 +196,8 @@ type client struct {
 	text    strings.Builder
 	calls   map[string]*toolCall // tool calls of the running turn
 	inText  bool                 // the last update was a message chunk
+	// sw is the state of switching and steering (switch.go).
+	sw switchState
 }
 
 // toolCall is what the session knows of one tool call.
@@ -301,6 +306,9 @@ func (c *client) Start(ctx context.Context) error {
 		}
 		offered = configOptions(raw, offered)
 	}
+	c.mu.Lock()
+	c.sw.offered = offered
+	c.mu.Unlock()
 	return nil
 }
 
@@ -398,6 +406,7 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 	}
 	c.first = false
 	c.inText = false
+	c.sw.pending, c.sw.held = 1, nil
 	c.text.Reset()
 	clear(c.calls)
 	c.mu.Unlock()
@@ -415,6 +424,9 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 // answered ends the turn with session/prompt's answer, on the reader
 // goroutine.
 func (c *client) answered(raw json.RawMessage, err error) {
+	if c.heldBack(raw, err) {
+		return // a steered prompt's answer is still due (switch.go)
+	}
 	c.mu.Lock()
 	text := c.text.String()
 	sid := c.session
