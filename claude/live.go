@@ -195,7 +195,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // replaySession replays a live session's wire log: the protocol needs
 // nothing but the log's lines.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto, EditInput: true}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newReplayProto, EditInput: true}, log)
 }
 
 func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }

@@ -62,6 +62,16 @@ type switchState struct {
 	// noBypass: the session started without
 	// --allow-dangerously-skip-permissions.
 	noBypass bool
+	// replay: the session replays a wire log, whose messages had other
+	// uuids: each result line ends its turn.
+	replay bool
+}
+
+// newReplayProto is the protocol of a replayed session.
+func newReplayProto(h *live.Host) live.Proto {
+	p := newLiveProtoHooks(nil, nil)(h).(*liveProto)
+	p.sw.replay = true
+	return p
 }
 
 // begin starts a turn's bookkeeping and returns its prompt's uuid. p.mu
@@ -80,7 +90,7 @@ func (s *switchState) consumed(line []byte) bool {
 	var r struct {
 		UUIDs *[]string `json:"user_message_uuids"`
 	}
-	if json.Unmarshal(line, &r) != nil || r.UUIDs == nil {
+	if s.replay || json.Unmarshal(line, &r) != nil || r.UUIDs == nil {
 		s.pending = s.pending[:0]
 		return false
 	}
