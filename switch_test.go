@@ -143,4 +143,3 @@ func TestScriptedSwitchCaps(t *testing.T) {
 		t.Errorf("SetModel after Close = %v", err)
 	}
 }
-
