@@ -143,3 +143,36 @@ func TestScriptedSwitchCaps(t *testing.T) {
 		t.Errorf("SetModel after Close = %v", err)
 	}
 }
+
+// SetPermission switches what decides host tools too: a tool that ran
+// unasked under bypass is refused after a switch to deny.
+func TestSetPermissionHostTools(t *testing.T) {
+	ctx := context.Background()
+	type in struct{}
+	ran := 0
+	tool := agentcli.NewTool("count", "Counts.", func(ctx context.Context, _ in) (string, error) {
+		ran++
+		return "counted", nil
+	})
+	call := agentclitest.Reply("ok", "s1")
+	call.HostCalls = []agentclitest.HostCall{{Tool: "count"}}
+	b := agentclitest.NewBackend(call, call)
+	s, err := agentcli.StartSession(ctx, b, &agentcli.Request{Permission: agentcli.PermissionBypass, Tools: []agentcli.Tool{tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Run(ctx, "one"); err != nil {
+		t.Fatal(err)
+	}
+	if err := agentcli.SetPermission(ctx, s, agentcli.PermissionDeny); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	rs := b.HostResults()
+	if ran != 1 || len(rs) != 2 || rs[0].IsError || !rs[1].IsError {
+		t.Errorf("ran %d times; results %+v", ran, rs)
+	}
+}

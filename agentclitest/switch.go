@@ -145,6 +145,7 @@ func (s *scriptedSession) setPermission(ctx context.Context, mode agentcli.Permi
 	s.mu.Lock()
 	s.req.Permission = m
 	s.mu.Unlock()
+	s.host.SetMode(m)
 	return nil
 }
 

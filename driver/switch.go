@@ -56,3 +56,38 @@ func (r *redactedSession) Backend() string {
 	}
 	return ""
 }
+
+// SetMode switches the permission mode that decides the host tools'
+// calls (a live session's SetPermission). A nil h has none.
+func (h *HostTools) SetMode(m agentcli.PermissionMode) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	h.mode = Mode(&agentcli.Request{Permission: m})
+	h.mu.Unlock()
+}
+
+// SetModel implements agentcli.ModelSetter for a live session with host
+// tools or hooks: the wrapped session's.
+func (s *extrasSession) SetModel(ctx context.Context, model string) error {
+	return agentcli.SetModel(ctx, s.Session, model)
+}
+
+// SetPermission implements agentcli.PermissionSetter (see SetModel).
+func (s *extrasSession) SetPermission(ctx context.Context, mode agentcli.PermissionMode) error {
+	return agentcli.SetPermission(ctx, s.Session, mode)
+}
+
+// Steer implements agentcli.Steerer: the input passes the
+// UserPromptSubmit hook, as each prompt does; its events pass the
+// running turn's wrappers.
+func (s *extrasSession) Steer(ctx context.Context, prompt string) error {
+	if CheckPrompt(s.backend, prompt) == nil {
+		prompt = s.hooks.Prompt(ctx, s.Session.ID(), prompt)
+	}
+	return agentcli.Steer(ctx, s.Session, prompt)
+}
+
+// Backend returns the backend's name.
+func (s *extrasSession) Backend() string { return s.backend }

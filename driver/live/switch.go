@@ -197,16 +197,20 @@ func (s *Session) SetPermission(ctx context.Context, mode agentcli.PermissionMod
 	if rank(old) < rank(mode) {
 		tmp = old
 	}
-	s.mu.Lock()
-	s.mode = tmp
-	s.mu.Unlock()
+	s.setMode(tmp)
 	if err := ps.SetPermission(ctx, mode); err != nil {
 		return s.switchError(ctx, err)
 	}
-	s.mu.Lock()
-	s.mode = mode
-	s.mu.Unlock()
+	s.setMode(mode)
 	return nil
+}
+
+// setMode switches the session's decisions, its host tools' included.
+func (s *Session) setMode(m agentcli.PermissionMode) {
+	s.mu.Lock()
+	s.mode = m
+	s.mu.Unlock()
+	s.htools.SetMode(m)
 }
 
 // Steer implements agentcli.Steerer: into the running turn where the

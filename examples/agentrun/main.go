@@ -31,6 +31,11 @@
 // offline model call current_time (with -tool-demo), and one that asks to
 // be asked something makes it ask a question.
 //
+// In -chat mode two lines are agentrun's own commands, not prompts:
+// "/model NAME" switches the session's model (agentcli.SetModel) and
+// "/permission MODE" its permission mode (agentcli.SetPermission; under
+// ask, the questions come as above).
+//
 // -wire-log FILE records the run (with -chat, the whole session) and
 // -replay FILE (with -backend) prints it again as it was printed, turn by
 // turn, without running anything.
