@@ -198,8 +198,6 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newReplayProto, EditInput: true}, log)
 }
 
-func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }
-
 // newLiveProtoHooks returns the maker of a session's protocol with the
 // run's hooks and host tools.
 func newLiveProtoHooks(hooks *driver.RunHooks, host *driver.HostTools) func(h *live.Host) live.Proto {
