@@ -30,6 +30,7 @@ type switchCase struct {
 }
 
 var switchCases = []switchCase{
+	{name: "qwen", model: "qwen-switch-model", atServer: "qwen-switch-model", allModes: true, steer: agentcli.SteerQueued},
 	{name: "opencode", model: "agentclitest/switch-model-x", atServer: "switch-model-x",
 		modelEnv: opencodeExtraModel("switch-model-x"), steer: agentcli.SteerNative},
 	{name: "gemini", model: "gemini-switch-model", atServer: "gemini-switch-model", allModes: true, steer: agentcli.SteerQueued},
