@@ -429,6 +429,16 @@ type Capabilities struct {
 	// can carry the time the limit resets (RateLimitError.ResetsAt), in
 	// the cases the backend's documentation lists.
 	RateLimitReset bool `json:"rate_limit_reset"`
+
+	// SetModel reports that SetModel switches a live session's model.
+	SetModel bool `json:"set_model"`
+	// SetPermission lists the modes SetPermission can switch a live
+	// session to; empty means none (see the backend's documentation for
+	// a backend that can switch only between some of them).
+	SetPermission []PermissionMode `json:"set_permission"`
+	// Steer tells how Steer reaches a live session's running turn
+	// (SteerNone: it cannot).
+	Steer SteerMode `json:"steer"`
 }
 
 // SystemPromptMode tells how a backend delivers Request.SystemPrompt.

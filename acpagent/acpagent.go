@@ -166,6 +166,7 @@ var caps = agentcli.Capabilities{
 	SystemPrompt:    agentcli.SystemPromptPrepend,
 	Sessions:        true,
 	Interrupt:       true,
+	Steer:           agentcli.SteerQueued,
 	PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	MCP:             true,
 }

@@ -8,10 +8,11 @@ import (
 
 // anthropicReq is the part of an Anthropic Messages request the server reads.
 type anthropicReq struct {
-	Model    string          `json:"model"`
-	System   json.RawMessage `json:"system"`
-	Stream   bool            `json:"stream"`
-	Messages []struct {
+	Model     string          `json:"model"`
+	MaxTokens int             `json:"max_tokens"`
+	System    json.RawMessage `json:"system"`
+	Stream    bool            `json:"stream"`
+	Messages  []struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
 	} `json:"messages"`
@@ -104,6 +105,18 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := newRequest("anthropic", r, body)
 	in, perr := parseAnthropic(&rec, body)
+	if perr == nil && isModelProbe(in, rec) {
+		// claude checks a model it does not know (set_model with a custom
+		// name) with a one-token "Hi": a utility call.
+		rec.Utility = true
+		s.take(rec)
+		writeJSON(w, http.StatusOK, map[string]any{
+			"id": "msg_agentclitest_probe", "type": "message", "role": "assistant", "model": in.Model,
+			"content": []any{map[string]any{"type": "text", "text": "Hi"}}, "stop_reason": "max_tokens", "stop_sequence": nil,
+			"usage": map[string]any{"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+		})
+		return
+	}
 	t, seq := s.take(rec)
 	t = applyLimit(w, "anthropic", t)
 	if perr != nil {
@@ -210,4 +223,11 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		},
 	})
 	send("message_stop", map[string]any{})
+}
+
+// isModelProbe reports claude's check of a model: max_tokens 1, not
+// streamed, no tools, one user message "Hi".
+func isModelProbe(in anthropicReq, rec ModelRequest) bool {
+	return in.MaxTokens == 1 && !in.Stream && len(rec.Tools) == 0 && len(rec.Messages) == 1 &&
+		rec.Messages[0].Role == "user" && rec.Messages[0].Text == "Hi"
 }

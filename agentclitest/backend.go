@@ -117,6 +117,7 @@ type Backend struct {
 	hostResults   []HostResult
 	answers       []Answered
 	hookDecisions []HookDecision
+	switches      []Switch
 }
 
 // ErrScriptExhausted is returned by a scripted Backend with no Call left.

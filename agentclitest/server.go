@@ -179,7 +179,8 @@ type ModelRequest struct {
 	Tools []string
 	// Utility marks calls that the server answered on its own without
 	// consuming a scripted turn: Gemini router/JSON-schema calls and
-	// countTokens, Anthropic count_tokens, opencode title generation.
+	// countTokens, Anthropic count_tokens and claude's one-token check of
+	// a model it does not know, opencode title generation.
 	Utility bool
 	// Header holds the request's HTTP headers.
 	Header http.Header

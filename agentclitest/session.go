@@ -188,6 +188,7 @@ type scriptedSession struct {
 	turn      *scriptedTurn
 	closeOnce sync.Once
 	closed    chan struct{}
+	steer     *steerQueue // the running Stream's steered input (switch.go)
 }
 
 type scriptedTurn struct {
@@ -336,15 +337,12 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 			s.turn = nil
 			s.mu.Unlock()
 		}()
-		req := s.req
+		s.mu.Lock()
+		req := s.req // with what SetModel and SetPermission switched
+		s.mu.Unlock()
 		req.Prompt = prompt
 		req.Attachments = atts
 		req.SessionID = s.ID()
-		call, err := s.b.take(req)
-		if err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
 		if s.req.Timeout > 0 {
 			tm := time.AfterFunc(s.req.Timeout, func() {
 				t.stop(&agentcli.TimeoutError{Backend: name, Timeout: s.req.Timeout})
@@ -361,73 +359,101 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 			}
 			return nil
 		}
-		wait := func() error {
-			if call.Delay > 0 {
-				tm := time.NewTimer(call.Delay)
-				defer tm.Stop()
-				select {
-				case <-tm.C:
-				case <-runCtx.Done():
+		sq := s.startSteer()
+		defer s.endSteer(sq)
+		var prev *agentcli.Result
+		for first := true; ; first = false {
+			call, err := s.b.take(req)
+			if err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+			if first {
+				s.hooks.Prompt(runCtx, req.SessionID, prompt)
+				yield = s.hooks.Wrap(runCtx, yield)
+			}
+			wait := func() error {
+				if call.Delay > 0 {
+					tm := time.NewTimer(call.Delay)
+					defer tm.Stop()
+					select {
+					case <-tm.C:
+					case <-runCtx.Done():
+					}
+				}
+				return ended()
+			}
+			if err := s.b.askAll(ctx, runCtx, ended, &req, call.Ask); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+			evs := s.b.extras(runCtx, &req, req.SessionID, call, s.hooks, s.host)
+			evs = append(evs, call.Events...)
+			if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
+				r := *call.Result
+				evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
+			}
+			var synth driver.Deltas
+			var out []agentcli.Event
+			next := ""
+			for _, ev := range evs {
+				if err := wait(); err != nil {
+					yield(agentcli.Event{}, err)
+					return
+				}
+				if ev.Kind == agentcli.EventResult && ev.Result != nil {
+					r := *ev.Result
+					if p, ok := s.nextSteer(sq); ok {
+						// Steered input follows: one result for both.
+						prev = driver.MergeSteered(prev, &r)
+						next = p
+						break
+					}
+					ev.Result = driver.MergeSteered(prev, &r)
+					if ev.Result.Duration == 0 {
+						ev.Result.Duration = time.Since(start)
+					}
+				}
+				if ev.SessionID != "" {
+					s.mu.Lock()
+					s.id = ev.SessionID
+					s.mu.Unlock()
+				}
+				out = synth.Apply(out[:0], ev)
+				for _, ev := range out {
+					ev = dropRaw(&s.req, ev)
+					driver.RelayText(s.req.OnText, ev)
+					if !yield(ev, nil) {
+						return // breaking out ends the turn, as an interrupt does
+					}
 				}
 			}
-			return ended()
-		}
-		s.hooks.Prompt(runCtx, req.SessionID, prompt)
-		yield = s.hooks.Wrap(runCtx, yield)
-		if err := s.b.askAll(ctx, runCtx, ended, &req, call.Ask); err != nil {
-			yield(agentcli.Event{}, err)
+			if next != "" {
+				s.mu.Lock()
+				model, mode := s.req.Model, s.req.Permission
+				s.mu.Unlock()
+				req.Prompt, req.Model, req.Permission = next, model, mode
+				continue
+			}
+			if len(evs) == 0 || call.Err != nil {
+				if err := wait(); err != nil {
+					yield(agentcli.Event{}, err)
+					return
+				}
+			}
+			if call.Err != nil {
+				var ee *agentcli.ExitError
+				if errors.As(call.Err, &ee) {
+					s.mu.Lock()
+					if s.err == nil {
+						s.err = call.Err
+					}
+					s.mu.Unlock()
+				}
+				yield(agentcli.Event{}, dropRawErr(&s.req, call.Err))
+			}
+			s.dropSteer(sq)
 			return
-		}
-		evs := s.b.extras(runCtx, &req, req.SessionID, call, s.hooks, s.host)
-		evs = append(evs, call.Events...)
-		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
-			r := *call.Result
-			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
-		}
-		var synth driver.Deltas
-		var out []agentcli.Event
-		for _, ev := range evs {
-			if err := wait(); err != nil {
-				yield(agentcli.Event{}, err)
-				return
-			}
-			if ev.Kind == agentcli.EventResult && ev.Result != nil {
-				r := *ev.Result
-				if r.Duration == 0 {
-					r.Duration = time.Since(start)
-				}
-				ev.Result = &r
-			}
-			if ev.SessionID != "" {
-				s.mu.Lock()
-				s.id = ev.SessionID
-				s.mu.Unlock()
-			}
-			out = synth.Apply(out[:0], ev)
-			for _, ev := range out {
-				ev = dropRaw(&s.req, ev)
-				driver.RelayText(s.req.OnText, ev)
-				if !yield(ev, nil) {
-					return // breaking out ends the turn, as an interrupt does
-				}
-			}
-		}
-		if len(evs) == 0 || call.Err != nil {
-			if err := wait(); err != nil {
-				yield(agentcli.Event{}, err)
-				return
-			}
-		}
-		if call.Err != nil {
-			var ee *agentcli.ExitError
-			if errors.As(call.Err, &ee) {
-				s.mu.Lock()
-				if s.err == nil {
-					s.err = call.Err
-				}
-				s.mu.Unlock()
-			}
-			yield(agentcli.Event{}, dropRawErr(&s.req, call.Err))
 		}
 	}
 }

@@ -129,6 +129,9 @@ var spec = driver.Spec{
 		Cost:            true,
 		Sessions:        true,
 		Interrupt:       true,
+		SetModel:        true,
+		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		Steer:           agentcli.SteerNative,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		EditInput:       true,
 

@@ -165,19 +165,26 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Every mode reachable by SetPermission (switch.go).
+	args, noBypass := liveSwitchArgs(job.Args, r.Lookup("IS_SANDBOX"))
+	mk := newLiveProtoHooks(r.Hooks(), r.HostTools())
 	return live.Start(ctx, live.Config{
-		Backend:   Name,
-		Path:      r.Path,
-		Options:   *r.Options,
-		Logger:    r.Logger,
-		Args:      job.Args,
-		Env:       append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
-		Dir:       r.Dir,
-		Request:   r.Req,
-		Proto:     newLiveProtoHooks(r.Hooks(), r.HostTools()),
+		Backend: Name,
+		Path:    r.Path,
+		Options: *r.Options,
+		Logger:  r.Logger,
+		Args:    args,
+		Env:     append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
+		Dir:     r.Dir,
+		Request: r.Req,
+		Proto: func(h *live.Host) live.Proto {
+			p := mk(h)
+			p.(*liveProto).sw.noBypass = noBypass
+			return p
+		},
 		EditInput: true,
 		Cleanup:   r.Cleanup,
-		Wire:      r.LiveWireLog(Name, job.Args, nil),
+		Wire:      r.LiveWireLog(Name, args, nil),
 		Redactor:  r.Redactor(),
 		HostTools: r.HostTools(),
 		Hooks:     r.Hooks(),
@@ -188,10 +195,8 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // replaySession replays a live session's wire log: the protocol needs
 // nothing but the log's lines.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto, EditInput: true}, log)
+	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newReplayProto, EditInput: true}, log)
 }
-
-func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(h) }
 
 // newLiveProtoHooks returns the maker of a session's protocol with the
 // run's hooks and host tools.
@@ -212,6 +217,8 @@ type liveProto struct {
 	qsem   chan struct{} // held while Request.OnQuestion runs
 	hooks  *driver.RunHooks
 	host   *driver.HostTools
+	// sw is the state of switching and steering (switch.go).
+	sw switchState
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -307,8 +314,9 @@ func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
 	st := &parser{}
 	p.mu.Lock()
 	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
+	id := p.sw.begin()
 	p.mu.Unlock()
-	return p.h.Send(ctx, userMessage(prompt))
+	return p.h.Send(ctx, withUUID(userMessage(prompt), id))
 }
 
 // Interrupt sends an interrupt control request; the turn's result line
@@ -344,6 +352,9 @@ func (p *liveProto) Line(line []byte) {
 			}
 		}
 	}
+	if bookkeeping(line) {
+		return
+	}
 	p.mu.Lock()
 	ps := p.parser
 	p.mu.Unlock()
@@ -358,14 +369,27 @@ func (p *liveProto) Line(line []byte) {
 		p.h.Emit(ev)
 	}
 	if ps.st.result != nil {
+		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
+		tr := ps.st.result.TerminalReason
+		aborted := strings.HasPrefix(tr, "aborted")
 		p.mu.Lock()
+		if err == nil && !aborted && p.sw.consumed(line) {
+			// Steered input is still to be answered, after this result
+			// (switch.go): the turn goes on.
+			p.sw.held = driver.MergeSteered(p.sw.held, res)
+			if p.parser == ps {
+				st := &parser{}
+				p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
+			}
+			p.mu.Unlock()
+			return
+		}
 		if p.parser == ps {
 			p.parser = nil
 		}
+		res = p.sw.end(res)
 		p.mu.Unlock()
-		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
-		tr := ps.st.result.TerminalReason
-		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: strings.HasPrefix(tr, "aborted")})
+		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: aborted})
 	}
 }
 

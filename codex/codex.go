@@ -214,6 +214,9 @@ var spec = driver.Spec{
 		ToolFilter:      true,
 		Sessions:        true,
 		Interrupt:       true,
+		SetModel:        true,
+		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		Steer:           agentcli.SteerNative,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:              true,

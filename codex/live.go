@@ -260,6 +260,9 @@ type appServer struct {
 	// rateLimit is the account's rate limit state as last reported
 	// (account/rateLimits/updated), or nil.
 	rateLimit *agentcli.RateLimit
+	// sw holds the sticky per-turn overrides of SetModel and
+	// SetPermission (switch.go).
+	sw overrides
 }
 
 type wireTokenUsage struct {
@@ -386,7 +389,7 @@ func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.lastText, p.lastErr = "", ""
 	p.turnStart = p.total
 	clear(p.items)
-	params := turnParams(p.req, thread, prompt)
+	params := p.withOverrides(turnParams(p.req, thread, prompt))
 	if p.atts != nil {
 		params["input"], p.atts = turnInput(prompt, p.atts), nil
 	}
@@ -772,7 +775,7 @@ func (p *appServer) completed(n wireNotify, raw json.RawMessage) bool {
 	res := &agentcli.Result{
 		Text:      p.lastText,
 		SessionID: p.thread,
-		Model:     firstNonEmpty(p.req.Model, p.model),
+		Model:     firstNonEmpty(p.sw.model, p.req.Model, p.model),
 		Raw:       raw,
 	}
 	if p.total != nil {

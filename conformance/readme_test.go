@@ -118,6 +118,16 @@ func TestReadmeCapabilityTable(t *testing.T) {
 			want["edit input"] = yes(c.EditInput)
 			want["interactive"] = yes(c.Interactive)
 			want["portable sessions"] = yes(c.PortableSessions)
+			want["set model"] = yes(c.SetModel)
+			want["set permission"] = "no"
+			if len(c.SetPermission) > 0 {
+				var sw []string
+				for _, m := range c.SetPermission {
+					sw = append(sw, string(m))
+				}
+				want["set permission"] = strings.Join(sw, " ")
+			}
+			want["steer"] = cmp.Or(string(c.Steer), "no")
 		}
 		for row, w := range want {
 			cells, ok := rows[row]

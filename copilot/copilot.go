@@ -140,6 +140,7 @@ var spec = driver.Spec{
 		ToolFilter:      true,
 		Sessions:        true,
 		Interrupt:       true,
+		Steer:           agentcli.SteerQueued,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		MCP:             true,
 		Efforts:         agentcli.Efforts(),

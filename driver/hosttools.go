@@ -282,13 +282,13 @@ func (h *HostTools) run(ctx context.Context, t agentcli.Tool, input json.RawMess
 // that it may run (with d.Input, when set, as its input).
 func (h *HostTools) decide(ctx context.Context, id string, t agentcli.Tool, input json.RawMessage) (d agentcli.PermissionDecision, ok bool) {
 	h.mu.Lock()
-	always := h.always[t.Name]
+	always, mode := h.always[t.Name], h.mode // mode: SetMode may switch it
 	h.mu.Unlock()
-	if t.Approved || always || h.mode == agentcli.PermissionBypass {
+	if t.Approved || always || mode == agentcli.PermissionBypass {
 		return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true
 	}
 	refuse := agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: DeniedMessage}
-	if h.mode != agentcli.PermissionAsk || h.onPerm == nil {
+	if mode != agentcli.PermissionAsk || h.onPerm == nil {
 		return refuse, false
 	}
 	pr := &agentcli.PermissionRequest{

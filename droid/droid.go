@@ -87,6 +87,7 @@ var spec = driver.Spec{
 		ToolFilter:      true,
 		Sessions:        true,
 		Interrupt:       true,
+		Steer:           agentcli.SteerQueued,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		// MCP: false. Droid 0.225.2's ACP daemon starts its session
 		// child with --mcp-servers, which the child does not know ("error:

@@ -201,6 +201,9 @@ var spec = driver.Spec{
 		SystemPrompt:    agentcli.SystemPromptPrepend,
 		Sessions:        true,
 		Interrupt:       true,
+		SetModel:        true,
+		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		Steer:           agentcli.SteerQueued,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:       true,

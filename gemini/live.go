@@ -189,6 +189,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		RawName:   toolName,
 		Usage:     quotaUsage,
 		Tools:     tools,
+		Switch:    switching(req),
 	}
 	lists, _ := listsFor(req)
 	var servers []agentcli.MCPServer

@@ -157,6 +157,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Guard:     guardPrompt,
 		RawName:   mcpToolName(req.MCPServers),
 		Tools:     tools,
+		Switch:    switching(req),
 	}
 	if req.Permission == agentcli.PermissionPlan {
 		ac.Options = append(ac.Options, acp.Option{ID: "mode", Value: "plan"})

@@ -198,6 +198,9 @@ var spec = driver.Spec{
 		Cost:            true,
 		Sessions:        true,
 		Interrupt:       true,
+		SetModel:        true,
+		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionPlan},
+		Steer:           agentcli.SteerNative,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:       true,

@@ -70,7 +70,8 @@ func TestRegistered(t *testing.T) {
 			agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 		Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText},
 		ForkSession: agentcli.SessionModes{OneShot: true, Live: true}, ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		ListSessions: true, ContextUsage: true}
+		ListSessions: true, ContextUsage: true,
+		SetModel: true, SetPermission: []agentcli.PermissionMode{agentcli.PermissionPlan}, Steer: agentcli.SteerNative}
 	if diff := cmp.Diff(want, New(nil).Capabilities()); diff != "" {
 		t.Fatal(diff)
 	}

@@ -114,6 +114,9 @@ var spec = driver.Spec{
 		ToolFilter:      true,
 		Sessions:        true,
 		Interrupt:       true,
+		SetModel:        true,
+		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		Steer:           agentcli.SteerQueued,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 
 		MCP:           true,

@@ -95,6 +95,9 @@ type Config struct {
 	// message chunk, or a note) and for which Notice returns true is an
 	// EventNotice with the text, kept out of the turn's text.
 	Notice func(text string) bool
+	// Switch says what the agent can switch mid-session, and whether it
+	// takes input into a running turn (switch.go).
+	Switch Switching
 }
 
 // Option is one session config option.
@@ -198,6 +201,8 @@ type client struct {
 	calls   map[string]*toolCall // tool calls of the running turn
 	inText  bool                 // the last update was a message chunk
 	atts    []sdk.ContentBlock   // the next prompt's attachments (PromptWith)
+	// sw is the state of switching and steering (switch.go).
+	sw switchState
 }
 
 // toolCall is what the session knows of one tool call.
@@ -322,6 +327,9 @@ func (c *client) Start(ctx context.Context) error {
 		}
 		offered = configOptions(raw, offered)
 	}
+	c.mu.Lock()
+	c.sw.offered = offered
+	c.mu.Unlock()
 	return nil
 }
 
@@ -424,6 +432,7 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 	}
 	c.first = false
 	c.inText = false
+	c.sw.pending, c.sw.held = 1, nil
 	c.text.Reset()
 	clear(c.calls)
 	atts := c.atts
@@ -443,6 +452,9 @@ func (c *client) Prompt(ctx context.Context, prompt string) error {
 // answered ends the turn with session/prompt's answer, on the reader
 // goroutine.
 func (c *client) answered(raw json.RawMessage, err error) {
+	if c.heldBack(raw, err) {
+		return // a steered prompt's answer is still due (switch.go)
+	}
 	c.mu.Lock()
 	text := c.text.String()
 	sid := c.session

@@ -206,6 +206,9 @@ type Session struct {
 	closeOnce sync.Once
 	dead      chan struct{} // closed once the process is reaped
 	escaped   []escapee     // the CLI's descendants outside its group, noted before a stop
+
+	steer    *steering  // the running Stream's steered input (see switch.go)
+	switchMu sync.Mutex // held by SetModel and SetPermission
 }
 
 var _ agentcli.Session = (*Session)(nil)
@@ -902,71 +905,92 @@ func (s *Session) stream(ctx context.Context, prompt string, atts []agentcli.Att
 			return
 		}
 
-		t, err := s.begin()
-		if err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
-		defer func() {
-			s.mu.Lock()
-			if s.turn == t {
-				s.turn = nil
-			}
-			s.mu.Unlock()
-			t.leave()
-			t.cancel()
-		}()
+		st := s.startSteering()
+		defer s.endSteering(st)
 
-		// Cancellation and the per-turn timeout interrupt the turn.
-		var timeout <-chan time.Time
+		// Cancellation and the timeout interrupt the turn (and the
+		// follow-ups of its steered input: one timeout for the whole
+		// Stream).
+		var timeout <-chan struct{}
 		if s.req.Timeout > 0 {
-			tm := time.NewTimer(s.req.Timeout)
+			expired := make(chan struct{})
+			tm := time.AfterFunc(s.req.Timeout, func() { close(expired) })
 			defer tm.Stop()
-			timeout = tm.C
+			timeout = expired
 		}
-		go func() {
+		d := delivery{steer: st}
+		for {
+			if !s.runTurn(ctx, prompt, atts, timeout, &d, start, yield) || d.next == "" {
+				return
+			}
+			// Steered input follows as a turn of its own, without the
+			// attachments of the Stream's prompt (they went with it).
+			prompt, atts, d.next = d.next, nil, ""
+			d.synth = driver.Deltas{}
+		}
+	}
+}
+
+// runTurn sends prompt as a turn and yields its events, and its result
+// or error unless steered input follows it (d.next is set then). It
+// reports whether the Stream may go on.
+func (s *Session) runTurn(ctx context.Context, prompt string, atts []agentcli.Attachment, timeout <-chan struct{}, d *delivery, start time.Time, yield func(agentcli.Event, error) bool) bool {
+	t, err := s.begin()
+	if err != nil {
+		yield(agentcli.Event{}, err)
+		return false
+	}
+	defer func() {
+		s.mu.Lock()
+		if s.turn == t {
+			s.turn = nil
+		}
+		s.mu.Unlock()
+		t.leave()
+		t.cancel()
+	}()
+
+	go func() {
+		select {
+		case <-ctx.Done():
+			cause := context.Cause(ctx)
+			r := reasonCancel
+			var te *agentcli.TimeoutError
+			if errors.As(cause, &te) {
+				r = reasonTimeout
+			}
+			s.interrupt(t, r, cause)
+		case <-timeout:
+			s.interrupt(t, reasonTimeout, nil)
+		case <-t.ended:
+		case <-s.dead:
+		}
+	}()
+
+	err = s.prompt(t.ctx, prompt, atts)
+	close(t.sent)
+	if err != nil {
+		s.promptFailed(t, err)
+	}
+
+	for {
+		its := t.pop()
+		if len(its) == 0 {
+			<-t.wake
+			continue
+		}
+		done, broke := s.deliver(t, its, d, start, yield)
+		if broke {
+			t.leave()
+			s.interrupt(t, reasonBreak, nil)
 			select {
-			case <-ctx.Done():
-				cause := context.Cause(ctx)
-				r := reasonCancel
-				var te *agentcli.TimeoutError
-				if errors.As(cause, &te) {
-					r = reasonTimeout
-				}
-				s.interrupt(t, r, cause)
-			case <-timeout:
-				s.interrupt(t, reasonTimeout, nil)
 			case <-t.ended:
 			case <-s.dead:
 			}
-		}()
-
-		err = s.prompt(t.ctx, prompt, atts)
-		close(t.sent)
-		if err != nil {
-			s.promptFailed(t, err)
+			return false
 		}
-
-		var d delivery
-		for {
-			its := t.pop()
-			if len(its) == 0 {
-				<-t.wake
-				continue
-			}
-			done, broke := s.deliver(t, its, &d, start, yield)
-			if broke {
-				t.leave()
-				s.interrupt(t, reasonBreak, nil)
-				select {
-				case <-t.ended:
-				case <-s.dead:
-				}
-				return
-			}
-			if done {
-				return
-			}
+		if done {
+			return true
 		}
 	}
 }
@@ -1014,6 +1038,12 @@ func (s *Session) promptFailed(t *turn, err error) {
 type delivery struct {
 	synth driver.Deltas
 	out   []agentcli.Event
+	// steer is the Stream's steered input (nil when replaying); prev
+	// the result of the turns before the running one, next the input
+	// to send as a follow-up turn once the running one has ended.
+	steer *steering
+	prev  *agentcli.Result
+	next  string
 }
 
 // deliver yields the events of its and, at the turn's end, its result or
@@ -1024,9 +1054,16 @@ func (s *Session) deliver(t *turn, its []item, d *delivery, start time.Time, yie
 		if it.end != nil {
 			res, err := s.finish(t, it.end)
 			if err != nil {
+				s.dropSteered(d.steer)
 				yield(agentcli.Event{}, err)
 				return true, false
 			}
+			if next, ok := s.nextSteered(d.steer); ok {
+				d.prev = driver.MergeSteered(d.prev, res)
+				d.next = next
+				return true, false
+			}
+			res = driver.MergeSteered(d.prev, res)
 			if !start.IsZero() {
 				res.Duration = time.Since(start)
 			}
@@ -1281,7 +1318,7 @@ func (h *Host) decide(pr *agentcli.PermissionRequest, answer func(agentcli.Permi
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.RejectOnce, Message: ToolListMessage}, false))
 		return
 	}
-	switch s.mode {
+	switch s.permMode() {
 	case agentcli.PermissionBypass:
 		answer(driver.NormalizeDecision(pr.Options, agentcli.PermissionDecision{Kind: agentcli.AllowOnce}, true))
 		return

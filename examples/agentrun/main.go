@@ -38,6 +38,10 @@
 // the new session (or fork) where the CLI allows it. -list prints the
 // sessions of the current directory, newest first, one per line: id,
 // update time, title (with -json, one JSON object per line), and exits.
+// In -chat mode two lines are agentrun's own commands, not prompts:
+// "/model NAME" switches the session's model (agentcli.SetModel) and
+// "/permission MODE" its permission mode (agentcli.SetPermission; under
+// ask, the questions come as above).
 //
 // -wire-log FILE records the run (with -chat, the whole session) and
 // -replay FILE (with -backend) prints it again as it was printed, turn by

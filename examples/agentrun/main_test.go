@@ -400,3 +400,22 @@ func TestSessionFlags(t *testing.T) {
 		t.Errorf("-list -continue: exit %d; want 2", code)
 	}
 }
+
+// -chat's /model and /permission switch the live session; a bad mode is
+// reported and the session goes on (exit status 1).
+func TestChatSwitch(t *testing.T) {
+	cli := claudeCLI(t)
+	stdin := "hello\n/model claude-other-model\n/permission bypass\nagain\n/permission sometimes\n"
+	code, out, errOut := runArgs(t, stdin, "-cli", cli, "-offline", "-offline-reply", "done", "-chat", "-json")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (the bad mode); stderr %q", code, errOut)
+	}
+	for _, want := range []string{"agentrun: model claude-other-model", "agentrun: permission bypass", `unknown permission mode "sometimes"`} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q: %q", want, errOut)
+		}
+	}
+	if n := strings.Count(out, `"text":"done"`); n != 2 {
+		t.Errorf("%d results for 2 prompts:\n%s", n, out)
+	}
+}

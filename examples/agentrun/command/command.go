@@ -175,7 +175,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		req.Permission = mode
 	}
 	cfg.Apply(req, b.Capabilities())
-	if req.Permission == agentcli.PermissionAsk && !*interactive {
+	if (req.Permission == agentcli.PermissionAsk || *chat) && !*interactive {
+		// In -chat mode too: "/permission ask" may switch to it.
 		req.OnPermission = askOn(in, stderr)
 	}
 	if *toolDemo {
@@ -430,6 +431,12 @@ func chatLoop(ctx context.Context, b agentcli.Backend, req *agentcli.Request, in
 			return status
 		}
 		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		if ok, failed := chatCommand(ctx, s, p, out.stderr); ok {
+			if failed {
+				status = 1
+			}
 			continue
 		}
 		script(p)
