@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/drivertest"
 	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
@@ -145,7 +146,7 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 	if err != nil || len(live) < 1000 {
 		t.Fatalf("%d events, err %v", len(live), err)
 	}
-	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 	if d := diffEvents(live, err, replayed, rerr); d != "" {
 		t.Fatalf("replay differs from the live run: %s", d)
 	}
@@ -154,8 +155,8 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 // diffEvents describes the first difference between two runs' events and
 // errors (Result.Duration aside), or returns "".
 func diffEvents(want []agentcli.Event, werr error, got []agentcli.Event, gerr error) string {
-	g := strings.Split(describeRun(got, gerr), "\n")
-	w := strings.Split(describeRun(want, werr), "\n")
+	g := strings.Split(drivertest.DescribeRun(got, gerr), "\n")
+	w := strings.Split(drivertest.DescribeRun(want, werr), "\n")
 	at := func(l []string, i int) string {
 		if i < len(l) {
 			return l[i]
@@ -221,7 +222,7 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 	if d := diffEvents(dropped, derr, replayed, rerr); d != "" {
 		t.Fatalf("DropRaw: replay differs from the live run: %s", d)
 	}
@@ -292,7 +293,7 @@ func checkMaxRaw(t *testing.T, be agentcli.Backend, hugeUnknown string) {
 		if d := diffEvents(want, err, got, gerr); d != "" {
 			t.Fatalf("MaxRawBytes %d: the events differ from a run keeping every Raw, with Raw over %d bytes dropped: %s", limit, kept, d)
 		}
-		replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+		replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 		if d := diffEvents(got, gerr, replayed, rerr); d != "" {
 			t.Fatalf("MaxRawBytes %d: replay differs from the live run: %s", limit, d)
 		}
