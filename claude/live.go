@@ -60,8 +60,8 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/driver/controlproto"
 	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/streamjson"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -197,9 +197,9 @@ func newLiveProto(h *live.Host) live.Proto { return newLiveProtoHooks(nil, nil)(
 func newLiveProtoHooks(hooks *driver.RunHooks, host *driver.HostTools) func(h *live.Host) live.Proto {
 	return func(h *live.Host) live.Proto {
 		p := &liveProto{h: h, qsem: make(chan struct{}, 1), hooks: hooks, host: host}
-		p.ctl = controlproto.New(h, map[string]func(controlproto.Request){
+		p.ctl = streamjson.New(h, map[string]func(streamjson.Request){
 			"can_use_tool":  p.canUseTool,
-			"hook_callback": func(r controlproto.Request) { p.hookCallback(r.ID, r.Body) },
+			"hook_callback": func(r streamjson.Request) { p.hookCallback(r.ID, r.Body) },
 		})
 		return p
 	}
@@ -211,7 +211,7 @@ type liveProto struct {
 
 	mu     sync.Mutex
 	parser *turnParser // the running turn's; nil between turns
-	ctl    *controlproto.Conn
+	ctl    *streamjson.Conn
 	qsem   chan struct{} // held while Request.OnQuestion runs
 	hooks  *driver.RunHooks
 	host   *driver.HostTools
@@ -230,7 +230,7 @@ func (p *liveProto) Start(ctx context.Context) error {
 }
 
 // control sends a control request (giving up when ctx ends); with wait it
-// waits for the answer too (see controlproto.Conn.Call).
+// waits for the answer too (see streamjson.Conn.Call).
 func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (json.RawMessage, error) {
 	if !wait {
 		return nil, p.ctl.Notify(ctx, subtype, request)
@@ -291,7 +291,7 @@ func (p *liveProto) Line(line []byte) {
 // canUseTool answers a can_use_tool request from claude through the
 // session's permission handling (control requests of other subtypes than
 // it and hook_callback are refused as unsupported).
-func (p *liveProto) canUseTool(c controlproto.Request) {
+func (p *liveProto) canUseTool(c streamjson.Request) {
 	r := c.CanUseTool()
 	input := r.Input
 	if r.ToolName == agentcli.ToolNameAskUserQuestion {

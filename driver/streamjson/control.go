@@ -1,11 +1,13 @@
-// Package controlproto is the host's side of the stream-json control
-// protocol for live sessions: Claude Code (`claude -p --input-format
-// stream-json --output-format stream-json`) speaks it, and Qwen Code
-// copies it. A backend whose CLI speaks it builds its live.Proto on a
-// Conn, as package acp serves agents that speak the Agent Client Protocol.
+// Package streamjson serves backends whose CLI speaks Claude Code's
+// stream-json (`claude -p --input-format stream-json --output-format
+// stream-json`), which Qwen Code copies: the control protocol of live
+// sessions (Conn) and the content of its message lines (DecodeContent,
+// StreamEvent), for a parser in the kit's one shape (driver.Lines). A
+// backend builds its live.Proto on a Conn, as package acp serves agents
+// that speak the Agent Client Protocol.
 //
-// The protocol shares the CLI's stdin and stdout with the conversation's
-// messages, one JSON object a line. The host sends
+// The control protocol shares the CLI's stdin and stdout with the
+// conversation's messages, one JSON object a line. The host sends
 //
 //	{"type":"control_request","request_id":ID,"request":{"subtype":S,...}}
 //
@@ -26,7 +28,7 @@
 // conversation's lines without depending on key order; a line that is
 // not a control message (nearly all) is left to the backend's parser,
 // decoded once.
-package controlproto
+package streamjson
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package controlproto_test
+package streamjson_test
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/driver/controlproto"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/streamjson"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -18,12 +19,12 @@ import (
 // session's permission handling, a result line ending the turn.
 type toyProto struct {
 	h   *live.Host
-	ctl *controlproto.Conn
+	ctl *streamjson.Conn
 }
 
 func newToyProto(h *live.Host) live.Proto {
 	p := &toyProto{h: h}
-	p.ctl = controlproto.New(h, map[string]func(controlproto.Request){
+	p.ctl = streamjson.New(h, map[string]func(streamjson.Request){
 		"can_use_tool": p.canUseTool,
 	})
 	return p
@@ -55,7 +56,7 @@ func (p *toyProto) Line(line []byte) {
 	}
 }
 
-func (p *toyProto) canUseTool(r controlproto.Request) {
+func (p *toyProto) canUseTool(r streamjson.Request) {
 	c := r.CanUseTool()
 	fmt.Println("the CLI asks to run", c.ToolName, string(c.Input))
 	pr := &agentcli.PermissionRequest{
@@ -108,4 +109,35 @@ func Example() {
 	// Output:
 	// the CLI asks to run Bash {"command":"ls"}
 	// result: two files
+}
+
+// DecodeContent reads the content of a message line inside a wire type's
+// Decode (see driver.Wire); here on a line of its own.
+func ExampleDecodeContent() {
+	line := []byte(`{"type":"user","message":{"role":"user","content":[` +
+		`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"two "},{"type":"text","text":"files"}]},` +
+		`{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"ls"}},null,5]}}`)
+	var d jsonscan.Decoder
+	d.Reset(line)
+	var blocks []streamjson.Block
+	bad := false
+	for k := range d.Object() {
+		if string(k) != "message" {
+			continue
+		}
+		for k := range d.Object() {
+			if string(k) == "content" {
+				blocks = streamjson.DecodeContent(&d, blocks[:0], &bad)
+			}
+		}
+	}
+	for _, b := range blocks {
+		fmt.Printf("%q %q %q %q\n", b.Type, b.ToolUseID+b.ID, b.Content, b.Input)
+	}
+	fmt.Println("invalid input:", bad, "error:", d.Finish())
+	// Output:
+	// "tool_result" "t1" "two files" ""
+	// "tool_use" "t2" "" "{\"command\":\"ls\"}"
+	// "" "" "" ""
+	// invalid input: false error: <nil>
 }
