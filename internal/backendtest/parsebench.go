@@ -337,3 +337,31 @@ func HugeLineAllocs(t *testing.T, newBackend func(*agentcli.Options) agentcli.Ba
 		t.Errorf("keeping every Raw, a run printing a %d-byte line allocated %.2f times the line, want more than 1.25 (its decoded copy)", len(huge), got)
 	}
 }
+
+// BenchVsOracle runs BenchParse with the parser and, as "…/oracle", with
+// the oracle (the encoding/json parser it replaced) on the lines of the
+// files matching glob ("real", every transcript) and on huge, one line
+// with the placeholder BIG replaced by a JSON string of about 8 MB
+// (BigText).
+func BenchVsOracle(b *testing.B, glob, huge string, newParser, newOracle func() driver.Parser) {
+	names, _ := filepath.Glob(glob)
+	if len(names) == 0 {
+		b.Fatalf("no files match %s", glob)
+	}
+	var real [][]byte
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		real = append(real, bytes.Split(bytes.TrimSpace(data), []byte("\n"))...)
+	}
+	inputs := []struct {
+		name  string
+		lines [][]byte
+	}{{"real", real}, {"huge", [][]byte{[]byte(strings.Replace(huge, "BIG", JSONString(BigText(8<<20)), 1))}}}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) { BenchParse(b, in.lines, newParser) })
+		b.Run(in.name+"/oracle", func(b *testing.B) { BenchParse(b, in.lines, newOracle) })
+	}
+}
