@@ -3,6 +3,7 @@ package copilot
 import (
 	"testing"
 
+	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 )
@@ -37,4 +38,18 @@ func TestHugeLineOwned(t *testing.T) {
 		"tool result": `{"type":"tool.execution_complete","data":{"toolCallId":"c","success":true,"result":{"content":BIG}},"id":"i"}`,
 		"tool error":  `{"type":"tool.execution_complete","data":{"toolCallId":"c","success":false,"error":{"message":BIG,"code":"x"}},"id":"i"}`,
 	})
+}
+
+// copilot 1.0.102 prints model.call_final_result (a type with nothing to
+// normalize) with data.result a string, where tool.execution_complete has
+// an object: it yields nothing. The oracle (the former parser) made each
+// such line of a real run a parse-error notice.
+func TestRobustOracle(t *testing.T) {
+	line := []byte(`{"type":"model.call_final_result","data":{"model":"m","result":"ok","statusCode":200},"id":"i"}`)
+	if evs := newTestParser().Line(line); len(evs) != 0 {
+		t.Fatalf("events %+v, want none", evs)
+	}
+	if evs := newOracleParser("m", false).Line(line); len(evs) != 1 || evs[0].Kind != agentcli.EventNotice {
+		t.Fatalf("the oracle yields %+v, want a notice", evs)
+	}
 }
