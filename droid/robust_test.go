@@ -1,7 +1,6 @@
 package droid
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -49,7 +48,7 @@ func TestRobustOracle(t *testing.T) {
 	line := `{"type":"completion","finalText":"x","usage":{"input_tokens":1e30,"output_tokens":2}}`
 	r := backendtest.Parse(&spec, newOracleParser(), [][]byte{[]byte(line)}, driver.Exit{})
 	if r.Result == nil || r.Result.Usage.OutputTokens == 2 {
-		t.Fatal(fmt.Sprintf("the oracle kept the usage: %+v", r.Result))
+		t.Fatalf("the oracle kept the usage: %+v", r.Result)
 	}
 }
 

@@ -95,13 +95,6 @@ var apiError = regexp.MustCompile(`^\[API Error: (?:(\d{3})\b)?`)
 // result line) is not valid JSON.
 var errInvalid = errors.New("invalid JSON")
 
-// str reads a string that may share the line's memory ("" for any other
-// value).
-func str(d *jsonscan.Decoder) string {
-	s, _ := d.UnsafeStr()
-	return s
-}
-
 // Decode implements driver.Wire.
 func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 	bad := false
