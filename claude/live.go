@@ -51,18 +51,17 @@ package claude
 // with terminal_reason "aborted_streaming" or "aborted_tools".
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/streamjson"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -202,7 +201,12 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 // run's hooks and host tools.
 func newLiveProtoHooks(hooks *driver.RunHooks, host *driver.HostTools) func(h *live.Host) live.Proto {
 	return func(h *live.Host) live.Proto {
-		return &liveProto{h: h, waits: map[string]chan controlResponse{}, qsem: make(chan struct{}, 1), hooks: hooks, host: host}
+		p := &liveProto{h: h, qsem: make(chan struct{}, 1), hooks: hooks, host: host}
+		p.ctl = streamjson.New(h, map[string]func(streamjson.Request){
+			"can_use_tool":  p.canUseTool,
+			"hook_callback": func(r streamjson.Request) { p.hookCallback(r.ID, r.Body) },
+		})
+		return p
 	}
 }
 
@@ -212,8 +216,7 @@ type liveProto struct {
 
 	mu     sync.Mutex
 	parser *turnParser // the running turn's; nil between turns
-	next   int
-	waits  map[string]chan controlResponse
+	ctl    *streamjson.Conn
 	qsem   chan struct{} // held while Request.OnQuestion runs
 	hooks  *driver.RunHooks
 	host   *driver.HostTools
@@ -227,36 +230,6 @@ type turnParser struct {
 	st *parser
 }
 
-// controlLine is the part of a control message the session reads.
-type controlLine struct {
-	Type      string          `json:"type"`
-	RequestID string          `json:"request_id"`
-	Request   json.RawMessage `json:"request"`
-	Response  *struct {
-		Subtype   string          `json:"subtype"`
-		RequestID string          `json:"request_id"`
-		Response  json.RawMessage `json:"response"`
-		Error     string          `json:"error"`
-	} `json:"response"`
-}
-
-type controlResponse struct {
-	ok  bool
-	msg string
-}
-
-// canUseTool is a can_use_tool request.
-type canUseTool struct {
-	Subtype     string            `json:"subtype"`
-	ToolName    string            `json:"tool_name"`
-	DisplayName string            `json:"display_name"`
-	Title       string            `json:"title"`
-	Description string            `json:"description"`
-	Input       json.RawMessage   `json:"input"`
-	ToolUseID   string            `json:"tool_use_id"`
-	Suggestions []json.RawMessage `json:"permission_suggestions"`
-}
-
 // Start sends initialize and waits for its answer.
 func (p *liveProto) Start(ctx context.Context) error {
 	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": hookConfig(p.hooks)}, true)
@@ -264,49 +237,12 @@ func (p *liveProto) Start(ctx context.Context) error {
 }
 
 // control sends a control request (giving up when ctx ends); with wait it
-// waits for the answer too. A refusal is a *agentcli.ProtocolError naming
-// subtype.
-func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (controlResponse, error) {
-	p.mu.Lock()
-	p.next++
-	id := "agentcli_" + strconv.Itoa(p.next)
-	ch := make(chan controlResponse, 1)
-	if wait {
-		p.waits[id] = ch
-	}
-	p.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": request})
-	if err != nil {
-		return controlResponse{}, err
-	}
-	if err := p.h.Send(ctx, b); err != nil {
-		p.mu.Lock()
-		delete(p.waits, id)
-		p.mu.Unlock()
-		return controlResponse{}, err
-	}
+// waits for the answer too (see streamjson.Conn.Call).
+func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (json.RawMessage, error) {
 	if !wait {
-		return controlResponse{ok: true}, nil
+		return nil, p.ctl.Notify(ctx, subtype, request)
 	}
-	defer func() {
-		p.mu.Lock()
-		delete(p.waits, id)
-		p.mu.Unlock()
-	}()
-	select {
-	case r := <-ch:
-		if !r.ok {
-			return r, p.h.Errors().Protocol("control request "+subtype, 0, r.msg, nil)
-		}
-		return r, nil
-	case <-ctx.Done():
-		return controlResponse{}, ctx.Err()
-	case <-p.h.Done():
-		if err := p.h.Err(); err != nil {
-			return controlResponse{}, err
-		}
-		return controlResponse{}, &agentcli.ProtocolError{Backend: Name, Method: "control request " + subtype, Message: "the CLI exited before it answered"}
-	}
+	return p.ctl.Call(ctx, subtype, request)
 }
 
 // Prompt sends prompt as a not-typed user message.
@@ -330,27 +266,10 @@ func (p *liveProto) Interrupt(ctx context.Context) error {
 // live.Proto): the error of a one-shot run that ended without a result.
 func (p *liveProto) Exit(driver.Exit) error { return nil }
 
-var controlMarker = []byte(`"control_`)
-
 // Line handles one stdout line.
 func (p *liveProto) Line(line []byte) {
-	// Control messages are told apart before the message parser sees the
-	// line, without depending on key order; other lines (nearly all) are
-	// decoded once, by the parser.
-	if bytes.Contains(line, controlMarker) {
-		var c controlLine
-		if json.Unmarshal(line, &c) == nil {
-			switch c.Type {
-			case "control_response":
-				p.controlResponse(c)
-				return
-			case "control_request":
-				p.controlRequest(c)
-				return
-			case "control_cancel_request":
-				return // the answer we give later is ignored by claude
-			}
-		}
+	if p.ctl.Line(line) {
+		return
 	}
 	if bookkeeping(line) {
 		return
@@ -393,38 +312,14 @@ func (p *liveProto) Line(line []byte) {
 	}
 }
 
-func (p *liveProto) controlResponse(c controlLine) {
-	if c.Response == nil {
-		return
-	}
-	p.mu.Lock()
-	ch := p.waits[c.Response.RequestID]
-	delete(p.waits, c.Response.RequestID)
-	p.mu.Unlock()
-	if ch != nil {
-		ch <- controlResponse{ok: c.Response.Subtype == "success", msg: c.Response.Error}
-	}
-}
-
-// controlRequest answers a request from claude: can_use_tool goes to the
-// session's permission handling; anything else is refused as unsupported.
-func (p *liveProto) controlRequest(c controlLine) {
-	var r canUseTool
-	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
-	if r.Subtype == "hook_callback" {
-		p.hookCallback(c.RequestID, c.Request)
-		return
-	}
-	if r.Subtype != "can_use_tool" {
-		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
-		return
-	}
+// canUseTool answers a can_use_tool request from claude through the
+// session's permission handling (control requests of other subtypes than
+// it and hook_callback are refused as unsupported).
+func (p *liveProto) canUseTool(c streamjson.Request) {
+	r := c.CanUseTool()
 	input := r.Input
-	if len(input) == 0 || input[0] != '{' {
-		input = json.RawMessage("{}")
-	}
 	if r.ToolName == agentcli.ToolNameAskUserQuestion {
-		p.question(c.RequestID, r.ToolUseID, input)
+		p.question(c.ID, r.ToolUseID, input)
 		return
 	}
 	name, kind := tools.Canonical(r.ToolName)
@@ -437,10 +332,10 @@ func (p *liveProto) controlRequest(c controlLine) {
 			{ID: "reject_once", Kind: agentcli.RejectOnce, Name: "Deny"},
 		},
 	}
-	id := c.RequestID
+	id := c.ID
 	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
 		if !d.Allowed() {
-			p.reply(id, map[string]any{"behavior": "deny", "message": d.Message}, "")
+			p.ctl.Deny(id, d.Message)
 			return
 		}
 		ans := map[string]any{"behavior": "allow", "updatedInput": input}
@@ -449,7 +344,7 @@ func (p *liveProto) controlRequest(c controlLine) {
 			// original call (driver.NormalizeDecision refuses it already).
 			var obj map[string]json.RawMessage
 			if json.Unmarshal(d.Input, &obj) != nil || obj == nil {
-				p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
+				p.ctl.Deny(id, driver.UnusableInputMessage)
 				return
 			}
 			ans["updatedInput"] = d.Input
@@ -488,17 +383,11 @@ func sessionRules(tool string, suggestions []json.RawMessage) []map[string]any {
 // reply answers a control request from claude with a success response, or
 // an error when errMsg is set.
 func (p *liveProto) reply(id string, response any, errMsg string) {
-	resp := map[string]any{"subtype": "success", "request_id": id, "response": response}
 	if errMsg != "" {
-		resp = map[string]any{"subtype": "error", "request_id": id, "error": errMsg}
-	}
-	b, err := json.Marshal(map[string]any{"type": "control_response", "response": resp})
-	if err != nil {
+		p.ctl.Refuse(id, errMsg)
 		return
 	}
-	if err := p.h.Post(b); err != nil {
-		p.h.Logger().Debug("agentcli: answering a control request failed", "backend", Name, "err", err)
-	}
+	p.ctl.Reply(id, response)
 }
 
 func firstNonEmpty(ss ...string) string {
@@ -552,7 +441,7 @@ func (p *liveProto) question(id, toolUseID string, input json.RawMessage) {
 			if msg == "" {
 				msg = agentcli.NoAnswerMessage
 			}
-			p.reply(id, map[string]any{"behavior": "deny", "message": msg}, "")
+			p.ctl.Deny(id, msg)
 			return
 		}
 		var obj map[string]any
@@ -566,6 +455,6 @@ func (p *liveProto) question(id, toolUseID string, input json.RawMessage) {
 			}
 		}
 		obj["answers"] = answers
-		p.reply(id, map[string]any{"behavior": "allow", "updatedInput": obj}, "")
+		p.ctl.Allow(id, obj)
 	}()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/jsonscan"
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // Each line is read once, in a single pass (driver/jsonscan), straight
@@ -81,29 +82,9 @@ type wireMessage struct {
 	HasUsage bool
 }
 
-type wireBlock struct {
-	Type      string
-	Text      string
-	Thinking  string
-	ID        string
-	Name      string
-	Input     json.RawMessage
-	ToolUseID string
-	// Content is a tool result's content as text: a string, or the text
-	// blocks of an array joined.
-	Content string
-	IsError bool
-}
+type wireBlock = streamjson.Block
 
-type wireStreamEvt struct {
-	Type     string
-	HasDelta bool
-	Delta    struct {
-		Type     string
-		Text     string
-		Thinking string
-	}
-}
+type wireStreamEvt = streamjson.StreamEvent
 
 // wireResult is what End needs of the result line.
 type wireResult struct {
@@ -216,13 +197,6 @@ func str(d *jsonscan.Decoder) string {
 	return s
 }
 
-// view reads a string as bytes valid until the next line (nil for any
-// other value).
-func view(d *jsonscan.Decoder) []byte {
-	b, _ := d.StrBytes()
-	return b
-}
-
 // optInt reads a number that may be null or absent.
 func optInt(d *jsonscan.Decoder) (int, bool) {
 	n, ok := d.IntOK()
@@ -260,7 +234,7 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 			bad = w.Message.decode(d) || bad
 		case "event":
 			w.HasEvent = d.Kind() == jsonscan.Object
-			w.Event.decode(d)
+			w.Event.Decode(d)
 		case "model":
 			w.Model = str(d)
 		case "claude_code_version":
@@ -341,125 +315,10 @@ func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
 		case "model":
 			m.Model = str(d)
 		case "content":
-			m.Content = decodeContent(d, m.Content[:0], &bad)
+			m.Content = streamjson.DecodeContent(d, m.Content[:0], &bad)
 		}
 	}
 	return bad
-}
-
-// decode reads a stream event.
-func (e *wireStreamEvt) decode(d *jsonscan.Decoder) {
-	*e = wireStreamEvt{}
-	for k := range d.Object() {
-		switch string(k) {
-		case "type":
-			e.Type = str(d)
-		case "delta":
-			e.HasDelta = d.Kind() == jsonscan.Object
-			for k := range d.Object() {
-				switch string(k) {
-				case "type":
-					e.Delta.Type = str(d)
-				case "text":
-					e.Delta.Text = str(d)
-				case "thinking":
-					e.Delta.Thinking = str(d)
-				}
-			}
-		}
-	}
-}
-
-// decodeContent reads a message's content, a string or an array of
-// blocks, appending its blocks to dst. An element that is null counts as
-// an empty block; one of another type is left out.
-func decodeContent(d *jsonscan.Decoder, dst []wireBlock, bad *bool) []wireBlock {
-	switch d.Kind() {
-	case jsonscan.String:
-		return append(dst, wireBlock{Type: "text", Text: str(d)})
-	case jsonscan.Array:
-	default:
-		d.Skip()
-		return dst
-	}
-	for range d.Array() {
-		switch d.Kind() {
-		case jsonscan.Object:
-		case jsonscan.Null:
-			d.Null()
-			dst = append(dst, wireBlock{})
-			continue
-		default:
-			continue
-		}
-		var b wireBlock
-		for k := range d.Object() {
-			switch string(k) {
-			case "type":
-				b.Type = str(d)
-			case "text":
-				b.Text = str(d)
-			case "thinking":
-				b.Thinking = str(d)
-			case "id":
-				b.ID = str(d)
-			case "name":
-				b.Name = str(d)
-			case "input":
-				b.Input = d.Raw()
-				if b.Input != nil && !json.Valid(b.Input) {
-					*bad = true
-				}
-			case "tool_use_id":
-				b.ToolUseID = str(d)
-			case "content":
-				b.Content = decodeText(d)
-			case "is_error":
-				b.IsError = d.LooseBool()
-			}
-		}
-		dst = append(dst, b)
-	}
-	return dst
-}
-
-// decodeText reads a tool result's content as text: a string, or the text
-// of the "text" blocks of an array, joined. Nested content is skipped.
-func decodeText(d *jsonscan.Decoder) string {
-	if d.Kind() == jsonscan.String {
-		return str(d)
-	}
-	var first string
-	var b strings.Builder
-	n := 0
-	for range d.Array() {
-		var typ []byte
-		var text string
-		for k := range d.Object() {
-			switch string(k) {
-			case "type":
-				typ = view(d)
-			case "text":
-				text = str(d)
-			}
-		}
-		if string(typ) != "text" || text == "" {
-			continue
-		}
-		switch n++; n {
-		case 1:
-			first = text
-		case 2:
-			b.WriteString(first)
-			fallthrough
-		default:
-			b.WriteString(text)
-		}
-	}
-	if n > 1 {
-		return b.String()
-	}
-	return first
 }
 
 // decodeUsage reads Anthropic usage, which already follows agentcli's
@@ -609,19 +468,9 @@ func (p *parser) user(w *wireLine, base agentcli.Event) bool {
 // streamEvent appends the text or thinking delta of a stream event; the
 // others (message_start, input_json_delta, …) have nothing to normalize.
 func (p *parser) streamEvent(e *wireStreamEvt, has bool, base agentcli.Event) {
-	if !has || e.Type != "content_block_delta" || !e.HasDelta {
-		return
+	if ev, ok := e.DeltaEvent(base); has && ok {
+		p.evs = append(p.evs, ev)
 	}
-	ev := base
-	switch e.Delta.Type {
-	case "text_delta":
-		ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
-	case "thinking_delta":
-		ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
-	default:
-		return
-	}
-	p.evs = append(p.evs, ev)
 }
 
 // resultLine keeps the result line for End, and appends its usage.

@@ -31,6 +31,12 @@ package copilot
 // that is not a JSON object an EventNotice. Events of a sub-agent (data
 // with parentToolCallId) carry it as Event.Subagent.
 //
+// The parser is in the kit's one shape (driver.Lines): each line is read
+// once, in a single pass (driver/jsonscan), into wireLine; Apply turns it
+// into events; End decides the outcome. A field of data of an unexpected
+// type reads as absent; data that is not an object (or null) makes the
+// line a notice. Strings share the line's memory where the run lets them.
+//
 // The outcome: a run is a success when copilot printed its result line
 // with exitCode 0, reported no session.error and exited 0. Result.Text is
 // the content of the main thread's last assistant message that had any,
@@ -46,48 +52,47 @@ package copilot
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
-// wireLine is the envelope of one output line.
+// wireLine is one output line: the envelope, and the fields of data that
+// the types above use.
 type wireLine struct {
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
+	Type string
 	// The result line's fields.
-	SessionID string `json:"sessionId"`
-	ExitCode  *int   `json:"exitCode"`
+	SessionID   string
+	ExitCode    int
+	HasExitCode bool
+	// DataRaw is data as printed, for the usage file's line only: a view
+	// valid until Apply returns.
+	DataRaw []byte
+	Data    wireData
 }
 
 // wireData holds the fields of data that the types above use.
 type wireData struct {
-	DeltaContent     string `json:"deltaContent"`
-	Content          string `json:"content"`
-	Model            string `json:"model"`
-	ParentToolCallID string `json:"parentToolCallId"`
-	ToolRequests     []struct {
-		ToolCallID string          `json:"toolCallId"`
-		Name       string          `json:"name"`
-		Arguments  json.RawMessage `json:"arguments"`
-	} `json:"toolRequests"`
-	ToolCallID string          `json:"toolCallId"`
-	ToolName   string          `json:"toolName"`
-	Arguments  json.RawMessage `json:"arguments"`
-	Success    *bool           `json:"success"`
-	Result     *struct {
-		Content string `json:"content"`
-	} `json:"result"`
-	Error          json.RawMessage `json:"error"`
-	ShellExecution *struct {
-		ExitCode *int `json:"exitCode"`
-	} `json:"shellExecution"`
-	Reason       string `json:"reason"`
-	ErrorType    string `json:"errorType"`
-	Message      string `json:"message"`
-	StatusCode   int    `json:"statusCode"`
-	ErrorMessage string `json:"errorMessage"`
+	DeltaContent, Content, Model, ParentToolCallID string
+	ToolRequests                                   []wireToolRequest
+	ToolCallID, ToolName                           string
+	Arguments                                      json.RawMessage
+	Success, HasSuccess                            bool
+	ResultContent                                  string
+	Error                                          string // a tool's error message
+	ShellExitCode                                  int
+	HasShellExitCode                               bool
+	Reason, ErrorType, Message                     string
+	StatusCode                                     int
+	ErrorMessage                                   string
+}
+
+type wireToolRequest struct {
+	ToolCallID, Name string
+	Arguments        json.RawMessage
 }
 
 // ignored are the types copilot prints that carry nothing to normalize.
@@ -107,7 +112,7 @@ type sessionError struct {
 	status       int
 }
 
-// parser reads one run's output. It implements driver.Parser.
+// parser is the state of one run's parsing (see driver.LineParser).
 type parser struct {
 	// resumed: the run resumed a session (its usage covers the session).
 	resumed bool
@@ -127,28 +132,161 @@ type parser struct {
 	hasUsage  bool
 	failure   string // the last failed model call's errorMessage
 	serr      *sessionError
-	result    *wireLine
-	resultRaw json.RawMessage
+	result    bool // the result line was read
+	// resultSession and resultCode are the result line's sessionId and
+	// exitCode (0 when absent).
+	resultSession string
+	resultCode    int
+	resultRaw     json.RawMessage
 }
 
-func newParser(model string, resumed bool) *parser {
+var _ driver.LineParser[wireLine] = (*parser)(nil)
+
+// newParser returns the driver.Parser of one run that asked for model
+// and resumed a session or not.
+func newParser(model string, resumed bool) driver.Parser {
+	return driver.Lines(Name, newState(model, resumed))
+}
+
+func newState(model string, resumed bool) *parser {
 	return &parser{reqModel: model, resumed: resumed, announced: map[string]bool{}}
 }
 
-// Line implements driver.Parser.
-func (p *parser) Line(line []byte) []agentcli.Event {
-	p.evs = p.evs[:0]
-	var w wireLine
-	if evs := driver.DecodeObject(Name, line, &w); evs != nil {
-		return evs
-	}
-	raw := json.RawMessage(line)
-	var d wireData
-	if len(w.Data) > 0 && !bytes.Equal(w.Data, []byte("null")) {
-		if err := json.Unmarshal(w.Data, &d); err != nil {
-			return []agentcli.Event{driver.Notice(Name, line, err)}
+// errInvalid: a line whose parts an event keeps as JSON (tool arguments,
+// the result line) is not valid JSON; errData: data is neither an object
+// nor null.
+var (
+	errInvalid = errors.New("invalid JSON")
+	errData    = errors.New("data is not an object")
+)
+
+// str reads a string that may share the line's memory ("" for any other
+// value).
+func str(d *jsonscan.Decoder) string {
+	s, _ := d.UnsafeStr()
+	return s
+}
+
+// args reads tool arguments; it reports arguments that are not valid
+// JSON (bad).
+func args(d *jsonscan.Decoder, bad *bool) json.RawMessage {
+	raw := d.Raw()
+	*bad = *bad || raw != nil && !json.Valid(raw)
+	return raw
+}
+
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	bad := false
+	var start, end int
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = d.Str()
+		case "sessionId":
+			w.SessionID = d.Str()
+		case "exitCode":
+			var c int64
+			c, w.HasExitCode = d.IntOK()
+			w.ExitCode = int(c)
+		case "data":
+			w.Data = wireData{}
+			switch d.Kind() {
+			case jsonscan.Object:
+			case jsonscan.Null:
+				d.Null()
+				continue
+			default:
+				d.Skip()
+				return errData
+			}
+			start = d.Offset()
+			w.Data.decode(d, &bad)
+			end = d.Offset()
 		}
 	}
+	if w.Type == usageType && end > start {
+		w.DataRaw = d.Span(start, end)
+	}
+	if bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
+	}
+	return nil
+}
+
+// decode reads data.
+func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
+	for k := range d.Object() {
+		switch string(k) {
+		case "deltaContent":
+			x.DeltaContent = str(d)
+		case "content":
+			x.Content = str(d)
+		case "model":
+			x.Model = d.Str()
+		case "parentToolCallId":
+			x.ParentToolCallID = d.Str()
+		case "toolRequests":
+			x.ToolRequests = x.ToolRequests[:0]
+			for range d.Array() {
+				var tr wireToolRequest
+				for k := range d.Object() {
+					switch string(k) {
+					case "toolCallId":
+						tr.ToolCallID = d.Str()
+					case "name":
+						tr.Name = d.Str()
+					case "arguments":
+						tr.Arguments = args(d, bad)
+					}
+				}
+				x.ToolRequests = append(x.ToolRequests, tr)
+			}
+		case "toolCallId":
+			x.ToolCallID = d.Str()
+		case "toolName":
+			x.ToolName = d.Str()
+		case "arguments":
+			x.Arguments = args(d, bad)
+		case "success":
+			x.Success, x.HasSuccess = d.BoolOK()
+		case "result":
+			x.ResultContent = ""
+			for k := range d.Object() {
+				if string(k) == "content" {
+					x.ResultContent = str(d)
+				}
+			}
+		case "error":
+			x.Error = driver.ErrorMessage(d)
+		case "shellExecution":
+			x.HasShellExitCode = false
+			for k := range d.Object() {
+				if string(k) == "exitCode" {
+					var c int64
+					c, x.HasShellExitCode = d.IntOK()
+					x.ShellExitCode = int(c)
+				}
+			}
+		case "reason":
+			x.Reason = str(d)
+		case "errorType":
+			x.ErrorType = d.Str()
+		case "message":
+			x.Message = str(d)
+		case "statusCode":
+			x.StatusCode = int(d.Int())
+		case "errorMessage":
+			x.ErrorMessage = str(d)
+		}
+	}
+}
+
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
+	p.evs = p.evs[:0]
+	raw := line.Raw()
+	d := &w.Data
 	base := agentcli.Event{Subagent: d.ParentToolCallID, Raw: raw}
 	add := func(ev agentcli.Event) { p.evs = append(p.evs, ev) }
 	if !p.started && w.Type != sessionType {
@@ -196,15 +334,12 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 	case "tool.execution_start":
 		p.toolUse(base, d.ToolCallID, d.ToolName, d.Arguments)
 	case "tool.execution_complete":
-		tr := &agentcli.ToolResult{ID: d.ToolCallID, IsError: d.Success != nil && !*d.Success}
-		if d.Result != nil {
-			tr.Output = d.Result.Content
+		tr := &agentcli.ToolResult{ID: d.ToolCallID, IsError: d.HasSuccess && !d.Success, Output: d.ResultContent}
+		if d.Error != "" && (tr.Output == "" || tr.IsError) {
+			tr.Output = d.Error
 		}
-		if msg := errorMessage(d.Error); msg != "" && (tr.Output == "" || tr.IsError) {
-			tr.Output = msg
-		}
-		if d.ShellExecution != nil && d.ShellExecution.ExitCode != nil {
-			c := *d.ShellExecution.ExitCode
+		if d.HasShellExitCode {
+			c := d.ShellExitCode
 			tr.ExitCode = &c
 		}
 		ev := base
@@ -236,10 +371,10 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		// Announced with copilot's first line (see init).
 		p.session = w.SessionID
 	case usageType:
-		u, ok := fileUsage(w.Data)
+		u, ok := fileUsage(w.DataRaw)
 		if !ok {
 			ev := base
-			ev.Kind = agentcli.EventUnknown
+			ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
 			add(ev)
 			break
 		}
@@ -250,12 +385,15 @@ func (p *parser) Line(line []byte) []agentcli.Event {
 		add(ev)
 	case "result":
 		// The end of the run; the runner's EventResult follows the exit.
-		r := w
-		p.result, p.resultRaw = &r, raw
+		p.result, p.resultSession, p.resultRaw = true, w.SessionID, raw
+		p.resultCode = 0
+		if w.HasExitCode {
+			p.resultCode = w.ExitCode
+		}
 	default:
 		if !ignored[w.Type] {
 			ev := base
-			ev.Kind = agentcli.EventUnknown
+			ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
 			add(ev)
 		}
 	}
@@ -274,25 +412,6 @@ func (p *parser) toolUse(base agentcli.Event, id, name string, args json.RawMess
 	ev := base
 	ev.Kind, ev.Tool = agentcli.EventToolUse, tools.Use(id, name, args)
 	p.evs = append(p.evs, ev)
-}
-
-// errorMessage returns the message of a tool's error ({"message", "code"},
-// or a string).
-func errorMessage(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
 }
 
 // fileUsage sums the token counts of copilot's usage file over its models
@@ -327,22 +446,22 @@ func fileUsage(raw json.RawMessage) (agentcli.Usage, bool) {
 	return driver.ClampUsage(u), true
 }
 
-// End implements driver.Parser.
+// End implements driver.LineParser.
 func (p *parser) End(exit driver.Exit) driver.Outcome {
-	if p.result == nil && p.serr == nil {
+	if !p.result && p.serr == nil {
 		return driver.Outcome{} // the runner reports the exit (stderr says why)
 	}
 	res := &agentcli.Result{Text: p.text, Model: p.model, Turns: p.turns, Raw: p.resultRaw}
 	res.SessionID = p.session
-	if p.result != nil && p.result.SessionID != "" {
-		res.SessionID = p.result.SessionID
+	if p.resultSession != "" {
+		res.SessionID = p.resultSession
 	}
 	if p.hasUsage {
 		res.Usage = p.usage
 	}
 	code := exit.Code
-	if p.result != nil && p.result.ExitCode != nil && *p.result.ExitCode != 0 {
-		code = *p.result.ExitCode
+	if p.resultCode != 0 {
+		code = p.resultCode
 	}
 	if p.serr == nil && code == 0 && exit.Code == 0 {
 		return driver.Outcome{Result: res}

@@ -118,7 +118,8 @@ func TestTranscriptThinking(t *testing.T) {
 // sub-agent's events, a tool only its execution announces, an unknown type,
 // a line that is not JSON, a session warning, a retry.
 func TestParseLines(t *testing.T) {
-	p := newParser("m", false)
+	st := newState("m", false)
+	p := driver.Lines(Name, st)
 	line := func(s string) []agentcli.Event {
 		return append([]agentcli.Event(nil), p.Line([]byte(s))...)
 	}
@@ -142,8 +143,8 @@ func TestParseLines(t *testing.T) {
 		t.Fatalf("sub-agent's view: %+v", evs)
 	}
 	evs = line(`{"type":"assistant.message","data":{"content":"sub answer","parentToolCallId":"task-1"}}`)
-	if len(evs) != 1 || evs[0].Subagent != "task-1" || p.text != "" {
-		t.Fatalf("sub-agent's text: %+v, main text %q", evs, p.text)
+	if len(evs) != 1 || evs[0].Subagent != "task-1" || st.text != "" {
+		t.Fatalf("sub-agent's text: %+v, main text %q", evs, st.text)
 	}
 	if evs := line(`{"type":"session.future_thing","data":{"x":1}}`); len(evs) != 1 || evs[0].Kind != agentcli.EventUnknown {
 		t.Fatalf("unknown type: %+v", evs)

@@ -47,6 +47,9 @@
 //     dies or breaks its protocol) with a JSON-RPC peer;
 //   - package [github.com/agentcli/agentcli/driver/acp]: an Agent Client
 //     Protocol client on that engine;
+//   - package [github.com/agentcli/agentcli/driver/streamjson]: Claude
+//     Code's stream-json on that engine (the control protocol of live
+//     sessions, the content of message lines), which Qwen Code copies;
 //   - package [github.com/agentcli/agentcli/driver/jsonscan]: a single-pass
 //     JSON reader for parsers;
 //   - package [github.com/agentcli/agentcli/driver/wirelog]: the wire log.

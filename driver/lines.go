@@ -20,6 +20,10 @@ import (
 // goroutine only, one line at a time, in order, with a line whose memory
 // the parser may keep (the kit never reuses it), and drops from what it
 // returns the Raw the run does not keep (Request.DropRaw, MaxRawBytes).
+// Every built-in parser of one JSON object per line is made by Lines;
+// the seam stays for the rest: gemini's `-o json` document, acpagent's
+// parser that parses nothing, and an outside author's first backend
+// (examples/outside-backend's toy parser, on encoding/json).
 type Parser interface {
 	// Line parses one stdout line (without its newline) and returns the
 	// events it yields, in order. The returned slice may be reused by the

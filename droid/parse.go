@@ -1,9 +1,10 @@
 package droid
 
-// The parser of `droid exec --output-format stream-json` (0.225.2). It
-// implements the plain driver.Parser seam (Line and End) with
-// encoding/json; all of it is in this file so that it moves to another
-// parser seam as a whole.
+// The parser of `droid exec --output-format stream-json` (0.225.2), in
+// the kit's one parser shape (driver.Lines): each line is read once, in a
+// single pass (driver/jsonscan), into wireLine; Apply turns it into
+// events; End decides the outcome. A field of an unexpected type reads as
+// absent. Strings share the line's memory where the run lets them.
 //
 // Lines:
 //
@@ -25,57 +26,40 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
-type line struct {
-	Type       string          `json:"type"`
-	Subtype    string          `json:"subtype"`
-	SessionID  string          `json:"session_id"`
-	Model      string          `json:"model"`
-	Role       string          `json:"role"`
-	Text       string          `json:"text"`
-	ID         string          `json:"id"`
-	ToolName   string          `json:"toolName"`
-	ToolID     string          `json:"toolId"`
-	Parameters json.RawMessage `json:"parameters"`
-	IsError    bool            `json:"isError"`
-	Value      json.RawMessage `json:"value"`
-	Error      json.RawMessage `json:"error"`
-	Source     string          `json:"source"`
-	Message    string          `json:"message"`
-	FinalText  *string         `json:"finalText"`
-	NumTurns   int             `json:"numTurns"`
-	Usage      *usage          `json:"usage"`
+// wireLine is one output line: the fields the types above use.
+type wireLine struct {
+	Type, Subtype, SessionID, Model string
+	Role, Text                      string
+	ID, ToolName, ToolID            string
+	Parameters                      json.RawMessage
+	IsError                         bool
+	Value                           string // a tool result's value as text
+	Error                           string // a tool result's error as text
+	Source, Message                 string
+	FinalText                       string
+	HasFinalText                    bool
+	NumTurns                        int
+	Usage                           agentcli.Usage
+	HasUsage                        bool
 }
 
-type usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
-	CacheRead    int64 `json:"cache_read_input_tokens"`
-	CacheWrite   int64 `json:"cache_creation_input_tokens"`
-}
-
-func (u *usage) usage() agentcli.Usage {
-	return agentcli.Usage{
-		InputTokens:      driver.Count(u.InputTokens),
-		OutputTokens:     driver.Count(u.OutputTokens),
-		CacheReadTokens:  driver.Count(u.CacheRead),
-		CacheWriteTokens: driver.Count(u.CacheWrite),
-	}
-}
-
-// parser turns droid's stream-json output into events.
+// parser is the state of one run's parsing (see driver.LineParser).
 type parser struct {
 	sessionID, model, lastText string
 	done                       bool // completion seen
 	failed                     bool // error from source cli seen
-	finalText                  *string
+	finalText                  string
+	hasFinalText               bool
 	turns                      int
 	use                        *agentcli.Usage
 	errs                       []string // the agent loop's errors
@@ -84,36 +68,132 @@ type parser struct {
 	evs                        []agentcli.Event
 }
 
-func newParser() *parser { return &parser{} }
+var _ driver.LineParser[wireLine] = (*parser)(nil)
+
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
 // statusPrefix reads the HTTP status droid puts first in an API error
 // ("400 Bad Request", "429 status code (no body)").
 var statusPrefix = regexp.MustCompile(`^(\d{3})\b`)
 
-// Line implements driver.Parser.
-func (p *parser) Line(raw []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return nil
-	}
-	if t[0] != '{' {
-		return append(p.evs, driver.NotObject(Name, raw))
-	}
-	var w line
-	if err := json.Unmarshal(t, &w); err != nil {
-		var loose map[string]json.RawMessage
-		if json.Unmarshal(t, &loose) != nil {
-			return append(p.evs, driver.Notice(Name, raw, err))
+// errInvalid: a line whose parts an event keeps as JSON (a tool input,
+// the line Result.Raw keeps) is not valid JSON.
+var errInvalid = errors.New("invalid JSON")
+
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	bad := false
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = d.Str()
+		case "subtype":
+			w.Subtype = d.Str()
+		case "session_id":
+			w.SessionID = d.Str()
+		case "model":
+			w.Model = d.Str()
+		case "role":
+			w.Role = d.Str()
+		case "text":
+			w.Text, _ = d.UnsafeStr()
+		case "id":
+			w.ID = d.Str()
+		case "toolName":
+			w.ToolName = d.Str()
+		case "toolId":
+			w.ToolID = d.Str()
+		case "parameters":
+			w.Parameters = nil
+			if d.Kind() != jsonscan.Object {
+				d.Skip()
+				break
+			}
+			w.Parameters = d.Raw()
+			bad = bad || w.Parameters != nil && !json.Valid(w.Parameters)
+		case "isError":
+			w.IsError = d.Bool()
+		case "value":
+			w.Value = valueText(d)
+		case "error":
+			w.Error = errorText(d)
+		case "source":
+			w.Source = d.Str()
+		case "message":
+			w.Message, _ = d.UnsafeStr()
+		case "finalText":
+			w.FinalText, w.HasFinalText = d.UnsafeStr()
+		case "numTurns":
+			w.NumTurns = int(d.Int())
+		case "usage":
+			w.HasUsage = d.Kind() == jsonscan.Object
+			w.Usage = decodeUsage(d)
 		}
-		w = looseLine(loose)
 	}
+	if bad || (w.Type == "completion" || w.Type == "error") && !d.ValidInput() {
+		return errInvalid
+	}
+	return nil
+}
+
+// decodeUsage reads droid's usage (Anthropic's convention, agentcli's):
+// counts clamped to be non-negative.
+func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
+	var u agentcli.Usage
+	for k := range d.Object() {
+		switch string(k) {
+		case "input_tokens":
+			u.InputTokens = driver.Count(d.Int())
+		case "output_tokens":
+			u.OutputTokens = driver.Count(d.Int())
+		case "cache_read_input_tokens":
+			u.CacheReadTokens = driver.Count(d.Int())
+		case "cache_creation_input_tokens":
+			u.CacheWriteTokens = driver.Count(d.Int())
+		}
+	}
+	return u
+}
+
+// valueText reads a tool result's value: a string, or JSON as it is ("" for
+// null).
+func valueText(d *jsonscan.Decoder) string {
+	switch d.Kind() {
+	case jsonscan.String:
+		s, _ := d.UnsafeStr()
+		return s
+	case jsonscan.Null:
+		d.Null()
+		return ""
+	}
+	return string(d.Raw())
+}
+
+// errorText reads a tool result's error {type, message}: its message, or
+// else the error as valueText reads it.
+func errorText(d *jsonscan.Decoder) string {
+	if d.Kind() != jsonscan.Object {
+		return valueText(d)
+	}
+	start := d.Offset()
+	for k := range d.Object() {
+		if string(k) == "message" {
+			if m, _ := d.UnsafeStr(); m != "" {
+				return m // the rest of the object is skipped
+			}
+		}
+	}
+	return string(bytes.Trim(d.Span(start, d.Offset()), " \t\r\n"))
+}
+
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
+	p.evs = p.evs[:0]
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	keep := append([]byte(nil), raw...)
-	ev := agentcli.Event{SessionID: w.SessionID, Raw: keep}
+	ev := agentcli.Event{SessionID: w.SessionID, Raw: line.Raw()}
 	switch w.Type {
 	case "system":
 		if w.Subtype == "init" {
@@ -132,87 +212,41 @@ func (p *parser) Line(raw []byte) []agentcli.Event {
 		}
 	case "tool_call":
 		input := w.Parameters
-		if len(input) == 0 || input[0] != '{' {
+		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
 		ev.Kind, ev.Tool = agentcli.EventToolUse, tools.Use(w.ID, cmp.Or(w.ToolName, w.ToolID), input)
 		return append(p.evs, ev)
 	case "tool_result":
-		out := valueText(w.Value)
+		out := w.Value
 		if w.IsError {
-			out = cmp.Or(errorText(w.Error), out)
+			out = cmp.Or(w.Error, out)
 		}
 		ev.Kind, ev.ToolResult = agentcli.EventToolResult, &agentcli.ToolResult{ID: w.ID, Output: out, IsError: w.IsError}
 		return append(p.evs, ev)
 	case "error":
 		if w.Source == "cli" {
-			p.failed, p.cliErr, p.raw = true, w.Message, keep
+			p.failed, p.cliErr, p.raw = true, w.Message, ev.Raw
 		} else {
 			p.errs = append(p.errs, w.Message)
 		}
 		ev.Kind, ev.Text = agentcli.EventNotice, w.Message
 		return append(p.evs, ev)
 	case "completion":
-		p.done, p.finalText, p.turns, p.raw = true, w.FinalText, w.NumTurns, keep
-		if w.Usage != nil {
-			u := w.Usage.usage()
+		p.done, p.finalText, p.hasFinalText, p.turns, p.raw = true, w.FinalText, w.HasFinalText, w.NumTurns, ev.Raw
+		if w.HasUsage {
+			u := w.Usage
 			p.use = &u
 			ev.Kind, ev.Usage = agentcli.EventUsage, &u
 			return append(p.evs, ev)
 		}
 		return nil
 	}
-	ev.Kind = agentcli.EventUnknown
+	ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
 	return append(p.evs, ev)
 }
 
-// looseLine reads a line field by field, so that one of an unexpected
-// type reads as absent.
-func looseLine(m map[string]json.RawMessage) line {
-	var w line
-	for k, dst := range map[string]*string{"type": &w.Type, "subtype": &w.Subtype, "session_id": &w.SessionID,
-		"model": &w.Model, "role": &w.Role, "text": &w.Text, "id": &w.ID, "toolName": &w.ToolName,
-		"toolId": &w.ToolID, "source": &w.Source, "message": &w.Message} {
-		_ = json.Unmarshal(m[k], dst)
-	}
-	w.Parameters, w.Value, w.Error = m["parameters"], m["value"], m["error"]
-	_ = json.Unmarshal(m["isError"], &w.IsError)
-	_ = json.Unmarshal(m["numTurns"], &w.NumTurns)
-	var s string
-	if json.Unmarshal(m["finalText"], &s) == nil && m["finalText"] != nil {
-		w.FinalText = &s
-	}
-	var u usage
-	if m["usage"] != nil && json.Unmarshal(m["usage"], &u) == nil {
-		w.Usage = &u
-	}
-	return w
-}
-
-// valueText reads a tool result's value: a string, or JSON as it is.
-func valueText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	return string(raw)
-}
-
-// errorText reads a tool result's error {type, message}, or a string.
-func errorText(raw json.RawMessage) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	return valueText(raw)
-}
-
-// End implements driver.Parser: a completion and exit status 0 is
+// End implements driver.LineParser: a completion and exit status 0 is
 // success; an error from source cli (or a completion with another exit
 // status) is a *agentcli.ResultError; no terminal line at all is left to
 // the runner.
@@ -221,8 +255,8 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 		return driver.Outcome{}
 	}
 	res := &agentcli.Result{SessionID: p.sessionID, Model: p.model, Turns: p.turns, Raw: p.raw, IsError: !p.done || exit.Code != 0}
-	if p.finalText != nil {
-		res.Text = *p.finalText
+	if p.hasFinalText {
+		res.Text = p.finalText
 	} else if p.done {
 		res.Text = p.lastText
 	}

@@ -38,17 +38,16 @@ package qwen
 // control request is refused as unsupported.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/live"
+	"github.com/agentcli/agentcli/driver/streamjson"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -96,7 +95,9 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 }
 
 func newLiveProto(h *live.Host) live.Proto {
-	return &liveProto{h: h, waits: map[string]chan controlResponse{}, always: map[string]bool{}}
+	p := &liveProto{h: h, always: map[string]bool{}}
+	p.ctl = streamjson.New(h, map[string]func(streamjson.Request){"can_use_tool": p.canUseTool})
+	return p
 }
 
 // liveProto is qwen's stream-json control protocol.
@@ -104,37 +105,17 @@ type liveProto struct {
 	h *live.Host
 
 	mu     sync.Mutex
-	parser *parser // the running turn's parser; nil between turns
-	next   int
-	waits  map[string]chan controlResponse
+	parser *turnParser // the running turn's; nil between turns
+	ctl    *streamjson.Conn
 	// always holds the tools allowed for the rest of the session
 	// (AllowAlways), by qwen's name.
 	always map[string]bool
 }
 
-// controlLine is the part of a control message the session reads.
-type controlLine struct {
-	Type      string          `json:"type"`
-	RequestID string          `json:"request_id"`
-	Request   json.RawMessage `json:"request"`
-	Response  *struct {
-		Subtype   string `json:"subtype"`
-		RequestID string `json:"request_id"`
-		Error     string `json:"error"`
-	} `json:"response"`
-}
-
-type controlResponse struct {
-	ok  bool
-	msg string
-}
-
-// canUseTool is a can_use_tool request.
-type canUseTool struct {
-	Subtype   string          `json:"subtype"`
-	ToolName  string          `json:"tool_name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
+// turnParser parses one turn's lines: st is the state of the Parser.
+type turnParser struct {
+	driver.Parser
+	st *parser
 }
 
 // maxPermissionWait is qwen's limit on the initialize request's
@@ -153,60 +134,15 @@ func (p *liveProto) Start(ctx context.Context) error {
 	if req.Effort != "" {
 		init["effort"] = string(req.Effort)
 	}
-	_, err := p.control(ctx, "initialize", init, true)
+	_, err := p.ctl.Call(ctx, "initialize", init)
 	return err
-}
-
-// control sends a control request (giving up when ctx ends); with wait it
-// waits for the answer too. A refusal is a *agentcli.ProtocolError naming
-// subtype.
-func (p *liveProto) control(ctx context.Context, subtype string, request any, wait bool) (controlResponse, error) {
-	p.mu.Lock()
-	p.next++
-	id := "agentcli_" + strconv.Itoa(p.next)
-	ch := make(chan controlResponse, 1)
-	if wait {
-		p.waits[id] = ch
-	}
-	p.mu.Unlock()
-	b, err := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": request})
-	if err != nil {
-		return controlResponse{}, err
-	}
-	if err := p.h.Send(ctx, b); err != nil {
-		p.mu.Lock()
-		delete(p.waits, id)
-		p.mu.Unlock()
-		return controlResponse{}, err
-	}
-	if !wait {
-		return controlResponse{ok: true}, nil
-	}
-	defer func() {
-		p.mu.Lock()
-		delete(p.waits, id)
-		p.mu.Unlock()
-	}()
-	select {
-	case r := <-ch:
-		if !r.ok {
-			return r, p.h.Errors().Protocol("control request "+subtype, 0, r.msg, nil)
-		}
-		return r, nil
-	case <-ctx.Done():
-		return controlResponse{}, ctx.Err()
-	case <-p.h.Done():
-		if err := p.h.Err(); err != nil {
-			return controlResponse{}, err
-		}
-		return controlResponse{}, &agentcli.ProtocolError{Backend: Name, Method: "control request " + subtype, Message: "the CLI exited before it answered"}
-	}
 }
 
 // Prompt sends prompt as a user message.
 func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
 	p.mu.Lock()
-	p.parser = newParser()
+	st := &parser{}
+	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 	p.mu.Unlock()
 	return p.h.Send(ctx, userMessage(prompt))
 }
@@ -214,32 +150,17 @@ func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
 // Interrupt sends an interrupt control request; the turn's result line is
 // the acknowledgment.
 func (p *liveProto) Interrupt(ctx context.Context) error {
-	_, err := p.control(ctx, "interrupt", map[string]any{"subtype": "interrupt"}, false)
-	return err
+	return p.ctl.Notify(ctx, "interrupt", map[string]any{"subtype": "interrupt"})
 }
 
 // Exit leaves the error of a CLI that ended by itself to the session (see
 // live.Proto): the error of a one-shot run that ended without a result.
 func (p *liveProto) Exit(driver.Exit) error { return nil }
 
-var controlMarker = []byte(`"control_`)
-
 // Line handles one stdout line.
 func (p *liveProto) Line(line []byte) {
-	if bytes.Contains(line, controlMarker) {
-		var c controlLine
-		if json.Unmarshal(line, &c) == nil {
-			switch c.Type {
-			case "control_response":
-				p.controlResponse(c)
-				return
-			case "control_request":
-				p.controlRequest(c)
-				return
-			case "control_cancel_request":
-				return // qwen gave up waiting; a late answer is ignored
-			}
-		}
+	if p.ctl.Line(line) {
+		return
 	}
 	p.mu.Lock()
 	ps := p.parser
@@ -248,50 +169,30 @@ func (p *liveProto) Line(line []byte) {
 		return // between turns
 	}
 	evs := ps.Line(line)
-	if ps.sessionID != "" {
-		p.h.SetSessionID(ps.sessionID)
+	if ps.st.sessionID != "" {
+		p.h.SetSessionID(ps.st.sessionID)
 	}
 	for _, ev := range evs {
 		p.h.Emit(ev)
 	}
-	if ps.result != nil {
+	if ps.st.result != nil {
 		p.mu.Lock()
 		if p.parser == ps {
 			p.parser = nil
 		}
 		p.mu.Unlock()
 		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
-		interrupted := ps.result.isError && driver.Contains(ps.result.errMsg, "operation cancelled")
+		interrupted := ps.st.result.isError && driver.Contains(ps.st.result.errMsg, "operation cancelled")
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: interrupted})
 	}
 }
 
-func (p *liveProto) controlResponse(c controlLine) {
-	if c.Response == nil {
-		return
-	}
-	p.mu.Lock()
-	ch := p.waits[c.Response.RequestID]
-	delete(p.waits, c.Response.RequestID)
-	p.mu.Unlock()
-	if ch != nil {
-		ch <- controlResponse{ok: c.Response.Subtype == "success", msg: c.Response.Error}
-	}
-}
-
-// controlRequest answers a request from qwen: can_use_tool goes to the
-// session's permission handling; anything else is refused as unsupported.
-func (p *liveProto) controlRequest(c controlLine) {
-	var r canUseTool
-	_ = json.Unmarshal(c.Request, &r) // a field of an unexpected type: the rest still counts
-	if r.Subtype != "can_use_tool" {
-		p.reply(c.RequestID, nil, "agentcli does not support control request "+strconv.Quote(r.Subtype))
-		return
-	}
+// canUseTool answers a can_use_tool request from qwen through the
+// session's permission handling (control requests of other subtypes are
+// refused as unsupported).
+func (p *liveProto) canUseTool(c streamjson.Request) {
+	r := c.CanUseTool()
 	input := r.Input
-	if len(input) == 0 || input[0] != '{' {
-		input = json.RawMessage("{}")
-	}
 	name, kind := tools.Canonical(r.ToolName)
 	pr := &agentcli.PermissionRequest{
 		Tool:  agentcli.ToolUse{ID: r.ToolUseID, Name: name, RawName: r.ToolName, Kind: kind, Input: input},
@@ -302,26 +203,25 @@ func (p *liveProto) controlRequest(c controlLine) {
 			{ID: "reject_once", Kind: agentcli.RejectOnce, Name: "Deny"},
 		},
 	}
-	id := c.RequestID
+	id := c.ID
 	p.mu.Lock()
 	always := p.always[r.ToolName]
 	p.mu.Unlock()
 	if always && driver.Judge(p.h.Request().AllowedTools, p.h.Request().DisallowedTools, &pr.Tool) != driver.VerdictRefuse {
 		// Allowed for the rest of the session (qwen has no such answer
 		// of its own: it takes every allow as once).
-		p.reply(id, map[string]any{"behavior": "allow", "updatedInput": input}, "")
+		p.ctl.Allow(id, input)
 		return
 	}
 	p.h.Ask(pr, func(d agentcli.PermissionDecision) {
 		if !d.Allowed() {
-			p.reply(id, map[string]any{"behavior": "deny", "message": d.Message}, "")
+			p.ctl.Deny(id, d.Message)
 			return
 		}
-		ans := map[string]any{"behavior": "allow", "updatedInput": input}
 		if d.Input != nil {
 			// Never the original call in place of an edited one
 			// (driver.NormalizeDecision refuses it already).
-			p.reply(id, map[string]any{"behavior": "deny", "message": driver.UnusableInputMessage}, "")
+			p.ctl.Deny(id, driver.UnusableInputMessage)
 			return
 		}
 		if d.Kind == agentcli.AllowAlways {
@@ -329,22 +229,6 @@ func (p *liveProto) controlRequest(c controlLine) {
 			p.always[r.ToolName] = true
 			p.mu.Unlock()
 		}
-		p.reply(id, ans, "")
+		p.ctl.Allow(id, input)
 	})
-}
-
-// reply answers a control request from qwen with a success response, or
-// an error when errMsg is set.
-func (p *liveProto) reply(id string, response any, errMsg string) {
-	resp := map[string]any{"subtype": "success", "request_id": id, "response": response}
-	if errMsg != "" {
-		resp = map[string]any{"subtype": "error", "request_id": id, "error": errMsg}
-	}
-	b, err := json.Marshal(map[string]any{"type": "control_response", "response": resp})
-	if err != nil {
-		return
-	}
-	if err := p.h.Post(b); err != nil {
-		p.h.Logger().Debug("agentcli: answering a control request failed", "backend", Name, "err", err)
-	}
 }

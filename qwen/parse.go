@@ -1,9 +1,11 @@
 package qwen
 
 // The parser of qwen's stream-json output (0.24.4), one-shot and live
-// alike. It implements the plain driver.Parser seam (Line and End) with
-// encoding/json; all of it is in this file so that it moves to another
-// parser seam as a whole.
+// alike, in the kit's one parser shape (driver.Lines): each line is read
+// once, in a single pass (driver/jsonscan), into wireLine; Apply turns it
+// into events; End decides the outcome. A field of an unexpected type
+// reads as absent. Strings share the line's memory where the run lets
+// them.
 //
 // Lines (Claude Code's SDK message shapes, which qwen copies):
 //
@@ -23,86 +25,43 @@ package qwen
 // error.message holding the same text, from which the HTTP status is read.
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
-// line is the part of an output line the parser reads.
-type line struct {
-	Type            string          `json:"type"`
-	Subtype         string          `json:"subtype"`
-	SessionID       string          `json:"session_id"`
-	ParentToolUseID string          `json:"parent_tool_use_id"`
-	Model           string          `json:"model"`
-	Version         string          `json:"qwen_code_version"`
-	Message         json.RawMessage `json:"message"`
-	Event           json.RawMessage `json:"event"`
+// wireLine is one output line: the fields the types above use.
+type wireLine struct {
+	Type, Subtype, SessionID string
+	// ParentToolUseID is "" when absent or null.
+	ParentToolUseID string
+	Model, Version  string // system/init
+	// Content is the message's blocks; MsgOutputTokens its usage's
+	// output_tokens.
+	Content         []wireBlock
+	MsgOutputTokens int64
+	Event           streamjson.StreamEvent
+	HasEvent        bool // an object or null
 
 	// result
-	IsError          bool            `json:"is_error"`
-	Result           *string         `json:"result"`
-	NumTurns         int             `json:"num_turns"`
-	Usage            *usage          `json:"usage"`
-	Error            json.RawMessage `json:"error"`
-	StructuredOutput json.RawMessage `json:"structured_output"`
+	IsError          bool
+	Result           string
+	HasResult        bool
+	NumTurns         int
+	Usage            agentcli.Usage
+	HasUsage         bool
+	Error            string // error.message, or error as a string
+	StructuredOutput json.RawMessage
 }
 
-type message struct {
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-	Usage   *usage          `json:"usage"`
-}
-
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-type usage struct {
-	InputTokens     int64 `json:"input_tokens"`
-	OutputTokens    int64 `json:"output_tokens"`
-	CacheReadTokens int64 `json:"cache_read_input_tokens"`
-	CacheWrite      int64 `json:"cache_creation_input_tokens"`
-}
-
-// agentcli's convention: InputTokens exclude cache reads. qwen's
-// input_tokens are the prompt tokens, cache reads included (the Chat
-// Completions prompt_tokens).
-func (u *usage) usage() agentcli.Usage {
-	in := u.InputTokens - u.CacheReadTokens
-	if in < 0 {
-		in = 0
-	}
-	return agentcli.Usage{
-		InputTokens:      driver.Count(in),
-		OutputTokens:     driver.Count(u.OutputTokens),
-		CacheReadTokens:  driver.Count(u.CacheReadTokens),
-		CacheWriteTokens: driver.Count(u.CacheWrite),
-	}
-}
-
-type streamEvent struct {
-	Type  string `json:"type"`
-	Delta struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		Thinking string `json:"thinking"`
-	} `json:"delta"`
-}
+type wireBlock = streamjson.Block
 
 // result is what End needs of the result line.
 type result struct {
@@ -114,7 +73,7 @@ type result struct {
 	raw                              json.RawMessage
 }
 
-// parser turns qwen's stream-json output into events.
+// parser is the state of one run's parsing (see driver.LineParser).
 type parser struct {
 	sessionID string
 	model     string
@@ -123,228 +82,210 @@ type parser struct {
 	evs       []agentcli.Event
 }
 
-func newParser() *parser { return &parser{} }
+var _ driver.LineParser[wireLine] = (*parser)(nil)
+
+// newParser returns the driver.Parser of one run.
+func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 
 // apiError matches qwen's rendering of an API error, "[API Error: 400 Bad
 // Request]" (the status is absent for errors without one).
 var apiError = regexp.MustCompile(`^\[API Error: (?:(\d{3})\b)?`)
 
-// Line implements driver.Parser.
-func (p *parser) Line(raw []byte) []agentcli.Event {
-	clear(p.evs)
-	p.evs = p.evs[:0]
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return nil
-	}
-	if t[0] != '{' {
-		return append(p.evs, driver.NotObject(Name, raw))
-	}
-	var w line
-	if err := json.Unmarshal(t, &w); err != nil {
-		// A field of an unexpected type: read what can be read.
-		var loose map[string]json.RawMessage
-		if json.Unmarshal(t, &loose) != nil {
-			return append(p.evs, driver.Notice(Name, raw, err))
+// errInvalid: a line whose parts an event keeps as JSON (a tool input, the
+// result line) is not valid JSON.
+var errInvalid = errors.New("invalid JSON")
+
+// Decode implements driver.Wire.
+func (w *wireLine) Decode(d *jsonscan.Decoder) error {
+	bad := false
+	for k := range d.Object() {
+		switch string(k) {
+		case "type":
+			w.Type = d.Str()
+		case "subtype":
+			w.Subtype = d.Str()
+		case "session_id":
+			w.SessionID = d.Str()
+		case "parent_tool_use_id":
+			w.ParentToolUseID = d.Str()
+		case "model":
+			w.Model = d.Str()
+		case "qwen_code_version":
+			w.Version = d.Str()
+		case "message":
+			w.Content, w.MsgOutputTokens = w.Content[:0], 0
+			for k := range d.Object() {
+				switch string(k) {
+				case "content":
+					w.Content = streamjson.DecodeContent(d, w.Content[:0], &bad)
+				case "usage":
+					w.MsgOutputTokens = 0
+					for k := range d.Object() {
+						if string(k) == "output_tokens" {
+							w.MsgOutputTokens = d.Int()
+						}
+					}
+				}
+			}
+		case "event":
+			w.HasEvent = d.Kind() == jsonscan.Object || d.Kind() == jsonscan.Null
+			w.Event.Decode(d)
+		case "is_error":
+			w.IsError = d.Bool()
+		case "result":
+			w.Result, w.HasResult = d.UnsafeStr()
+		case "num_turns":
+			w.NumTurns = int(d.Int())
+		case "usage":
+			w.HasUsage = d.Kind() == jsonscan.Object
+			w.Usage = decodeUsage(d)
+		case "error":
+			w.Error = driver.ErrorMessage(d)
+		case "structured_output":
+			w.StructuredOutput = nil
+			if raw := d.Raw(); raw != nil && string(raw) != "null" && json.Valid(raw) {
+				w.StructuredOutput = raw
+			}
 		}
-		w = looseLine(loose)
 	}
+	if bad || w.Type == "result" && !d.ValidInput() {
+		return errInvalid
+	}
+	return nil
+}
+
+// decodeUsage reads a result's usage in agentcli's convention:
+// InputTokens exclude cache reads. qwen's input_tokens are the prompt
+// tokens, cache reads included (the Chat Completions prompt_tokens).
+// Counts are clamped to be non-negative.
+func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
+	var in, cacheRead int64
+	var u agentcli.Usage
+	for k := range d.Object() {
+		switch string(k) {
+		case "input_tokens":
+			in = d.Int()
+		case "output_tokens":
+			u.OutputTokens = driver.Count(d.Int())
+		case "cache_read_input_tokens":
+			cacheRead = d.Int()
+		case "cache_creation_input_tokens":
+			u.CacheWriteTokens = driver.Count(d.Int())
+		}
+	}
+	u.CacheReadTokens = driver.Count(cacheRead)
+	u.InputTokens = driver.SubCount(driver.Count(in), u.CacheReadTokens)
+	return u
+}
+
+// Apply implements driver.LineParser.
+func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
+	p.evs = p.evs[:0]
 	if w.SessionID != "" {
 		p.sessionID = w.SessionID
 	}
-	line := append([]byte(nil), raw...)
-	base := agentcli.Event{SessionID: w.SessionID, Subagent: w.ParentToolUseID, Raw: line}
-	unknown := func() []agentcli.Event {
-		ev := base
-		ev.Kind = agentcli.EventUnknown
-		return append(p.evs, ev)
-	}
+	base := agentcli.Event{SessionID: w.SessionID, Subagent: w.ParentToolUseID, Raw: line.Raw()}
+	known := true
 	switch w.Type {
 	case "system":
-		if w.Subtype != "init" {
-			return unknown()
+		known = w.Subtype == "init"
+		if known {
+			p.model = w.Model
+			ev := base
+			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
+			p.evs = append(p.evs, ev)
 		}
-		p.model = w.Model
-		ev := base
-		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-		return append(p.evs, ev)
 	case "assistant":
-		var m message
-		if json.Unmarshal(w.Message, &m) != nil {
-			return unknown()
-		}
-		blocks := decodeBlocks(m.Content)
-		if len(blocks) == 1 && blocks[0].Type == "text" && apiError.MatchString(blocks[0].Text) && (m.Usage == nil || m.Usage.OutputTokens == 0) {
-			// qwen's rendering of an API error; the result line carries
-			// the error.
-			ev := base
-			ev.Kind, ev.Text = agentcli.EventNotice, blocks[0].Text
-			return append(p.evs, ev)
-		}
-		for _, b := range blocks {
-			ev := base
-			switch b.Type {
-			case "text":
-				ev.Kind, ev.Text = agentcli.EventText, b.Text
-				if w.ParentToolUseID == "" {
-					p.lastText = b.Text
-				}
-			case "thinking":
-				ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
-			case "tool_use":
-				input := b.Input
-				if len(input) == 0 {
-					input = json.RawMessage("{}")
-				}
-				ev.Kind, ev.Tool = agentcli.EventToolUse, tools.Use(b.ID, b.Name, input)
-			default:
-				ev.Kind = agentcli.EventUnknown
-			}
-			p.evs = append(p.evs, ev)
-		}
-		if len(blocks) == 0 {
-			return unknown()
-		}
-		return p.evs
+		known = p.assistant(w, base, line)
 	case "user":
-		var m message
-		if json.Unmarshal(w.Message, &m) != nil {
-			return unknown()
-		}
-		for _, b := range decodeBlocks(m.Content) {
-			if b.Type != "tool_result" {
-				continue
-			}
-			ev := base
-			ev.Kind = agentcli.EventToolResult
-			ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: contentText(b.Content), IsError: b.IsError}
+		known = p.user(w, base)
+	case "stream_event":
+		known = w.HasEvent && w.Event.Type != "goal_state"
+		if ev, ok := w.Event.DeltaEvent(base); ok {
 			p.evs = append(p.evs, ev)
 		}
-		if len(p.evs) == 0 {
-			return unknown()
-		}
-		return p.evs
-	case "stream_event":
-		var e streamEvent
-		if json.Unmarshal(w.Event, &e) != nil {
-			return unknown()
-		}
-		if e.Type != "content_block_delta" {
-			if e.Type == "goal_state" {
-				return unknown()
+	case "result":
+		p.resultLine(w, base)
+	default:
+		known = false
+	}
+	if !known {
+		ev := base
+		ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		p.evs = append(p.evs, ev)
+	}
+	return p.evs
+}
+
+// assistant appends the events of an assistant message, one per block;
+// it reports false for a message without blocks.
+func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) bool {
+	blocks := w.Content
+	if len(blocks) == 1 && blocks[0].Type == "text" && apiError.MatchString(blocks[0].Text) && w.MsgOutputTokens == 0 {
+		// qwen's rendering of an API error; the result line carries the
+		// error.
+		ev := base
+		ev.Kind, ev.Text = agentcli.EventNotice, blocks[0].Text
+		p.evs = append(p.evs, ev)
+		return true
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		ev := base
+		switch b.Type {
+		case "text":
+			ev.Kind, ev.Text = agentcli.EventText, b.Text
+			if w.ParentToolUseID == "" {
+				p.lastText = b.Text
 			}
-			return nil // message_start, content_block_start/stop, ...: nothing to normalize
+		case "thinking":
+			ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
+		case "tool_use":
+			input := b.Input
+			if len(input) == 0 {
+				input = json.RawMessage("{}")
+			}
+			ev.Kind, ev.Tool = agentcli.EventToolUse, tools.Use(b.ID, b.Name, input)
+		default:
+			ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		}
+		p.evs = append(p.evs, ev)
+	}
+	return len(blocks) > 0
+}
+
+// user appends the tool results of a user message; it reports false when
+// there are none.
+func (p *parser) user(w *wireLine, base agentcli.Event) bool {
+	n := len(p.evs)
+	for i := range w.Content {
+		b := &w.Content[i]
+		if b.Type != "tool_result" {
+			continue
 		}
 		ev := base
-		switch e.Delta.Type {
-		case "text_delta":
-			ev.Kind, ev.Text = agentcli.EventTextDelta, e.Delta.Text
-		case "thinking_delta":
-			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, e.Delta.Thinking, true
-		default:
-			return nil
-		}
-		return append(p.evs, ev)
-	case "result":
-		r := &result{sessionID: w.SessionID, subtype: w.Subtype, isError: w.IsError, turns: w.NumTurns, raw: line}
-		if w.Result != nil {
-			r.text, r.hasText = *w.Result, true
-		}
-		r.errMsg = errorMessage(w.Error)
-		if len(w.StructuredOutput) > 0 && string(w.StructuredOutput) != "null" {
-			r.structured = w.StructuredOutput
-		}
-		p.result = r
-		if w.Usage != nil {
-			u := w.Usage.usage()
-			r.usage = &u
-			ev := base
-			ev.Kind, ev.Usage = agentcli.EventUsage, &u
-			return append(p.evs, ev)
-		}
-		return nil
+		ev.Kind = agentcli.EventToolResult
+		ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
+		p.evs = append(p.evs, ev)
 	}
-	return unknown()
+	return len(p.evs) > n
 }
 
-// looseLine reads the fields of a line one by one, so that one of an
-// unexpected type reads as absent.
-func looseLine(m map[string]json.RawMessage) line {
-	var w line
-	str := func(k string) string {
-		var s string
-		_ = json.Unmarshal(m[k], &s)
-		return s
+// resultLine keeps the result line for End, and appends its usage.
+func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
+	r := &result{sessionID: w.SessionID, subtype: w.Subtype, isError: w.IsError, turns: w.NumTurns, raw: base.Raw,
+		text: w.Result, hasText: w.HasResult, errMsg: w.Error, structured: w.StructuredOutput}
+	p.result = r
+	if w.HasUsage {
+		u := w.Usage
+		r.usage = &u
+		ev := base
+		ev.Kind, ev.Usage = agentcli.EventUsage, &u
+		p.evs = append(p.evs, ev)
 	}
-	w.Type, w.Subtype, w.SessionID, w.ParentToolUseID = str("type"), str("subtype"), str("session_id"), str("parent_tool_use_id")
-	w.Model, w.Version = str("model"), str("qwen_code_version")
-	w.Message, w.Event, w.Error, w.StructuredOutput = m["message"], m["event"], m["error"], m["structured_output"]
-	_ = json.Unmarshal(m["is_error"], &w.IsError)
-	_ = json.Unmarshal(m["num_turns"], &w.NumTurns)
-	if r, ok := m["result"]; ok {
-		var s string
-		if json.Unmarshal(r, &s) == nil {
-			w.Result = &s
-		}
-	}
-	var u usage
-	if json.Unmarshal(m["usage"], &u) == nil && m["usage"] != nil {
-		w.Usage = &u
-	}
-	return w
 }
 
-// decodeBlocks reads a message's content: a string (one text block) or an
-// array of blocks; elements that are not objects are left out.
-func decodeBlocks(raw json.RawMessage) []block {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return []block{{Type: "text", Text: s}}
-	}
-	var elems []json.RawMessage
-	if json.Unmarshal(raw, &elems) != nil {
-		return nil
-	}
-	out := make([]block, 0, len(elems))
-	for _, e := range elems {
-		var b block
-		if json.Unmarshal(e, &b) == nil {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
-// contentText reads a tool result's content as text: a string, or the
-// text blocks of an array, joined.
-func contentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var sb strings.Builder
-	for _, b := range decodeBlocks(raw) {
-		if b.Type == "text" {
-			sb.WriteString(b.Text)
-		}
-	}
-	return sb.String()
-}
-
-// errorMessage reads a result's error: {"message": ...} or a string.
-func errorMessage(raw json.RawMessage) string {
-	var e struct {
-		Message string `json:"message"`
-	}
-	if json.Unmarshal(raw, &e) == nil && e.Message != "" {
-		return e.Message
-	}
-	var s string
-	_ = json.Unmarshal(raw, &s)
-	return s
-}
-
-// End implements driver.Parser. Success is exit status 0 and a result with
+// End implements driver.LineParser. Success is exit status 0 and a result with
 // is_error false; anything else is an error.
 func (p *parser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
@@ -368,7 +309,7 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if w.usage != nil {
 		res.Usage = *w.usage
 	}
-	if w.structured != nil && json.Valid(w.structured) {
+	if w.structured != nil {
 		res.StructuredOutput = w.structured
 	}
 	if !w.isError && exit.Code == 0 {

@@ -144,14 +144,7 @@ func (k Kit) Setup(t testing.TB, opts *agentcli.Options, script ...string) (agen
 // Collect runs req as a stream and returns all events and the final error.
 // It blocks until the run ends.
 func Collect(ctx context.Context, b agentcli.Backend, req *agentcli.Request) ([]agentcli.Event, error) {
-	var evs []agentcli.Event
-	for ev, err := range b.Stream(ctx, req) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
+	return CollectSeq(b.Stream(ctx, req))
 }
 
 // AssertReaped fails the test if the fake CLI with record directory dir

@@ -243,10 +243,10 @@ func LiveFaults(t *testing.T, k Kit) {
 			}
 			replayed = append(replayed, ev)
 		}
-		if got, want := describeRun(replayed, rerr), describeRun(evs, err); got != want {
+		if got, want := DescribeRun(replayed, rerr), DescribeRun(evs, err); got != want {
 			t.Errorf("replay differs from the run\nrun:\n%s\nreplay:\n%s\nlog:\n%s", want, got, log.String())
 		}
-		if !strings.Contains(log.String(), `"live":true`) || !strings.Contains(describeRun(evs, err), "one shot") {
+		if !strings.Contains(log.String(), `"live":true`) || !strings.Contains(DescribeRun(evs, err), "one shot") {
 			t.Errorf("the run or its log is not the session's:\n%s", log.String())
 		}
 	})
@@ -262,7 +262,7 @@ func LiveFaults(t *testing.T, k Kit) {
 		var live strings.Builder
 		turn := func(prompt string) {
 			for ev, err := range s.Stream(context.Background(), prompt) {
-				live.WriteString(describeRun(evsOf(ev, err)))
+				live.WriteString(DescribeRun(evsOf(ev, err)))
 			}
 		}
 		turn("one")
@@ -278,7 +278,7 @@ func LiveFaults(t *testing.T, k Kit) {
 		reaped(t, s, dir)
 		var replay strings.Builder
 		for ev, err := range agentcli.Replay(b, bytes.NewReader(log.Bytes())) {
-			replay.WriteString(describeRun(evsOf(ev, err)))
+			replay.WriteString(DescribeRun(evsOf(ev, err)))
 		}
 		if replay.String() != live.String() {
 			t.Errorf("replay differs from the live session\nlive:\n%s\nreplay:\n%s\nlog:\n%s", live.String(), replay.String(), log.String())
@@ -295,7 +295,7 @@ func LiveFaults(t *testing.T, k Kit) {
 	})
 }
 
-// evsOf makes one yield a list for describeRun.
+// evsOf makes one yield a list for DescribeRun.
 func evsOf(ev agentcli.Event, err error) ([]agentcli.Event, error) {
 	if err != nil {
 		return nil, err

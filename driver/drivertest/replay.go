@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"strings"
 	"testing"
 
@@ -33,19 +34,22 @@ func ReplayRoundTrip(t testing.TB, b agentcli.Backend, req *agentcli.Request, st
 			live = []agentcli.Event{{Kind: agentcli.EventResult, SessionID: res.SessionID, Result: res, Raw: res.Raw}}
 		}
 	}
-	replayed, replayErr := collectSeq(agentcli.Replay(b, bytes.NewReader(log.Bytes())))
+	replayed, replayErr := CollectSeq(agentcli.Replay(b, bytes.NewReader(log.Bytes())))
 	if !stream && replayErr == nil && len(replayed) > 0 {
 		replayed = replayed[len(replayed)-1:]
 	} else if !stream {
 		replayed = nil
 	}
-	if got, want := describeRun(replayed, replayErr), describeRun(live, liveErr); got != want {
+	if got, want := DescribeRun(replayed, replayErr), DescribeRun(live, liveErr); got != want {
 		t.Errorf("replay differs from the live run\nlive:\n%s\nreplay:\n%s\nlog:\n%s", want, got, log.String())
 	}
 	return live, liveErr
 }
 
-func collectSeq(seq func(func(agentcli.Event, error) bool)) ([]agentcli.Event, error) {
+// CollectSeq drains seq, a stream of events such as agentcli.Replay's,
+// and returns its events and the error that ended it (nil when it ran
+// to the end). It blocks until seq ends.
+func CollectSeq(seq iter.Seq2[agentcli.Event, error]) ([]agentcli.Event, error) {
 	var evs []agentcli.Event
 	for ev, err := range seq {
 		if err != nil {
@@ -56,8 +60,11 @@ func collectSeq(seq func(func(agentcli.Event, error) bool)) ([]agentcli.Event, e
 	return evs, nil
 }
 
-// describeRun renders events and error as JSON lines, durations zeroed.
-func describeRun(evs []agentcli.Event, err error) string {
+// DescribeRun renders a run's events and error as text to compare runs
+// by: one JSON line an event (json.Marshal of the Event, its
+// Result.Duration zeroed), then the error's type and message, if any.
+// Two runs that yield the same events and error describe the same.
+func DescribeRun(evs []agentcli.Event, err error) string {
 	var b strings.Builder
 	for _, ev := range evs {
 		if ev.Result != nil {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -453,4 +455,97 @@ func SplitLines(in []byte) [][]byte {
 		lines[i] = bytes.Clone(bytes.TrimSuffix(l, []byte("\r")))
 	}
 	return lines
+}
+
+// Oracle checks a parser against the encoding/json parser it replaced
+// (the oracle, kept in the backend's oracle_test.go), on seeds (Test) and
+// on what the fuzzer makes of them (Fuzz).
+type Oracle struct {
+	Spec *driver.Spec
+	// New makes the parser (driver.Lines); Old the oracle.
+	New, Old func() driver.Parser
+	// InDomain reports whether the oracle's answer for a line is the
+	// reference (see WellTyped).
+	InDomain func(line []byte) bool
+	// Seeds are streams (stdout, exit status) to start from; Files adds
+	// the files of testdata that match a glob.
+	Seeds []Seed
+}
+
+// Seed is one stream an Oracle starts from.
+type Seed struct {
+	Stdout string
+	Exit   int
+}
+
+// Files returns a Seed per file matching glob (exit status 1 for a name
+// that says "err", else 0), or fails t when there is none.
+func Files(t testing.TB, glob string) []Seed {
+	names, _ := filepath.Glob(glob)
+	if len(names) == 0 {
+		t.Fatalf("no files match %s", glob)
+	}
+	var seeds []Seed
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exit := 0
+		if strings.Contains(filepath.Base(n), "err") {
+			exit = 1
+		}
+		seeds = append(seeds, Seed{string(b), exit})
+	}
+	return seeds
+}
+
+// Test runs Check on every seed.
+func (o *Oracle) Test(t *testing.T) {
+	t.Helper()
+	if len(o.Seeds) == 0 {
+		t.Fatal("no seeds")
+	}
+	for _, s := range o.Seeds {
+		o.Check(t, []byte(s.Stdout), driver.Exit{Code: s.Exit})
+	}
+}
+
+// Fuzz runs Check on streams the fuzzer makes of the seeds.
+func (o *Oracle) Fuzz(f *testing.F) {
+	for _, s := range o.Seeds {
+		f.Add([]byte(s.Stdout), s.Exit, "")
+	}
+	f.Fuzz(func(t *testing.T, in []byte, code int, stderr string) {
+		o.Check(t, in, driver.Exit{Code: code & 0xff, Stderr: stderr})
+	})
+}
+
+// Check checks the parser on one stream, in (split with SplitLines),
+// ended with exit: it must decide, yield events json.Marshal can encode
+// with sane usage (CheckEvents) and the same events in every way the kit
+// hands it lines (CheckModes); on the lines InDomain accepts it must
+// yield what the oracle yields.
+func (o *Oracle) Check(t testing.TB, in []byte, exit driver.Exit) {
+	t.Helper()
+	lines := SplitLines(in)
+	all := Parse(o.Spec, o.New(), lines, exit)
+	if all.Result == nil && all.Err == nil {
+		t.Fatal("End returned neither a result nor an error")
+	}
+	if err := CheckEvents(all); err != nil {
+		t.Fatal(err)
+	}
+	CheckModes(t, o.Spec, o.New, lines, exit)
+	var dom [][]byte
+	for _, l := range lines {
+		if o.InDomain(l) {
+			dom = append(dom, l)
+		}
+	}
+	want := Parse(o.Spec, o.Old(), dom, exit)
+	got := Parse(o.Spec, o.New(), dom, exit)
+	if d := DiffRuns(want, got); d != "" {
+		t.Fatalf("the parser differs from the oracle on\n%s\n%s", bytes.Join(dom, []byte("\n")), d)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/drivertest"
 	"github.com/agentcli/agentcli/internal/fakecli"
 )
 
@@ -145,7 +146,7 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 	if err != nil || len(live) < 1000 {
 		t.Fatalf("%d events, err %v", len(live), err)
 	}
-	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 	if d := diffEvents(live, err, replayed, rerr); d != "" {
 		t.Fatalf("replay differs from the live run: %s", d)
 	}
@@ -154,8 +155,8 @@ func LargeStreamReplay(t *testing.T, newBackend func(*agentcli.Options) agentcli
 // diffEvents describes the first difference between two runs' events and
 // errors (Result.Duration aside), or returns "".
 func diffEvents(want []agentcli.Event, werr error, got []agentcli.Event, gerr error) string {
-	g := strings.Split(describeRun(got, gerr), "\n")
-	w := strings.Split(describeRun(want, werr), "\n")
+	g := strings.Split(drivertest.DescribeRun(got, gerr), "\n")
+	w := strings.Split(drivertest.DescribeRun(want, werr), "\n")
 	at := func(l []string, i int) string {
 		if i < len(l) {
 			return l[i]
@@ -221,7 +222,7 @@ func checkDropRaw(t *testing.T, be agentcli.Backend, unknown, notJSON string) {
 	if derr != nil {
 		t.Fatal(derr)
 	}
-	replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+	replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 	if d := diffEvents(dropped, derr, replayed, rerr); d != "" {
 		t.Fatalf("DropRaw: replay differs from the live run: %s", d)
 	}
@@ -292,7 +293,7 @@ func checkMaxRaw(t *testing.T, be agentcli.Backend, hugeUnknown string) {
 		if d := diffEvents(want, err, got, gerr); d != "" {
 			t.Fatalf("MaxRawBytes %d: the events differ from a run keeping every Raw, with Raw over %d bytes dropped: %s", limit, kept, d)
 		}
-		replayed, rerr := collectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
+		replayed, rerr := drivertest.CollectSeq(agentcli.Replay(be, bytes.NewReader(log.Bytes())))
 		if d := diffEvents(got, gerr, replayed, rerr); d != "" {
 			t.Fatalf("MaxRawBytes %d: replay differs from the live run: %s", limit, d)
 		}
@@ -334,5 +335,33 @@ func HugeLineAllocs(t *testing.T, newBackend func(*agentcli.Options) agentcli.Ba
 	}
 	if got := allocs(&agentcli.Request{Prompt: "x", MaxRawBytes: -1}); got <= 1.25 {
 		t.Errorf("keeping every Raw, a run printing a %d-byte line allocated %.2f times the line, want more than 1.25 (its decoded copy)", len(huge), got)
+	}
+}
+
+// BenchVsOracle runs BenchParse with the parser and, as "…/oracle", with
+// the oracle (the encoding/json parser it replaced) on the lines of the
+// files matching glob ("real", every transcript) and on huge, one line
+// with the placeholder BIG replaced by a JSON string of about 8 MB
+// (BigText).
+func BenchVsOracle(b *testing.B, glob, huge string, newParser, newOracle func() driver.Parser) {
+	names, _ := filepath.Glob(glob)
+	if len(names) == 0 {
+		b.Fatalf("no files match %s", glob)
+	}
+	var real [][]byte
+	for _, n := range names {
+		data, err := os.ReadFile(n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		real = append(real, bytes.Split(bytes.TrimSpace(data), []byte("\n"))...)
+	}
+	inputs := []struct {
+		name  string
+		lines [][]byte
+	}{{"real", real}, {"huge", [][]byte{[]byte(strings.Replace(huge, "BIG", JSONString(BigText(8<<20)), 1))}}}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) { BenchParse(b, in.lines, newParser) })
+		b.Run(in.name+"/oracle", func(b *testing.B) { BenchParse(b, in.lines, newOracle) })
 	}
 }

@@ -1,7 +1,6 @@
 package backendtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,34 +49,4 @@ func ReplayTranscripts(t *testing.T, k Kit, stream func(name string) bool) {
 			}
 		})
 	}
-}
-
-func collectSeq(seq func(func(agentcli.Event, error) bool)) ([]agentcli.Event, error) {
-	var evs []agentcli.Event
-	for ev, err := range seq {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
-// describeRun renders events and error as JSON lines, durations zeroed.
-func describeRun(evs []agentcli.Event, err error) string {
-	var b strings.Builder
-	for _, ev := range evs {
-		if ev.Result != nil {
-			r := *ev.Result
-			r.Duration = 0
-			ev.Result = &r
-		}
-		j, _ := json.Marshal(ev)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	if err != nil {
-		fmt.Fprintf(&b, "error %T: %v\n", err, err)
-	}
-	return b.String()
 }
