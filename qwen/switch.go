@@ -21,7 +21,7 @@ var (
 
 // SetModel implements live.ModelSwitcher with set_model.
 func (p *liveProto) SetModel(ctx context.Context, model string) error {
-	_, err := p.control(ctx, "set_model", map[string]any{"subtype": "set_model", "model": model}, true)
+	_, err := p.ctl.Call(ctx, "set_model", map[string]any{"subtype": "set_model", "model": model})
 	return err
 }
 
@@ -33,6 +33,6 @@ func (p *liveProto) CheckPermission(agentcli.PermissionMode) error { return nil 
 func (p *liveProto) SetPermission(ctx context.Context, m agentcli.PermissionMode) error {
 	r := *p.h.Request()
 	r.Permission = m
-	_, err := p.control(ctx, "set_permission_mode", map[string]any{"subtype": "set_permission_mode", "mode": approvalMode(&r)}, true)
+	_, err := p.ctl.Call(ctx, "set_permission_mode", map[string]any{"subtype": "set_permission_mode", "mode": approvalMode(&r)})
 	return err
 }
