@@ -509,6 +509,9 @@ func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		if s.wire != nil {
 			s.wire.Close()
+			// Nothing is written to the caller's log once Close returns,
+			// even by a CLI that outlives the wait below.
+			defer s.wire.Seal()
 		}
 		s.mu.Lock()
 		s.closing = true

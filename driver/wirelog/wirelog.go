@@ -201,6 +201,21 @@ func (l *Writer) End(message string) {
 // Close records that a live session was closed.
 func (l *Writer) Close() { l.write([]byte(`{"t":"close"}`)) }
 
+// errSealed is the error of a Writer after Seal.
+var errSealed = errors.New("wirelog: sealed")
+
+// Seal makes every later record a no-op: the caller's writer is no longer
+// touched once Seal returns (a live session seals its log when Close
+// returns, so that a CLI still exiting cannot write to a log the caller
+// is already reading).
+func (l *Writer) Seal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		l.err = errSealed
+	}
+}
+
 // Exit is how a CLI ended: the exit record of a log, and what a run's
 // parser is told (driver.Exit) and the process layer reports.
 type Exit struct {
