@@ -807,8 +807,9 @@ func TestProgramSlashCommands(t *testing.T) {
 }
 
 // TestProgramAttachments: a text file is inlined into the prompt; an image
-// or a file of another kind, or more text than ATTACHMENT_MAX_BYTES, is
-// refused with a reply and never reaches the agent.
+// on a backend that takes none, a file of another kind, or more text than
+// ATTACHMENT_MAX_BYTES, is refused with a reply and never reaches the
+// agent. (Images that reach the agent: TestProgramImages.)
 func TestProgramAttachments(t *testing.T) {
 	f := newFakeDiscord(t)
 	agent := newFakeAgent()
@@ -833,8 +834,8 @@ func TestProgramAttachments(t *testing.T) {
 		file map[string]any
 		want string
 	}{
-		{file("shot.png", "image/png", []byte("\x89PNG\r\n")), "images are not supported yet"},
-		{file("build.zip", "application/zip", []byte("PK")), "only pass text files"},
+		{file("shot.png", "image/png", []byte("\x89PNG\r\n")), "`shot.png` — the fake agent cannot take images"},
+		{file("build.zip", "application/zip", []byte("PK")), "only pass on text files and images"},
 		{file("big.log", "text/plain", []byte(strings.Repeat("x", 300))), "too large"},
 	} {
 		if got := p.answer(withFiles("look", tt.file)); !strings.Contains(got, tt.want) {
