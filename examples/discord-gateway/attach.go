@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -80,7 +81,28 @@ func (rt *Runtime) takesImage(mt string) bool {
 // file that cannot be downloaded, text that is not UTF-8, an "image" whose
 // bytes are not one. A message is refused whole, text included: its words
 // are likely about the file, and an answer without it would mislead.
-func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, []agentcli.Attachment, string) {
+//
+// The images of the messages being answered hold at most imageMemory
+// bytes together: a message waits for its share (the most its images may
+// take) before downloading them, and gives back what they did not take.
+// release frees what they took; call it once done with them.
+func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (inlined string, atts []agentcli.Attachment, release func(), refusal string) {
+	release = func() {}
+	inlined, atts, held, refusal := rt.fetchAttachments(ctx, as)
+	if held > 0 {
+		var once sync.Once
+		release = func() { once.Do(func() { rt.imageMem.Release(held) }) }
+	}
+	return inlined, atts, release, refusal
+}
+
+// imageMemory bounds the bytes of images held at once by the messages
+// being answered: four messages' worth of agentcli.MaxAttachmentBytes.
+const imageMemory = 4 * agentcli.MaxAttachmentBytes
+
+// fetchAttachments does the work of attachments; held is what it holds of
+// rt.imageMem (none on a refusal).
+func (rt *Runtime) fetchAttachments(ctx context.Context, as []Attachment) (inlined string, atts []agentcli.Attachment, held int64, refusal string) {
 	var others, images []string
 	for _, a := range as {
 		switch attachmentKind(a) {
@@ -91,7 +113,7 @@ func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, []
 		}
 	}
 	if len(others) > 0 {
-		return "", nil, "📎 Not sent to the agent: I can only pass on text files and images (PNG, JPEG, GIF, WebP): " +
+		return "", nil, 0, "📎 Not sent to the agent: I can only pass on text files and images (PNG, JPEG, GIF, WebP): " +
 			quoteNames(others) + ". Please send the message again without them; paste what matters as text."
 	}
 	if len(images) > 0 && !rt.takesImage("") {
@@ -99,11 +121,25 @@ func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, []
 		if why == "" {
 			why = "the " + rt.o.Backend.Name() + " agent cannot take images"
 		}
-		return "", nil, "📎 Not sent to the agent: " + quoteNames(images) + " — " + why +
+		return "", nil, 0, "📎 Not sent to the agent: " + quoteNames(images) + " — " + why +
 			". Please send the message again without images; describe what matters in words."
 	}
 	if rt.o.Fetch == nil {
-		return "", nil, "📎 Attachments are not supported here."
+		return "", nil, 0, "📎 Attachments are not supported here."
+	}
+	if len(images) > 0 {
+		held = int64(min(agentcli.MaxAttachmentBytes, len(images)*rt.o.ImageMax))
+		if err := rt.imageMem.Acquire(ctx, held); err != nil {
+			return "", nil, 0, errorText(context.Cause(ctx), 0)
+		}
+		reserved := held
+		defer func() { // give back what the images did not take, or all on a refusal
+			if len(atts) < len(images) {
+				held = 0
+			}
+			rt.imageMem.Release(reserved - held)
+		}()
+		held = 0 // counts what the images take from here on
 	}
 	textBudget, imageBudget := rt.o.AttachmentMax, agentcli.MaxAttachmentBytes
 	textTooLarge := func(a Attachment) string {
@@ -119,53 +155,53 @@ func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, []
 			quoteNames([]string{a.Name}), byteSize(rt.o.ImageMax))
 	}
 	var b strings.Builder
-	var atts []agentcli.Attachment
 	for _, a := range as {
 		if attachmentKind(a) == "image" {
 			switch {
 			case a.Size > rt.o.ImageMax:
-				return "", nil, imageTooLarge(a, false)
+				return "", nil, 0, imageTooLarge(a, false)
 			case a.Size > imageBudget:
-				return "", nil, imageTooLarge(a, true)
+				return "", nil, 0, imageTooLarge(a, true)
 			}
 			limit := min(rt.o.ImageMax, imageBudget)
 			data, err := rt.o.Fetch(ctx, a, limit)
 			switch {
 			case errors.Is(err, errTooLarge):
-				return "", nil, imageTooLarge(a, limit < rt.o.ImageMax)
+				return "", nil, 0, imageTooLarge(a, limit < rt.o.ImageMax)
 			case err != nil:
 				rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
-				return "", nil, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
+				return "", nil, 0, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
 			}
 			mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
 			if !imageTypes[mt] {
-				return "", nil, "📎 " + quoteNames([]string{a.Name}) + " is not a PNG, JPEG, GIF or WebP image; not sent to the agent."
+				return "", nil, 0, "📎 " + quoteNames([]string{a.Name}) + " is not a PNG, JPEG, GIF or WebP image; not sent to the agent."
 			}
 			if !rt.takesImage(mt) {
-				return "", nil, "📎 Not sent to the agent: " + quoteNames([]string{a.Name}) + " — the " + rt.o.Backend.Name() +
+				return "", nil, 0, "📎 Not sent to the agent: " + quoteNames([]string{a.Name}) + " — the " + rt.o.Backend.Name() +
 					" agent cannot take " + strings.TrimPrefix(mt, "image/") + " images. Please send it as PNG or JPEG."
 			}
 			imageBudget -= len(data)
+			held += int64(len(data))
 			atts = append(atts, agentcli.Attachment{Name: attachmentName(a.Name, len(atts)+1), MediaType: mt, Data: data})
 			continue
 		}
 		if a.Size > textBudget {
-			return "", nil, textTooLarge(a)
+			return "", nil, 0, textTooLarge(a)
 		}
 		data, err := rt.o.Fetch(ctx, a, textBudget)
 		switch {
 		case errors.Is(err, errTooLarge):
-			return "", nil, textTooLarge(a)
+			return "", nil, 0, textTooLarge(a)
 		case err != nil:
 			rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
-			return "", nil, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
+			return "", nil, 0, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
 		case !utf8.Valid(data):
-			return "", nil, "📎 " + quoteNames([]string{a.Name}) + " is not UTF-8 text; not sent to the agent."
+			return "", nil, 0, "📎 " + quoteNames([]string{a.Name}) + " is not UTF-8 text; not sent to the agent."
 		}
 		textBudget -= len(data)
 		fmt.Fprintf(&b, "\n\n[attached file %s, %d bytes]\n%s\n[end of %s]", safeName(a.Name), len(data), data, safeName(a.Name))
 	}
-	return b.String(), atts, ""
+	return b.String(), atts, held, ""
 }
 
 // attachmentName is a file name as agentcli takes one (valid UTF-8 of at

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"image"
@@ -12,7 +13,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentcli/agentcli"
 )
@@ -309,4 +312,63 @@ func TestProgramImagesAfterRestart(t *testing.T) {
 		entries, _ := os.ReadDir(filepath.Join(state, "inflight"))
 		return len(entries) == 0
 	})
+}
+
+// TestImageMemory: the images of the messages being answered hold at
+// most imageMemory bytes: a message whose images could take more than is
+// left waits before downloading them, and every message gives back what
+// it held once answered (or refused).
+func TestImageMemory(t *testing.T) {
+	pngData, _, _, _ := testImages(t)
+	agent := newFakeAgent()
+	agent.attach = []agentcli.AttachmentKind{agentcli.AttachmentImage}
+	var mu sync.Mutex
+	fetched := 0
+	fetch := func(ctx context.Context, a Attachment, limit int) ([]byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		fetched++
+		if a.Name == "bad.png" {
+			return []byte("not an image"), nil
+		}
+		return pngData, nil
+	}
+	h := newHarness(t, t.TempDir(), Options{Backend: agent, Fetch: fetch})
+	defer h.close(t)
+	img := func(name string) []Attachment {
+		return []Attachment{{Name: name, ContentType: "image/png", Size: len(pngData), URL: "https://cdn/" + name}}
+	}
+	h.rt.Handle(Message{ID: "m1", Channel: "c1", Author: "u1", Text: "one", Attachments: img("a.png")})
+	h.rt.Handle(Message{ID: "m2", Channel: "c2", Author: "u1", Text: "two", Attachments: img("bad.png")})
+	h.answered(t, "m1")
+	if got := h.answered(t, "m2"); !strings.Contains(got, "not a PNG") {
+		t.Errorf("m2: %q", got)
+	}
+	waitFor(t, "the image memory to be given back", func() bool {
+		if !h.rt.imageMem.TryAcquire(imageMemory) {
+			return false
+		}
+		h.rt.imageMem.Release(imageMemory)
+		return true
+	})
+
+	// All but 1 MiB held: an image of up to 5 MiB waits.
+	if !h.rt.imageMem.TryAcquire(imageMemory - 1<<20) {
+		t.Fatal("the image memory is not free")
+	}
+	h.rt.Handle(Message{ID: "m3", Channel: "c3", Author: "u1", Text: "three", Attachments: img("c.png")})
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	n := fetched
+	mu.Unlock()
+	if n != 2 {
+		t.Errorf("%d downloads; m3's image must wait for memory", n)
+	}
+	h.rt.imageMem.Release(imageMemory - 1<<20)
+	if got := h.answered(t, "m3"); !strings.Contains(got, "echo: ") {
+		t.Errorf("m3: %q", got)
+	}
+	if turns := agent.attachedCopy(); len(turns) != 2 || !bytes.Equal(turns[1].atts[0].Data, pngData) {
+		t.Errorf("%d turns with images; want m1's and m3's", len(turns))
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configure a Runtime.
@@ -138,12 +139,13 @@ type ConvLocks interface {
 // answers to cards (Answer), runs them on the backend one at a time per
 // conversation, and answers through the Chat.
 type Runtime struct {
-	o       Options
-	log     *slog.Logger
-	base    context.Context
-	stop    context.CancelCauseFunc
-	liveOK  atomic.Bool
-	lastSeq atomic.Int64
+	o        Options
+	imageMem *semaphore.Weighted // bytes of images held (imageMemory)
+	log      *slog.Logger
+	base     context.Context
+	stop     context.CancelCauseFunc
+	liveOK   atomic.Bool
+	lastSeq  atomic.Int64
 
 	mu      sync.Mutex
 	convs   map[string]*convState
@@ -227,7 +229,8 @@ func NewRuntime(o Options) *Runtime {
 	}
 	// OnQuestion on a backend that cannot ask is an *UnsupportedError.
 	o.Questions = o.Questions && o.Backend != nil && o.Backend.Capabilities().Questions
-	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{}}
+	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{},
+		imageMem: semaphore.NewWeighted(imageMemory)}
 	if o.Replica != "" {
 		h := sha256.Sum256([]byte(o.Replica))
 		rt.waitPrefix = hex.EncodeToString(h[:4]) + "-"
@@ -593,7 +596,8 @@ func (rt *Runtime) process(m Message) {
 		rt.o.Journal.Running(m, target.channel, "")
 	}
 
-	turn, refusal := rt.prompt(ctx, m)
+	turn, release, refusal := rt.prompt(ctx, m)
+	defer release()
 	if refusal != "" {
 		rt.deliver(target, refusal)
 		return
@@ -743,14 +747,18 @@ func threadName(m Message) string {
 
 // prompt returns the turn of m: its text, who sent it (Options.Mention),
 // its text attachments inlined and its images; or, when an attachment
-// cannot be taken, a refusal to post instead.
-func (rt *Runtime) prompt(ctx context.Context, m Message) (*agentcli.Turn, string) {
+// cannot be taken, a refusal to post instead. The caller calls release
+// once done with the turn (it frees the memory its images hold).
+func (rt *Runtime) prompt(ctx context.Context, m Message) (_ *agentcli.Turn, release func(), refusal string) {
 	text := m.Text
 	var images []agentcli.Attachment
+	release = func() {}
 	if len(m.Attachments) > 0 {
-		inlined, atts, refusal := rt.attachments(ctx, m.Attachments)
+		var inlined string
+		var atts []agentcli.Attachment
+		inlined, atts, release, refusal = rt.attachments(ctx, m.Attachments)
 		if refusal != "" {
-			return nil, refusal
+			return nil, release, refusal
 		}
 		text, images = strings.TrimSpace(text+inlined), atts
 		if text == "" { // images alone: a prompt is required
@@ -767,7 +775,7 @@ func (rt *Runtime) prompt(ctx context.Context, m Message) (*agentcli.Turn, strin
 		}
 		text = "Message from " + who + ":\n" + text
 	}
-	return &agentcli.Turn{Prompt: text, Attachments: images}, ""
+	return &agentcli.Turn{Prompt: text, Attachments: images}, release, ""
 }
 
 // answer runs m's prompt and returns its reply and result (nil when it
