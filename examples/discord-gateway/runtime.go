@@ -139,13 +139,16 @@ type ConvLocks interface {
 // answers to cards (Answer), runs them on the backend one at a time per
 // conversation, and answers through the Chat.
 type Runtime struct {
-	o        Options
-	imageMem *semaphore.Weighted // bytes of images held (imageMemory)
-	log      *slog.Logger
-	base     context.Context
-	stop     context.CancelCauseFunc
-	liveOK   atomic.Bool
-	lastSeq  atomic.Int64
+	o       Options
+	log     *slog.Logger
+	base    context.Context
+	stop    context.CancelCauseFunc
+	liveOK  atomic.Bool
+	lastSeq atomic.Int64
+
+	// imageMem holds the bytes of the images of the messages being
+	// answered (imageMemory).
+	imageMem *semaphore.Weighted
 
 	mu      sync.Mutex
 	convs   map[string]*convState
