@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/agentclitest"
 )
 
 // testImages returns a real PNG, JPEG and GIF of a few pixels, and bytes
@@ -370,5 +371,56 @@ func TestImageMemory(t *testing.T) {
 	}
 	if turns := agent.attachedCopy(); len(turns) != 2 || !bytes.Equal(turns[1].atts[0].Data, pngData) {
 		t.Errorf("%d turns with images; want m1's and m3's", len(turns))
+	}
+}
+
+// TestProgramImagesRealCLI: an image pasted in Discord reaches the model
+// request byte for byte through the program and the real claude CLI
+// (-offline: the scripted model server), in the warm session the first
+// message of a conversation takes. Run it in a network namespace (as
+// scripts/test.sh does): nothing may leave loopback.
+func TestProgramImagesRealCLI(t *testing.T) {
+	requireCLI(t, "claude")
+	pngData, _, _, _ := testImages(t)
+	var srv *agentclitest.Server
+	var smu sync.Mutex
+	onOffline = func(s *agentclitest.Server) { smu.Lock(); srv = s; smu.Unlock() }
+	defer func() { onOffline = nil }()
+	f := newFakeDiscord(t)
+	p := startProgramArgs(t, f, nil, "", []string{"-offline", "-offline-reply", "I see a tiny picture.", "-v"},
+		"AGENT_BACKEND=claude", "BACKEND_CLI_PATH=", "THREADS=false", "QUERY_TIMEOUT=120")
+	s := attachmentSender{p, f}
+	got := p.answer(s.send("c1", "what is in this picture?", s.file("tiny.png", "image/png", pngData, -1)))
+	if !strings.Contains(got, "I see a tiny picture.") {
+		t.Fatalf("the answer: %q", got)
+	}
+	if !strings.Contains(p.log.String(), "a warm session for the conversation") {
+		t.Errorf("the message did not run in a warm session")
+	}
+	smu.Lock()
+	defer smu.Unlock()
+	if srv == nil {
+		t.Fatal("-offline did not start the scripted model server")
+	}
+	var images [][]byte
+	for _, r := range srv.Requests() {
+		if r.Utility {
+			continue
+		}
+		for _, part := range r.InputParts() {
+			if part.Kind == "image" {
+				images = append(images, part.Data)
+			}
+		}
+		var texts []string
+		for _, m := range r.Messages {
+			texts = append(texts, m.Text)
+		}
+		if joined := strings.Join(texts, "\n"); !strings.Contains(joined, "what is in this picture?") {
+			t.Errorf("the model's request lacks the prompt: %q", joined)
+		}
+	}
+	if len(images) != 1 || !bytes.Equal(images[0], pngData) {
+		t.Fatalf("%d images reached the model; want the PNG byte for byte", len(images))
 	}
 }

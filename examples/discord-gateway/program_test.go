@@ -78,6 +78,12 @@ func progEnv(f *fakeDiscord, state string, extra ...string) []string {
 // connected. extra adds to (and overrides) the environment.
 func startProgram(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state string, extra ...string) *program {
 	t.Helper()
+	return startProgramArgs(t, f, agent, state, nil, extra...)
+}
+
+// startProgramArgs is startProgram with command-line arguments.
+func startProgramArgs(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state string, args []string, extra ...string) *program {
+	t.Helper()
 	progBackend.Lock()
 	progBackend.b = agent
 	progBackend.Unlock()
@@ -88,7 +94,7 @@ func startProgram(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state st
 	p := &program{t: t, f: f, state: state, cancel: cancel, done: make(chan int, 1), log: &syncBuffer{}}
 	env := progEnv(f, state, extra...)
 	identified, _, _ := f.counts()
-	go func() { p.done <- run(ctx, nil, env, strings.NewReader(""), &syncBuffer{}, p.log) }()
+	go func() { p.done <- run(ctx, args, env, strings.NewReader(""), &syncBuffer{}, p.log) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if n, _, _ := f.counts(); n > identified && len(f.find("PUT", "commands")) >= 0 {
