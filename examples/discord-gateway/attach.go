@@ -5,17 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"mime"
+	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentcli/agentcli"
 )
 
 // errTooLarge is Fetch's error for a file beyond its limit.
 var errTooLarge = errors.New("file too large")
 
 // attachmentKind sorts an attachment: "text" (inlined into the prompt),
-// "image" (for Request.Attachments once agentcli has it; refused until
-// then) or "" (refused).
+// "image" (sent to the agent as an agentcli.Attachment) or "" (refused).
 func attachmentKind(a Attachment) string {
 	ct, _, _ := mime.ParseMediaType(a.ContentType)
 	switch {
@@ -23,15 +27,26 @@ func attachmentKind(a Attachment) string {
 		ct == "application/x-yaml", ct == "application/yaml", ct == "application/javascript",
 		ct == "application/x-sh", ct == "application/toml", ct == "application/sql":
 		return "text"
-	case ct == "image/png", ct == "image/jpeg", ct == "image/gif", ct == "image/webp":
+	case imageTypes[ct]:
 		return "image"
 	case ct == "" || ct == "application/octet-stream":
-		if textExt[strings.ToLower(filepath.Ext(a.Name))] {
+		ext := strings.ToLower(filepath.Ext(a.Name))
+		if textExt[ext] {
 			return "text"
+		}
+		if imageExt[ext] {
+			return "image"
 		}
 	}
 	return ""
 }
+
+// imageTypes are the images the gateway sends on: those agentcli takes.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// imageExt are the file name extensions taken as images when the
+// platform names no content type.
+var imageExt = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true}
 
 // textExt are the file name extensions taken as text when the platform
 // names no content type.
@@ -44,13 +59,51 @@ func init() {
 	}
 }
 
-// attachments returns the text attachments of a message inlined, to be
-// appended to its prompt, or a refusal to post instead of running it: a
-// file that is no text (images go to the agent once agentcli takes them
-// in a Request), more text than Options.AttachmentMax, a file that cannot
-// be downloaded or is not UTF-8.
-func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, string) {
-	var images, others []string
+// takesImage reports whether the backend takes images of media type mt
+// (Capabilities.Attachments lists "image", or mt itself); with mt "",
+// whether it takes images of any type.
+func (rt *Runtime) takesImage(mt string) bool {
+	for _, k := range rt.o.Backend.Capabilities().Attachments {
+		if k == agentcli.AttachmentImage || string(k) == mt || mt == "" && strings.HasPrefix(string(k), "image/") {
+			return true
+		}
+	}
+	return false
+}
+
+// attachments fetches the attachments of a message. It returns its text
+// files inlined, to be appended to its prompt, and its images, to be sent
+// with it (agentcli.Attachment); or a refusal to post instead of running
+// the message at all: a file that is neither text nor a PNG, JPEG, GIF or
+// WebP image, an image the backend cannot take (Options.NoImages says
+// why), more text than Options.AttachmentMax, an image over
+// Options.ImageMax or images over agentcli.MaxAttachmentBytes together, a
+// file that cannot be downloaded, text that is not UTF-8, an "image" whose
+// bytes are not one. A message is refused whole, text included: its words
+// are likely about the file, and an answer without it would mislead.
+//
+// The images of the messages being answered hold at most imageMemory
+// bytes together: a message waits for its share (the most its images may
+// take) before downloading them, and gives back what they did not take.
+// release frees what they took; call it once done with them.
+func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (inlined string, atts []agentcli.Attachment, release func(), refusal string) {
+	release = func() {}
+	inlined, atts, held, refusal := rt.fetchAttachments(ctx, as)
+	if held > 0 {
+		var once sync.Once
+		release = func() { once.Do(func() { rt.imageMem.Release(held) }) }
+	}
+	return inlined, atts, release, refusal
+}
+
+// imageMemory bounds the bytes of images held at once by the messages
+// being answered: four messages' worth of agentcli.MaxAttachmentBytes.
+const imageMemory = 4 * agentcli.MaxAttachmentBytes
+
+// fetchAttachments does the work of attachments; held is what it holds of
+// rt.imageMem (none on a refusal).
+func (rt *Runtime) fetchAttachments(ctx context.Context, as []Attachment) (inlined string, atts []agentcli.Attachment, held int64, refusal string) {
+	var others, images []string
 	for _, a := range as {
 		switch attachmentKind(a) {
 		case "image":
@@ -59,39 +112,122 @@ func (rt *Runtime) attachments(ctx context.Context, as []Attachment) (string, st
 			others = append(others, a.Name)
 		}
 	}
-	if len(images)+len(others) > 0 {
-		s := "📎 Not sent to the agent: I can only pass text files on for now"
-		if len(images) > 0 {
-			s += " (images are not supported yet)"
+	if len(others) > 0 {
+		return "", nil, 0, "📎 Not sent to the agent: I can only pass on text files and images (PNG, JPEG, GIF, WebP): " +
+			quoteNames(others) + ". Please send the message again without them; paste what matters as text."
+	}
+	if len(images) > 0 && !rt.takesImage("") {
+		why := rt.o.NoImages
+		if why == "" {
+			why = "the " + rt.o.Backend.Name() + " agent cannot take images"
 		}
-		return "", s + ": " + quoteNames(append(images, others...)) +
-			". Please send the message again without them; paste what matters as text."
+		return "", nil, 0, "📎 Not sent to the agent: " + quoteNames(images) + " — " + why +
+			". Please send the message again without images; describe what matters in words."
 	}
 	if rt.o.Fetch == nil {
-		return "", "📎 Attachments are not supported here."
+		return "", nil, 0, "📎 Attachments are not supported here."
 	}
-	budget := rt.o.AttachmentMax
+	if len(images) > 0 {
+		held = int64(min(agentcli.MaxAttachmentBytes, len(images)*rt.o.ImageMax))
+		if err := rt.imageMem.Acquire(ctx, held); err != nil {
+			return "", nil, 0, errorText(context.Cause(ctx), 0)
+		}
+		reserved := held
+		defer func() { // give back what the images did not take, or all on a refusal
+			if len(atts) < len(images) {
+				held = 0
+			}
+			rt.imageMem.Release(reserved - held)
+		}()
+		held = 0 // counts what the images take from here on
+	}
+	textBudget, imageBudget := rt.o.AttachmentMax, agentcli.MaxAttachmentBytes
+	textTooLarge := func(a Attachment) string {
+		return fmt.Sprintf("📎 %s is too large: at most %s bytes of text per message (ATTACHMENT_MAX_BYTES). Please send a shorter excerpt.",
+			quoteNames([]string{a.Name}), thousands(int64(rt.o.AttachmentMax)))
+	}
+	imageTooLarge := func(a Attachment, total bool) string {
+		if total {
+			return fmt.Sprintf("📎 The images of this message are too large together: at most %s per message. Please send fewer or smaller images.",
+				byteSize(agentcli.MaxAttachmentBytes))
+		}
+		return fmt.Sprintf("📎 %s is too large: at most %s per image (IMAGE_MAX_BYTES). Please send a smaller image.",
+			quoteNames([]string{a.Name}), byteSize(rt.o.ImageMax))
+	}
 	var b strings.Builder
 	for _, a := range as {
-		if a.Size > budget {
-			return "", fmt.Sprintf("📎 %s is too large: at most %s bytes of text per message. Please send a shorter excerpt.",
-				quoteNames([]string{a.Name}), thousands(int64(rt.o.AttachmentMax)))
+		if attachmentKind(a) == "image" {
+			switch {
+			case a.Size > rt.o.ImageMax:
+				return "", nil, 0, imageTooLarge(a, false)
+			case a.Size > imageBudget:
+				return "", nil, 0, imageTooLarge(a, true)
+			}
+			limit := min(rt.o.ImageMax, imageBudget)
+			data, err := rt.o.Fetch(ctx, a, limit)
+			switch {
+			case errors.Is(err, errTooLarge):
+				return "", nil, 0, imageTooLarge(a, limit < rt.o.ImageMax)
+			case err != nil:
+				rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
+				return "", nil, 0, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
+			}
+			mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+			if !imageTypes[mt] {
+				return "", nil, 0, "📎 " + quoteNames([]string{a.Name}) + " is not a PNG, JPEG, GIF or WebP image; not sent to the agent."
+			}
+			if !rt.takesImage(mt) {
+				return "", nil, 0, "📎 Not sent to the agent: " + quoteNames([]string{a.Name}) + " — the " + rt.o.Backend.Name() +
+					" agent cannot take " + strings.TrimPrefix(mt, "image/") + " images. Please send it as PNG or JPEG."
+			}
+			imageBudget -= len(data)
+			held += int64(len(data))
+			atts = append(atts, agentcli.Attachment{Name: attachmentName(a.Name, len(atts)+1), MediaType: mt, Data: data})
+			continue
 		}
-		data, err := rt.o.Fetch(ctx, a, budget)
+		if a.Size > textBudget {
+			return "", nil, 0, textTooLarge(a)
+		}
+		data, err := rt.o.Fetch(ctx, a, textBudget)
 		switch {
 		case errors.Is(err, errTooLarge):
-			return "", fmt.Sprintf("📎 %s is too large: at most %s bytes of text per message. Please send a shorter excerpt.",
-				quoteNames([]string{a.Name}), thousands(int64(rt.o.AttachmentMax)))
+			return "", nil, 0, textTooLarge(a)
 		case err != nil:
 			rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
-			return "", "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
+			return "", nil, 0, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
 		case !utf8.Valid(data):
-			return "", "📎 " + quoteNames([]string{a.Name}) + " is not UTF-8 text; not sent to the agent."
+			return "", nil, 0, "📎 " + quoteNames([]string{a.Name}) + " is not UTF-8 text; not sent to the agent."
 		}
-		budget -= len(data)
+		textBudget -= len(data)
 		fmt.Fprintf(&b, "\n\n[attached file %s, %d bytes]\n%s\n[end of %s]", safeName(a.Name), len(data), data, safeName(a.Name))
 	}
-	return b.String(), ""
+	return b.String(), atts, held, ""
+}
+
+// attachmentName is a file name as agentcli takes one (valid UTF-8 of at
+// most 255 bytes without control characters): the platform's, cleaned
+// and shortened, or "image-n".
+func attachmentName(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	s = shorten(oneLine(s), 60) // at most 59 runes of 4 bytes and "…"
+	if s == "" {
+		return fmt.Sprintf("image-%d", n)
+	}
+	return s
+}
+
+// byteSize shows n bytes, and in MiB too when that is a whole number.
+func byteSize(n int) string {
+	s := thousands(int64(n)) + " bytes"
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		s += fmt.Sprintf(" (%d MiB)", n>>20)
+	}
+	return s
 }
 
 // safeName is a file name fit for one line of a prompt.

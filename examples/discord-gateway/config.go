@@ -105,6 +105,9 @@ type Config struct {
 	// AttachmentMax bounds the text attachments inlined into one prompt,
 	// in bytes (ATTACHMENT_MAX_BYTES, default 100000).
 	AttachmentMax int
+	// ImageMax bounds each image sent to the agent, in bytes
+	// (IMAGE_MAX_BYTES, default and at most agentcli.MaxImageBytes, 5 MiB).
+	ImageMax int
 	// NATSURL, when set (NATS_URL), sends the runs to a pool of
 	// agentcli-worker processes over NATS JetStream instead of a CLI on
 	// this host; the conversations are then kept in the pool's key-value
@@ -203,6 +206,9 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	c.LiveIdle = dur("LIVE_IDLE", 15*time.Minute)
 	c.MaxLive = num("MAX_LIVE_SESSIONS", 8)
 	c.AttachmentMax = num("ATTACHMENT_MAX_BYTES", 100_000)
+	if c.ImageMax = num("IMAGE_MAX_BYTES", agentcli.MaxImageBytes); c.ImageMax > agentcli.MaxImageBytes {
+		fail("IMAGE_MAX_BYTES=%d: at most %d (5 MiB, agentcli.MaxImageBytes)", c.ImageMax, agentcli.MaxImageBytes)
+	}
 	c.Warm = 1
 	if v := get("WARM_SESSIONS"); v != "" {
 		n, e := strconv.Atoi(v)

@@ -118,14 +118,14 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.QueryTimeout != 90*time.Second || c.RetryDelay != 2*time.Second || strings.Join(c.AllowedUsers, "|") != "1|2" ||
-		c.Agent.MaxTurns != 7 || c.Permission != "ask" || c.RetryAttempts != 3 || !c.Live {
+		c.Agent.MaxTurns != 7 || c.Permission != "ask" || c.RetryAttempts != 3 || !c.Live || c.ImageMax != 5<<20 {
 		t.Fatalf("%+v", c)
 	}
 	for k, v := range map[string]string{"QUERY_TIMEOUT": "soon", "MAX_CONCURRENT_RUNS": "0", "PERMISSION_MODE": "yolo",
 		"SYSTEM_PROMPT_FILE": "/nonexistent", "WORKING_DIR": "/nonexistent", "LIVE_SESSIONS": "maybe",
 		"AGENT_ENV": "DISCORD_TOKEN", "THREADS": "sometimes", "MAX_LIVE_SESSIONS": "-1", "DISCORD_SHARD_ID": "1",
 		"DISCORD_API_URL": "discord.com", "DISCORD_GATEWAY_URL": "https://gateway.discord.gg",
-		"WARM_SESSIONS": "-1"} {
+		"WARM_SESSIONS": "-1", "IMAGE_MAX_BYTES": "5242881"} {
 		lookup := func(key string) (string, bool) {
 			if key == k {
 				return v, true

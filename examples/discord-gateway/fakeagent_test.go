@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,10 @@ type fakeAgent struct {
 	// Capabilities.Questions.
 	question    *agentcli.Question
 	noQuestions bool
+	// attach is Capabilities.Attachments; atts records the attachments
+	// of every turn (every attempt) that had some.
+	attach []agentcli.AttachmentKind
+	atts   []attachedTurn
 	// gate, when set, holds every StartSession until it is closed (or
 	// the start's context ends): a CLI that takes its time to boot.
 	gate chan struct{}
@@ -60,7 +65,46 @@ func (a *fakeAgent) Check(ctx context.Context) error { return nil }
 func (a *fakeAgent) Capabilities() agentcli.Capabilities {
 	return agentcli.Capabilities{TextDeltas: true, Resume: true, Sessions: true, Interrupt: true,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk},
-		Questions:       !a.noQuestions}
+		Questions:       !a.noQuestions, Attachments: a.attach}
+}
+
+// attachedTurn is a turn with attachments, as the fake agent got it.
+type attachedTurn struct {
+	live   bool // a live session's turn (StreamTurn), not a run of its own
+	prompt string
+	atts   []agentcli.Attachment
+}
+
+// noteAttachments records atts, and refuses them as agentcli does when
+// the fake does not list their kind.
+func (a *fakeAgent) noteAttachments(live bool, prompt string, atts []agentcli.Attachment) error {
+	if len(atts) == 0 {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, at := range atts {
+		kind := agentcli.AttachmentText
+		if strings.HasPrefix(at.MediaType, "image/") {
+			kind = agentcli.AttachmentImage
+		}
+		if !slices.Contains(a.attach, kind) && !slices.Contains(a.attach, agentcli.AttachmentKind(at.MediaType)) {
+			return &agentcli.UnsupportedError{Backend: "fake", Feature: "attachments of type " + at.MediaType}
+		}
+	}
+	c := make([]agentcli.Attachment, len(atts))
+	for i, at := range atts {
+		c[i] = at
+		c[i].Data = slices.Clone(at.Data)
+	}
+	a.atts = append(a.atts, attachedTurn{live: live, prompt: prompt, atts: c})
+	return nil
+}
+
+func (a *fakeAgent) attachedCopy() []attachedTurn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.atts)
 }
 
 // session resolves a request's session: the same one, a new one, or
@@ -104,6 +148,10 @@ func (a *fakeAgent) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2
 		a.mu.Lock()
 		a.runs = append(a.runs, *req)
 		a.mu.Unlock()
+		if err := a.noteAttachments(false, req.Prompt, req.Attachments); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
 		id, err := a.session(req.SessionID)
 		if err != nil {
 			yield(agentcli.Event{}, err)
@@ -366,7 +414,17 @@ func (s *fakeLive) Run(ctx context.Context, prompt string) (*agentcli.Result, er
 }
 
 func (s *fakeLive) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return s.StreamTurn(ctx, &agentcli.Turn{Prompt: prompt})
+}
+
+// StreamTurn implements agentcli.TurnStreamer.
+func (s *fakeLive) StreamTurn(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
+	prompt := t.Prompt
 	return func(yield func(agentcli.Event, error) bool) {
+		if err := s.a.noteAttachments(true, prompt, t.Attachments); err != nil {
+			yield(agentcli.Event{}, err)
+			return
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()

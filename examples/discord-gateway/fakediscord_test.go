@@ -47,6 +47,7 @@ type fakeDiscord struct {
 	channels   map[string]int       // channel id → type (0 text, 1 DM, 11 thread)
 	noThreads  map[string]bool      // text channels where the bot may not start threads
 	files      map[string][]byte    // /files/<name>
+	downloads  int                  // of files
 	commands   map[string][]any     // registration path → commands
 	identifies int
 	shards     [][]int // the shard of each identify ([id, count], or nil)
@@ -265,6 +266,7 @@ func (f *fakeDiscord) rest(w http.ResponseWriter, r *http.Request) {
 func (f *fakeDiscord) serveFile(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	data, ok := f.files[strings.TrimPrefix(r.URL.Path, "/files/")]
+	f.downloads++
 	f.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
@@ -477,6 +479,13 @@ func (f *fakeDiscord) find(method, suffix string) []fakeReq {
 		}
 	}
 	return out
+}
+
+// downloadCount returns how many files were downloaded.
+func (f *fakeDiscord) downloadCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.downloads
 }
 
 // refusals returns what Discord refused.

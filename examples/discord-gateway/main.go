@@ -250,12 +250,16 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		Warm:          cfg.Warm,
 		Models:        cfg.Models,
 		AttachmentMax: cfg.AttachmentMax,
+		ImageMax:      cfg.ImageMax,
 		Summary:       true,
 		Logger:        logger,
 	}
 	if pl != nil {
 		o.Locks, o.Replica = pl.locks, replica
 		o.Warm = 0 // the pool's workers start the sessions
+		// The pool refuses attachments (cluster's checkLocalOnly) and
+		// lists none in its Capabilities.
+		o.NoImages = "runs go to the worker pool (NATS_URL), which does not carry images to its workers yet"
 	}
 	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
 		"max_concurrent_runs", cfg.MaxConcurrent, "state", stateDir)

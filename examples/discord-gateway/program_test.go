@@ -78,6 +78,12 @@ func progEnv(f *fakeDiscord, state string, extra ...string) []string {
 // connected. extra adds to (and overrides) the environment.
 func startProgram(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state string, extra ...string) *program {
 	t.Helper()
+	return startProgramArgs(t, f, agent, state, nil, extra...)
+}
+
+// startProgramArgs is startProgram with command-line arguments.
+func startProgramArgs(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state string, args []string, extra ...string) *program {
+	t.Helper()
 	progBackend.Lock()
 	progBackend.b = agent
 	progBackend.Unlock()
@@ -88,7 +94,7 @@ func startProgram(t *testing.T, f *fakeDiscord, agent agentcli.Backend, state st
 	p := &program{t: t, f: f, state: state, cancel: cancel, done: make(chan int, 1), log: &syncBuffer{}}
 	env := progEnv(f, state, extra...)
 	identified, _, _ := f.counts()
-	go func() { p.done <- run(ctx, nil, env, strings.NewReader(""), &syncBuffer{}, p.log) }()
+	go func() { p.done <- run(ctx, args, env, strings.NewReader(""), &syncBuffer{}, p.log) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if n, _, _ := f.counts(); n > identified && len(f.find("PUT", "commands")) >= 0 {
@@ -807,8 +813,9 @@ func TestProgramSlashCommands(t *testing.T) {
 }
 
 // TestProgramAttachments: a text file is inlined into the prompt; an image
-// or a file of another kind, or more text than ATTACHMENT_MAX_BYTES, is
-// refused with a reply and never reaches the agent.
+// on a backend that takes none, a file of another kind, or more text than
+// ATTACHMENT_MAX_BYTES, is refused with a reply and never reaches the
+// agent. (Images that reach the agent: TestProgramImages.)
 func TestProgramAttachments(t *testing.T) {
 	f := newFakeDiscord(t)
 	agent := newFakeAgent()
@@ -833,8 +840,8 @@ func TestProgramAttachments(t *testing.T) {
 		file map[string]any
 		want string
 	}{
-		{file("shot.png", "image/png", []byte("\x89PNG\r\n")), "images are not supported yet"},
-		{file("build.zip", "application/zip", []byte("PK")), "only pass text files"},
+		{file("shot.png", "image/png", []byte("\x89PNG\r\n")), "`shot.png` — the fake agent cannot take images"},
+		{file("build.zip", "application/zip", []byte("PK")), "only pass on text files and images"},
 		{file("big.log", "text/plain", []byte(strings.Repeat("x", 300))), "too large"},
 	} {
 		if got := p.answer(withFiles("look", tt.file)); !strings.Contains(got, tt.want) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"golang.org/x/sync/semaphore"
 )
 
 // Options configure a Runtime.
@@ -95,6 +96,14 @@ type Options struct {
 	// AttachmentMax bounds the text attachments inlined into one prompt,
 	// in bytes; zero means 100,000.
 	AttachmentMax int
+	// ImageMax bounds each image sent to the agent, in bytes; zero or more
+	// than agentcli.MaxImageBytes means agentcli.MaxImageBytes. The images
+	// of one message together are bounded by agentcli.MaxAttachmentBytes.
+	ImageMax int
+	// NoImages says why images are refused, when the backend takes none
+	// (the worker pool, say); empty: "the <backend> agent cannot take
+	// images".
+	NoImages string
 	// Fetch downloads an attachment, at most limit bytes (more is an
 	// error); nil refuses every attachment.
 	Fetch func(ctx context.Context, a Attachment, limit int) ([]byte, error)
@@ -136,6 +145,10 @@ type Runtime struct {
 	stop    context.CancelCauseFunc
 	liveOK  atomic.Bool
 	lastSeq atomic.Int64
+
+	// imageMem holds the bytes of the images of the messages being
+	// answered (imageMemory).
+	imageMem *semaphore.Weighted
 
 	mu      sync.Mutex
 	convs   map[string]*convState
@@ -201,6 +214,9 @@ func NewRuntime(o Options) *Runtime {
 	if o.AttachmentMax <= 0 {
 		o.AttachmentMax = 100_000
 	}
+	if o.ImageMax <= 0 || o.ImageMax > agentcli.MaxImageBytes {
+		o.ImageMax = agentcli.MaxImageBytes
+	}
 	if o.Retry.MaxAttempts <= 0 {
 		o.Retry.MaxAttempts = 3
 	}
@@ -216,7 +232,8 @@ func NewRuntime(o Options) *Runtime {
 	}
 	// OnQuestion on a backend that cannot ask is an *UnsupportedError.
 	o.Questions = o.Questions && o.Backend != nil && o.Backend.Capabilities().Questions
-	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{}}
+	rt := &Runtime{o: o, log: o.Logger, convs: map[string]*convState{}, waits: map[string]*waiter{},
+		imageMem: semaphore.NewWeighted(imageMemory)}
 	if o.Replica != "" {
 		h := sha256.Sum256([]byte(o.Replica))
 		rt.waitPrefix = hex.EncodeToString(h[:4]) + "-"
@@ -582,7 +599,8 @@ func (rt *Runtime) process(m Message) {
 		rt.o.Journal.Running(m, target.channel, "")
 	}
 
-	prompt, refusal := rt.prompt(ctx, m)
+	turn, release, refusal := rt.prompt(ctx, m)
+	defer release()
 	if refusal != "" {
 		rt.deliver(target, refusal)
 		return
@@ -591,7 +609,7 @@ func (rt *Runtime) process(m Message) {
 	if rt.o.Journal != nil && out.id != "" {
 		rt.o.Journal.Running(m, target.channel, out.id)
 	}
-	reply, res := rt.answer(ctx, m, prompt, out)
+	reply, res := rt.answer(ctx, m, turn, out)
 	if _, err := rt.o.Store.Update(context.WithoutCancel(ctx), conv, func(e *Entry) {
 		if e.Owner == "" {
 			e.Owner = m.Author
@@ -730,17 +748,28 @@ func threadName(m Message) string {
 	return s
 }
 
-// prompt returns the prompt of m: its text, who sent it (Options.Mention)
-// and its text attachments inlined; or, when an attachment cannot be
-// taken, a refusal to post instead.
-func (rt *Runtime) prompt(ctx context.Context, m Message) (string, string) {
+// prompt returns the turn of m: its text, who sent it (Options.Mention),
+// its text attachments inlined and its images; or, when an attachment
+// cannot be taken, a refusal to post instead. The caller calls release
+// once done with the turn (it frees the memory its images hold).
+func (rt *Runtime) prompt(ctx context.Context, m Message) (_ *agentcli.Turn, release func(), refusal string) {
 	text := m.Text
+	var images []agentcli.Attachment
+	release = func() {}
 	if len(m.Attachments) > 0 {
-		inlined, refusal := rt.attachments(ctx, m.Attachments)
+		var inlined string
+		var atts []agentcli.Attachment
+		inlined, atts, release, refusal = rt.attachments(ctx, m.Attachments)
 		if refusal != "" {
-			return "", refusal
+			return nil, release, refusal
 		}
-		text = strings.TrimSpace(text + inlined)
+		text, images = strings.TrimSpace(text+inlined), atts
+		if text == "" { // images alone: a prompt is required
+			text = "(see the attached image)"
+			if len(images) > 1 {
+				text = "(see the attached images)"
+			}
+		}
 	}
 	if rt.o.Mention && m.Author != "" {
 		who := "<@" + m.Author + ">"
@@ -749,7 +778,7 @@ func (rt *Runtime) prompt(ctx context.Context, m Message) (string, string) {
 		}
 		text = "Message from " + who + ":\n" + text
 	}
-	return text, ""
+	return &agentcli.Turn{Prompt: text, Attachments: images}, release, ""
 }
 
 // answer runs m's prompt and returns its reply and result (nil when it
@@ -760,7 +789,7 @@ func (rt *Runtime) prompt(ctx context.Context, m Message) (string, string) {
 // the reply shows what it had produced and says so. A stored session the
 // CLI no longer knows is forgotten and the message run once more without
 // it.
-func (rt *Runtime) answer(ctx context.Context, m Message, prompt string, out *output) (Reply, *agentcli.Result) {
+func (rt *Runtime) answer(ctx context.Context, m Message, turn *agentcli.Turn, out *output) (Reply, *agentcli.Result) {
 	conv := m.conv()
 	start := time.Now()
 	e, err := rt.o.Store.Get(ctx, conv)
@@ -769,7 +798,7 @@ func (rt *Runtime) answer(ctx context.Context, m Message, prompt string, out *ou
 	}
 	fresh := false
 	for attempt := 1; ; attempt++ {
-		res, err := rt.runOnce(ctx, m, prompt, &e, out)
+		res, err := rt.runOnce(ctx, m, turn, &e, out)
 		if err == nil {
 			r := ReplyFor(conv, res, nil)
 			if rt.o.Summary {
@@ -857,13 +886,14 @@ func (e *sessionCrash) Error() string {
 
 func (e *sessionCrash) Unwrap() []error { return []error{e.why, e.turn} }
 
-// runOnce makes one attempt at m's prompt: as the next turn of the
-// conversation's live session when the backend has them, else as a run
-// of its own resuming the conversation's session.
+// runOnce makes one attempt at m's turn (its prompt and images, sent
+// again on every attempt): as the next turn of the conversation's live
+// session when the backend has them, else as a run of its own resuming
+// the conversation's session.
 //
 // When a live session's CLI dies under the turn, e.SessionID is set to its
 // session (if it had none), so that the next attempt resumes it.
-func (rt *Runtime) runOnce(ctx context.Context, m Message, prompt string, e *Entry, out *output) (*agentcli.Result, error) {
+func (rt *Runtime) runOnce(ctx context.Context, m Message, turn *agentcli.Turn, e *Entry, out *output) (*agentcli.Result, error) {
 	conv := m.conv()
 	if rt.liveOK.Load() {
 		sess, err := rt.liveSession(ctx, m, *e)
@@ -879,7 +909,7 @@ func (rt *Runtime) runOnce(ctx context.Context, m Message, prompt string, e *Ent
 			return nil, err
 		default:
 			rt.setTurnSession(conv, sess)
-			res, err := rt.consume(ctx, out, sess.Stream(ctx, prompt))
+			res, err := rt.consume(ctx, out, agentcli.StreamTurn(ctx, sess, turn))
 			rt.setTurnSession(conv, nil)
 			if why := sess.Err(); why != nil {
 				rt.log.Warn("live session ended", "conversation", conv, "err", why)
@@ -897,7 +927,7 @@ func (rt *Runtime) runOnce(ctx context.Context, m Message, prompt string, e *Ent
 		}
 	}
 	req := rt.request(conv, *e)
-	req.Prompt = prompt
+	req.Prompt, req.Attachments = turn.Prompt, turn.Attachments
 	return rt.consume(ctx, out, rt.o.Backend.Stream(ctx, req))
 }
 

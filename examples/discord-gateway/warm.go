@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"iter"
 	"sync"
 
 	"github.com/agentcli/agentcli"
@@ -45,6 +46,14 @@ type warmSession struct {
 	agentcli.Session
 	owner *sessionOwner
 }
+
+// StreamTurn forwards t (with its attachments) to the session; without
+// it, agentcli.StreamTurn would refuse attachments on a warm session.
+func (w *warmSession) StreamTurn(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
+	return agentcli.StreamTurn(ctx, w.Session, t)
+}
+
+var _ agentcli.TurnStreamer = (*warmSession)(nil)
 
 // warmBackend is the backend the pool starts its sessions on: the
 // runtime's, with per-session callbacks.
