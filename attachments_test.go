@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"testing"
 
 	"github.com/agentcli/agentcli"
@@ -89,6 +90,9 @@ func TestStreamTurnFallback(t *testing.T) {
 	_, err = agentcli.RunTurn(context.Background(), p, &agentcli.Turn{Prompt: "x", Attachments: []agentcli.Attachment{{Data: []byte("t")}}})
 	if !errors.Is(err, agentcli.ErrUnsupported) || len(p.prompts) != 0 {
 		t.Fatalf("with attachments: %v (prompts %q), want ErrUnsupported and nothing sent", err, p.prompts)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, ":") || strings.HasPrefix(msg, " ") {
+		t.Errorf("the error names no backend and begins with %q: %q", msg[:1], msg)
 	}
 	res, err := agentcli.RunTurn(context.Background(), p, &agentcli.Turn{Prompt: "hello"})
 	if err != nil || res.Text != "ok" || len(p.prompts) != 1 {

@@ -92,7 +92,10 @@ type UnsupportedError struct {
 
 // Error implements the error interface.
 func (e *UnsupportedError) Error() string {
-	s := e.Backend + ": " + e.Feature + " not supported"
+	s := e.Feature + " not supported"
+	if e.Backend != "" {
+		s = e.Backend + ": " + s
+	}
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
