@@ -170,9 +170,11 @@ func hasCredentials(r *driver.Run) bool {
 	if runtime.GOOS == "darwin" || r.AnySet("FACTORY_API_KEY") {
 		return true
 	}
+	// FACTORY_HOME_OVERRIDE stands for the home directory, not for
+	// .factory (droid joins ".factory" to it, as sessions.go does).
 	dir := filepath.Join(r.Home(), ".factory")
 	if d := r.Lookup("FACTORY_HOME_OVERRIDE"); filepath.IsAbs(d) {
-		dir = d
+		dir = filepath.Join(d, ".factory")
 	}
 	for _, f := range []string{"auth.json", "auth-state.json", ".auth-state.json"} {
 		if driver.FileExists(filepath.Join(dir, f)) {

@@ -45,3 +45,17 @@ var kit = backendtest.Kit{
 }
 
 func TestFaultMatrix(t *testing.T) { backendtest.FaultMatrix(t, kit) }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming FACTORY_API_KEY; each way droid finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, []string{"FACTORY_API_KEY"}, []backendtest.CredentialWay{
+		{Name: "API key", Env: []string{"FACTORY_API_KEY=fk-x"}},
+		{Name: "login", Files: map[string]string{"~/.factory/auth.json": `{}`}},
+		{Name: "BYOK models", Files: map[string]string{"~/.factory/settings.json": `{"customModels":[{"apiKey":"k"}]}`}},
+		// FACTORY_HOME_OVERRIDE replaces the home directory: droid
+		// reads $FACTORY_HOME_OVERRIDE/.factory.
+		{Name: "home override", Env: []string{"FACTORY_HOME_OVERRIDE=~/fh"}, Files: map[string]string{"~/fh/.factory/auth.json": `{}`}},
+		{Name: "extra args", ExtraArgs: []string{"--auto=low"}},
+	})
+}
