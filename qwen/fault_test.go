@@ -104,3 +104,17 @@ func TestLiveFaults(t *testing.T) {
 	k.New = func(o *agentcli.Options) agentcli.Backend { return New(o) }
 	backendtest.LiveFaults(t, k)
 }
+
+// Without any credential a run fails at once with a *CredentialsError
+// naming the variables; each way qwen finds one lets the run start.
+func TestCredentials(t *testing.T) {
+	backendtest.CheckCredentials(t, kit, credentialVars, []backendtest.CredentialWay{
+		{Name: "OpenAI key", Env: []string{"OPENAI_API_KEY=sk-x"}},
+		{Name: "OpenAI base URL", Env: []string{"OPENAI_BASE_URL=http://127.0.0.1:9/v1"}},
+		{Name: "settings", Files: map[string]string{"~/.qwen/settings.json": `{"security":{"auth":{"selectedType":"openai","apiKey":"k"}}}`}},
+		{Name: "QWEN_HOME", Env: []string{"QWEN_HOME=~/qh"}, Files: map[string]string{"~/qh/settings.json": `{"modelProviders":{}}`}},
+		{Name: "project settings", Files: map[string]string{"./.qwen/settings.json": `{"envKey":"OPENAI_API_KEY"}`}},
+		{Name: "home .env", Files: map[string]string{"~/.env": "OPENAI_API_KEY=k\n"}},
+		{Name: "extra args", ExtraArgs: []string{"--debug"}},
+	})
+}
