@@ -194,9 +194,15 @@ func validate(req *agentcli.Request) error {
 // the model receive the text exactly. It is pure. Invalid UTF-8 in prompt
 // is replaced with U+FFFD.
 func userMessage(prompt string) []byte {
+	return userLine(prompt)
+}
+
+// userLine encodes a not-typed user message whose content is content (a
+// string, or the content blocks of attach.go) as one stdin line.
+func userLine(content any) []byte {
 	type message struct {
 		Role    string `json:"role"`
-		Content string `json:"content"`
+		Content any    `json:"content"`
 	}
 	b, _ := json.Marshal(struct {
 		Type            string  `json:"type"`
@@ -206,7 +212,7 @@ func userMessage(prompt string) []byte {
 		TextNotTyped    bool    `json:"text_not_typed"`
 	}{
 		Type:         "user",
-		Message:      message{Role: "user", Content: prompt},
+		Message:      message{Role: "user", Content: content},
 		TextNotTyped: true,
 	})
 	return append(b, '\n')

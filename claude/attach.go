@@ -3,7 +3,6 @@ package claude
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -51,22 +50,7 @@ func userMessageWith(prompt string, atts []agentcli.Attachment) []byte {
 		content = append(content, block{Type: "document", Title: a.Name,
 			Source: &source{Type: "text", MediaType: "text/plain", Data: string(a.Data)}})
 	}
-	type message struct {
-		Role    string  `json:"role"`
-		Content []block `json:"content"`
-	}
-	b, _ := json.Marshal(struct {
-		Type            string  `json:"type"`
-		Message         message `json:"message"`
-		ParentToolUseID *string `json:"parent_tool_use_id"`
-		SessionID       string  `json:"session_id"`
-		TextNotTyped    bool    `json:"text_not_typed"`
-	}{
-		Type:         "user",
-		Message:      message{Role: "user", Content: content},
-		TextNotTyped: true,
-	})
-	return append(b, '\n')
+	return userLine(content)
 }
 
 // PromptWith sends prompt with attachments as a not-typed user message
