@@ -389,12 +389,13 @@ func (p *appServer) Prompt(ctx context.Context, prompt string) error {
 	p.lastText, p.lastErr = "", ""
 	p.turnStart = p.total
 	clear(p.items)
-	params := p.withOverrides(turnParams(p.req, thread, prompt))
+	params := turnParams(p.req, thread, prompt)
 	if p.atts != nil {
 		params["input"], p.atts = turnInput(prompt, p.atts), nil
 	}
 	p.mu.Unlock()
-	return p.rpc.Go(ctx, "turn/start", params, func(raw json.RawMessage, err error) {
+	// withOverrides takes p.mu itself.
+	return p.rpc.Go(ctx, "turn/start", p.withOverrides(params), func(raw json.RawMessage, err error) {
 		p.startAnswered(gen, raw, err)
 	})
 }
