@@ -233,7 +233,13 @@ func testSessionManagement(t *testing.T, cli string) {
 	req.ForkSession = true
 	refused("ForkSession alone", req, tag, agentcli.ErrBadRequest)
 
-	// A live session forks too.
+	// A live session forks too. codex orders its threads by update time
+	// in whole seconds: the fork must be newer than the continued
+	// original by at least a second, or the live continue below may
+	// take either.
+	if cli == "codex" {
+		time.Sleep(1100 * time.Millisecond)
+	}
 	if !caps.ForkSession.Live {
 		req, tag = e.request("")
 		req.SessionID, req.ForkSession = orig, true

@@ -196,7 +196,7 @@ func cmpOr(m agentcli.PermissionMode, def string) string {
 func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	const steer = "STEER-7d1e please also say hi"
 	texts := []string{"", "answer after the command", "answer to the steer", "the next turn"}
-	e := newEnv(t, c.name, agentclitest.Turn{Shell: "sleep 3"}, agentclitest.Turn{Text: texts[1]},
+	e := newEnv(t, c.name, agentclitest.Turn{Shell: "echo started; sleep 3; echo done"}, agentclitest.Turn{Text: texts[1]},
 		agentclitest.Turn{Text: texts[2]}, agentclitest.Turn{Text: texts[3]})
 	req, tag := e.liveRequest()
 	req.Permission = agentcli.PermissionBypass
@@ -226,7 +226,12 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	waitMainCalls(t, e, 1, ended)
 	time.Sleep(300 * time.Millisecond) // the command is running
 	if err := agentcli.Steer(ctx, s, steer); err != nil {
-		t.Fatalf("Steer: %s", errSummary(err))
+		var o outcome
+		select {
+		case o = <-done:
+		case <-time.After(10 * time.Second):
+		}
+		t.Fatalf("Steer: %s; the turn: %s, %d events %s", errSummary(err), errSummary(o.err), len(o.evs), describeEvents(o.evs))
 	}
 	var o outcome
 	select {
