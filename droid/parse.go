@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -267,8 +268,8 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 		return driver.Outcome{Result: res}
 	}
 	o := driver.Outcome{Result: res, Failed: true}
-	msgs := append(append([]string(nil), p.errs...), p.cliErr)
-	o.Message = strings.Join(slicesCompact(msgs), ": ")
+	msgs := append(slices.Clone(p.errs), p.cliErr)
+	o.Message = strings.Join(slices.DeleteFunc(msgs, func(m string) bool { return m == "" }), ": ")
 	for _, m := range p.errs {
 		if s := statusPrefix.FindStringSubmatch(m); s != nil {
 			o.APIStatus, _ = strconv.Atoi(s[1])
@@ -278,15 +279,4 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 		o.Message = cmp.Or(o.Message, "CLI exited with a non-zero status after a successful result")
 	}
 	return o
-}
-
-// slicesCompact drops empty strings.
-func slicesCompact(ss []string) []string {
-	out := ss[:0]
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
