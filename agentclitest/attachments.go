@@ -85,12 +85,7 @@ func (r ModelRequest) InputParts() []InputPart {
 	var out []InputPart
 	switch r.API {
 	case "anthropic":
-		var body struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
+		var body anthropicReq // as the server reads it
 		if json.Unmarshal(r.Body, &body) != nil {
 			return nil
 		}
@@ -134,10 +129,7 @@ func (r ModelRequest) InputParts() []InputPart {
 		if json.Unmarshal(r.Body, &body) != nil {
 			return nil
 		}
-		var items []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		}
+		var items []responsesItem
 		if json.Unmarshal(body.Input, &items) != nil {
 			return nil
 		}
@@ -190,12 +182,7 @@ func (r ModelRequest) InputParts() []InputPart {
 			}
 		}
 	case "chat":
-		var body struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
+		var body chatReq
 		if json.Unmarshal(r.Body, &body) != nil {
 			return nil
 		}
