@@ -68,13 +68,16 @@
 //
 // Capabilities reports what ACP guarantees of every agent (text deltas,
 // live sessions, interrupt, MCP servers over stdio, the four permission
-// modes, the system prompt prepended to the first prompt) and, once the
-// Backend has seen an agent's answer to initialize (a run, a session,
-// Doctor or Probe), what that agent advertised: Resume is its
+// modes, the system prompt prepended to the first prompt; host tools,
+// questions, hooks on what the agent asks about, image and text
+// attachments, SetModel and SetPermission, as features.go describes)
+// and, once the Backend has seen an agent's answer to initialize (a run,
+// a session, Doctor or Probe), what that agent advertised: Resume is its
 // loadSession. Before, Resume is false. A request is checked against the
 // advertisement when the session starts: resuming an agent without
-// loadSession, or an HTTP MCP server for an agent without
-// mcpCapabilities.http, fails with an *agentcli.UnsupportedError.
+// loadSession, an HTTP MCP server (host tools and questions among them)
+// for an agent without mcpCapabilities.http, or an image for one without
+// promptCapabilities.image, fails with an *agentcli.UnsupportedError.
 //
 // # Errors
 //
@@ -142,7 +145,7 @@ func NewAgent(a Agent, opts *agentcli.Options) agentcli.Backend {
 		Package:       pkg,
 		Tested:        a.Version,
 		Credentials:   a.Credentials,
-		Caps:          caps,
+		Caps:          agentCaps(a),
 		Validate:      func(req *agentcli.Request) error { return validate(a.Name, req) },
 		Prepare:       func(context.Context, *driver.Run) (*driver.Job, error) { return nil, errNotLive },
 		NewParser:     func(*driver.Run) driver.Parser { return noParser{} },
@@ -169,6 +172,19 @@ var caps = agentcli.Capabilities{
 	Steer:           agentcli.SteerQueued,
 	PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	MCP:             true,
+	SetModel:        true,
+	HostTools:       true,
+	Questions:       true,
+	Hooks:           hookSupport,
+	Attachments:     attachmentKinds,
+}
+
+// agentCaps is caps with what switching a's sessions can do (see
+// features.go).
+func agentCaps(a Agent) agentcli.Capabilities {
+	c := caps
+	c.SetPermission = switchModes(a)
+	return c
 }
 
 // errNotLive: every run of an ACP agent is a turn of a live session
@@ -230,6 +246,9 @@ func (s *state) onInitialize(req *agentcli.Request) func(json.RawMessage) error 
 		info, err := s.seen(raw)
 		if err != nil {
 			return &agentcli.ProtocolError{Backend: s.agent.Name, Method: "initialize", Message: err.Error()}
+		}
+		if err := checkImages(s.agent.Name, req, info); err != nil {
+			return err
 		}
 		if req.SessionID != "" && !info.AgentCapabilities.LoadSession {
 			return &agentcli.UnsupportedError{Backend: s.agent.Name, Feature: "resume (Request.SessionID)",
@@ -294,6 +313,8 @@ func (s *state) acpConfig(req *agentcli.Request) acp.Config {
 		KindNames:    true,
 		OnInitialize: s.onInitialize(req),
 		ModeOf:       s.modeOf(req),
+		RawName:      hostToolName(req),
+		Switch:       s.switching(req),
 	}
 	if req.Model != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "model", Value: req.Model})
@@ -330,19 +351,21 @@ func (s *state) startSession(ctx context.Context, r *driver.Run) (agentcli.Sessi
 	args := append(slices.Clone(s.args), req.ExtraArgs...)
 	env := append(r.Env[:len(r.Env):len(r.Env)], s.agent.Env[string(driver.Mode(req))]...)
 	return live.Start(ctx, live.Config{
-		Backend:  s.agent.Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      env,
-		Dir:      r.Dir,
-		Request:  req,
-		Cleanup:  r.Cleanup,
-		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:     r.LiveWireLog(s.agent.Name, args, ac.Record(req.MCPServers)),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
+		Backend:   s.agent.Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       env,
+		Dir:       r.Dir,
+		Request:   req,
+		Cleanup:   r.Cleanup,
+		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:      r.LiveWireLog(s.agent.Name, args, ac.Record(req.MCPServers)),
+		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 

@@ -30,6 +30,10 @@ const (
 	// "/" is completed from the option's values ("provider/NAME") when
 	// exactly one ends so.
 	ModelOption ModelBy = "option"
+	// ModelAuto: the "model" config option where the session offers one,
+	// otherwise session/set_model (for an agent agentcli knows nothing
+	// about).
+	ModelAuto ModelBy = "auto"
 )
 
 // Switching is what an agent can switch mid-session.
@@ -38,7 +42,8 @@ type Switching struct {
 	Model ModelBy
 	// Mode returns the agent's mode id for a permission mode, or an
 	// *agentcli.UnsupportedError for a mode it cannot be switched to; nil
-	// means none can. ModeByOption selects it with session/set_config_option
+	// means none can. An empty id leaves the agent's mode as it is (the
+	// session's answers to permission requests are the whole mode). ModeByOption selects it with session/set_config_option
 	// "mode" rather than session/set_mode.
 	Mode         func(agentcli.PermissionMode) (string, error)
 	ModeByOption bool
@@ -94,7 +99,14 @@ func (c *client) SetModel(ctx context.Context, model string) error {
 	sid := c.session
 	values := c.sw.offered["model"]
 	c.mu.Unlock()
-	switch c.cfg.Switch.Model {
+	by := c.cfg.Switch.Model
+	if by == ModelAuto {
+		by = ModelSetModel
+		if len(values) > 0 {
+			by = ModelOption
+		}
+	}
+	switch by {
 	case ModelSetModel:
 		if _, err := c.rpc.Call(ctx, "session/set_model", map[string]string{"sessionId": sid, "modelId": model}); err != nil {
 			return c.callError("session/set_model", err)
@@ -146,7 +158,7 @@ func (c *client) SetPermission(ctx context.Context, mode agentcli.PermissionMode
 		return c.unsupported("SetPermission")
 	}
 	id, err := c.cfg.Switch.Mode(mode)
-	if err != nil {
+	if err != nil || id == "" {
 		return err
 	}
 	c.mu.Lock()

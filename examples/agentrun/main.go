@@ -56,11 +56,14 @@
 // BACKEND_MODEL, BACKEND_MAX_TURNS, ALLOWED_TOOLS, PERMISSION_MODE. When the CLI binary is
 // not on PATH, the copy installed by scripts/install-clis.sh is used.
 //
-// -backend names any registered backend: the four built-in ones, and in a
-// program that wraps package command (this command as a function) the
-// backends that program imports, as
-// examples/outside-backend/cmd/agentrun does for a backend written outside
-// this module.
+// -backend names any registered backend: the built-in ones, any agent that
+// speaks the Agent Client Protocol ("acp": -cli names its binary and each
+// -arg one argument that starts it in ACP mode, e.g. -backend acp -cli
+// qwen -arg=--acp) and the known ACP agents ("qwen-acp", "copilot-acp",
+// ...), and in a program that wraps package command (this command as a
+// function) the backends that program imports, as
+// examples/outside-backend/cmd/agentrun does for a backend written
+// outside this module.
 //
 // Exit status: 0 on success, 1 on any run error (the typed error's message
 // goes to stderr), 2 on bad usage.

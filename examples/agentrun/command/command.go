@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/acpagent"
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
@@ -73,6 +74,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var attach []agentcli.Attachment
 	fs.Func("attach", "send FILE with the prompt (an image: PNG, JPEG, GIF, WebP; or a text file); repeatable; with -chat, with the first turn", func(path string) error {
 		attach = append(attach, agentcli.Attachment{Path: path})
+		return nil
+	})
+	var agentArgs []string
+	fs.Func("arg", "an argument that starts the agent of backend acp in ACP mode (e.g. -arg=--acp); repeatable; replaces a known ACP agent's own", func(a string) error {
+		agentArgs = append(agentArgs, a)
 		return nil
 	})
 	cont := fs.Bool("continue", false, "continue the most recent session of the current directory")
@@ -149,9 +155,19 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "agentrun:", err)
 		return 2
 	}
-	opts := &agentcli.Options{Path: *cliPath, Logger: logger}
-	if opts.Path == "" {
-		opts.Path = installedCLI(name)
+	opts := &agentcli.Options{Path: *cliPath, Logger: logger, Args: agentArgs}
+	wire := wireName(name, *cliPath)
+	switch {
+	case opts.Path == "":
+		opts.Path = installedCLI(wire)
+	case !strings.ContainsRune(opts.Path, filepath.Separator):
+		if p := installedCLI(opts.Path); p != "" {
+			opts.Path = p
+		}
+	}
+	if name == acpagent.Name && opts.Path == "" {
+		fmt.Fprintln(stderr, "agentrun: -backend acp runs the agent given by -cli, with the arguments of -arg (e.g. -cli qwen -arg=--acp)")
+		return 2
 	}
 	b, err := agentcli.Open(name, opts)
 	if err != nil {
@@ -209,11 +225,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				srv.Push(agentclitest.Turn{Shell: "touch made-by-the-offline-model.txt"})
 			}
 			if *toolDemo && strings.Contains(strings.ToLower(p), "time") {
-				srv.Push(agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(name, "current_time"),
+				srv.Push(agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(wire, "current_time"),
 					Args: map[string]any{"zone": "UTC"}}})
 			}
 			if *chat && asksToAsk(p) {
-				srv.Push(agentclitest.Turn{Tool: agentclitest.QuestionCall(name, offlineQuestion)})
+				srv.Push(agentclitest.Turn{Tool: agentclitest.QuestionCall(wire, offlineQuestion)})
 			}
 			srv.Push(agentclitest.Turn{Text: *reply})
 		}
@@ -226,7 +242,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 		defer os.RemoveAll(home)
-		w, err := srv.Wire(name, home)
+		w, err := srv.Wire(wire, home)
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun:", err)
 			return 1
@@ -615,8 +631,8 @@ func asksToRun(p string) bool {
 func runDoctor(cli string, asJSON bool, stdout io.Writer) int {
 	var ds []agentcli.Diagnosis
 	for _, d := range agentcli.Doctor(context.Background(), &agentcli.Options{Path: cli}) {
-		if cli == "" && d.Status == agentcli.DiagnosisFailure {
-			if p := installedCLI(d.Backend); p != "" {
+		if cli == "" && d.Status == agentcli.DiagnosisFailure && d.Backend != acpagent.Name {
+			if p := installedCLI(wireName(d.Backend, "")); p != "" {
 				if b, err := agentcli.Open(d.Backend, &agentcli.Options{Path: p}); err == nil {
 					if dg, ok := b.(driver.Diagnoser); ok {
 						d = dg.Diagnose(context.Background())
@@ -649,6 +665,21 @@ func runDoctor(cli string, asJSON bool, stdout io.Writer) int {
 	}
 	tw.Flush()
 	return code
+}
+
+// wireName is the CLI that backend name runs, for its installed copy and
+// agentclitest's wiring: the backend's own name, a known ACP agent's
+// binary, or, for the generic ACP backend, the base name of cli.
+func wireName(name, cli string) string {
+	if name == acpagent.Name {
+		return strings.TrimSuffix(filepath.Base(cli), ".exe")
+	}
+	for _, a := range acpagent.Agents {
+		if a.Name == name {
+			return a.Binary
+		}
+	}
+	return name
 }
 
 // installedCLI returns the CLI that scripts/install-clis.sh installed, when
