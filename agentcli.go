@@ -126,7 +126,9 @@ type Request struct {
 	// Model selects the model, in the backend's own naming.
 	Model string
 
-	// MaxTurns limits agentic turns; 0 means the CLI's default.
+	// MaxTurns limits agentic turns; 0 means the CLI's default. A backend
+	// that cannot enforce it (Capabilities.MaxTurns) refuses the run with
+	// an *UnsupportedError.
 	MaxTurns int
 
 	// AllowedTools, when not empty, is the complete list of tools the
@@ -234,7 +236,8 @@ type Request struct {
 	// backend's package documentation). A backend that cannot honour one
 	// ignores it with a warning, or fails the run with an
 	// *UnsupportedError under Options.Strict; Capabilities tells which it
-	// honours.
+	// honours. A limit it cannot enforce (MaxTurns, MaxBudgetUSD) always
+	// fails the run with an *UnsupportedError.
 
 	// MCPServers are Model Context Protocol servers the run's agent may
 	// use, on top of the CLI's built-in tools (Capabilities.MCP). They
@@ -286,7 +289,8 @@ type Request struct {
 	// MaxBudgetUSD, if positive, is the most the run may spend on API
 	// calls, in US dollars, as the CLI computes its cost
 	// (Capabilities.MaxBudget). A run that reaches it fails with a
-	// *ResultError whose TerminalReason is "budget_exhausted".
+	// *ResultError whose TerminalReason is "budget_exhausted". A backend
+	// that cannot enforce it refuses the run with an *UnsupportedError.
 	MaxBudgetUSD float64
 }
 
@@ -331,7 +335,9 @@ type Options struct {
 
 	// Strict turns a Request option the backend does not support (see
 	// Capabilities) from a logged warning into an *UnsupportedError naming
-	// the backend and the option, returned before anything starts.
+	// the backend and the option, returned before anything starts. A limit
+	// (Request.MaxTurns, MaxBudgetUSD) the backend cannot enforce is that
+	// error without Strict too.
 	Strict bool
 }
 

@@ -43,7 +43,7 @@ var argCases = []struct {
 	{name: "resume_full", req: agentcli.Request{Prompt: "and now?", SessionID: "01a20096-ac79-7f83-8b64-1211be7331ad",
 		Model: "mock-model", Dir: "/work/other", SystemPrompt: "be brief", ExtraArgs: []string{"--ephemeral"}}, dir: "/work/other"},
 	{name: "resume_dash_id", req: agentcli.Request{Prompt: "x", SessionID: "-not-a-flag"}},
-	{name: "ignored_options", req: agentcli.Request{Prompt: "x", MaxTurns: 3}},
+	{name: "ignored_options", req: agentcli.Request{Prompt: "x", FallbackModel: "m"}},
 	{name: "bypass", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionBypass}},
 	{name: "plan", req: agentcli.Request{Prompt: "x", Permission: agentcli.PermissionPlan}},
 	{name: "tool_lists", req: agentcli.Request{Prompt: "x", AllowedTools: []string{"Read", "edit", "mcp__docs__search"},
@@ -354,7 +354,7 @@ func TestFakeAcceptsArgv(t *testing.T) {
 			if err != nil || res.Text != "ok" {
 				t.Fatalf("run: %v, %+v", err, res)
 			}
-			warned := strings.Contains(logs.String(), "max turns")
+			warned := strings.Contains(logs.String(), "fallback model")
 			if warned != (c.name == "ignored_options") {
 				t.Fatalf("warnings about unsupported options: %q", logs.String())
 			}

@@ -50,12 +50,21 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	// is validated without them; Spec.Interactive gets the mode back.
 	rq := *req
 	rq.Permission, rq.OnPermission = agentcli.PermissionBypass, nil // every backend has it
+	// The person at the terminal is the limit: a turn or spending limit
+	// the backend lacks is not refused here, as it is for a run (the UI
+	// warns about the ones it cannot take: Run.Unsupported).
+	if !b.spec.Caps.MaxTurns {
+		rq.MaxTurns = 0
+	}
+	if !b.spec.Caps.MaxBudget {
+		rq.MaxBudgetUSD = 0
+	}
 	r, err := b.prepareRun(&rq, false, false)
 	if err != nil {
 		return -1, err
 	}
 	vr := *r.Req // validated (and without the settings the backend lacks)
-	vr.Permission = req.Permission
+	vr.Permission, vr.MaxTurns = req.Permission, req.MaxTurns
 	r.Req = &vr
 	r.backend = b.spec.Name
 	defer r.Cleanup()

@@ -214,13 +214,20 @@ func TestOptionsCopied(t *testing.T) {
 func TestWarnUnsupported(t *testing.T) {
 	var logs bytes.Buffer
 	b := New(testSpec(), &agentcli.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
-	req := &agentcli.Request{MaxTurns: 3, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"}
+	req := &agentcli.Request{Effort: agentcli.EffortMax, AllowedTools: []string{"Read"}, SystemPrompt: "x", SessionID: "s"}
 	if err := b.warnUnsupported(req); err != nil {
 		t.Fatal(err)
 	}
 	out := logs.String()
-	if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "max turns") {
+	if strings.Count(out, "level=WARN") != 1 || !strings.Contains(out, "effort max") {
 		t.Fatalf("warnings: %q", out)
+	}
+	// A limit the backend cannot enforce is an error, Strict or not.
+	for _, r := range []*agentcli.Request{{MaxTurns: 3}, {MaxBudgetUSD: 0.5}} {
+		var ue *agentcli.UnsupportedError
+		if err := b.warnUnsupported(r); !errors.As(err, &ue) {
+			t.Errorf("%+v: %v, want an *UnsupportedError", r, err)
+		}
 	}
 	// A tool list the backend cannot enforce is never a warning: the
 	// request fails before anything starts.
@@ -258,7 +265,7 @@ func TestWarnUnsupported(t *testing.T) {
 	strict := New(testSpec(), &agentcli.Options{Strict: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))}).(*Backend)
 	err := strict.warnUnsupported(req)
 	var ue *agentcli.UnsupportedError
-	if !errors.As(err, &ue) || ue.Backend != "b" || ue.Feature != "max turns" || !errors.Is(err, agentcli.ErrUnsupported) || logs.Len() != 0 {
+	if !errors.As(err, &ue) || ue.Backend != "b" || ue.Feature != "effort max" || !errors.Is(err, agentcli.ErrUnsupported) || logs.Len() != 0 {
 		t.Fatalf("strict: err %v, logs %q", err, logs.String())
 	}
 }

@@ -166,6 +166,10 @@ func CheckSessionPrompt(backend string, req *agentcli.Request) error {
 	return nil
 }
 
+// limits are the options of unsupported that restrict what the agent may
+// do, which are never ignored (see warnUnsupported).
+var limits = map[string]bool{"max turns": true, "spending cap (max budget)": true}
+
 // unsupported lists the options set in req that caps cannot honour, as
 // human-readable names, in a stable order.
 func unsupported(caps agentcli.Capabilities, req *agentcli.Request) []string {
@@ -233,9 +237,13 @@ func (b *Backend) dropUnsupported(req *agentcli.Request) *agentcli.Request {
 // warnUnsupported logs a warning for each option in req the backend
 // ignores, once per Backend and option (see Run.Warn), or, under
 // Options.Strict, fails on the first.
+//
+// A limit the CLI cannot enforce (Request.MaxTurns, MaxBudgetUSD) is an
+// *UnsupportedError whatever Strict says: ignoring it would let the agent
+// do more than the caller allowed.
 func (b *Backend) warnUnsupported(req *agentcli.Request) error {
 	for _, o := range unsupported(b.spec.Caps, req) {
-		if b.opts.Strict {
+		if b.opts.Strict || limits[o] {
 			return &agentcli.UnsupportedError{Backend: b.spec.Name, Feature: o}
 		}
 		r := Run{Logger: b.opts.Logger, warned: &b.warned}

@@ -3,6 +3,7 @@ package opencode
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -221,14 +222,19 @@ func TestResumeDirectory(t *testing.T) {
 
 func TestUnsupportedOptionsWarn(t *testing.T) {
 	b, rec, logs := setup(t, nil, kit.Success("hello", "ses_1")...)
-	req := &agentcli.Request{Prompt: "hi", MaxTurns: 3, AllowedTools: []string{"bash"}}
+	req := &agentcli.Request{Prompt: "hi", FallbackModel: "m", AllowedTools: []string{"bash"}}
 	if _, err := b.Run(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), "allowed/disallowed tools") {
 		t.Errorf("a tool list opencode enforces is warned about: %s", logs)
 	}
-	for _, w := range []string{"max turns"} {
+	// A limit opencode cannot enforce is refused, not warned about.
+	var ue *agentcli.UnsupportedError
+	if _, err := b.Run(context.Background(), &agentcli.Request{Prompt: "hi", MaxTurns: 3}); !errors.As(err, &ue) || ue.Feature != "max turns" {
+		t.Errorf("MaxTurns: %v, want an *UnsupportedError", err)
+	}
+	for _, w := range []string{"fallback model"} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("no warning about %s: %s", w, logs)
 		}
