@@ -81,6 +81,7 @@ func TestHostTools(t *testing.T) {
 		{"opencode", agentcli.PermissionBypass}, {"gemini", agentcli.PermissionBypass},
 		{"claude", agentcli.PermissionBypass}, {"codex", agentcli.PermissionBypass},
 		{"opencode", ""}, {"gemini", ""}, {"claude", ""}, {"codex", ""},
+		{"copilot", agentcli.PermissionBypass}, {"copilot", ""},
 	} {
 		cli := c.cli
 		name := cli + "/" + string(driver.Mode(&agentcli.Request{Permission: c.mode}))
@@ -648,14 +649,14 @@ func checkRewriteRefused(t *testing.T, cli string, b agentcli.Backend) {
 
 // hostCLIs are the CLIs with host tools, questions and hooks; the others
 // refuse them (TestHostFeaturesUnsupported).
-var hostCLIs = []string{"opencode", "gemini", "claude", "codex"}
+var hostCLIs = []string{"opencode", "gemini", "claude", "codex", "copilot"}
 
 // TestHostFeaturesUnsupported: a CLI whose Capabilities say it has no host
 // tools, questions or hooks refuses a run and a live session that asks for
 // one with an *agentcli.UnsupportedError, before anything starts: no model
 // request, no process.
 func TestHostFeaturesUnsupported(t *testing.T) {
-	for _, cli := range []string{"copilot", "qwen", "droid"} {
+	for _, cli := range []string{"qwen", "droid"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})

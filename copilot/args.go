@@ -56,6 +56,7 @@ func buildArgs(req *agentcli.Request, p toolPolicy, f files, newID string) []str
 	if f.usage != "" {
 		args = append(args, "--usage-output-file="+f.usage)
 	}
+	args = append(args, questionArgs(req)...)
 	return append(args, req.ExtraArgs...)
 }
 

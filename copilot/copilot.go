@@ -146,10 +146,16 @@ var spec = driver.Spec{
 		Efforts:         agentcli.Efforts(),
 		// See attach.go.
 		Attachments: attachmentKinds,
+		// See hosttools.go, hooks.go and switch.go.
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
+		SetModel:      true,
+		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	},
-	// A one-shot run with attachments is one turn of an ACP session
-	// (attach.go).
-	LiveRun:       func(req *agentcli.Request) bool { return len(req.Attachments) > 0 },
+	// A one-shot run with attachments or hooks is one turn of an ACP
+	// session (attach.go, hooks.go).
+	LiveRun:       liveRun,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

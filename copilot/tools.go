@@ -259,6 +259,16 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 				Reason: fmt.Sprintf("MCP server %q is named like one of copilot's own tools, which copilot's tool lists cannot tell apart", s.Name)}
 		}
 	}
+	if hostServer(req) {
+		p.addHost() // hosttools.go
+	}
+	if driver.AsksAll(req) {
+		// Hooks (hooks.go): nothing is approved in advance but
+		// agentcli's own server, which calls PreToolUse itself.
+		host := hostServer(req)
+		p.allow = slices.DeleteFunc(p.allow, func(r string) bool { return !host || r != agentcli.HostServerName })
+		return p, nil
+	}
 	if driver.Mode(req) == agentcli.PermissionBypass {
 		if patterns {
 			// The listed tools are approved by their rules already.
