@@ -101,6 +101,15 @@
 // line-delimited, takes the same flags and carries everything agentcli
 // asks of a live session (permissions, interrupt, load, usage).
 //
+// # Host tools, questions, hooks, switching
+//
+// Request.Tools are served by agentcli's MCP server, named in the private
+// MCP configuration and approved in advance with --allow-tool=agentcli;
+// Request.OnQuestion gets agentcli's question tool (hosttools.go).
+// Request.Hooks make a run a live session, whose permission requests
+// PreToolUse sees (hooks.go). A live session switches model and
+// permission mode over ACP (switch.go).
+//
 // # Interactive mode
 //
 // agentcli.Interactive runs copilot's own UI (see interactive.go).
