@@ -23,9 +23,6 @@ func hostReq(r agentcli.Request) *agentcli.Request {
 // the tool flags; the flags were checked by conformance TestHostTools,
 // TestLiveHostToolsDeny and TestHooks on copilot 1.0.102.
 func TestHostToolFlags(t *testing.T) {
-	hook := &agentcli.Hooks{PreToolUse: func(context.Context, *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
-		return agentcli.PreToolUseOutput{}
-	}}
 	for _, c := range []struct {
 		name string
 		req  *agentcli.Request
@@ -37,10 +34,6 @@ func TestHostToolFlags(t *testing.T) {
 		{"host tools, bypass", hostReq(agentcli.Request{Permission: agentcli.PermissionBypass}),
 			[]string{"--allow-all", "--allow-tool=agentcli"}},
 		{"a server of the caller's named agentcli, no host tools", &agentcli.Request{MCPServers: []agentcli.MCPServer{{Name: "agentcli", Command: "x"}}}, nil},
-		{"hooks, bypass: nothing approved in advance", &agentcli.Request{Permission: agentcli.PermissionBypass, AllowedTools: []string{"Bash(git *)"}, Hooks: hook},
-			[]string{"--available-tools=" + "bash,list_bash,list_powershell,powershell,read_bash,read_powershell,stop_bash,stop_powershell"}},
-		{"hooks and host tools: the server stays approved", hostReq(agentcli.Request{Permission: agentcli.PermissionBypass, AllowedTools: []string{"Write"}, Hooks: hook}),
-			[]string{"--available-tools=create,agentcli", "--allow-tool=agentcli"}},
 	} {
 		p, err := policyFor(c.req)
 		if err != nil {
@@ -63,7 +56,7 @@ func TestHostToolFlags(t *testing.T) {
 }
 
 // A live session never passes --allow-all (switch.go): bypass is the
-// allow_all option, off with hooks.
+// allow_all option.
 func TestLiveBypass(t *testing.T) {
 	req := &agentcli.Request{Permission: agentcli.PermissionBypass}
 	p, _ := policyFor(req)
@@ -73,11 +66,9 @@ func TestLiveBypass(t *testing.T) {
 	if opts := acpConfig(req, "/d").Options; !slices.Contains(opts, acp.Option{ID: "allow_all", Value: "on"}) {
 		t.Errorf("bypass options %+v, want allow_all on", opts)
 	}
-	req.Hooks = &agentcli.Hooks{PreToolUse: func(context.Context, *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
-		return agentcli.PreToolUseOutput{}
-	}}
+	req.Permission = agentcli.PermissionAsk
 	if opts := acpConfig(req, "/d").Options; len(opts) != 0 {
-		t.Errorf("bypass options with a PreToolUse hook %+v, want none (copilot must ask)", opts)
+		t.Errorf("ask options %+v, want none", opts)
 	}
 }
 

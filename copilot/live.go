@@ -4,11 +4,12 @@ package copilot
 // checked against copilot 1.0.102.
 //
 // Argv: copilot --acp --no-auto-update [--model=M]
-// [--reasoning-effort=LEVEL] [--additional-mcp-config=@FILE] [TOOL FLAGS]
-// [--no-ask-user] [ExtraArgs...]: the one-shot run's flags, which copilot
-// applies in ACP mode too (the tool lists restrict what the session
-// offers), but --allow-all: bypass is the session's "allow_all" config
-// option, which SetPermission can switch (switch.go). The session is created with session/new
+// [--reasoning-effort=LEVEL] [--additional-mcp-config=@FILE]
+// [--plugin-dir=DIR] [TOOL FLAGS] [--no-ask-user] [ExtraArgs...]: the
+// one-shot run's flags, which copilot applies in ACP mode too (the tool
+// lists restrict what the session offers), but --allow-all: bypass is
+// the session's "allow_all" config option, which SetPermission can
+// switch (switch.go). The session is created with session/new
 // (or loaded with session/load for Request.SessionID) in Request.Dir; its
 // MCP servers come from the same private configuration file as a run's
 // (not session/new's mcpServers), so that an allow list can filter their
@@ -197,6 +198,11 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	env = append(env, mcpEnv...)
+	var hookEnv []string
+	if f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
+		return nil, err
+	}
+	env = append(env, hookEnv...)
 	ac := acpConfig(req, r.Dir)
 	args := liveArgs(req, p, f)
 	return live.Start(ctx, live.Config{

@@ -262,13 +262,6 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 	if hostServer(req) {
 		p.addHost() // hosttools.go
 	}
-	if driver.AsksAll(req) {
-		// Hooks (hooks.go): nothing is approved in advance but
-		// agentcli's own server, which calls PreToolUse itself.
-		host := hostServer(req)
-		p.allow = slices.DeleteFunc(p.allow, func(r string) bool { return !host || r != agentcli.HostServerName })
-		return p, nil
-	}
 	if driver.Mode(req) == agentcli.PermissionBypass {
 		if patterns {
 			// The listed tools are approved by their rules already.
