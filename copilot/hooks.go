@@ -26,7 +26,9 @@ package copilot
 // {hook_event_name, session_id, cwd, tool_name, tool_input}, tool_name in
 // Claude Code's vocabulary ("Bash", "Read"). A hook that fails or does
 // not answer refuses the call (copilot: "preToolUse hook errors now deny
-// the tool call"). Copilot takes a plain-HTTP hook that can refuse calls
+// the tool call"); the hook's "timeout" (seconds) is PermissionTimeout
+// plus 10 s, and copilot honours it (a hook that answered after 45 s
+// under "timeout": 90 was waited for). Copilot takes a plain-HTTP hook that can refuse calls
 // only on loopback with COPILOT_HOOK_ALLOW_LOCALHOST=1, which the run
 // sets (the user's own hooks may then post to localhost too). Calls of
 // host tools are left to agentcli's MCP server, which calls PreToolUse
