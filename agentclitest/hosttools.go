@@ -161,7 +161,7 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 }
 
 // HostToolName returns the name under which the real CLI cli ("claude",
-// "codex", "gemini", "opencode") offers the host tool tool
+// "codex", "gemini", "opencode", "copilot") offers the host tool tool
 // (Request.Tools) to the model, as a scripted model server's ToolCall
 // names it.
 func HostToolName(cli, tool string) string {
@@ -170,14 +170,16 @@ func HostToolName(cli, tool string) string {
 		return "mcp_" + agentcli.HostServerName + "_" + tool
 	case "opencode":
 		return agentcli.HostServerName + "_" + tool
+	case "copilot":
+		return agentcli.HostServerName + "-" + tool
 	}
 	return "mcp__" + agentcli.HostServerName + "__" + tool
 }
 
 // QuestionCall returns a scripted model's call that asks the user q
 // through the real CLI cli's way of asking (claude's AskUserQuestion,
-// codex's request_user_input, agentcli's question tool on gemini and
-// opencode), for a run with Request.OnQuestion in bypass mode.
+// codex's request_user_input, agentcli's question tool on gemini,
+// opencode and copilot), for a run with Request.OnQuestion in bypass mode.
 func QuestionCall(cli string, q agentcli.Question) *ToolCall {
 	var items []any
 	for i, it := range q.Items {

@@ -19,6 +19,8 @@ import (
 type files struct {
 	mcp   string // the MCP configuration (--additional-mcp-config=@FILE)
 	usage string // where copilot writes its usage statistics
+	// plugin is the hooks plugin's directory (--plugin-dir=DIR; hooks.go)
+	plugin string
 }
 
 // commonArgs returns the flags a run, a live session and the interactive
@@ -35,6 +37,9 @@ func commonArgs(req *agentcli.Request, p toolPolicy, f files) []string {
 	}
 	if f.mcp != "" {
 		args = append(args, "--additional-mcp-config=@"+f.mcp)
+	}
+	if f.plugin != "" {
+		args = append(args, "--plugin-dir="+f.plugin)
 	}
 	return args
 }
@@ -56,6 +61,7 @@ func buildArgs(req *agentcli.Request, p toolPolicy, f files, newID string) []str
 	if f.usage != "" {
 		args = append(args, "--usage-output-file="+f.usage)
 	}
+	args = append(args, questionArgs(req)...)
 	return append(args, req.ExtraArgs...)
 }
 
@@ -97,6 +103,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, err
 	}
 	env = append(env, mcpEnv...)
+	var hookEnv []string
+	if f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
+		return nil, err
+	}
+	env = append(env, hookEnv...)
 	id, newID := req.SessionID, ""
 	if id == "" {
 		if newID, err = newUUID(); err != nil {

@@ -8,7 +8,8 @@
 // sessions) is
 //
 //	copilot --output-format=json --no-auto-update [--allow-all | --plan] [--model=M] [--reasoning-effort=LEVEL]
-//	    [--resume=ID] [--additional-mcp-config=@FILE] [TOOL FLAGS] --usage-output-file=FILE [ExtraArgs...]
+//	    [--resume=ID] [--additional-mcp-config=@FILE] [--plugin-dir=DIR] [TOOL FLAGS] --usage-output-file=FILE
+//	    [--no-ask-user] [ExtraArgs...]
 //
 // with the prompt on stdin, which copilot reads whole when -p is absent and
 // stdin is not a terminal: the prompt is never an argument (copilot 1.0.102
@@ -101,6 +102,15 @@
 // line-delimited, takes the same flags and carries everything agentcli
 // asks of a live session (permissions, interrupt, load, usage).
 //
+// # Host tools, questions, hooks, switching
+//
+// Request.Tools are served by agentcli's MCP server, named in the private
+// MCP configuration and approved in advance with --allow-tool=agentcli;
+// Request.OnQuestion gets agentcli's question tool (hosttools.go).
+// Request.Hooks' PreToolUse is an http hook of copilot's own, in a
+// private plugin (hooks.go). A live session switches model and
+// permission mode over ACP (switch.go).
+//
 // # Interactive mode
 //
 // agentcli.Interactive runs copilot's own UI (see interactive.go).
@@ -146,10 +156,18 @@ var spec = driver.Spec{
 		Efforts:         agentcli.Efforts(),
 		// See attach.go.
 		Attachments: attachmentKinds,
+		// See hosttools.go, hooks.go and switch.go.
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
+		SetModel:      true,
+		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).
-	LiveRun:       func(req *agentcli.Request) bool { return len(req.Attachments) > 0 },
+	LiveRun: func(req *agentcli.Request) bool { return len(req.Attachments) > 0 },
+	// PreToolUse is copilot's own hook (hooks.go).
+	NativeHooks:   nativeHooks,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,

@@ -3,17 +3,19 @@ package copilot
 // Live sessions: `copilot --acp`, the Agent Client Protocol (driver/acp),
 // checked against copilot 1.0.102.
 //
-// Argv: copilot --acp --no-auto-update [--allow-all] [--model=M]
-// [--reasoning-effort=LEVEL] [--additional-mcp-config=@FILE] [TOOL FLAGS]
-// [ExtraArgs...]: the one-shot run's flags, which copilot applies in ACP
-// mode too (the tool lists restrict what the session offers; --allow-all
-// removes permission requests). The session is created with session/new
+// Argv: copilot --acp --no-auto-update [--model=M]
+// [--reasoning-effort=LEVEL] [--additional-mcp-config=@FILE]
+// [--plugin-dir=DIR] [TOOL FLAGS] [--no-ask-user] [ExtraArgs...]: the
+// one-shot run's flags, which copilot applies in ACP mode too (the tool
+// lists restrict what the session offers), but --allow-all: bypass is
+// the session's "allow_all" config option, which SetPermission can
+// switch (switch.go). The session is created with session/new
 // (or loaded with session/load for Request.SessionID) in Request.Dir; its
 // MCP servers come from the same private configuration file as a run's
 // (not session/new's mcpServers), so that an allow list can filter their
 // tools. The permission modes:
 //
-//	bypass  --allow-all: copilot asks nothing
+//	bypass  session/set_config_option "allow_all" "on": copilot asks nothing
 //	ask     copilot asks for shell commands, writes, MCP tools and URLs; the callback decides
 //	deny    the same requests, each refused by the session
 //	plan    session/set_config_option "mode" to ACP's plan mode
@@ -62,7 +64,11 @@ const planMode = "https://agentclientprotocol.com/protocol/session-modes#plan"
 
 // liveArgs returns the arguments of a live session. It is pure.
 func liveArgs(req *agentcli.Request, p toolPolicy, f files) []string {
+	// Bypass is the "allow_all" option, not --allow-all, which no
+	// option could take back (switch.go).
+	p.allowAll = false
 	args := append([]string{"--acp", "--no-auto-update"}, commonArgs(req, p, f)...)
+	args = append(args, questionArgs(req)...)
 	return append(args, req.ExtraArgs...)
 }
 
@@ -164,6 +170,10 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 	if driver.Mode(req) == agentcli.PermissionPlan {
 		ac.Options = append(ac.Options, acp.Option{ID: "mode", Value: planMode})
 	}
+	if aa, err := allowAllOption(req); err == nil && aa.Value == "on" {
+		ac.Options = append(ac.Options, aa)
+	}
+	ac.Switch = switching(req)
 	return ac
 }
 
@@ -188,22 +198,29 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	env = append(env, mcpEnv...)
+	var hookEnv []string
+	if f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
+		return nil, err
+	}
+	env = append(env, hookEnv...)
 	ac := acpConfig(req, r.Dir)
 	args := liveArgs(req, p, f)
 	return live.Start(ctx, live.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
-		Dir:      r.Dir,
-		Request:  req,
-		Cleanup:  r.Cleanup,
-		Proto:    func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
+		Backend:   Name,
+		Path:      r.Path,
+		Options:   *r.Options,
+		Logger:    r.Logger,
+		Args:      args,
+		Env:       append(r.Env[:len(r.Env):len(r.Env)], env...),
+		Dir:       r.Dir,
+		Request:   req,
+		Cleanup:   r.Cleanup,
+		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
+		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
+		Redactor:  r.Redactor(),
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
+		Errors:    r.Errors(),
 	})
 }
 

@@ -259,6 +259,9 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 				Reason: fmt.Sprintf("MCP server %q is named like one of copilot's own tools, which copilot's tool lists cannot tell apart", s.Name)}
 		}
 	}
+	if hostServer(req) {
+		p.addHost() // hosttools.go
+	}
 	if driver.Mode(req) == agentcli.PermissionBypass {
 		if patterns {
 			// The listed tools are approved by their rules already.

@@ -55,7 +55,7 @@ const maxToolName = 48
 //   - let the CLI run the server's tools without asking: agentcli decides
 //     each call itself (claude: --allowedTools=mcp__agentcli; codex: each
 //     tool's approval_mode "approve"; gemini: the server's trust; opencode:
-//     "agentcli_*": "allow"), and pass a live session's HostTools in
+//     "agentcli_*": "allow"; copilot: --allow-tool=agentcli), and pass a live session's HostTools in
 //     live.Config so that a request the CLI still sends is allowed;
 //   - keep the server whatever Request.AllowedTools says (the tool lists
 //     do not apply to it: the runner has taken the rules that name host
@@ -102,13 +102,14 @@ func (h *HostTools) IsServer(name string) bool {
 }
 
 // Match reports whether raw, a tool name as a CLI reports it
-// ("mcp__agentcli__now", "mcp_agentcli_now", "agentcli_now"), is one of
+// ("mcp__agentcli__now", "mcp_agentcli_now", "agentcli_now",
+// copilot's "agentcli-now"), is one of
 // the served tools, and returns that tool's name.
 func (h *HostTools) Match(raw string) (string, bool) {
 	if h == nil {
 		return "", false
 	}
-	for _, p := range []string{"mcp__" + agentcli.HostServerName + "__", "mcp_" + agentcli.HostServerName + "_", agentcli.HostServerName + "_", agentcli.HostServerName + "/"} {
+	for _, p := range []string{"mcp__" + agentcli.HostServerName + "__", "mcp_" + agentcli.HostServerName + "_", agentcli.HostServerName + "_", agentcli.HostServerName + "/", agentcli.HostServerName + "-"} {
 		if rest, ok := strings.CutPrefix(raw, p); ok {
 			if _, ok := h.tools[rest]; ok {
 				return rest, true

@@ -47,6 +47,11 @@ type Switching struct {
 	// "mode" rather than session/set_mode.
 	Mode         func(agentcli.PermissionMode) (string, error)
 	ModeByOption bool
+	// ModeOptions, if set (and Mode nil), returns the config options
+	// that switch the agent to a permission mode, set in order with
+	// session/set_config_option (copilot: "mode" and "allow_all"), or an
+	// *agentcli.UnsupportedError.
+	ModeOptions func(agentcli.PermissionMode) ([]Option, error)
 	// Steer reports that a session/prompt sent while a turn runs joins
 	// that turn (both prompts are answered when it ends).
 	Steer bool
@@ -145,6 +150,10 @@ func (c *client) setOption(ctx context.Context, sid, id, value string) error {
 
 // CheckPermission implements live.PermissionSwitcher.
 func (c *client) CheckPermission(mode agentcli.PermissionMode) error {
+	if f := c.cfg.Switch.ModeOptions; f != nil && c.cfg.Switch.Mode == nil {
+		_, err := f(mode)
+		return err
+	}
 	if c.cfg.Switch.Mode == nil {
 		return c.unsupported("SetPermission")
 	}
@@ -154,6 +163,21 @@ func (c *client) CheckPermission(mode agentcli.PermissionMode) error {
 
 // SetPermission implements live.PermissionSwitcher.
 func (c *client) SetPermission(ctx context.Context, mode agentcli.PermissionMode) error {
+	if f := c.cfg.Switch.ModeOptions; f != nil && c.cfg.Switch.Mode == nil {
+		opts, err := f(mode)
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		sid := c.session
+		c.mu.Unlock()
+		for _, o := range opts {
+			if err := c.setOption(ctx, sid, o.ID, o.Value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if c.cfg.Switch.Mode == nil {
 		return c.unsupported("SetPermission")
 	}
