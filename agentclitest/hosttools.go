@@ -161,7 +161,7 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 }
 
 // HostToolName returns the name under which the real CLI cli ("claude",
-// "codex", "gemini", "opencode") offers the host tool tool
+// "codex", "gemini", "opencode", "qwen": mcp__agentcli__TOOL) offers the host tool tool
 // (Request.Tools) to the model, as a scripted model server's ToolCall
 // names it.
 func HostToolName(cli, tool string) string {
@@ -176,7 +176,7 @@ func HostToolName(cli, tool string) string {
 
 // QuestionCall returns a scripted model's call that asks the user q
 // through the real CLI cli's way of asking (claude's AskUserQuestion,
-// codex's request_user_input, agentcli's question tool on gemini and
+// codex's request_user_input, qwen's ask_user_question, agentcli's question tool on gemini and
 // opencode), for a run with Request.OnQuestion in bypass mode.
 func QuestionCall(cli string, q agentcli.Question) *ToolCall {
 	var items []any
@@ -203,6 +203,8 @@ func QuestionCall(cli string, q agentcli.Question) *ToolCall {
 		return &ToolCall{Name: agentcli.ToolNameAskUserQuestion, Args: args}
 	case "codex":
 		return &ToolCall{Name: "request_user_input", Args: args}
+	case "qwen":
+		return &ToolCall{Name: "ask_user_question", Args: args}
 	}
 	return &ToolCall{Name: HostToolName(cli, driver.QuestionTool), Args: args}
 }

@@ -73,15 +73,20 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:     r.LiveWireLog(Name, args, nil),
 		Redactor: r.Redactor(),
 		Errors:   r.Errors(),
+		// Host tools, questions and hooks: hosttools.go.
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 
 // sessionRequest returns the request the session answers permission
 // requests by: req itself, except that a bypass session in qwen's default
 // mode (an allow list with patterns, whose matching calls qwen approves
-// itself) refuses whatever qwen asks about, which is outside the list.
+// itself) refuses whatever qwen asks about, which is outside the list. A
+// bypass session in default mode for its PreToolUse hook alone allows
+// what the hook lets through.
 func sessionRequest(req *agentcli.Request) *agentcli.Request {
-	if driver.Mode(req) == agentcli.PermissionBypass && approvalMode(req) != "yolo" {
+	if driver.Mode(req) == agentcli.PermissionBypass && hasPattern(req.AllowedTools) {
 		c := *req
 		c.Permission = agentcli.PermissionDeny
 		return &c
@@ -95,7 +100,7 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 }
 
 func newLiveProto(h *live.Host) live.Proto {
-	p := &liveProto{h: h, always: map[string]bool{}}
+	p := &liveProto{h: h, always: map[string]bool{}, qsem: make(chan struct{}, 1)}
 	p.ctl = streamjson.New(h, map[string]func(streamjson.Request){"can_use_tool": p.canUseTool})
 	return p
 }
@@ -110,6 +115,7 @@ type liveProto struct {
 	// always holds the tools allowed for the rest of the session
 	// (AllowAlways), by qwen's name.
 	always map[string]bool
+	qsem   chan struct{} // held while Request.OnQuestion runs
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -193,6 +199,10 @@ func (p *liveProto) Line(line []byte) {
 func (p *liveProto) canUseTool(c streamjson.Request) {
 	r := c.CanUseTool()
 	input := r.Input
+	if r.ToolName == askTool {
+		p.question(c.ID, r.ToolUseID, input) // hosttools.go
+		return
+	}
 	name, kind := tools.Canonical(r.ToolName)
 	pr := &agentcli.PermissionRequest{
 		Tool:  agentcli.ToolUse{ID: r.ToolUseID, Name: name, RawName: r.ToolName, Kind: kind, Input: input},

@@ -122,13 +122,18 @@ var spec = driver.Spec{
 		MCP:           true,
 		Efforts:       []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel: true,
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
 	},
+	// Host tools, questions and hooks: hosttools.go.
+	Questions:     nativeQuestions,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return !oneShot(req) || req.Effort != "" },
+	LiveRun:       func(req *agentcli.Request) bool { return !oneShot(req) || req.Effort != "" || asksNative(req) },
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
@@ -208,23 +213,28 @@ func writeMCPConfig(r *driver.Run) (string, error) {
 		return "", err
 	}
 	f := filepath.Join(dir, "mcp.json")
-	return f, os.WriteFile(f, mcpConfig(r.Req.MCPServers), 0o600)
+	return f, os.WriteFile(f, mcpConfig(r.Req.MCPServers, r.HostTools() != nil), 0o600)
 }
 
 // mcpConfig returns the --mcp-config file content for servers:
 // {"mcpServers": {NAME: {command, args, env} | {httpUrl, headers}}},
-// every value as given (qwen expands nothing in this file). It is pure.
-func mcpConfig(servers []agentcli.MCPServer) []byte {
+// every value as given (qwen expands nothing in this file). host says
+// that the server named agentcli.HostServerName is agentcli's own, whose
+// tools qwen must offer up front ("alwaysLoadTools"; hosttools.go). It
+// is pure.
+func mcpConfig(servers []agentcli.MCPServer, host bool) []byte {
 	type server struct {
-		Command string            `json:"command,omitempty"`
-		Args    []string          `json:"args,omitempty"`
-		Env     map[string]string `json:"env,omitempty"`
-		HTTPURL string            `json:"httpUrl,omitempty"`
-		Headers map[string]string `json:"headers,omitempty"`
+		Command         string            `json:"command,omitempty"`
+		Args            []string          `json:"args,omitempty"`
+		Env             map[string]string `json:"env,omitempty"`
+		HTTPURL         string            `json:"httpUrl,omitempty"`
+		Headers         map[string]string `json:"headers,omitempty"`
+		AlwaysLoadTools bool              `json:"alwaysLoadTools,omitempty"`
 	}
 	all := map[string]server{}
 	for _, s := range servers {
-		sv := server{Command: s.Command, Args: s.Args, Env: driver.MCPEnv(s), HTTPURL: s.URL}
+		sv := server{Command: s.Command, Args: s.Args, Env: driver.MCPEnv(s), HTTPURL: s.URL,
+			AlwaysLoadTools: host && s.Name == agentcli.HostServerName}
 		if len(s.Headers) > 0 {
 			sv.Headers = s.Headers
 		}
