@@ -59,6 +59,14 @@
 // Request.MaxTurns is --max-session-turns (qwen then exits 53 with no
 // result line: an *agentcli.ExitError). Qwen has no spending cap.
 //
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server, loaded up front and approved
+// in advance; Request.OnQuestion gets qwen's ask_user_question (a live
+// turn), or agentcli's question tool under an allow list; Request.Hooks'
+// PreToolUse sees what qwen asks the host about (qwen has no hook
+// protocol). See hosttools.go.
+//
 // # Sessions
 //
 // Result.SessionID is qwen's session UUID; Request.SessionID passes it to
