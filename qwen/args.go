@@ -69,12 +69,11 @@ func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
 // the permission mode (deny refuses, ask calls OnPermission). A bypass run
 // with an allow list that holds command patterns is default too: yolo
 // would run every command, and the list must refuse those outside its
-// patterns (the session answers from the list). So is a bypass run with
-// a PreToolUse hook, which sees what qwen asks about (hosttools.go).
+// patterns (the session answers from the list).
 func approvalMode(req *agentcli.Request) string {
 	switch driver.Mode(req) {
 	case agentcli.PermissionBypass:
-		if !hasPattern(req.AllowedTools) && !driver.AsksAll(req) {
+		if !hasPattern(req.AllowedTools) {
 			return "yolo"
 		}
 	case agentcli.PermissionPlan:

@@ -24,19 +24,7 @@ package qwen
 // model. An allow list leaves ask_user_question out (--core-tools), so
 // with one agentcli's question tool (driver.QuestionTool) asks instead.
 //
-// Hooks (Request.Hooks): qwen 0.24.4 answers initialize with
-// "can_handle_hook_callback": false and never sends hook_callback, so
-// PreToolUse is the permission path (driver.RunHooks.AskAll): a run with
-// it is one turn of a live session in qwen's default mode, bypass
-// included, and PreToolUse sees what qwen asks about there: shell
-// commands, edits, web fetches, MCP tools, not reading and searching
-// tools. A refusal's reason reaches the model ("[Operation Cancelled]
-// Reason: R"); a changed input is refused (qwen runs the original call
-// whatever input an allow carries). PostToolUse (with the tool's output)
-// and Stop come from the events, UserPromptSubmit before each prompt.
-// Qwen's settings hooks (type "command" or "http", with a loopback URL
-// allowed) would see every call and could rewrite one, but qwen reads
-// them only from its settings files, which agentcli does not own.
+// Hooks: hooks.go.
 
 import (
 	"encoding/json"
@@ -50,10 +38,6 @@ import (
 
 // askTool is qwen's own question tool.
 const askTool = "ask_user_question"
-
-// hookSupport is qwen's Capabilities.Hooks (see above).
-var hookSupport = agentcli.HookSupport{PreToolUse: agentcli.HookAsked, DenyReason: true,
-	PostToolUse: true, PostOutput: true, UserPromptSubmit: true, Stop: true}
 
 // nativeQuestions reports whether qwen asks req's questions itself
 // (ask_user_question through can_use_tool): whenever no allow list

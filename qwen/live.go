@@ -59,13 +59,17 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	}
 	args := buildArgs(r.Req, formatStream, mcpFile)
 	req := sessionRequest(r.Req)
+	henv, err := hookEnv(r) // hooks.go
+	if err != nil {
+		return nil, err
+	}
 	return live.Start(ctx, live.Config{
 		Backend:  Name,
 		Path:     r.Path,
 		Options:  *r.Options,
 		Logger:   r.Logger,
 		Args:     args,
-		Env:      r.Env,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], henv...),
 		Dir:      r.Dir,
 		Request:  req,
 		Proto:    newLiveProto,
@@ -82,11 +86,9 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // sessionRequest returns the request the session answers permission
 // requests by: req itself, except that a bypass session in qwen's default
 // mode (an allow list with patterns, whose matching calls qwen approves
-// itself) refuses whatever qwen asks about, which is outside the list. A
-// bypass session in default mode for its PreToolUse hook alone allows
-// what the hook lets through.
+// itself) refuses whatever qwen asks about, which is outside the list.
 func sessionRequest(req *agentcli.Request) *agentcli.Request {
-	if driver.Mode(req) == agentcli.PermissionBypass && hasPattern(req.AllowedTools) {
+	if driver.Mode(req) == agentcli.PermissionBypass && approvalMode(req) != "yolo" {
 		c := *req
 		c.Permission = agentcli.PermissionDeny
 		return &c

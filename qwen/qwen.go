@@ -63,9 +63,9 @@
 //
 // Request.Tools are agentcli's MCP server, loaded up front and approved
 // in advance; Request.OnQuestion gets qwen's ask_user_question (a live
-// turn), or agentcli's question tool under an allow list; Request.Hooks'
-// PreToolUse sees what qwen asks the host about (qwen has no hook
-// protocol). See hosttools.go.
+// turn), or agentcli's question tool under an allow list (hosttools.go);
+// Request.Hooks are qwen's own settings hooks, posting to a loopback
+// endpoint of the run's (hooks.go).
 //
 // # Sessions
 //
@@ -136,6 +136,7 @@ var spec = driver.Spec{
 	},
 	// Host tools, questions and hooks: hosttools.go.
 	Questions:     nativeQuestions,
+	NativeHooks:   nativeHooks,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
@@ -206,7 +207,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt)}, nil
+	henv, err := hookEnv(r) // hooks.go
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private
