@@ -110,3 +110,65 @@ func hooksContext(t *testing.T, cli string, live bool) {
 		t.Errorf("Text %q, want it to end with done", res.Text)
 	}
 }
+
+// TestHooksBeforePermission: under PermissionAsk, PreToolUse comes
+// before the permission callback: the scripted model runs `echo`, which
+// PreToolUse lets through, and `touch hook-marker`, which it refuses;
+// OnPermission (allowing everything) is never asked about the touch, the
+// file is never made, the model hears the refusal's reason, and
+// PreToolUse sees each call once.
+func TestHooksBeforePermission(t *testing.T) {
+	for _, cli := range []string{"qwen"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, cli,
+				agentclitest.Turn{Shell: "echo " + postMarker},
+				agentclitest.Turn{Shell: "touch hook-marker"},
+				agentclitest.Turn{Text: "done"})
+			b := openBackend(t, cli, nil)
+			req, tag := e.request("run the commands")
+			req.Permission = agentcli.PermissionAsk
+			perms := &permissions{decide: func(ctx context.Context, r *agentcli.PermissionRequest) agentcli.PermissionDecision {
+				return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+			}}
+			req.OnPermission = perms.callback
+			var mu sync.Mutex
+			var seen []string
+			req.Hooks = &agentcli.Hooks{PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+				mu.Lock()
+				seen = append(seen, string(in.Tool.Input))
+				mu.Unlock()
+				if strings.Contains(string(in.Tool.Input), "hook-marker") {
+					return agentcli.PreToolUseOutput{Deny: true, Reason: hookDenyMarker}
+				}
+				return agentcli.PreToolUseOutput{}
+			}}
+			if _, _, err := run(t, b, req, tag); err != nil {
+				t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+			}
+			if fileExists(e.w.Dir, "hook-marker") {
+				t.Error("hook-marker exists: the refused command ran")
+			}
+			for _, r := range perms.requests() {
+				if strings.Contains(string(r.Tool.Input), "hook-marker") {
+					t.Errorf("OnPermission was asked about the call PreToolUse refused: %+v", r.Tool)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != 2 || !strings.Contains(seen[0], "echo") || !strings.Contains(seen[1], "hook-marker") {
+				t.Errorf("PreToolUse saw %q, want the echo and the touch, once each", seen)
+			}
+			var heard bool
+			for _, m := range e.main()[1:] {
+				if strings.Contains(toolOutputs(m), hookDenyMarker) {
+					heard = true
+				}
+			}
+			if !heard {
+				t.Errorf("the model did not hear the refusal's reason; requests: %s", describe(e.srv.Requests()))
+			}
+			t.Logf("OnPermission was asked %d times", len(perms.requests()))
+		})
+	}
+}

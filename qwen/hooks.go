@@ -29,10 +29,13 @@ package qwen
 //	Stop         {"decision": "block", "reason": R}
 //
 // PreToolUse fires for every call qwen runs, in every mode, one-shot and
-// live: when the call is about to run, after qwen's permission check (a
-// call the permission mode refuses never reaches it; under
-// PermissionAsk, OnPermission is asked first). A refusal's reason is the
-// tool's error the model gets. Qwen's PreToolUse output has no way to
+// live: qwen's hook when the call is about to run, after qwen's
+// permission check; and, for a call qwen asks the host about
+// (can_use_tool, in its default and plan modes), the live session calls
+// PreToolUse first, before the permission mode decides (so OnPermission
+// is asked only about calls the hook let through), and qwen's hook then
+// leaves that call alone. A refusal's reason is the tool's error the
+// model gets. Qwen's PreToolUse output has no way to
 // change a call's input, so a changed input refuses the call
 // (driver.RewriteRefused). PostToolUse sees the output (the tool's
 // returnDisplay) and its context reaches the model with the tool's
@@ -59,6 +62,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -127,15 +131,56 @@ func hookEvents(r *driver.Run) []string {
 	return events
 }
 
+// preChecked holds the calls a live session has put to PreToolUse
+// already, when qwen asked about them (can_use_tool, before its
+// permission check): qwen's own PreToolUse hook, when such a call is
+// about to run, leaves them alone. Keys are qwen's call ids.
+type preChecked struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+// add notes id as put to PreToolUse.
+func (p *preChecked) add(id string) {
+	if p == nil || id == "" {
+		return
+	}
+	p.mu.Lock()
+	if len(p.ids) < 4096 {
+		p.ids[id] = true
+	}
+	p.mu.Unlock()
+}
+
+// take reports whether id was put to PreToolUse, and forgets it.
+func (p *preChecked) take(id string) bool {
+	if p == nil || id == "" {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ok := p.ids[id]
+	delete(p.ids, id)
+	return ok
+}
+
 // hookEnv starts the hook endpoint of a run or session whose hooks qwen
 // calls, writes the system settings file that registers it, and returns
 // the environment entries that point qwen at it (none without such
-// hooks). The endpoint stops when r is cleaned up.
-func hookEnv(r *driver.Run) ([]string, error) {
+// hooks) and the calls a live session checks before qwen's permission
+// check. The endpoint stops when r is cleaned up.
+func hookEnv(r *driver.Run) ([]string, *preChecked, error) {
 	events := hookEvents(r)
 	if len(events) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
+	pre := &preChecked{ids: map[string]bool{}}
+	env, err := writeHookSettings(r, events, pre)
+	return env, pre, err
+}
+
+// writeHookSettings is hookEnv's work.
+func writeHookSettings(r *driver.Run, events []string, pre *preChecked) ([]string, error) {
 	origPath, defaults := systemSettingsPath(r.Env)
 	settings, err := readSystemSettings(origPath)
 	if err != nil {
@@ -159,7 +204,7 @@ func hookEnv(r *driver.Run) ([]string, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: hookHandler(ctx, r.Hooks(), r.HostTools(), secret), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: hookHandler(ctx, r.Hooks(), r.HostTools(), pre, secret), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	r.Defer(func() {
 		cancel()
@@ -236,7 +281,7 @@ type hookInput struct {
 }
 
 // hookHandler answers qwen's hook posts by calling the run's hooks.
-func hookHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, secret string) http.Handler {
+func hookHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, pre *preChecked, secret string) http.Handler {
 	want := []byte("Bearer " + secret)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path != "/hook" || req.Method != http.MethodPost ||
@@ -255,13 +300,13 @@ func hookHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools
 		stop := context.AfterFunc(req.Context(), cancel)
 		defer stop()
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(hookAnswer(ctx, h, host, &in))
+		_ = json.NewEncoder(w).Encode(hookAnswer(ctx, h, host, pre, &in))
 	})
 }
 
 // hookAnswer calls the hook of in's event and returns qwen's answer ({}
 // for no opinion).
-func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, in *hookInput) map[string]any {
+func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, pre *preChecked, in *hookInput) map[string]any {
 	out := map[string]any{}
 	input := in.ToolInput
 	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
@@ -279,8 +324,10 @@ func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools,
 	use := agentcli.ToolUse{ID: id, Name: name, RawName: in.ToolName, Kind: kind, Input: input}
 	switch in.Event {
 	case "PreToolUse":
-		if hostTool {
-			break // agentcli's MCP server calls PreToolUse itself
+		if hostTool || pre.take(in.ToolCallID) {
+			// agentcli's MCP server calls PreToolUse itself; the
+			// session has, when qwen asked.
+			break
 		}
 		res := h.PreToolUse(ctx, in.SessionID, use, "")
 		reason := res.Reason
@@ -327,4 +374,26 @@ func responseText(raw json.RawMessage) string {
 		}
 	}
 	return string(raw)
+}
+
+// preToolUse puts a call qwen asked about (the can_use_tool request id,
+// about pr, of qwen's tool raw) to PreToolUse before the permission mode
+// decides it (see the top of the file): a refusal, or a changed input,
+// refuses the call with the reason; otherwise the call is noted (qwen's
+// own hook leaves it alone) and decided as usual.
+func (p *liveProto) preToolUse(id, raw string, pr *agentcli.PermissionRequest) {
+	go func() {
+		ctx, cancel := p.h.TurnContext()
+		defer cancel()
+		out := p.hooks.PreToolUse(ctx, p.h.SessionID(), pr.Tool, pr.Title)
+		switch {
+		case out.Deny:
+			p.ctl.Deny(id, out.Reason)
+		case out.Input != nil:
+			p.ctl.Deny(id, driver.RewriteRefused)
+		default:
+			p.pre.add(pr.Tool.ID)
+			p.permission(id, raw, pr)
+		}
+	}()
 }

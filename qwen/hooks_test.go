@@ -55,11 +55,11 @@ func TestReadSystemSettings(t *testing.T) {
 }
 
 func TestHookAnswer(t *testing.T) {
-	var pre []agentcli.ToolUse
+	var seen []agentcli.ToolUse
 	var post []agentcli.ToolResult
 	req := &agentcli.Request{Hooks: &agentcli.Hooks{
 		PreToolUse: func(ctx context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
-			pre = append(pre, in.Tool)
+			seen = append(seen, in.Tool)
 			switch {
 			case strings.Contains(string(in.Tool.Input), "rm"):
 				return agentcli.PreToolUseOutput{Deny: true, Reason: "no rm"}
@@ -80,12 +80,13 @@ func TestHookAnswer(t *testing.T) {
 		},
 	}}
 	h := driver.NewRunHooks(Name, req)
+	pre := &preChecked{ids: map[string]bool{}}
 	ask := func(body string) string {
 		var in hookInput
 		if err := json.Unmarshal([]byte(body), &in); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(hookAnswer(context.Background(), h, nil, &in))
+		b, _ := json.Marshal(hookAnswer(context.Background(), h, nil, pre, &in))
 		return string(b)
 	}
 	for body, want := range map[string]string{
@@ -102,9 +103,18 @@ func TestHookAnswer(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", body, got, want)
 		}
 	}
-	i := slices.IndexFunc(pre, func(u agentcli.ToolUse) bool { return u.ID == "c1" })
-	if len(pre) != 3 || i < 0 || pre[i].Name != agentcli.ToolNameBash || string(pre[i].Input) != `{"command":"ls"}` {
-		t.Errorf("PreToolUse saw %+v", pre)
+	// A call the session put to PreToolUse already is left alone, once.
+	pre.add("c9")
+	body := `{"hook_event_name":"PreToolUse","tool_name":"run_shell_command","tool_input":{"command":"rm x"},"tool_call_id":"c9"}`
+	if got := ask(body); got != `{}` {
+		t.Errorf("a checked call: %s", got)
+	}
+	if got := ask(body); !strings.Contains(got, "no rm") {
+		t.Errorf("a checked call, again: %s", got)
+	}
+	i := slices.IndexFunc(seen, func(u agentcli.ToolUse) bool { return u.ID == "c1" })
+	if len(seen) != 4 || i < 0 || seen[i].Name != agentcli.ToolNameBash || string(seen[i].Input) != `{"command":"ls"}` {
+		t.Errorf("PreToolUse saw %+v", seen)
 	}
 	slices.SortFunc(post, func(a, b agentcli.ToolResult) int { return strings.Compare(a.ID, b.ID) })
 	if len(post) != 2 || post[0].Output != "out" || post[0].ID != "c1" || post[0].IsError || post[1].Output != "boom" || !post[1].IsError {
@@ -119,7 +129,7 @@ func jsonString(s string) string {
 
 func TestHookHandlerSecret(t *testing.T) {
 	h := driver.NewRunHooks(Name, &agentcli.Request{Hooks: &agentcli.Hooks{}})
-	srv := httptest.NewServer(hookHandler(context.Background(), h, nil, "s3cret"))
+	srv := httptest.NewServer(hookHandler(context.Background(), h, nil, nil, "s3cret"))
 	defer srv.Close()
 	for auth, want := range map[string]int{"": http.StatusUnauthorized, "Bearer nope": http.StatusUnauthorized, "Bearer s3cret": http.StatusOK} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/hook", strings.NewReader(`{"hook_event_name":"Stop"}`))

@@ -207,7 +207,7 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	henv, err := hookEnv(r) // hooks.go
+	henv, _, err := hookEnv(r) // hooks.go
 	if err != nil {
 		return nil, err
 	}
