@@ -19,7 +19,8 @@ package qwen
 // scope's hooks, so the user's and the project's own hooks run too, and
 // "disableAllHooks": false at the system scope overrides a user's
 // "disableAllHooks": true for the run (a system file that sets it true is
-// an administrator's, and a run with hooks is refused). The endpoint
+// an administrator's, and a run with hooks is refused, as is one in
+// qwen's safe or bare mode, which runs no hooks). The endpoint
 // answers as qwen's hook runner expects (checked with 0.24.4):
 //
 //	PreToolUse   {} | {"hookSpecificOutput": {"hookEventName": "PreToolUse",
@@ -62,6 +63,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,9 +176,32 @@ func hookEnv(r *driver.Run) ([]string, *preChecked, error) {
 	if len(events) == 0 {
 		return nil, nil, nil
 	}
+	if why := hooksOff(r.Req.ExtraArgs, r.Env); why != "" {
+		return nil, nil, &agentcli.UnsupportedError{Backend: Name, Feature: "hooks (Request.Hooks)", Reason: why}
+	}
 	pre := &preChecked{ids: map[string]bool{}}
 	env, err := writeHookSettings(r, events, pre)
 	return env, pre, err
+}
+
+// hooksOff returns why qwen would run no settings hook with args (the
+// request's ExtraArgs) and env, or "": its safe mode (--safe-mode,
+// QWEN_CODE_SAFE_MODE) and bare mode (--bare, QWEN_CODE_SIMPLE) skip every
+// hook. It is pure.
+func hooksOff(args, env []string) string {
+	for _, a := range args {
+		for _, f := range []string{"--safe-mode", "--bare"} {
+			if (a == f || strings.HasPrefix(a, f+"=")) && a != f+"=false" {
+				return "qwen's " + f + " (Request.ExtraArgs) runs no hooks"
+			}
+		}
+	}
+	for _, k := range []string{"QWEN_CODE_SAFE_MODE", "QWEN_CODE_SIMPLE"} {
+		if v := strings.ToLower(strings.TrimSpace(driver.Lookup(env, k))); v != "" && v != "0" && v != "false" {
+			return "qwen runs no hooks with " + k + " set"
+		}
+	}
+	return ""
 }
 
 // writeHookSettings is hookEnv's work.

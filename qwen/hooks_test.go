@@ -146,3 +146,23 @@ func TestHookHandlerSecret(t *testing.T) {
 		}
 	}
 }
+
+func TestHooksOff(t *testing.T) {
+	for _, c := range []struct {
+		args, env []string
+		off       bool
+	}{
+		{nil, nil, false},
+		{[]string{"--debug"}, []string{"QWEN_CODE_SAFE_MODE=0", "QWEN_CODE_SIMPLE=false"}, false},
+		{[]string{"--safe-mode"}, nil, true},
+		{[]string{"--bare=true"}, nil, true},
+		{[]string{"--bare=false"}, nil, false},
+		{nil, []string{"QWEN_CODE_SAFE_MODE=1"}, true},
+		{nil, []string{"QWEN_CODE_SIMPLE=true"}, true},
+		{nil, []string{"QWEN_CODE_SIMPLE=1", "QWEN_CODE_SIMPLE="}, false},
+	} {
+		if got := hooksOff(c.args, c.env) != ""; got != c.off {
+			t.Errorf("%q %q: off %v, want %v", c.args, c.env, got, c.off)
+		}
+	}
+}
