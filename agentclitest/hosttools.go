@@ -161,7 +161,7 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 }
 
 // HostToolName returns the name under which the real CLI cli ("claude",
-// "codex", "gemini", "opencode", "copilot") offers the host tool tool
+// "codex", "gemini", "opencode", "copilot", "qwen") offers the host tool tool
 // (Request.Tools) to the model, as a scripted model server's ToolCall
 // names it.
 func HostToolName(cli, tool string) string {
@@ -178,8 +178,9 @@ func HostToolName(cli, tool string) string {
 
 // QuestionCall returns a scripted model's call that asks the user q
 // through the real CLI cli's way of asking (claude's AskUserQuestion,
-// codex's request_user_input, agentcli's question tool on gemini,
-// opencode and copilot), for a run with Request.OnQuestion in bypass mode.
+// codex's request_user_input, qwen's ask_user_question, agentcli's question
+// tool on gemini, opencode and copilot), for a run with Request.OnQuestion in
+// bypass mode.
 func QuestionCall(cli string, q agentcli.Question) *ToolCall {
 	var items []any
 	for i, it := range q.Items {
@@ -205,6 +206,8 @@ func QuestionCall(cli string, q agentcli.Question) *ToolCall {
 		return &ToolCall{Name: agentcli.ToolNameAskUserQuestion, Args: args}
 	case "codex":
 		return &ToolCall{Name: "request_user_input", Args: args}
+	case "qwen":
+		return &ToolCall{Name: "ask_user_question", Args: args}
 	}
 	return &ToolCall{Name: HostToolName(cli, driver.QuestionTool), Args: args}
 }

@@ -82,6 +82,7 @@ func TestHostTools(t *testing.T) {
 		{"claude", agentcli.PermissionBypass}, {"codex", agentcli.PermissionBypass},
 		{"opencode", ""}, {"gemini", ""}, {"claude", ""}, {"codex", ""},
 		{"copilot", agentcli.PermissionBypass}, {"copilot", ""},
+		{"qwen", agentcli.PermissionBypass}, {"qwen", ""},
 	} {
 		cli := c.cli
 		name := cli + "/" + string(driver.Mode(&agentcli.Request{Permission: c.mode}))
@@ -373,12 +374,17 @@ func TestQuestions(t *testing.T) {
 }
 
 // TestQuestionsNobody: a live session under PermissionAsk without
-// OnQuestion, on claude, whose AskUserQuestion is offered in that mode:
-// the question is answered with NotAvailableMessage (a refusal the model
-// sees), not left waiting, not answered empty, and the permission
-// callback is not asked about it.
+// OnQuestion, on claude and qwen, whose own question tools are offered in
+// that mode: the question is answered with NotAvailableMessage (a refusal
+// the model sees), not left waiting, not answered empty, and the
+// permission callback is not asked about it.
 func TestQuestionsNobody(t *testing.T) {
-	cli := "claude"
+	for _, cli := range []string{"claude", "qwen"} {
+		t.Run(cli, func(t *testing.T) { t.Parallel(); questionsNobody(t, cli) })
+	}
+}
+
+func questionsNobody(t *testing.T, cli string) {
 	e := newEnv(t, cli, agentclitest.Turn{Tool: questionCall(cli)}, agentclitest.Turn{Text: "done"})
 	b := openBackend(t, cli, nil)
 	req, tag := e.request("ask me")
@@ -653,14 +659,14 @@ func checkRewriteRefused(t *testing.T, cli string, b agentcli.Backend) {
 
 // hostCLIs are the CLIs with host tools, questions and hooks; the others
 // refuse them (TestHostFeaturesUnsupported).
-var hostCLIs = []string{"opencode", "gemini", "claude", "codex", "copilot"}
+var hostCLIs = []string{"opencode", "gemini", "claude", "codex", "copilot", "qwen"}
 
 // TestHostFeaturesUnsupported: a CLI whose Capabilities say it has no host
 // tools, questions or hooks refuses a run and a live session that asks for
 // one with an *agentcli.UnsupportedError, before anything starts: no model
 // request, no process.
 func TestHostFeaturesUnsupported(t *testing.T) {
-	for _, cli := range []string{"qwen", "droid"} {
+	for _, cli := range []string{"droid"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})

@@ -95,7 +95,7 @@ func TestMCPConfig(t *testing.T) {
 	b := mcpConfig([]agentcli.MCPServer{
 		{Name: "s", Command: "cmd", Args: []string{"$HOME", "${X}"}, Env: []string{"K=$V"}},
 		{Name: "h", URL: "http://127.0.0.1/mcp", Headers: map[string]string{"A": "${B}"}},
-	})
+	}, false)
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}

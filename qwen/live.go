@@ -59,20 +59,33 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	}
 	args := buildArgs(r.Req, formatStream, mcpFile)
 	req := sessionRequest(r.Req)
+	henv, pre, err := hookEnv(r) // hooks.go
+	if err != nil {
+		return nil, err
+	}
+	hooks, host := r.Hooks(), r.HostTools()
+	proto := func(h *live.Host) live.Proto {
+		p := newLiveProto(h).(*liveProto)
+		p.hooks, p.pre, p.host = hooks, pre, host
+		return p
+	}
 	return live.Start(ctx, live.Config{
 		Backend:  Name,
 		Path:     r.Path,
 		Options:  *r.Options,
 		Logger:   r.Logger,
 		Args:     args,
-		Env:      r.Env,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], henv...),
 		Dir:      r.Dir,
 		Request:  req,
-		Proto:    newLiveProto,
+		Proto:    proto,
 		Cleanup:  r.Cleanup,
 		Wire:     r.LiveWireLog(Name, args, nil),
 		Redactor: r.Redactor(),
 		Errors:   r.Errors(),
+		// Host tools, questions and hooks: hosttools.go.
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 
@@ -95,7 +108,7 @@ func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.S
 }
 
 func newLiveProto(h *live.Host) live.Proto {
-	p := &liveProto{h: h, always: map[string]bool{}}
+	p := &liveProto{h: h, always: map[string]bool{}, qsem: make(chan struct{}, 1)}
 	p.ctl = streamjson.New(h, map[string]func(streamjson.Request){"can_use_tool": p.canUseTool})
 	return p
 }
@@ -110,6 +123,12 @@ type liveProto struct {
 	// always holds the tools allowed for the rest of the session
 	// (AllowAlways), by qwen's name.
 	always map[string]bool
+	qsem   chan struct{} // held while Request.OnQuestion runs
+	// hooks are the session's (nil in a replay), pre the calls put to
+	// PreToolUse before qwen's permission check (hooks.go).
+	hooks *driver.RunHooks
+	pre   *preChecked
+	host  *driver.HostTools
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -193,6 +212,10 @@ func (p *liveProto) Line(line []byte) {
 func (p *liveProto) canUseTool(c streamjson.Request) {
 	r := c.CanUseTool()
 	input := r.Input
+	if r.ToolName == askTool {
+		p.question(c.ID, r.ToolUseID, input) // hosttools.go
+		return
+	}
 	name, kind := tools.Canonical(r.ToolName)
 	pr := &agentcli.PermissionRequest{
 		Tool:  agentcli.ToolUse{ID: r.ToolUseID, Name: name, RawName: r.ToolName, Kind: kind, Input: input},
@@ -204,8 +227,19 @@ func (p *liveProto) canUseTool(c streamjson.Request) {
 		},
 	}
 	id := c.ID
+	if _, host := p.host.Match(r.ToolName); p.pre != nil && p.hooks.HasPreToolUse() && !host {
+		p.preToolUse(id, r.ToolName, pr) // hooks.go
+		return
+	}
+	p.permission(id, r.ToolName, pr)
+}
+
+// permission decides the can_use_tool request id about pr (of qwen's
+// tool raw) by the session's permission handling.
+func (p *liveProto) permission(id, raw string, pr *agentcli.PermissionRequest) {
+	input := pr.Tool.Input
 	p.mu.Lock()
-	always := p.always[r.ToolName]
+	always := p.always[raw]
 	p.mu.Unlock()
 	if always && driver.Judge(p.h.Request().AllowedTools, p.h.Request().DisallowedTools, &pr.Tool) != driver.VerdictRefuse {
 		// Allowed for the rest of the session (qwen has no such answer
@@ -226,7 +260,7 @@ func (p *liveProto) canUseTool(c streamjson.Request) {
 		}
 		if d.Kind == agentcli.AllowAlways {
 			p.mu.Lock()
-			p.always[r.ToolName] = true
+			p.always[raw] = true
 			p.mu.Unlock()
 		}
 		p.ctl.Allow(id, input)

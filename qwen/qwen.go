@@ -59,6 +59,14 @@
 // Request.MaxTurns is --max-session-turns (qwen then exits 53 with no
 // result line: an *agentcli.ExitError). Qwen has no spending cap.
 //
+// # Host tools, questions and hooks
+//
+// Request.Tools are agentcli's MCP server, loaded up front and approved
+// in advance; Request.OnQuestion gets qwen's ask_user_question (a live
+// turn), or agentcli's question tool under an allow list (hosttools.go);
+// Request.Hooks are qwen's own settings hooks, posting to a loopback
+// endpoint of the run's (hooks.go).
+//
 // # Sessions
 //
 // Result.SessionID is qwen's session UUID; Request.SessionID passes it to
@@ -122,13 +130,19 @@ var spec = driver.Spec{
 		MCP:           true,
 		Efforts:       []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel: true,
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
 	},
+	// Host tools, questions and hooks: hosttools.go.
+	Questions:     nativeQuestions,
+	NativeHooks:   nativeHooks,
 	Tools:         tools,
 	Validate:      validate,
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return !oneShot(req) || req.Effort != "" },
+	LiveRun:       func(req *agentcli.Request) bool { return !oneShot(req) || req.Effort != "" || asksNative(req) },
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
@@ -193,7 +207,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt)}, nil
+	henv, _, err := hookEnv(r) // hooks.go
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private
@@ -208,23 +226,28 @@ func writeMCPConfig(r *driver.Run) (string, error) {
 		return "", err
 	}
 	f := filepath.Join(dir, "mcp.json")
-	return f, os.WriteFile(f, mcpConfig(r.Req.MCPServers), 0o600)
+	return f, os.WriteFile(f, mcpConfig(r.Req.MCPServers, r.HostTools() != nil), 0o600)
 }
 
 // mcpConfig returns the --mcp-config file content for servers:
 // {"mcpServers": {NAME: {command, args, env} | {httpUrl, headers}}},
-// every value as given (qwen expands nothing in this file). It is pure.
-func mcpConfig(servers []agentcli.MCPServer) []byte {
+// every value as given (qwen expands nothing in this file). host says
+// that the server named agentcli.HostServerName is agentcli's own, whose
+// tools qwen must offer up front ("alwaysLoadTools"; hosttools.go). It
+// is pure.
+func mcpConfig(servers []agentcli.MCPServer, host bool) []byte {
 	type server struct {
-		Command string            `json:"command,omitempty"`
-		Args    []string          `json:"args,omitempty"`
-		Env     map[string]string `json:"env,omitempty"`
-		HTTPURL string            `json:"httpUrl,omitempty"`
-		Headers map[string]string `json:"headers,omitempty"`
+		Command         string            `json:"command,omitempty"`
+		Args            []string          `json:"args,omitempty"`
+		Env             map[string]string `json:"env,omitempty"`
+		HTTPURL         string            `json:"httpUrl,omitempty"`
+		Headers         map[string]string `json:"headers,omitempty"`
+		AlwaysLoadTools bool              `json:"alwaysLoadTools,omitempty"`
 	}
 	all := map[string]server{}
 	for _, s := range servers {
-		sv := server{Command: s.Command, Args: s.Args, Env: driver.MCPEnv(s), HTTPURL: s.URL}
+		sv := server{Command: s.Command, Args: s.Args, Env: driver.MCPEnv(s), HTTPURL: s.URL,
+			AlwaysLoadTools: host && s.Name == agentcli.HostServerName}
 		if len(s.Headers) > 0 {
 			sv.Headers = s.Headers
 		}

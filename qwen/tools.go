@@ -122,7 +122,7 @@ func (l toolLists) serverNames(req *agentcli.Request) string {
 	}
 	var names []string
 	for _, s := range req.MCPServers {
-		if l.servers[strings.ToLower(s.Name)] {
+		if l.servers[strings.ToLower(s.Name)] || s.Name == agentcli.HostServerName && hostServer(req) {
 			names = append(names, s.Name)
 		}
 	}
@@ -135,7 +135,10 @@ func (l toolLists) serverNames(req *agentcli.Request) string {
 // toolArgs returns the flags of req's tool lists (see the top of this
 // file). oneShot adds --exclude-tools for the tools that wait for a
 // person (ask_user_question, exit_plan_mode): a one-shot run has nobody
-// to answer them, and qwen would wait on its closed stdin.
+// to answer them, and qwen would wait on its closed stdin (a run whose
+// OnQuestion gets ask_user_question is a live turn, and keeps it).
+// agentcli's own MCP server is approved in advance and kept whatever the
+// allow list says (hosttools.go).
 func toolArgs(req *agentcli.Request, oneShot bool) []string {
 	l, _ := listsFor(req)
 	var args []string
@@ -148,8 +151,15 @@ func toolArgs(req *agentcli.Request, oneShot bool) []string {
 	for _, r := range l.exclude {
 		args = append(args, "--exclude-tools="+r)
 	}
+	if hostServer(req) {
+		// agentcli's server decides each call itself (hosttools.go).
+		args = append(args, "--allowed-tools=mcp__"+agentcli.HostServerName)
+	}
 	if oneShot {
-		args = append(args, "--exclude-tools=ask_user_question", "--exclude-tools=exit_plan_mode")
+		if !asksNative(req) {
+			args = append(args, "--exclude-tools="+askTool)
+		}
+		args = append(args, "--exclude-tools=exit_plan_mode")
 	}
 	if names := l.serverNames(req); names != "" {
 		args = append(args, "--allowed-mcp-server-names="+names)
