@@ -161,7 +161,7 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 }
 
 // HostToolName returns the name under which the real CLI cli ("claude",
-// "codex", "gemini", "opencode") offers the host tool tool
+// "codex", "gemini", "opencode", "droid") offers the host tool tool
 // (Request.Tools) to the model, as a scripted model server's ToolCall
 // names it.
 func HostToolName(cli, tool string) string {
@@ -170,6 +170,8 @@ func HostToolName(cli, tool string) string {
 		return "mcp_" + agentcli.HostServerName + "_" + tool
 	case "opencode":
 		return agentcli.HostServerName + "_" + tool
+	case "droid":
+		return agentcli.HostServerName + "___" + tool
 	}
 	return "mcp__" + agentcli.HostServerName + "__" + tool
 }

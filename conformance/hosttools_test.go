@@ -81,6 +81,7 @@ func TestHostTools(t *testing.T) {
 		{"opencode", agentcli.PermissionBypass}, {"gemini", agentcli.PermissionBypass},
 		{"claude", agentcli.PermissionBypass}, {"codex", agentcli.PermissionBypass},
 		{"opencode", ""}, {"gemini", ""}, {"claude", ""}, {"codex", ""},
+		{"droid", agentcli.PermissionBypass}, {"droid", ""},
 	} {
 		cli := c.cli
 		name := cli + "/" + string(driver.Mode(&agentcli.Request{Permission: c.mode}))
@@ -117,11 +118,7 @@ func checkHostRun(t *testing.T, e *env, cli string, evs []agentcli.Event, calls 
 	if len(main) != 3 {
 		t.Fatalf("%d main model calls, want 3: %s", len(main), describe(e.srv.Requests()))
 	}
-	for _, tool := range []string{"now", "fail"} {
-		if n := hostToolName(cli, tool); !slices.Contains(main[0].Tools, n) {
-			t.Errorf("the first model request does not offer %s: tools %v", n, main[0].Tools)
-		}
-	}
+	checkOffered(t, cli, main[0])
 	if out := toolOutputs(main[1]); !strings.Contains(out, nowMarker+" in UTC") {
 		t.Errorf("now's output did not reach the model; tool results %q", out)
 	}
@@ -158,6 +155,20 @@ func checkHostRun(t *testing.T, e *env, cli string, evs []agentcli.Event, calls 
 	}
 	if u := uses["now"]; !strings.Contains(string(u.Input), `"UTC"`) {
 		t.Errorf("now's tool use input %s, want the zone", u.Input)
+	}
+}
+
+// checkOffered checks that the model request r offers the host tools now
+// and fail: among its tools or, on droid, which defers MCP tools (their
+// schemas come with its ToolSearch tool), by name in its list of
+// deferred tools.
+func checkOffered(t *testing.T, cli string, r agentclitest.ModelRequest) {
+	t.Helper()
+	for _, tool := range []string{"now", "fail"} {
+		n := hostToolName(cli, tool)
+		if !slices.Contains(r.Tools, n) && !(cli == "droid" && slices.Contains(r.Tools, "ToolSearch") && hasTextPart(r.Messages, n)) {
+			t.Errorf("the first model request does not offer %s: tools %v", n, r.Tools)
+		}
 	}
 }
 
@@ -263,7 +274,9 @@ func TestLiveHostToolsDeny(t *testing.T) {
 			req, tag := e.liveRequest()
 			req.Tools = hostTools(calls)
 			req.Tools[0].Approved = true
-			req.AllowedTools = []string{agentcli.ToolNameRead}
+			if cli != "droid" { // droid's live sessions take no allow list (droid/live.go)
+				req.AllowedTools = []string{agentcli.ToolNameRead}
+			}
 			s := liveSession(t, b, req, tag)
 			var evs []agentcli.Event
 			for i, want := range []string{"first", "second"} {
@@ -283,11 +296,7 @@ func TestLiveHostToolsDeny(t *testing.T) {
 			if len(main) != 4 {
 				t.Fatalf("%d main model calls, want 4: %s", len(main), describe(e.srv.Requests()))
 			}
-			for _, tool := range []string{"now", "fail"} {
-				if n := hostToolName(cli, tool); !slices.Contains(main[0].Tools, n) {
-					t.Errorf("the first model request does not offer %s: tools %v", n, main[0].Tools)
-				}
-			}
+			checkOffered(t, cli, main[0])
 			if out := toolOutputs(main[1]); !strings.Contains(out, nowMarker+" in UTC") {
 				t.Errorf("now's output did not reach the model; tool results %q", out)
 			}
@@ -648,14 +657,14 @@ func checkRewriteRefused(t *testing.T, cli string, b agentcli.Backend) {
 
 // hostCLIs are the CLIs with host tools, questions and hooks; the others
 // refuse them (TestHostFeaturesUnsupported).
-var hostCLIs = []string{"opencode", "gemini", "claude", "codex"}
+var hostCLIs = []string{"opencode", "gemini", "claude", "codex", "droid"}
 
 // TestHostFeaturesUnsupported: a CLI whose Capabilities say it has no host
 // tools, questions or hooks refuses a run and a live session that asks for
 // one with an *agentcli.UnsupportedError, before anything starts: no model
 // request, no process.
 func TestHostFeaturesUnsupported(t *testing.T) {
-	for _, cli := range []string{"copilot", "qwen", "droid"} {
+	for _, cli := range []string{"copilot", "qwen"} {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})

@@ -95,7 +95,15 @@ var spec = driver.Spec{
 		// "Droid process exited unexpectedly"), and droid exec takes none
 		// but ~/.factory/mcp.json's, the user's own file.
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		// Host tools, questions and hooks: the runtime settings file
+		// (hosttools.go, hooks.go); switching: switch.go.
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
+		SetModel:      true,
+		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	},
+	NativeHooks:   nativeHooks,
 	Interactive:   interactive,
 	Tools:         tools,
 	Validate:      validate,
@@ -145,7 +153,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, sys), Stdin: []byte(promptText(r.Req.Prompt))}, nil
+	settings, err := runtimeSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Job{Args: buildArgs(r.Req, sys, settings), Stdin: []byte(promptText(r.Req.Prompt))}, nil
 }
 
 // writeSystemPrompt writes the system prompt, if any, to a private file in

@@ -53,9 +53,15 @@ import (
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
-// liveArgs returns the arguments of a live session. It is pure.
-func liveArgs(req *agentcli.Request) []string {
-	return append([]string{"exec", "--output-format=acp-daemon"}, req.ExtraArgs...)
+// liveArgs returns the arguments of a live session; settings is the
+// path of its runtime settings file ("" for none: see hosttools.go). It
+// is pure.
+func liveArgs(req *agentcli.Request, settings string) []string {
+	args := []string{"exec", "--output-format=acp-daemon"}
+	if settings != "" {
+		args = append(args, "--settings="+settings)
+	}
+	return append(args, req.ExtraArgs...)
 }
 
 // sessionMode returns droid's session mode for req.
@@ -121,6 +127,7 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 		Guard:     guardPrompt,
 		RawName:   toolName,
 		Tools:     tools,
+		Switch:    switching(req),
 	}
 	if req.Model != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "model", Value: req.Model})
@@ -128,9 +135,9 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 	if req.Effort != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "reasoning_effort", Value: string(req.Effort), IfOffered: true})
 	}
-	if len(req.MCPServers) > 0 {
-		ac.MCPServers = acp.MCPServers(req.MCPServers, nil)
-	}
+	// MCP servers (agentcli's own, for host tools) are in the runtime
+	// settings file: droid 0.225.2's daemon fails a session/new that
+	// has some.
 	if req.SystemPrompt != "" && req.SessionID == "" {
 		ac.FirstPrefix = req.SystemPrompt + "\n\n"
 	}
@@ -144,7 +151,11 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	ac := acpConfig(req, r.Dir)
-	args := liveArgs(req)
+	settings, err := runtimeSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	args := liveArgs(req, settings)
 	return live.Start(ctx, live.Config{
 		Backend:  Name,
 		Path:     r.Path,
@@ -159,6 +170,9 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor: r.Redactor(),
 		Errors:   r.Errors(),
+
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 
