@@ -39,13 +39,20 @@
 // session the system prompt is put before the first prompt of a new
 // session, followed by a blank line. Request.Effort is
 // --reasoning-effort (droid's own models; droid sends no reasoning field to
-// a generic Chat Completions custom model). Droid has no MCP servers,
-// structured output, fallback model, turn limit or spending cap that
-// agentcli can set: droid exec takes no MCP server but those of
-// ~/.factory/mcp.json (the user's own file), and its ACP daemon fails
+// a generic Chat Completions custom model). Droid has no structured
+// output, fallback model, turn limit or spending cap that agentcli can
+// set. Request.MCPServers are not supported: droid's ACP daemon fails
 // every session/new that has some (droid 0.225.2 passes them to its
 // session process as --mcp-servers, an option that process refuses:
 // "Droid process exited unexpectedly").
+//
+// # Host tools, questions, hooks, switching
+//
+// Request.Tools and Request.OnQuestion (agentcli's MCP server) and
+// Request.Hooks (droid's own command hooks, relayed to agentcli) travel
+// in a private runtime settings file, --settings, one-shot and live: see
+// hosttools.go and hooks.go. SetModel and SetPermission switch a live
+// session over ACP (switch.go).
 //
 // # Credentials
 //

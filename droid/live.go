@@ -7,8 +7,9 @@ package droid
 // already speaks.
 //
 // The session is created with session/new (or loaded with session/load
-// for Request.SessionID: the airgap-safe resume) in Request.Dir, with
-// Request.MCPServers as its mcpServers; then its autonomy is chosen with
+// for Request.SessionID: the airgap-safe resume) in Request.Dir, with no
+// mcpServers (agentcli's own server, for host tools, is in the runtime
+// settings file: hosttools.go); then its autonomy is chosen with
 // session/set_mode, and the model and effort with
 // session/set_config_option:
 //
