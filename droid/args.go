@@ -21,7 +21,7 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 // settings file ("" for none: see hosttools.go).
 //
 //	droid exec --output-format=stream-json --skip-permissions-unsafe [--use-spec]
-//	      [--only-tools=LIST | --add-tools=MCP:agentcli] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
+//	      [--only-tools=LIST | --add-tools=MCP:NAME,...] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
 //	      [--append-system-prompt-file=F] [--settings=F] [ExtraArgs...]
 //
 // The prompt is on stdin (droid reads it when no prompt argument is
@@ -41,9 +41,10 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 //
 // A call of a tool that is not there is refused by droid ("Tool Execute is
 // not permitted in this exec session") and the model hears so.
-// DisallowedTools are removed in every mode. agentcli's MCP server (host
-// tools) joins an --only-tools list as MCP:agentcli, or is added with
-// --add-tools.
+// DisallowedTools are removed in every mode. The request's MCP servers
+// (in the runtime settings file) are added with --add-tools when there
+// is no --only-tools list; agentcli's own (host tools) joins an
+// --only-tools list as MCP:agentcli.
 func buildArgs(req *agentcli.Request, systemFile, settings string) []string {
 	args := []string{"exec", "--output-format=stream-json", "--skip-permissions-unsafe"}
 	if driver.Mode(req) == agentcli.PermissionPlan {
@@ -53,10 +54,10 @@ func buildArgs(req *agentcli.Request, systemFile, settings string) []string {
 	if only != nil {
 		args = append(args, "--only-tools="+strings.Join(only, ","))
 	}
-	if only == nil && hasHost(req) {
-		// Without it droid hides the server's tools from the model
+	if only == nil && len(req.MCPServers) > 0 {
+		// Without it droid hides the servers' tools from the model
 		// (they are neither offered nor listed as deferred tools).
-		args = append(args, "--add-tools="+hostSelector)
+		args = append(args, "--add-tools="+strings.Join(mcpSelectors(req), ","))
 	}
 	if len(remove) > 0 {
 		args = append(args, "--remove-tools="+strings.Join(remove, ","))

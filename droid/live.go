@@ -8,8 +8,8 @@ package droid
 //
 // The session is created with session/new (or loaded with session/load
 // for Request.SessionID: the airgap-safe resume) in Request.Dir, with no
-// mcpServers (agentcli's own server, for host tools, is in the runtime
-// settings file: hosttools.go); then its autonomy is chosen with
+// mcpServers (Request.MCPServers, agentcli's own server for host tools
+// among them, are in the runtime settings file: hosttools.go); then its autonomy is chosen with
 // session/set_mode, and the model and effort with
 // session/set_config_option:
 //
@@ -136,9 +136,8 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 	if req.Effort != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "reasoning_effort", Value: string(req.Effort), IfOffered: true})
 	}
-	// MCP servers (agentcli's own, for host tools) are in the runtime
-	// settings file: droid 0.225.2's daemon fails a session/new that
-	// has some.
+	// MCP servers are in the runtime settings file: droid 0.225.2's
+	// daemon fails a session/new that has some.
 	if req.SystemPrompt != "" && req.SessionID == "" {
 		ac.FirstPrefix = req.SystemPrompt + "\n\n"
 	}
@@ -152,7 +151,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	ac := acpConfig(req, r.Dir)
-	settings, err := runtimeSettings(r)
+	settings, env, err := runtimeSettings(r)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +162,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Options:  *r.Options,
 		Logger:   r.Logger,
 		Args:     args,
-		Env:      r.Env,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
 		Dir:      r.Dir,
 		Request:  req,
 		Cleanup:  r.Cleanup,
