@@ -66,6 +66,14 @@ func runtimeSettings(r *driver.Run) (string, []string, error) {
 	if len(settings) == 0 {
 		return "", nil, nil
 	}
+	for _, a := range r.Req.ExtraArgs {
+		if a == "--settings" || strings.HasPrefix(a, "--settings=") {
+			// droid would read the caller's file instead of agentcli's:
+			// no MCP server, no hook.
+			return "", nil, &agentcli.RequestError{Backend: Name, Field: "ExtraArgs",
+				Reason: "--settings replaces the runtime settings file that carries the request's MCP servers, host tools and hooks"}
+		}
+	}
 	b, err := json.Marshal(settings)
 	if err != nil {
 		return "", nil, err

@@ -2,6 +2,7 @@ package droid
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"regexp"
 	"slices"
@@ -153,4 +154,21 @@ func TestHookAnswer(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestExtraSettingsRefused: a run that needs the runtime settings file
+// refuses an ExtraArgs --settings, which would replace it.
+func TestExtraSettingsRefused(t *testing.T) {
+	for _, a := range []string{"--settings", "--settings=/tmp/mine.json"} {
+		r := &driver.Run{Req: &agentcli.Request{ExtraArgs: []string{a, "x"},
+			MCPServers: []agentcli.MCPServer{{Name: "docs", Command: "docs"}}}}
+		f, _, err := runtimeSettings(r)
+		var re *agentcli.RequestError
+		if !errors.As(err, &re) || re.Field != "ExtraArgs" || f != "" {
+			t.Errorf("ExtraArgs %q: %q, %v; want a *RequestError about ExtraArgs", a, f, err)
+		}
+	}
+	if f, _, err := runtimeSettings(&driver.Run{Req: &agentcli.Request{ExtraArgs: []string{"--settings=/tmp/mine.json"}}}); f != "" || err != nil {
+		t.Errorf("a run that needs no runtime settings: %q, %v", f, err)
+	}
 }
