@@ -2,8 +2,8 @@ package droid
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
