@@ -7,7 +7,8 @@ package droid
 // (hosttools.go) in droid exec and in its ACP daemon alike (checked
 // against droid 0.225.2). PreToolUse and PostToolUse run a command that
 // relays to agentcli: droid's own binary, which is a Bun executable and
-// runs as Bun under BUN_BE_BUN=1, runs a small script in the run's
+// runs as Bun under BUN_BE_BUN=1 (so does npm's node shim of it, which
+// passes its arguments and environment on: verified), runs a small script in the run's
 // private temporary directory that posts the hook's input to a loopback
 // endpoint of the run's own, behind a secret of its own, and prints the
 // answer:
