@@ -161,7 +161,7 @@ func (b *Backend) hostCall(ctx context.Context, host *driver.HostTools, hooks *d
 }
 
 // HostToolName returns the name under which the real CLI cli ("claude",
-// "codex", "gemini", "opencode", "copilot", "qwen") offers the host tool tool
+// "codex", "gemini", "opencode", "copilot", "qwen", "droid") offers the host tool tool
 // (Request.Tools) to the model, as a scripted model server's ToolCall
 // names it.
 func HostToolName(cli, tool string) string {
@@ -172,6 +172,8 @@ func HostToolName(cli, tool string) string {
 		return agentcli.HostServerName + "_" + tool
 	case "copilot":
 		return agentcli.HostServerName + "-" + tool
+	case "droid":
+		return agentcli.HostServerName + "___" + tool
 	}
 	return "mcp__" + agentcli.HostServerName + "__" + tool
 }

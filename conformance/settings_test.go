@@ -27,9 +27,7 @@ func TestMain(m *testing.M) {
 }
 
 // settingsCLIs are the CLIs whose settings are tested, slowest first.
-// droid is not one: it takes no MCP servers (see package droid;
-// TestUnsupportedSettings).
-var settingsCLIs = []string{"qwen", "opencode", "gemini", "claude", "codex", "copilot"}
+var settingsCLIs = []string{"qwen", "opencode", "gemini", "claude", "codex", "copilot", "droid"}
 
 // mcpToolName is the name under which cli offers tool of MCP server
 // server to the model (as agentclitest records it).
@@ -492,9 +490,7 @@ func TestUnsupportedSettings(t *testing.T) {
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
-		{"droid", "MCP servers", func(r *agentcli.Request) {
-			r.MCPServers = []agentcli.MCPServer{{Name: "probe-srv", Command: "/bin/true"}}
-		}},
+		{"droid", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 	}

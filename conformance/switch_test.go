@@ -37,6 +37,8 @@ var switchCases = []switchCase{
 	{name: "claude", model: "claude-switch-model", atServer: "claude-switch-model", allModes: true, steer: agentcli.SteerNative},
 	{name: "codex", model: "codex-switch-model", atServer: "codex-switch-model", allModes: true, steer: agentcli.SteerNative},
 	{name: "copilot", model: "copilot-switch-model", atServer: "copilot-switch-model", allModes: true, steer: agentcli.SteerQueued},
+	{name: "droid", model: "custom:droid-switch-model", atServer: "droid-switch-model",
+		modelEnv: droidExtraModel("droid-switch-model"), allModes: true, steer: agentcli.SteerQueued},
 }
 
 // TestSwitch drives SetModel, SetPermission and Steer on each real CLI's
@@ -177,6 +179,11 @@ func testSwitchPermission(t *testing.T, c switchCase, b agentcli.Backend) {
 			}
 		}
 		made, asked := permTurn(t, e, s, perms, st.file)
+		if e.srv.Remaining() > 0 { // a refusal ended the turn (droid): a turn of its own takes the answer left
+			if _, err := s.Run(ctx, "Go on."); err != nil {
+				t.Fatalf("the turn after %s: %s", st.file, errSummary(err))
+			}
+		}
 		t.Logf("mode %q: %s made %v, %d permission requests", cmpOr(st.mode, "bypass (start)"), st.file, made, asked)
 		if made != st.made || (asked > 0) != st.asked {
 			t.Errorf("mode %q: %s made %v, asked %d times; want made %v, asked %v: %s", st.mode, st.file, made, asked, st.made, st.asked, describe(e.srv.Requests()))

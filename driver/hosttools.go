@@ -103,13 +103,14 @@ func (h *HostTools) IsServer(name string) bool {
 
 // Match reports whether raw, a tool name as a CLI reports it
 // ("mcp__agentcli__now", "mcp_agentcli_now", "agentcli_now",
-// copilot's "agentcli-now"), is one of
+// copilot's "agentcli-now", droid's "agentcli___now"), is one of
 // the served tools, and returns that tool's name.
 func (h *HostTools) Match(raw string) (string, bool) {
 	if h == nil {
 		return "", false
 	}
-	for _, p := range []string{"mcp__" + agentcli.HostServerName + "__", "mcp_" + agentcli.HostServerName + "_", agentcli.HostServerName + "_", agentcli.HostServerName + "/", agentcli.HostServerName + "-"} {
+	for _, p := range []string{"mcp__" + agentcli.HostServerName + "__", "mcp_" + agentcli.HostServerName + "_", agentcli.HostServerName + "_", agentcli.HostServerName + "/",
+		agentcli.HostServerName + "-", agentcli.HostServerName + "___"} {
 		if rest, ok := strings.CutPrefix(raw, p); ok {
 			if _, ok := h.tools[rest]; ok {
 				return rest, true

@@ -17,11 +17,12 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 
 // buildArgs returns the arguments of a one-shot `droid exec` run for req.
 // It is pure; systemFile is the path of the private file that holds the
-// system prompt ("" for none).
+// system prompt ("" for none), settings the path of the run's runtime
+// settings file ("" for none: see hosttools.go).
 //
 //	droid exec --output-format=stream-json --skip-permissions-unsafe [--use-spec]
-//	      [--only-tools=LIST] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
-//	      [--append-system-prompt-file=F] [ExtraArgs...]
+//	      [--only-tools=LIST | --add-tools=MCP:NAME,...] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
+//	      [--append-system-prompt-file=F] [--settings=F] [ExtraArgs...]
 //
 // The prompt is on stdin (droid reads it when no prompt argument is
 // given; the model receives it byte for byte). Every value from the
@@ -40,8 +41,11 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 //
 // A call of a tool that is not there is refused by droid ("Tool Execute is
 // not permitted in this exec session") and the model hears so.
-// DisallowedTools are removed in every mode.
-func buildArgs(req *agentcli.Request, systemFile string) []string {
+// DisallowedTools are removed in every mode. The request's MCP servers
+// (in the runtime settings file) are added with --add-tools when there
+// is no --only-tools list; agentcli's own (host tools) joins an
+// --only-tools list as MCP:agentcli.
+func buildArgs(req *agentcli.Request, systemFile, settings string) []string {
 	args := []string{"exec", "--output-format=stream-json", "--skip-permissions-unsafe"}
 	if driver.Mode(req) == agentcli.PermissionPlan {
 		args = append(args, "--use-spec")
@@ -49,6 +53,11 @@ func buildArgs(req *agentcli.Request, systemFile string) []string {
 	only, remove := execTools(req)
 	if only != nil {
 		args = append(args, "--only-tools="+strings.Join(only, ","))
+	}
+	if only == nil && len(req.MCPServers) > 0 {
+		// Without it droid hides the servers' tools from the model
+		// (they are neither offered nor listed as deferred tools).
+		args = append(args, "--add-tools="+strings.Join(mcpSelectors(req), ","))
 	}
 	if len(remove) > 0 {
 		args = append(args, "--remove-tools="+strings.Join(remove, ","))
@@ -61,6 +70,9 @@ func buildArgs(req *agentcli.Request, systemFile string) []string {
 	}
 	if systemFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemFile)
+	}
+	if settings != "" {
+		args = append(args, "--settings="+settings)
 	}
 	return append(args, req.ExtraArgs...)
 }
@@ -80,6 +92,9 @@ func execTools(req *agentcli.Request) (only, remove []string) {
 		}
 	case driver.Mode(req) != agentcli.PermissionBypass:
 		only = slices.Clone(readOnly)
+	}
+	if only != nil && hasHost(req) {
+		only = append(only, hostSelector)
 	}
 	for _, t := range req.DisallowedTools {
 		remove = append(remove, droidNames(t)...)
@@ -123,6 +138,9 @@ func validate(req *agentcli.Request) error {
 		return driver.SessionError(Name, "a session UUID")
 	}
 	if err := driver.CheckToolRules(Name, req); err != nil {
+		return err
+	}
+	if err := checkHooks(req); err != nil {
 		return err
 	}
 	for _, t := range append(slices.Clone(req.AllowedTools), req.DisallowedTools...) {

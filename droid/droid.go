@@ -39,13 +39,18 @@
 // session the system prompt is put before the first prompt of a new
 // session, followed by a blank line. Request.Effort is
 // --reasoning-effort (droid's own models; droid sends no reasoning field to
-// a generic Chat Completions custom model). Droid has no MCP servers,
-// structured output, fallback model, turn limit or spending cap that
-// agentcli can set: droid exec takes no MCP server but those of
-// ~/.factory/mcp.json (the user's own file), and its ACP daemon fails
-// every session/new that has some (droid 0.225.2 passes them to its
-// session process as --mcp-servers, an option that process refuses:
-// "Droid process exited unexpectedly").
+// a generic Chat Completions custom model). Droid has no structured
+// output, fallback model, turn limit or spending cap that agentcli can
+// set.
+//
+// # MCP servers, host tools, questions, hooks, switching
+//
+// Request.MCPServers, Request.Tools and Request.OnQuestion (agentcli's
+// MCP server) and Request.Hooks (droid's own command hooks, relayed to
+// agentcli) travel in a private runtime settings file, --settings,
+// one-shot and live (droid 0.225.2's ACP daemon fails every session/new
+// that has mcpServers): see hosttools.go and hooks.go. SetModel and SetPermission switch a live
+// session over ACP (switch.go).
 //
 // # Credentials
 //
@@ -89,13 +94,19 @@ var spec = driver.Spec{
 		Interrupt:       true,
 		Steer:           agentcli.SteerQueued,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
-		// MCP: false. Droid 0.225.2's ACP daemon starts its session
-		// child with --mcp-servers, which the child does not know ("error:
-		// unknown option '--mcp-servers'", exit 1: session/new fails with
-		// "Droid process exited unexpectedly"), and droid exec takes none
-		// but ~/.factory/mcp.json's, the user's own file.
+		// MCP servers: a runtime settings file, not ACP's
+		// session/new (hosttools.go).
+		MCP:     true,
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		// Host tools, questions and hooks: the runtime settings file
+		// (hosttools.go, hooks.go); switching: switch.go.
+		HostTools:     true,
+		Questions:     true,
+		Hooks:         hookSupport,
+		SetModel:      true,
+		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
 	},
+	NativeHooks:   nativeHooks,
 	Interactive:   interactive,
 	Tools:         tools,
 	Validate:      validate,
@@ -145,7 +156,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, sys), Stdin: []byte(promptText(r.Req.Prompt))}, nil
+	settings, env, err := runtimeSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	return &driver.Job{Args: buildArgs(r.Req, sys, settings), Env: env, Stdin: []byte(promptText(r.Req.Prompt))}, nil
 }
 
 // writeSystemPrompt writes the system prompt, if any, to a private file in

@@ -53,8 +53,8 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 			t.Fatalf("validate refuses the benign request: %v", err)
 		}
 		for _, c := range []struct{ args, benign []string }{
-			{buildArgs(req, sys), buildArgs(ok, sys)},
-			{liveArgs(req), liveArgs(ok)},
+			{buildArgs(req, sys, ""), buildArgs(ok, sys, "")},
+			{liveArgs(req, ""), liveArgs(ok, "")},
 		} {
 			args := c.args
 			got, err := fl.Parse(args)
@@ -133,7 +133,7 @@ func TestInjectionRegressions(t *testing.T) {
 		if req.SystemPrompt != "" {
 			sys = "/tmp/agentcli-run-1/system-prompt.md"
 		}
-		args := buildArgs(&req, sys)
+		args := buildArgs(&req, sys, "")
 		p, err := parse(args)
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)

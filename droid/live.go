@@ -7,8 +7,9 @@ package droid
 // already speaks.
 //
 // The session is created with session/new (or loaded with session/load
-// for Request.SessionID: the airgap-safe resume) in Request.Dir, with
-// Request.MCPServers as its mcpServers; then its autonomy is chosen with
+// for Request.SessionID: the airgap-safe resume) in Request.Dir, with no
+// mcpServers (Request.MCPServers, agentcli's own server for host tools
+// among them, are in the runtime settings file: hosttools.go); then its autonomy is chosen with
 // session/set_mode, and the model and effort with
 // session/set_config_option:
 //
@@ -53,9 +54,15 @@ import (
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
-// liveArgs returns the arguments of a live session. It is pure.
-func liveArgs(req *agentcli.Request) []string {
-	return append([]string{"exec", "--output-format=acp-daemon"}, req.ExtraArgs...)
+// liveArgs returns the arguments of a live session; settings is the
+// path of its runtime settings file ("" for none: see hosttools.go). It
+// is pure.
+func liveArgs(req *agentcli.Request, settings string) []string {
+	args := []string{"exec", "--output-format=acp-daemon"}
+	if settings != "" {
+		args = append(args, "--settings="+settings)
+	}
+	return append(args, req.ExtraArgs...)
 }
 
 // sessionMode returns droid's session mode for req.
@@ -121,6 +128,7 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 		Guard:     guardPrompt,
 		RawName:   toolName,
 		Tools:     tools,
+		Switch:    switching(req),
 	}
 	if req.Model != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "model", Value: req.Model})
@@ -128,9 +136,8 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 	if req.Effort != "" {
 		ac.Options = append(ac.Options, acp.Option{ID: "reasoning_effort", Value: string(req.Effort), IfOffered: true})
 	}
-	if len(req.MCPServers) > 0 {
-		ac.MCPServers = acp.MCPServers(req.MCPServers, nil)
-	}
+	// MCP servers are in the runtime settings file: droid 0.225.2's
+	// daemon fails a session/new that has some.
 	if req.SystemPrompt != "" && req.SessionID == "" {
 		ac.FirstPrefix = req.SystemPrompt + "\n\n"
 	}
@@ -144,14 +151,18 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		return nil, err
 	}
 	ac := acpConfig(req, r.Dir)
-	args := liveArgs(req)
+	settings, env, err := runtimeSettings(r)
+	if err != nil {
+		return nil, err
+	}
+	args := liveArgs(req, settings)
 	return live.Start(ctx, live.Config{
 		Backend:  Name,
 		Path:     r.Path,
 		Options:  *r.Options,
 		Logger:   r.Logger,
 		Args:     args,
-		Env:      r.Env,
+		Env:      append(r.Env[:len(r.Env):len(r.Env)], env...),
 		Dir:      r.Dir,
 		Request:  req,
 		Cleanup:  r.Cleanup,
@@ -159,6 +170,9 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		Wire:     r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
 		Redactor: r.Redactor(),
 		Errors:   r.Errors(),
+
+		HostTools: r.HostTools(),
+		Hooks:     r.Hooks(),
 	})
 }
 
