@@ -146,6 +146,10 @@ var spec = driver.Spec{
 		Efforts:         agentcli.Efforts(),
 		// See attach.go.
 		Attachments: attachmentKinds,
+		// See manage.go.
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true},
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).
@@ -158,6 +162,7 @@ var spec = driver.Spec{
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no session, task, or name matched"):

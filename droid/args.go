@@ -21,7 +21,7 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 //
 //	droid exec --output-format=stream-json --skip-permissions-unsafe [--use-spec]
 //	      [--only-tools=LIST] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
-//	      [--append-system-prompt-file=F] [ExtraArgs...]
+//	      [--append-system-prompt-file=F] [--fork=ID] [ExtraArgs...]
 //
 // The prompt is on stdin (droid reads it when no prompt argument is
 // given; the model receives it byte for byte). Every value from the
@@ -61,6 +61,9 @@ func buildArgs(req *agentcli.Request, systemFile string) []string {
 	}
 	if systemFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemFile)
+	}
+	if req.ForkSession && req.SessionID != "" {
+		args = append(args, "--fork="+req.SessionID) // see manage.go
 	}
 	return append(args, req.ExtraArgs...)
 }

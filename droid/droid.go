@@ -95,6 +95,10 @@ var spec = driver.Spec{
 		// "Droid process exited unexpectedly"), and droid exec takes none
 		// but ~/.factory/mcp.json's, the user's own file.
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
+		// See manage.go. NewSessionID: none; droid takes no id for a
+		// new session (-s/--session-id names an existing one).
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	Interactive:   interactive,
 	Tools:         tools,
@@ -102,10 +106,11 @@ var spec = driver.Spec{
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" },
+	LiveRun:       func(req *agentcli.Request) bool { return (req.SessionID != "" || req.Continue) && !req.ForkSession }, // a fork: exec --fork (manage.go)
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "failed to fetch session", "session not found", "no session found"):

@@ -143,6 +143,17 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err := checkLiveTools(req); err != nil {
 		return nil, err
 	}
+	if req.ForkSession {
+		// ACP has no fork: droid's JSON-RPC forks, ACP loads the fork
+		// (manage.go).
+		id, err := forkSession(ctx, r, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		c := *req
+		c.SessionID, c.ForkSession = id, false
+		req = &c
+	}
 	ac := acpConfig(req, r.Dir)
 	args := liveArgs(req)
 	return live.Start(ctx, live.Config{

@@ -122,6 +122,10 @@ var spec = driver.Spec{
 		MCP:           true,
 		Efforts:       []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
 		FallbackModel: true,
+		// See manage.go.
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	Tools:         tools,
 	Validate:      validate,
@@ -132,6 +136,7 @@ var spec = driver.Spec{
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no saved session found", "session not found"):
