@@ -89,6 +89,9 @@
 // working directory, whatever Request.Dir says. An unknown id fails before
 // a model call with "No session, task, or name matched" (exit 1), an
 // *agentcli.ExitError matching agentcli.ErrSessionNotFound.
+// Request.ForkSession forks through copilot's headless server first,
+// Request.NewSessionID is --session-id (one-shot), and
+// agentcli.ListSessions asks the headless server (see manage.go).
 //
 // # Live sessions
 //

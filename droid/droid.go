@@ -29,7 +29,10 @@
 // (exit 1, nothing printed); a run with Request.SessionID is therefore one
 // turn of a live session, which loads the session from disk (ACP
 // session/load). Sessions are kept per working directory
-// (~/.factory/sessions/<dir>/<id>.jsonl).
+// (~/.factory/sessions/<dir>/<id>.jsonl). Request.ForkSession is
+// `exec --fork=ID` (a live session forks through droid's JSON-RPC), and
+// Request.Continue resumes the newest session agentcli.ListSessions finds;
+// droid takes no caller-chosen id (see manage.go).
 //
 // # System prompt and settings
 //

@@ -65,7 +65,9 @@
 // --resume. Qwen keeps sessions per working directory
 // (~/.qwen/projects/<dir>/chats), so a session must be resumed from the
 // Request.Dir that created it; elsewhere it is not found
-// (agentcli.ErrSessionNotFound).
+// (agentcli.ErrSessionNotFound). Request.ForkSession is --fork-session,
+// Request.NewSessionID --session-id, Request.Continue resumes the newest
+// session agentcli.ListSessions finds (see manage.go).
 //
 // # Output, usage and errors
 //
