@@ -308,6 +308,31 @@ func testSessionManagement(t *testing.T, cli string) {
 	if last := e.lastMain(); !has(last, "live fork EPSILON") || !has(last, "live continued ETA") {
 		t.Errorf("the live continued request: %q; want the live fork's history", userTexts(last))
 	}
+
+	// A live session with a chosen id, where the CLI takes one there.
+	if !caps.NewSessionID.Live {
+		return
+	}
+	const liveID = "9c3d4e5f-6a7b-4c8d-8e9f-1a2b3c4d5e6f"
+	req, tag = e.request("")
+	req.NewSessionID = liveID
+	if s, err = agentcli.StartSession(ctx, b, req); err != nil {
+		t.Fatalf("live chosen id: %s", errSummary(err))
+	}
+	res, err = s.Run(ctx, "live chosen THETA")
+	lid := s.ID()
+	s.Close()
+	step("live chosen id")
+	assertNoProcs(t, tag)
+	if err != nil {
+		t.Fatalf("live chosen id turn: %s", errSummary(err))
+	}
+	if lid != liveID || res.SessionID != liveID {
+		t.Errorf("live session id %q (result %q); want the chosen %s", lid, res.SessionID, liveID)
+	}
+	if last := e.lastMain(); !has(last, "live chosen THETA") || has(last, "first turn ALPHA") {
+		t.Errorf("the live chosen-id session's request: %q; want a new session", userTexts(last))
+	}
 }
 
 // TestSessionManagementUnsupported: what a CLI's Capabilities refuse

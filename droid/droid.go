@@ -149,6 +149,9 @@ var tools = driver.Tools{
 // prepare builds a one-shot run: buildArgs, the system prompt in a
 // private file, the prompt on stdin.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
+	if r.Req.ForkSession && findTranscript(r, r.Req.SessionID) == "" {
+		return nil, driver.SessionNotFound(Name, r.Req.SessionID) // manage.go
+	}
 	sys, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err

@@ -112,6 +112,24 @@ func readStart(p string) (sessionStart, error) {
 	return s, nil
 }
 
+// findTranscript returns the transcript of session id: under r.Dir's key,
+// or else under any; "" when droid keeps none (a fork of it would fail
+// with nothing said: droid 0.225.2 exits 1 and prints nothing).
+func findTranscript(r *driver.Run, id string) string {
+	if !driver.IsUUID(id) {
+		return ""
+	}
+	root := sessionsDir(r)
+	p := filepath.Join(root, projectKey(r.Dir), id+".jsonl")
+	if driver.FileExists(p) {
+		return p
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, "*", id+".jsonl")); len(m) > 0 {
+		return m[0]
+	}
+	return ""
+}
+
 // forkTimeout bounds the JSON-RPC fork of a live session.
 const forkTimeout = 2 * time.Minute
 
@@ -122,6 +140,9 @@ const maxRPCLine = 256 << 20
 // forkSession forks session id through droid's JSON-RPC and returns the
 // fork's id.
 func forkSession(ctx context.Context, r *driver.Run, id string) (string, error) {
+	if findTranscript(r, id) == "" {
+		return "", driver.SessionNotFound(Name, id)
+	}
 	var newID string
 	args := []string{"exec", "--input-format=stream-jsonrpc", "--output-format=stream-jsonrpc"}
 	err := driver.Exchange(ctx, r, forkTimeout, maxRPCLine, args, func(c *driver.Conn) error {

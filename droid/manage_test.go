@@ -2,6 +2,7 @@ package droid
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,5 +97,26 @@ func TestManageRouting(t *testing.T) {
 	}
 	if c := New(nil).Capabilities(); c.NewSessionID != (agentcli.SessionModes{}) || !c.ListSessions {
 		t.Errorf("Capabilities %+v", c)
+	}
+}
+
+// TestForkUnknown: a fork of a session droid does not keep is
+// agentcli.ErrSessionNotFound before droid starts (droid 0.225.2 would
+// exit 1 and print nothing), in a run and a live session.
+func TestForkUnknown(t *testing.T) {
+	home := t.TempDir()
+	exe, _ := os.Executable()
+	b := New(&agentcli.Options{Path: exe, Env: []string{"HOME=" + home, "FACTORY_HOME_OVERRIDE=", "FACTORY_API_KEY=x"}})
+	req := &agentcli.Request{Prompt: "p", Dir: t.TempDir(), SessionID: testID, ForkSession: true, Permission: agentcli.PermissionBypass}
+	if _, err := b.Run(context.Background(), req); !errors.Is(err, agentcli.ErrSessionNotFound) {
+		t.Errorf("Run: %v", err)
+	}
+	live := *req
+	live.Prompt = ""
+	if s, err := agentcli.StartSession(context.Background(), b, &live); !errors.Is(err, agentcli.ErrSessionNotFound) {
+		t.Errorf("StartSession: %v", err)
+		if s != nil {
+			s.Close()
+		}
 	}
 }
