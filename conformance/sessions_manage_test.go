@@ -157,6 +157,24 @@ func testSessionManagement(t *testing.T, cli string) {
 		want = append(want, chosenForkID)
 		step("fork to a chosen id")
 	}
+	if cli == "qwen" {
+		// qwen's zero mode is a turn of a live session: the fork above
+		// went through it. A plain one-shot fork (bypass: stdin closed
+		// after the prompt) too.
+		req, tag = e.request("bypass fork turn IOTA")
+		req.SessionID, req.ForkSession, req.Permission = orig, true, agentcli.PermissionBypass
+		if res, _, err = run(t, b, req, tag); err != nil {
+			t.Fatalf("bypass fork: %s", errSummary(err))
+		}
+		if res.SessionID == "" || slices.Contains(append(want, orig), res.SessionID) {
+			t.Errorf("the bypass fork's SessionID = %q; want a new one", res.SessionID)
+		}
+		if last := e.lastMain(); !has(last, "first turn ALPHA") || !has(last, "bypass fork turn IOTA") || has(last, "fork turn BETA") {
+			t.Errorf("the bypass fork's request: %q", userTexts(last))
+		}
+		want = append(want, res.SessionID)
+		step("bypass fork")
+	}
 
 	if cli == "codex" {
 		time.Sleep(1100 * time.Millisecond) // codex keeps update times in seconds
