@@ -8,9 +8,7 @@ package copilot
 // call) and session.list. So a fork, in a run or a live session, is a
 // short headless exchange that forks the session, then a resume of the
 // fork (--resume=ID, or ACP session/load). The headless server frames its
-// messages with Content-Length headers; the requests are written at once
-// and stdin closed, upon which copilot answers them all and exits, so the
-// whole output can be split into its messages.
+// messages with Content-Length headers (see headless).
 //
 // A caller-chosen id for a new session is --session-id=ID (one-shot only:
 // ACP's session/new makes up its own). Copilot's --session-id also resumes
@@ -36,8 +34,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -54,9 +52,9 @@ const headlessTimeout = 2 * time.Minute
 // maxHeadlessOutput bounds what the headless server may print.
 const maxHeadlessOutput = 64 << 20
 
-// frameHeader matches the header of one headless message; a JSON body
-// holds no raw line break, so the header cannot occur inside one.
-var frameHeader = regexp.MustCompile(`(?i)content-length:[ \t]*[0-9]+[ \t]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n`)
+// pingEvery is how often a headless exchange pings the server while it
+// waits for answers (see headless).
+const pingEvery = 50 * time.Millisecond
 
 // headlessCall is one request to the headless server.
 type headlessCall struct {
@@ -64,84 +62,120 @@ type headlessCall struct {
 	Params any
 }
 
+// frame returns a request as the headless server reads it.
+func frame(id int, method string, params any) ([]byte, error) {
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	return append(fmt.Appendf(nil, "Content-Length: %d\r\n\r\n", len(b)), b...), nil
+}
+
 // headless sends calls to a short-lived headless server and returns the
 // result of each, in order.
+//
+// The server frames messages with a Content-Length header and no line
+// break after the body, so a body read by lines is complete only when the
+// next message's header follows it; and it drops requests it reads after
+// its stdin has ended (SERVER_SHUTTING_DOWN). So stdin stays open until
+// every answer is in, and the server is pinged meanwhile (every
+// pingEvery), each ping's answer ending the line of the message before.
 func headless(ctx context.Context, r *driver.Run, calls ...headlessCall) ([]json.RawMessage, error) {
-	var in bytes.Buffer
+	var in []byte
 	for i, c := range calls {
-		b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": i + 1, "method": c.Method, "params": c.Params})
+		b, err := frame(i+1, c.Method, c.Params)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(&in, "Content-Length: %d\r\n\r\n", len(b))
-		in.Write(b)
+		in = append(in, b...)
 	}
-	var out bytes.Buffer
+	res := make([]json.RawMessage, len(calls))
 	err := driver.Exchange(ctx, r, headlessTimeout, maxHeadlessOutput, headlessArgs, func(c *driver.Conn) error {
-		if err := c.Send(in.Bytes()); err != nil {
+		if err := c.Send(in); err != nil {
 			return err
 		}
-		if err := c.CloseStdin(); err != nil {
-			return err
-		}
-		for {
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTicker(pingEvery)
+			defer t.Stop()
+			for id := len(calls) + 1; ; id++ {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+				}
+				b, _ := frame(id, "ping", map[string]any{"message": "agentcli"})
+				if c.Send(b) != nil {
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(done)
+			wg.Wait()
+		}()
+		left := len(calls)
+		for left > 0 {
 			line, err := c.Recv()
 			if err == io.EOF {
-				return nil
+				return fmt.Errorf("copilot's headless server ended with %d of %d requests unanswered", left, len(calls))
 			}
 			if err != nil {
 				return err
 			}
-			if out.Len()+len(line) >= maxHeadlessOutput {
-				return fmt.Errorf("more than %d bytes of output", maxHeadlessOutput)
+			id, result, err := headlessAnswer(line, len(calls))
+			if err != nil {
+				return err
 			}
-			out.Write(line)
-			out.WriteByte('\n')
+			if id > 0 && res[id-1] == nil {
+				res[id-1] = result
+				left--
+			}
 		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return headlessResults(out.Bytes(), len(calls))
+	return res, nil
 }
 
-// headlessResults returns the results of requests 1..n from the headless
-// server's output: an error answer, or a request without an answer, is an
-// error. It is pure.
-func headlessResults(out []byte, n int) ([]json.RawMessage, error) {
-	res := make([]json.RawMessage, n)
-	got := make([]bool, n)
-	for _, body := range frameHeader.Split(string(out), -1) {
-		body := bytes.TrimSpace([]byte(body))
-		if len(body) == 0 {
-			continue
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(body, &m) != nil || m.Method != "" {
-			continue // a notification or a request of copilot's
-		}
-		id, err := strconv.Atoi(string(m.ID))
-		if err != nil || id < 1 || id > n {
-			continue
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("copilot: %s", m.Error.Message)
-		}
-		res[id-1], got[id-1] = m.Result, true
+// headlessAnswer reads one line of the headless server's output: the
+// answer to request id (1..n) with its result, an error for an error
+// answer, or id 0 for anything else (a header, a notification, a request
+// of copilot's, the answer to a ping). A body starts its line and is
+// followed on it by the next message's header, if any. It is pure.
+func headlessAnswer(line []byte, n int) (int, json.RawMessage, error) {
+	line = bytes.TrimLeft(line, " \t\r")
+	if len(line) == 0 || line[0] != '{' {
+		return 0, nil, nil
 	}
-	for i, ok := range got {
-		if !ok {
-			return nil, fmt.Errorf("copilot's headless server did not answer request %d", i+1)
-		}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	return res, nil
+	// The first JSON value of the line; the header after it is left.
+	if json.NewDecoder(bytes.NewReader(line)).Decode(&m) != nil || m.Method != "" {
+		return 0, nil, nil
+	}
+	id, err := strconv.Atoi(string(m.ID))
+	if err != nil || id < 1 || id > n {
+		return 0, nil, nil
+	}
+	if m.Error != nil {
+		return 0, nil, fmt.Errorf("copilot: %s", m.Error.Message)
+	}
+	if m.Result == nil {
+		m.Result = json.RawMessage("null")
+	}
+	return id, m.Result, nil
 }
 
 // forkSession forks session id and returns the fork's id.

@@ -12,31 +12,45 @@ import (
 	"github.com/agentcli/agentcli"
 )
 
-// TestHeadlessResults: the answers of copilot 1.0.102's headless server
-// (testdata/headless/fork-list.out: sessions.fork, then session.list, as
-// it printed them, Content-Length framed) are split into their results,
-// with or without carriage returns; an error answer, or none, is an
+// TestHeadlessAnswer: the lines of copilot 1.0.102's headless output
+// (testdata/headless/fork-list.out: the answers to sessions.fork and
+// session.list as it printed them, Content-Length framed, each body
+// followed on its line by the next header) give each request's result,
+// with or without carriage returns; answers to other ids (pings),
+// notifications and headers are passed over, an error answer is an
 // error.
-func TestHeadlessResults(t *testing.T) {
+func TestHeadlessAnswer(t *testing.T) {
 	out, err := os.ReadFile("testdata/headless/fork-list.out")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range []string{string(out), strings.ReplaceAll(string(out), "\r", "")} {
-		res, err := headlessResults([]byte(o), 2)
-		if err != nil {
-			t.Fatal(err)
+		res := map[int]string{}
+		for _, line := range strings.Split(o, "\n") {
+			id, r, err := headlessAnswer([]byte(line), 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if id > 0 {
+				res[id] = string(r)
+			}
 		}
-		if !strings.Contains(string(res[0]), `"sessionId":"2d24a5b0-066f-4c95-acc3-4cc014a5cd81"`) || !strings.Contains(string(res[1]), `"sessions":[`) {
-			t.Errorf("results %s", res)
+		if len(res) != 2 || !strings.Contains(res[1], `"sessionId":"2d24a5b0-066f-4c95-acc3-4cc014a5cd81"`) || !strings.HasPrefix(res[2], `{"sessions":[`) {
+			t.Errorf("results %q", res)
 		}
 	}
-	if _, err := headlessResults(out, 3); err == nil {
-		t.Error("a request without an answer: no error")
+	for line, want := range map[string]int{
+		`{"jsonrpc":"2.0","id":3,"result":{"message":"pong"}}Content-Length: 9`: 0, // a ping's
+		`{"jsonrpc":"2.0","method":"session.event","id":1,"params":{}}`:         0,
+		"Content-Length: 116\r":                  0,
+		`{"jsonrpc":"2.0","id":1,"result":null}`: 1,
+	} {
+		if id, _, err := headlessAnswer([]byte(line), 2); id != want || err != nil {
+			t.Errorf("%s: id %d, %v; want %d", line, id, err, want)
+		}
 	}
-	notif := `Content-Length: 40` + "\r\n\r\n" + `{"jsonrpc":"2.0","method":"x","id":1}`
-	bad := notif + `Content-Length: 70` + "\r\n\r\n" + `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"no such session"}}`
-	if _, err := headlessResults([]byte(bad), 1); err == nil || !strings.Contains(err.Error(), "no such session") {
+	bad := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"SERVER_SHUTTING_DOWN"}}Content-Length: 70`
+	if _, _, err := headlessAnswer([]byte(bad), 1); err == nil || !strings.Contains(err.Error(), "SERVER_SHUTTING_DOWN") {
 		t.Errorf("an error answer: %v", err)
 	}
 }

@@ -125,6 +125,9 @@ func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) {
 		return driver.SessionError(Name, "a session UUID")
 	}
+	if err := validateManage(req); err != nil {
+		return err
+	}
 	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}

@@ -32,7 +32,8 @@
 // (~/.factory/sessions/<dir>/<id>.jsonl). Request.ForkSession is
 // `exec --fork=ID` (a live session forks through droid's JSON-RPC), and
 // Request.Continue resumes the newest session agentcli.ListSessions finds;
-// droid takes no caller-chosen id (see manage.go).
+// a caller-chosen id (Request.NewSessionID) is made through droid's
+// JSON-RPC, and a run with one is a live session's turn (see manage.go).
 //
 // # System prompt and settings
 //
@@ -98,10 +99,10 @@ var spec = driver.Spec{
 		// "Droid process exited unexpectedly"), and droid exec takes none
 		// but ~/.factory/mcp.json's, the user's own file.
 		Efforts: []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
-		// See manage.go. NewSessionID: none; droid takes no id for a
-		// new session (-s/--session-id names an existing one).
+		// See manage.go.
 		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
 		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	Interactive:   interactive,
 	Tools:         tools,
@@ -109,7 +110,7 @@ var spec = driver.Spec{
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return (req.SessionID != "" || req.Continue) && !req.ForkSession }, // a fork: exec --fork (manage.go)
+	LiveRun:       liveRun, // manage.go
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,

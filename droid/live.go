@@ -154,7 +154,20 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		c.SessionID, c.ForkSession = id, false
 		req = &c
 	}
+	created := req.NewSessionID != ""
+	if created {
+		// ACP takes no id: droid's JSON-RPC makes the session (manage.go).
+		if err := createSession(ctx, r, req.NewSessionID); err != nil {
+			return nil, err
+		}
+		c := *req
+		c.SessionID, c.NewSessionID = req.NewSessionID, ""
+		req = &c
+	}
 	ac := acpConfig(req, r.Dir)
+	if created && req.SystemPrompt != "" {
+		ac.FirstPrefix, ac.Empty = req.SystemPrompt+"\n\n", true // a new session's, as acpConfig's
+	}
 	args := liveArgs(req)
 	return live.Start(ctx, live.Config{
 		Backend:  Name,

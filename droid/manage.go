@@ -9,10 +9,17 @@ package droid
 // that loads the session (droid.load_session) and forks it
 // (droid.fork_session, no model call), and then loads the fork
 // (session/load). Request.Continue is agentcli's (the newest session
-// ListSessions finds, resumed by id). Droid takes no id for a new session:
-// `-s/--session-id` names an existing session to continue, and ACP's
-// session/new and the JSON-RPC fork make up their own, so NewSessionID is
-// refused.
+// ListSessions finds, resumed by id).
+//
+// A caller-chosen id for a new session: droid exec has none (`-s/--session-id`
+// names an existing session to continue) and ACP's session/new makes up its
+// own, but droid's JSON-RPC droid.initialize_session takes one and writes
+// the new, empty session; so the session is made that way first (an id
+// droid already keeps is an *agentcli.RequestError) and then loaded
+// (session/load), in a live session, which a one-shot run with a chosen
+// id is one turn of. Should the session fail to start after that, the
+// empty session ("New Session") stays. A fork cannot be given an id
+// (droid.fork_session and exec --fork take none).
 //
 // ListSessions reads the transcripts of the directory's folder,
 // FACTORY/sessions/KEY/ID.jsonl (see sessions.go), whose first record
@@ -128,6 +135,48 @@ func findTranscript(r *driver.Run, id string) string {
 		return m[0]
 	}
 	return ""
+}
+
+// liveRun reports whether a one-shot run of req is one turn of a live
+// session: a session to resume (droid exec -s fails offline), to continue
+// or to make with a chosen id; a fork is droid exec --fork.
+func liveRun(req *agentcli.Request) bool {
+	return (req.SessionID != "" || req.Continue || req.NewSessionID != "") && !req.ForkSession
+}
+
+// validateManage refuses what droid cannot combine.
+func validateManage(req *agentcli.Request) error {
+	if req.NewSessionID != "" && req.ForkSession {
+		return &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen id for a fork",
+			Reason: "droid 0.225.2's forks (exec --fork, droid.fork_session) take no id"}
+	}
+	return nil
+}
+
+// createSession makes the new, empty session id in r.Dir through droid's
+// JSON-RPC (droid.initialize_session, no model call).
+func createSession(ctx context.Context, r *driver.Run, id string) error {
+	if findTranscript(r, id) != "" {
+		return &agentcli.RequestError{Backend: Name, Field: "NewSessionID", Reason: "names a session droid already keeps"}
+	}
+	args := []string{"exec", "--input-format=stream-jsonrpc", "--output-format=stream-jsonrpc"}
+	err := driver.Exchange(ctx, r, forkTimeout, maxRPCLine, args, func(c *driver.Conn) error {
+		res, err := rpcCall(c, "1", "droid.initialize_session", map[string]any{"machineId": "agentcli", "cwd": r.Dir, "sessionId": id})
+		if err != nil {
+			return err
+		}
+		var s struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(res, &s) != nil || s.SessionID != id {
+			return fmt.Errorf("droid.initialize_session made another session than %s: %.200s", id, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("droid: making session %s: %w", id, err)
+	}
+	return nil
 }
 
 // forkTimeout bounds the JSON-RPC fork of a live session.

@@ -72,7 +72,8 @@ func TestListSessions(t *testing.T) {
 }
 
 // TestManageRouting: a fork is exec --fork=ID (one-shot), a resumed or
-// continued session a live one, a caller-chosen id refused.
+// continued session or one with a chosen id a live one; a fork to a chosen
+// id is refused.
 func TestManageRouting(t *testing.T) {
 	args := buildArgs(&agentcli.Request{SessionID: testID, ForkSession: true}, "")
 	if !slices.Contains(args, "--fork="+testID) {
@@ -89,14 +90,15 @@ func TestManageRouting(t *testing.T) {
 		{agentcli.Request{Continue: true}, true},
 		{agentcli.Request{SessionID: testID, ForkSession: true}, false},
 		{agentcli.Request{Continue: true, ForkSession: true}, false},
+		{agentcli.Request{NewSessionID: "8b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"}, true},
 		{agentcli.Request{}, false},
 	} {
 		if got := spec.LiveRun(&c.req); got != c.live {
 			t.Errorf("LiveRun(%+v) = %v, want %v", c.req, got, c.live)
 		}
 	}
-	if c := New(nil).Capabilities(); c.NewSessionID != (agentcli.SessionModes{}) || !c.ListSessions {
-		t.Errorf("Capabilities %+v", c)
+	if err := validate(&agentcli.Request{SessionID: testID, ForkSession: true, NewSessionID: "8b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"}); !errors.Is(err, agentcli.ErrUnsupported) {
+		t.Errorf("a fork to a chosen id: %v", err)
 	}
 }
 
@@ -118,5 +120,27 @@ func TestForkUnknown(t *testing.T) {
 		if s != nil {
 			s.Close()
 		}
+	}
+}
+
+// TestChosenIDTaken: a chosen id of a session droid keeps is a
+// *RequestError before droid starts (droid.initialize_session would be
+// given an id in use).
+func TestChosenIDTaken(t *testing.T) {
+	home := t.TempDir()
+	dir := t.TempDir()
+	folder := filepath.Join(home, ".factory", "sessions", projectKey(dir))
+	if err := os.MkdirAll(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder, testID+".jsonl"), []byte(transcriptOf(testID, dir)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	b := New(&agentcli.Options{Path: exe, Env: []string{"HOME=" + home, "FACTORY_HOME_OVERRIDE=", "FACTORY_API_KEY=x"}})
+	_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", Dir: dir, NewSessionID: testID, Permission: agentcli.PermissionBypass})
+	var re *agentcli.RequestError
+	if !errors.As(err, &re) || re.Field != "NewSessionID" {
+		t.Errorf("Run: %v", err)
 	}
 }
