@@ -4,7 +4,8 @@ package qwen
 // `--resume=ID --fork-session` (a new session id, the history copied, the
 // original left as it was), a caller-chosen id for a new session is
 // `--session-id=ID` (a UUID; qwen refuses one that exists: "Session Id
-// ... already exists"), in a run and a live session alike (both take
+// ... already exists"; agentcli refuses it first, an
+// *agentcli.RequestError), in a run and a live session alike (both take
 // buildArgs). Qwen refuses --session-id with --resume or --continue
 // ("Cannot use --session-id with --continue or --resume"), so a fork
 // cannot be given an id. Request.Continue is agentcli's (the newest
@@ -39,6 +40,19 @@ func validateManage(req *agentcli.Request) error {
 	if req.NewSessionID != "" && req.ForkSession {
 		return &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen id for a fork",
 			Reason: "qwen 0.24.4 refuses --session-id with --resume (\"Cannot use --session-id with --continue or --resume\")"}
+	}
+	return nil
+}
+
+// checkNewID refuses a caller-chosen id that names a chat qwen keeps (qwen
+// would exit 1: "Session Id ... already exists"), before qwen starts.
+func checkNewID(r *driver.Run) error {
+	id := r.Req.NewSessionID
+	if id == "" {
+		return nil
+	}
+	if m, _ := filepath.Glob(filepath.Join(runtimeDir(r), "projects", "*", "chats", id+".jsonl")); len(m) > 0 {
+		return &agentcli.RequestError{Backend: Name, Field: "NewSessionID", Reason: "names a session qwen already keeps"}
 	}
 	return nil
 }

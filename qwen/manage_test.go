@@ -95,3 +95,25 @@ func TestManageArgs(t *testing.T) {
 		t.Errorf("a fork to a chosen id: %v", err)
 	}
 }
+
+// TestChosenIDTaken: a chosen id of a chat qwen keeps is a *RequestError
+// before qwen starts, in a run and a live session.
+func TestChosenIDTaken(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	chats := filepath.Join(home, ".qwen", "projects", projectKey("/else/where"), "chats")
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chats, testID+".jsonl"), []byte(chatOf(testID, "/else/where")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	b := New(&agentcli.Options{Path: exe, Env: []string{"HOME=" + home, "QWEN_HOME=", "QWEN_RUNTIME_DIR=", "OPENAI_API_KEY=x"}})
+	for _, mode := range []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionDeny} { // a plain run, a live turn
+		_, err := b.Run(context.Background(), &agentcli.Request{Prompt: "p", Dir: dir, NewSessionID: testID, Permission: mode})
+		var re *agentcli.RequestError
+		if !errors.As(err, &re) || re.Field != "NewSessionID" {
+			t.Errorf("%s: %v", mode, err)
+		}
+	}
+}

@@ -196,6 +196,9 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if r.Deltas {
 		f = formatStream
 	}
+	if err := checkNewID(r); err != nil {
+		return nil, err // manage.go
+	}
 	mcpFile, err := writeMCPConfig(r)
 	if err != nil {
 		return nil, err
