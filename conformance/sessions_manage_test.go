@@ -18,7 +18,16 @@ import (
 
 // manageCLIs are the CLIs whose session management (fork, continue,
 // caller-chosen id, list) is checked on the real binary.
-var manageCLIs = []string{"claude", "codex", "gemini", "opencode"}
+var manageCLIs = []string{"claude", "codex", "gemini", "opencode", "copilot", "qwen", "droid"}
+
+// noForkID are the CLIs that take a caller-chosen id for a new session but
+// not for a fork, and why.
+var noForkID = map[string]string{
+	"gemini":  "gemini refuses --session-id with --session-file",
+	"qwen":    "qwen refuses --session-id with --resume",
+	"copilot": "copilot's sessions.fork takes no id",
+	"droid":   "droid's forks take no id",
+}
 
 // chosenID is the caller-chosen id of the first session, where the CLI
 // takes one.
@@ -129,8 +138,7 @@ func testSessionManagement(t *testing.T, cli string) {
 
 	want := []string{fork}
 	switch {
-	case cli == "gemini":
-		// gemini refuses --session-id with --session-file.
+	case noForkID[cli] != "":
 		req, tag = e.request("never sent")
 		req.SessionID, req.ForkSession, req.NewSessionID = orig, true, chosenForkID
 		refused("fork to a chosen id", req, tag, agentcli.ErrUnsupported)
@@ -149,6 +157,24 @@ func testSessionManagement(t *testing.T, cli string) {
 		}
 		want = append(want, chosenForkID)
 		step("fork to a chosen id")
+	}
+	if cli == "qwen" {
+		// qwen's zero mode is a turn of a live session: the fork above
+		// went through it. A plain one-shot fork (bypass: stdin closed
+		// after the prompt) too.
+		req, tag = e.request("bypass fork turn IOTA")
+		req.SessionID, req.ForkSession, req.Permission = orig, true, agentcli.PermissionBypass
+		if res, _, err = run(t, b, req, tag); err != nil {
+			t.Fatalf("bypass fork: %s", errSummary(err))
+		}
+		if res.SessionID == "" || slices.Contains(append(want, orig), res.SessionID) {
+			t.Errorf("the bypass fork's SessionID = %q; want a new one", res.SessionID)
+		}
+		if last := e.lastMain(); !has(last, "first turn ALPHA") || !has(last, "bypass fork turn IOTA") || has(last, "fork turn BETA") {
+			t.Errorf("the bypass fork's request: %q", userTexts(last))
+		}
+		want = append(want, res.SessionID)
+		step("bypass fork")
 	}
 
 	if cli == "codex" {
@@ -190,7 +216,12 @@ func testSessionManagement(t *testing.T, cli string) {
 		case cli == "opencode" && s.Title == "":
 			// opencode titles a session itself (its title model's summary).
 			t.Errorf("session %s has no title", s.ID)
-		case cli != "opencode" && !strings.Contains(s.Title, "first turn ALPHA"):
+		case cli == "droid" && s.Title != agentclitest.TitleText && !strings.Contains(s.Title, "first turn ALPHA"):
+			// droid titles a session with the first prompt, then, in a
+			// live session (which a chosen id makes), with its title
+			// model's answer.
+			t.Errorf("session %s: title %q; want the first prompt or %q", s.ID, s.Title, agentclitest.TitleText)
+		case cli != "opencode" && cli != "droid" && !strings.Contains(s.Title, "first turn ALPHA"):
 			t.Errorf("session %s: title %q; want the first prompt", s.ID, s.Title)
 		}
 	}
@@ -301,58 +332,100 @@ func testSessionManagement(t *testing.T, cli string) {
 	if last := e.lastMain(); !has(last, "live fork EPSILON") || !has(last, "live continued ETA") {
 		t.Errorf("the live continued request: %q; want the live fork's history", userTexts(last))
 	}
+
+	// A live session with a chosen id, where the CLI takes one there.
+	if !caps.NewSessionID.Live {
+		return
+	}
+	const liveID = "9c3d4e5f-6a7b-4c8d-8e9f-1a2b3c4d5e6f"
+	req, tag = e.request("")
+	req.NewSessionID = liveID
+	if cli == "droid" {
+		// droid makes the session first, then loads it: the system
+		// prompt (droid's ACP takes it before a new session's first
+		// prompt) must still reach the model.
+		req.SystemPrompt = "chosen system MU"
+	}
+	if s, err = agentcli.StartSession(ctx, b, req); err != nil {
+		t.Fatalf("live chosen id: %s", errSummary(err))
+	}
+	res, err = s.Run(ctx, "live chosen THETA")
+	lid := s.ID()
+	s.Close()
+	step("live chosen id")
+	assertNoProcs(t, tag)
+	if err != nil {
+		t.Fatalf("live chosen id turn: %s", errSummary(err))
+	}
+	if lid != liveID || res.SessionID != liveID {
+		t.Errorf("live session id %q (result %q); want the chosen %s", lid, res.SessionID, liveID)
+	}
+	if last := e.lastMain(); !has(last, "live chosen THETA") || has(last, "first turn ALPHA") {
+		t.Errorf("the live chosen-id session's request: %q; want a new session", userTexts(last))
+	}
+	if last := e.lastMain(); req.SystemPrompt != "" && !has(last, req.SystemPrompt) {
+		t.Errorf("the live chosen-id session's request: %q; want the system prompt", userTexts(last))
+	}
 }
 
-// TestSessionManagementUnsupported: a CLI whose Capabilities say it has
-// no session management refuses ForkSession, Continue and NewSessionID in
-// a run and a live session with an *agentcli.UnsupportedError, before
-// anything starts (no model request, no process), and ListSessions with
-// one too.
+// TestSessionManagementUnsupported: what a CLI's Capabilities refuse
+// (ForkSession, Continue, NewSessionID in a run or a live session, and
+// ListSessions) is refused with an *agentcli.UnsupportedError before
+// anything starts (no model request, no process).
 func TestSessionManagementUnsupported(t *testing.T) {
-	for _, cli := range []string{"copilot", "qwen", "droid"} {
+	for _, cli := range manageCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})
 			b := openBackend(t, cli, nil)
 			c := b.Capabilities()
-			none := agentcli.SessionModes{}
-			if c.ForkSession != none || c.ContinueSession != none || c.NewSessionID != none || c.ListSessions {
-				t.Fatalf("Capabilities %+v: %s manages sessions now; move it to manageCLIs", c, cli)
-			}
+			checked := 0
 			for _, f := range []struct {
-				name string
-				set  func(*agentcli.Request)
+				name  string
+				modes agentcli.SessionModes
+				set   func(*agentcli.Request)
 			}{
-				{"fork", func(r *agentcli.Request) { r.SessionID, r.ForkSession = unknownSessionOf(cli), true }},
-				{"continue", func(r *agentcli.Request) { r.Continue = true }},
-				{"new id", func(r *agentcli.Request) { r.NewSessionID = chosenID }},
+				{"fork", c.ForkSession, func(r *agentcli.Request) { r.SessionID, r.ForkSession = unknownSessionOf(cli), true }},
+				{"continue", c.ContinueSession, func(r *agentcli.Request) { r.Continue = true }},
+				{"new id", c.NewSessionID, func(r *agentcli.Request) { r.NewSessionID = chosenID }},
 			} {
-				req, tag := e.request("hi")
-				f.set(req)
-				_, _, err := run(t, b, req, tag)
-				if !errors.Is(err, agentcli.ErrUnsupported) {
-					t.Errorf("Run with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+				if !f.modes.OneShot {
+					checked++
+					req, tag := e.request("hi")
+					req.Permission = agentcli.PermissionBypass // a plain one-shot run
+					f.set(req)
+					_, _, err := run(t, b, req, tag)
+					if !errors.Is(err, agentcli.ErrUnsupported) {
+						t.Errorf("Run with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+					}
+					assertNoProcs(t, tag)
 				}
-				lreq, ltag := e.liveRequest()
-				f.set(lreq)
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				s, err := agentcli.StartSession(ctx, b, lreq)
-				cancel()
-				if err == nil {
-					s.Close()
+				if !f.modes.Live {
+					checked++
+					lreq, ltag := e.liveRequest()
+					f.set(lreq)
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					s, err := agentcli.StartSession(ctx, b, lreq)
+					cancel()
+					if err == nil {
+						s.Close()
+					}
+					if !errors.Is(err, agentcli.ErrUnsupported) {
+						t.Errorf("StartSession with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
+					}
+					assertNoProcs(t, ltag)
 				}
-				if !errors.Is(err, agentcli.ErrUnsupported) {
-					t.Errorf("StartSession with %s: %s, want an *agentcli.UnsupportedError", f.name, errSummary(err))
-				}
-				assertNoProcs(t, tag)
-				assertNoProcs(t, ltag)
 			}
-			if _, err := agentcli.ListSessions(context.Background(), b, e.w.Dir); !errors.Is(err, agentcli.ErrUnsupported) {
-				t.Errorf("ListSessions: %s, want an *agentcli.UnsupportedError", errSummary(err))
+			if !c.ListSessions {
+				checked++
+				if _, err := agentcli.ListSessions(context.Background(), b, e.w.Dir); !errors.Is(err, agentcli.ErrUnsupported) {
+					t.Errorf("ListSessions: %s, want an *agentcli.UnsupportedError", errSummary(err))
+				}
 			}
 			if n := len(e.srv.Requests()); n != 0 {
 				t.Errorf("%d model requests, want none", n)
 			}
+			t.Logf("%s: %d refusals checked", cli, checked)
 		})
 	}
 }

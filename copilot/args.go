@@ -72,6 +72,10 @@ func validate(req *agentcli.Request) error {
 	if req.SessionID != "" && !driver.IsUUID(req.SessionID) {
 		return driver.SessionError(Name, "a copilot session id (a UUID)")
 	}
+	if req.NewSessionID != "" && req.ForkSession {
+		return &agentcli.UnsupportedError{Backend: Name, Feature: "a caller-chosen id for a fork",
+			Reason: "copilot 1.0.102's sessions.fork takes no id for the fork (see manage.go)"}
+	}
 	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err
 	}
@@ -83,8 +87,14 @@ func validate(req *agentcli.Request) error {
 }
 
 // prepare builds one run.
-func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	req := r.Req
+func prepare(ctx context.Context, r *driver.Run) (*driver.Job, error) {
+	if err := checkNewID(r, r.Req); err != nil {
+		return nil, err
+	}
+	req, err := forked(ctx, r, r.Req) // manage.go
+	if err != nil {
+		return nil, err
+	}
 	p, err := policyFor(req)
 	if err != nil {
 		return nil, err
@@ -110,8 +120,10 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	env = append(env, hookEnv...)
 	id, newID := req.SessionID, ""
 	if id == "" {
-		if newID, err = newUUID(); err != nil {
-			return nil, err
+		if newID = req.NewSessionID; newID == "" {
+			if newID, err = newUUID(); err != nil {
+				return nil, err
+			}
 		}
 		id = newID
 	}

@@ -90,6 +90,9 @@
 // working directory, whatever Request.Dir says. An unknown id fails before
 // a model call with "No session, task, or name matched" (exit 1), an
 // *agentcli.ExitError matching agentcli.ErrSessionNotFound.
+// Request.ForkSession forks through copilot's headless server first,
+// Request.NewSessionID is --session-id (one-shot), and
+// agentcli.ListSessions asks the headless server (see manage.go).
 //
 // # Live sessions
 //
@@ -162,6 +165,10 @@ var spec = driver.Spec{
 		Hooks:         hookSupport,
 		SetModel:      true,
 		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		// See manage.go.
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true},
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).
@@ -176,6 +183,7 @@ var spec = driver.Spec{
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no session, task, or name matched"):

@@ -179,7 +179,10 @@ func acpConfig(req *agentcli.Request, dir string) acp.Config {
 
 // startSession starts a copilot live session for the prepared run r.
 func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
-	req := r.Req
+	req, err := forked(ctx, r, r.Req) // manage.go
+	if err != nil {
+		return nil, err
+	}
 	p, err := policyFor(req)
 	if err != nil {
 		return nil, err

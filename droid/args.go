@@ -22,7 +22,7 @@ var readOnly = []string{"Read", "LS", "Grep", "Glob", "TodoWrite"}
 //
 //	droid exec --output-format=stream-json --skip-permissions-unsafe [--use-spec]
 //	      [--only-tools=LIST | --add-tools=MCP:NAME,...] [--remove-tools=LIST] [--model=M] [--reasoning-effort=LEVEL]
-//	      [--append-system-prompt-file=F] [--settings=F] [ExtraArgs...]
+//	      [--append-system-prompt-file=F] [--settings=F] [--fork=ID] [ExtraArgs...]
 //
 // The prompt is on stdin (droid reads it when no prompt argument is
 // given; the model receives it byte for byte). Every value from the
@@ -73,6 +73,9 @@ func buildArgs(req *agentcli.Request, systemFile, settings string) []string {
 	}
 	if settings != "" {
 		args = append(args, "--settings="+settings)
+	}
+	if req.ForkSession && req.SessionID != "" {
+		args = append(args, "--fork="+req.SessionID) // see manage.go
 	}
 	return append(args, req.ExtraArgs...)
 }
@@ -136,6 +139,9 @@ func droidNames(rule string) []string {
 func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) {
 		return driver.SessionError(Name, "a session UUID")
+	}
+	if err := validateManage(req); err != nil {
+		return err
 	}
 	if err := driver.CheckToolRules(Name, req); err != nil {
 		return err

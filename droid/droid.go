@@ -29,7 +29,11 @@
 // (exit 1, nothing printed); a run with Request.SessionID is therefore one
 // turn of a live session, which loads the session from disk (ACP
 // session/load). Sessions are kept per working directory
-// (~/.factory/sessions/<dir>/<id>.jsonl).
+// (~/.factory/sessions/<dir>/<id>.jsonl). Request.ForkSession is
+// `exec --fork=ID` (a live session forks through droid's JSON-RPC), and
+// Request.Continue resumes the newest session agentcli.ListSessions finds;
+// a caller-chosen id (Request.NewSessionID) is made through droid's
+// JSON-RPC, and a run with one is a live session's turn (see manage.go).
 //
 // # System prompt and settings
 //
@@ -105,6 +109,10 @@ var spec = driver.Spec{
 		Hooks:         hookSupport,
 		SetModel:      true,
 		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		// See manage.go.
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	NativeHooks:   nativeHooks,
 	Interactive:   interactive,
@@ -113,10 +121,11 @@ var spec = driver.Spec{
 	Prepare:       prepare,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
 	StartSession:  startSession,
-	LiveRun:       func(req *agentcli.Request) bool { return req.SessionID != "" },
+	LiveRun:       liveRun, // manage.go
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "failed to fetch session", "session not found", "no session found"):
@@ -152,6 +161,9 @@ var tools = driver.Tools{
 // prepare builds a one-shot run: buildArgs, the system prompt in a
 // private file, the prompt on stdin.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
+	if r.Req.ForkSession && findTranscript(r, r.Req.SessionID) == "" {
+		return nil, driver.SessionNotFound(Name, r.Req.SessionID) // manage.go
+	}
 	sys, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err

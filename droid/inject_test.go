@@ -154,8 +154,8 @@ func TestInjectionRegressions(t *testing.T) {
 
 // TestHostileRequests runs hostile requests end to end through the fake
 // droid, which refuses what droid exec's parser would. A request with a
-// SessionID is a live session, whose argv holds no caller string
-// (liveArgs, covered above): it is left out.
+// SessionID or a NewSessionID is a live session, whose argv holds no caller
+// string (liveArgs, covered above): it is left out.
 func TestHostileRequests(t *testing.T) {
-	backendtest.HostileRequests(t, kit, "cc1ae009-4718-4094-88ce-bc4267a04c52", func(r *agentcli.Request) { r.SessionID = "" })
+	backendtest.HostileRequests(t, kit, "cc1ae009-4718-4094-88ce-bc4267a04c52", func(r *agentcli.Request) { r.SessionID, r.NewSessionID = "", "" })
 }

@@ -150,7 +150,31 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err := checkLiveTools(req); err != nil {
 		return nil, err
 	}
+	if req.ForkSession {
+		// ACP has no fork: droid's JSON-RPC forks, ACP loads the fork
+		// (manage.go).
+		id, err := forkSession(ctx, r, req.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		c := *req
+		c.SessionID, c.ForkSession = id, false
+		req = &c
+	}
+	created := req.NewSessionID != ""
+	if created {
+		// ACP takes no id: droid's JSON-RPC makes the session (manage.go).
+		if err := createSession(ctx, r, req.NewSessionID); err != nil {
+			return nil, err
+		}
+		c := *req
+		c.SessionID, c.NewSessionID = req.NewSessionID, ""
+		req = &c
+	}
 	ac := acpConfig(req, r.Dir)
+	if created && req.SystemPrompt != "" {
+		ac.FirstPrefix, ac.Empty = req.SystemPrompt+"\n\n", true // a new session's, as acpConfig's
+	}
 	settings, env, err := runtimeSettings(r)
 	if err != nil {
 		return nil, err

@@ -22,7 +22,8 @@ const (
 // servers ("" for none).
 //
 //	qwen --input-format stream-json --output-format stream-json [--include-partial-messages]
-//	     --approval-mode=MODE --chat-recording=true [--append-system-prompt=TEXT] [--resume=ID]
+//	     --approval-mode=MODE --chat-recording=true [--append-system-prompt=TEXT] [--resume=ID [--fork-session]]
+//	     [--session-id=NEWID]
 //	     [--core-tools=NAME]... [--allowed-tools=RULE]... [--exclude-tools=NAME]...
 //	     [--max-session-turns=N] [--model=M] [--fallback-model=M] [--mcp-config=FILE] [ExtraArgs...]
 //
@@ -46,6 +47,12 @@ func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
 	}
 	if req.SessionID != "" {
 		args = append(args, "--resume="+req.SessionID)
+		if req.ForkSession {
+			args = append(args, "--fork-session")
+		}
+	}
+	if req.NewSessionID != "" {
+		args = append(args, "--session-id="+req.NewSessionID)
 	}
 	args = append(args, toolArgs(req, oneShot(req))...)
 	if req.MaxTurns > 0 {
@@ -123,6 +130,9 @@ func yargsValue(s string) string {
 func validate(req *agentcli.Request) error {
 	if id := req.SessionID; id != "" && !driver.IsUUID(id) {
 		return driver.SessionError(Name, "a session UUID")
+	}
+	if err := validateManage(req); err != nil {
+		return err
 	}
 	if m := req.FallbackModel; strings.Contains(m, ",") || m != "" && yargsValue(m) != m {
 		// --fallback-model is a list that qwen splits on commas, and

@@ -53,6 +53,9 @@ import (
 
 // startSession starts a qwen live session for the prepared run r.
 func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
+	if err := checkNewID(r); err != nil {
+		return nil, err // manage.go
+	}
 	mcpFile, err := writeMCPConfig(r)
 	if err != nil {
 		return nil, err

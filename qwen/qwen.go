@@ -73,7 +73,9 @@
 // --resume. Qwen keeps sessions per working directory
 // (~/.qwen/projects/<dir>/chats), so a session must be resumed from the
 // Request.Dir that created it; elsewhere it is not found
-// (agentcli.ErrSessionNotFound).
+// (agentcli.ErrSessionNotFound). Request.ForkSession is --fork-session,
+// Request.NewSessionID --session-id, Request.Continue resumes the newest
+// session agentcli.ListSessions finds (see manage.go).
 //
 // # Output, usage and errors
 //
@@ -133,6 +135,10 @@ var spec = driver.Spec{
 		HostTools:     true,
 		Questions:     true,
 		Hooks:         hookSupport,
+		// See manage.go.
+		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
+		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	// Host tools, questions and hooks: hosttools.go.
 	Questions:     nativeQuestions,
@@ -146,6 +152,7 @@ var spec = driver.Spec{
 	ReplaySession: replaySession,
 	ExportSession: exportSession,
 	ImportSession: importSession,
+	ListSessions:  listSessions,
 	Classify: func(msg string) error {
 		switch {
 		case driver.Contains(msg, "no saved session found", "session not found"):
@@ -202,6 +209,9 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	f := formatJSON
 	if r.Deltas {
 		f = formatStream
+	}
+	if err := checkNewID(r); err != nil {
+		return nil, err // manage.go
 	}
 	mcpFile, err := writeMCPConfig(r)
 	if err != nil {

@@ -64,6 +64,10 @@ type Config struct {
 	// FirstPrefix is put before the first prompt of a new session (a
 	// system prompt the agent has no other way to receive).
 	FirstPrefix string
+	// Empty reports that the session SessionID names is new and empty
+	// (the backend made it under an id of its choice): FirstPrefix goes
+	// before its first prompt too.
+	Empty bool
 	// Guard rewrites a prompt before it is sent, or is nil.
 	Guard func(prompt string) string
 	// RawName names the tool of a tool call from its id, title and kind,
@@ -281,7 +285,7 @@ func (c *client) Start(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.session = sid
-	c.first = c.cfg.SessionID == ""
+	c.first = c.cfg.SessionID == "" || c.cfg.Empty
 	c.mu.Unlock()
 	c.h.SetSessionID(sid)
 	if c.cfg.ModeOf != nil {
