@@ -277,7 +277,7 @@ func TestLiveUnsupportedSettings(t *testing.T) {
 	}{
 		{"codex", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"gemini", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
-		{"opencode", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"copilot", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 	}

@@ -486,13 +486,12 @@ func TestUnsupportedSettings(t *testing.T) {
 		set     func(*agentcli.Request)
 	}{
 		{"codex", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
-		{"gemini", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"gemini", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 		{"gemini", "effort max", func(r *agentcli.Request) { r.Effort = agentcli.EffortMax }},
 		{"opencode", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
-		{"qwen", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
 		{"droid", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
 		{"qwen", "structured output", func(r *agentcli.Request) { r.OutputSchema = json.RawMessage(outputSchema) }},
-		{"copilot", "spending cap", func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+		{"copilot", "fallback model", func(r *agentcli.Request) { r.FallbackModel = "other" }},
 	}
 	for _, c := range cases {
 		t.Run(c.cli+"-"+c.feature, func(t *testing.T) {
@@ -561,4 +560,55 @@ func requestSchema(t *testing.T, cli string, r agentclitest.ModelRequest) json.R
 		return body.Text.Format.Schema
 	}
 	return nil
+}
+
+// TestUnsupportedLimits: a limit a backend cannot enforce (MaxTurns,
+// MaxBudgetUSD) is an *UnsupportedError before the CLI starts, Strict or
+// not, one-shot and live: ignoring it would let the agent do more than
+// the caller allowed.
+func TestUnsupportedLimits(t *testing.T) {
+	for _, cli := range settingsCLIs {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			b := openBackend(t, cli, nil)
+			caps := b.Capabilities()
+			e := newEnv(t, cli, agentclitest.Turn{Text: "never"})
+			var checked int
+			for _, c := range []struct {
+				feature string
+				lacks   bool
+				set     func(*agentcli.Request)
+			}{
+				{"max turns", !caps.MaxTurns, func(r *agentcli.Request) { r.MaxTurns = 2 }},
+				{"spending cap", !caps.MaxBudget, func(r *agentcli.Request) { r.MaxBudgetUSD = 1 }},
+			} {
+				if !c.lacks {
+					continue
+				}
+				checked++
+				req, tag := e.request("hi")
+				c.set(req)
+				_, _, err := run(t, b, req, tag)
+				var ue *agentcli.UnsupportedError
+				if !errors.As(err, &ue) || !strings.Contains(ue.Feature, c.feature) {
+					t.Errorf("Run with %s: %s, want an *UnsupportedError", c.feature, errSummary(err))
+				}
+				lreq, ltag := e.liveRequest()
+				c.set(lreq)
+				s, err := agentcli.StartSession(context.Background(), b, lreq)
+				if err == nil {
+					s.Close()
+				}
+				if !errors.As(err, &ue) {
+					t.Errorf("StartSession with %s: %s, want an *UnsupportedError", c.feature, errSummary(err))
+				}
+				assertNoProcs(t, tag)
+				assertNoProcs(t, ltag)
+			}
+			if got := len(e.srv.Requests()); got != 0 {
+				t.Errorf("%d model requests", got)
+			}
+			t.Logf("%d limits %s cannot enforce refused", checked, cli)
+		})
+	}
 }
