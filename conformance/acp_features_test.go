@@ -15,8 +15,8 @@ import (
 )
 
 // TestACPFeatures drives, through package acpagent, the features ACP
-// carries for any agent (acpagent/features.go), on gemini and opencode
-// as plain ACP agents (the generic backend, Options.Path and Args) and
+// carries for any agent (acpagent/features.go), on copilot, gemini and
+// opencode as plain ACP agents (the generic backend, Options.Path and Args) and
 // gemini's known agent (gemini-acp) for switching:
 //
 //   - host-tools: the scripted model calls the host tool now and then
@@ -33,9 +33,6 @@ import (
 //     is an *UnsupportedError and the session's mode stays.
 func TestACPFeatures(t *testing.T) {
 	for _, c := range acpCases {
-		if c.wire == "copilot" {
-			continue // copilot's tool names are agentclitest's once its backend has host tools
-		}
 		t.Run(c.wire, func(t *testing.T) {
 			t.Parallel()
 			b := openACP(t, c, false)

@@ -13,14 +13,14 @@ import (
 )
 
 // TestHeadlessAnswer: the lines of copilot 1.0.102's headless output
-// (testdata/headless/fork-list.out: the answers to sessions.fork and
+// (testdata/headless/fork-list.stdout: the answers to sessions.fork and
 // session.list as it printed them, Content-Length framed, each body
 // followed on its line by the next header) give each request's result,
 // with or without carriage returns; answers to other ids (pings),
 // notifications and headers are passed over, an error answer is an
 // error.
 func TestHeadlessAnswer(t *testing.T) {
-	out, err := os.ReadFile("testdata/headless/fork-list.out")
+	out, err := os.ReadFile("testdata/headless/fork-list.stdout")
 	if err != nil {
 		t.Fatal(err)
 	}
