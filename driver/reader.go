@@ -85,23 +85,20 @@ const (
 	batchLines = 256
 )
 
-// decoders is how many goroutines decode lines for a Parser made by Lines when
-// the process may run goroutines in parallel: two, or three when the run
-// keeps Raw (borrow is false). A run that keeps Raw allocates about twice
-// its output (the lines, and the escaped strings decoded), so the
-// collector runs every few MB; the third decoder holds one more batch in
-// flight, and the larger live heap makes it run about a quarter less often.
-// That buys 3-10 % MB/s for 3-4 MB of peak RSS (internal/bench,
-// with GODEBUG=gctrace=1 for the count). Borrowing runs allocate half as
-// much and gain little from it.
-func decoders(borrow bool) int {
-	switch {
-	case runtime.GOMAXPROCS(0) < 2:
+// decoders is how many goroutines decode lines for a Parser made by Lines
+// when the process may run goroutines in parallel: two, whether the run
+// keeps Raw or not. Each decoder holds up to three batches in flight (one
+// handed in, one being decoded, one handed on), so each one more adds
+// about 1 MB of lines and decoded strings to the live heap, and twice that
+// to the peak. A third decoder was measured without a gain on two CPUs
+// (internal/bench, 200 MB codex and claude streams, 6 interleaved rounds:
+// CPU time and MB/s within noise) for 1-3 MB more peak RSS, which put
+// codex over its 30 MB bound; see README, "Performance".
+func decoders() int {
+	if runtime.GOMAXPROCS(0) < 2 {
 		return 0
-	case borrow:
-		return 2
 	}
-	return 3
+	return 2
 }
 
 // Bounds of the memory a batch's borrowed lines are read into: it starts

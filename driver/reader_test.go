@@ -240,11 +240,11 @@ func numDecoder() func(*readLine) {
 	}
 }
 
-// With decoders (as many as the runner uses: decoders), every line
+// With decoders (as many as the runner uses, decoders, and one more), every line
 // arrives in order, the first few undecoded and the rest decoded once (the
 // decoded values recycled with their batches).
 func TestReaderDecodersOrder(t *testing.T) {
-	for _, n := range []int{decoders(true), decoders(false)} {
+	for _, n := range []int{decoders(), 3} {
 		p := startSh(t, `seq 0 19999`)
 		r := startReader(context.Background(), p, &runLog{}, nil, numDecoder, n, false, math.MaxInt)
 		i, applied := 0, 0
@@ -274,7 +274,7 @@ func TestReaderDecodersOrder(t *testing.T) {
 // With decoders too, a stalled consumer stops reading after a few
 // batches.
 func TestReaderDecodersBackpressure(t *testing.T) {
-	for _, n := range []int{decoders(true), decoders(false)} {
+	for _, n := range []int{decoders(), 3} {
 		p := startSh(t, `yes 12345 | head -n 5000000`)
 		r := startReader(context.Background(), p, &runLog{}, nil, numDecoder, n, false, math.MaxInt)
 		if _, ok := r.next(); !ok {
