@@ -495,9 +495,9 @@ const (
 
 // Event is one normalized event of a run.
 //
-// An event's strings and Raw may share memory with the CLI output lines
-// read around it, so an event kept alive keeps up to a few tens of
-// kilobytes of output alive with it. A program that keeps a small part of
+// An event's strings and Raw may share memory with the CLI output line it
+// came from, so an event kept alive keeps that line alive with it. A
+// program that keeps a small part of
 // many events for long (a text, a tool id) and drops the rest should copy
 // that part ([strings.Clone], [bytes.Clone]). The Result of a run
 // (Backend.Run, Backend.Stream) and its events' session ids have memory

@@ -33,7 +33,7 @@ func memoryOf(req *agentcli.Request, fast bool) memory {
 		// Raw of it: nothing else reads its memory.
 		m.ownOver = RawLimit(req)
 	}
-	m.decoders = decoders(m.borrow)
+	m.decoders = decoders()
 	return m
 }
 

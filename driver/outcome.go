@@ -241,10 +241,11 @@ func (s *Spec) cleanStderr(stderr string) string {
 }
 
 // detachResult gives res memory of its own. The parser's strings and Raw
-// may share the memory of the lines they came from, which are read into
-// chunks that hold other lines too (see lineChunk); a Result is what
-// callers keep after a run, often for long and alone, so it must not keep
-// a chunk alive. It costs one copy of a few fields once per run.
+// may share the memory of the lines they came from, which may be far
+// longer than the field (a huge line whose strings were decoded in place);
+// a Result is what callers keep after a run, often for long and alone, so
+// it must not keep a line alive. It costs one copy of a few fields once
+// per run.
 func detachResult(res *agentcli.Result) {
 	for _, s := range []*string{&res.Text, &res.SessionID, &res.Model, &res.StopReason, &res.Subtype, &res.TerminalReason, &res.Stderr} {
 		*s = strings.Clone(*s)

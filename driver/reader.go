@@ -85,23 +85,20 @@ const (
 	batchLines = 256
 )
 
-// decoders is how many goroutines decode lines for a Parser made by Lines when
-// the process may run goroutines in parallel: two, or three when the run
-// keeps Raw (borrow is false). A run that keeps Raw allocates about twice
-// its output (the lines, and the escaped strings decoded), so the
-// collector runs every few MB; the third decoder holds one more batch in
-// flight, and the larger live heap makes it run about a quarter less often.
-// That buys 3-10 % MB/s for 3-4 MB of peak RSS (internal/bench,
-// with GODEBUG=gctrace=1 for the count). Borrowing runs allocate half as
-// much and gain little from it.
-func decoders(borrow bool) int {
-	switch {
-	case runtime.GOMAXPROCS(0) < 2:
+// decoders is how many goroutines decode lines for a Parser made by Lines
+// when the process may run goroutines in parallel: two, whether the run
+// keeps Raw or not. Each decoder holds up to three batches in flight (one
+// handed in, one being decoded, one handed on), so each one more adds
+// about 1 MB of lines and decoded strings to the live heap, and twice that
+// to the peak. A third decoder was measured without a gain on two CPUs
+// (internal/bench, 200 MB codex and claude streams, 6 interleaved rounds:
+// CPU time and MB/s within noise) for 1-3 MB more peak RSS, which put
+// codex over its 30 MB bound; see README, "Performance".
+func decoders() int {
+	if runtime.GOMAXPROCS(0) < 2 {
 		return 0
-	case borrow:
-		return 2
 	}
-	return 3
+	return 2
 }
 
 // Bounds of the memory a batch's borrowed lines are read into: it starts
@@ -113,23 +110,6 @@ const (
 	minBatchMem = 4 << 10
 	maxBatchMem = 2 * batchBytes
 )
-
-// Lines that are not borrowed (the run keeps Raw) are never reused, but
-// they need not have an allocation each: they are read one after another
-// into chunks of lineChunk bytes, a new one once less than minChunkRoom is
-// left. A line that does not fit into what is left has an allocation of
-// its own, as before. One allocation then serves a dozen lines or more,
-// which saves the allocator and the collector most of their work per line;
-// the price is that an event kept alive keeps its chunk alive, so the
-// runner copies what outlives a run by design (the Result, see
-// detachResult).
-const (
-	lineChunk    = 32 << 10
-	minChunkRoom = 4 << 10
-)
-
-// newLineChunk returns a new chunk for lines (a variable for tests).
-var newLineChunk = func() []byte { return make([]byte, 0, lineChunk) }
 
 // startReader starts reading p's stdout until it ends or ctx is done.
 // Each line is noted in the run log and recorded in the wire log (if any)
@@ -214,10 +194,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 	defer r.catch()
 	var batch []readLine
 	var mem []byte // the batch's memory for borrowed lines
-	// chunk: where lines that are not borrowed go, one after another
-	// (see lineChunk).
-	var chunk []byte
-	memCap := 0 // the largest mem so far
+	memCap := 0    // the largest mem so far
 	size, k := 0, 0
 	// The first batches are small, so that the first lines reach the
 	// caller at once: their limit doubles from one line up to
@@ -277,12 +254,13 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 				mem = make([]byte, 0, memCap)
 			}
 		} else {
-			if cap(chunk)-len(chunk) < minChunkRoom {
-				chunk = newLineChunk()
-			}
-			line, chunk, err = r.p.ReadLineTo(chunk)
-			// A line's memory in a chunk is its own too: nothing else
-			// reads or reuses it once the wire log has it (below).
+			// A line that is not borrowed has an allocation of its own,
+			// of its size. Reading such lines one after another into
+			// shared 32 KiB chunks instead saved 1-2 % of the
+			// instructions of a 200 MB run (cachegrind), too little to
+			// measure in time on this VM, and made every event kept
+			// alive keep its chunk alive: removed (issue 23).
+			line, err = r.p.ReadLine()
 			owned = err == nil && longerThan(line.Data, r.ownOver)
 		}
 		if err != nil {

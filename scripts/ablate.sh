@@ -13,12 +13,10 @@
 #
 # Techniques (what the variant turns off):
 #   nodec      decoder goroutines (driver/reader.go decoders → 0)
-#   nochunk    shared 32 KiB line chunks (driver/reader.go: an allocation per line)
 #   nommap     mapped long-line chunks (internal/proc: heap chunks, never returned early)
 #   noinplace  in-place decoding of long strings (driver/jsonscan: always copied)
 #   noblock    64-byte string blocks (driver/jsonscan: 8 bytes at a time)
 #   nopipe     the 1 MiB stdout pipe (internal/proc: the system's 64 KiB)
-#   nopool     pooled 256 KiB read buffers (internal/proc: one per run)
 # Each variant is a one-line source edit applied to a scratch worktree; a
 # script that no longer finds the line it edits stops with an error
 # instead of measuring the unchanged code.
@@ -42,18 +40,16 @@ edit() {
 
 variant() {
   case $1 in
-  nodec) edit driver/reader.go 's/(func decoders\(borrow bool\) int \{)/$1\n\treturn 0/' ;;
-  nochunk) edit driver/reader.go 's/if cap\(chunk\)-len\(chunk\) < minChunkRoom \{\n(\t+)chunk = newLineChunk\(\)/if true {\n$1chunk = nil/' ;;
+  nodec) edit driver/reader.go 's/(func decoders\(\) int \{)/$1\n\treturn 0/' ;;
   nommap) edit internal/proc/exit_linux.go 's/(\tc, err := syscall\.Mmap\()/\treturn make([]byte, size), false\n$1/' ;;
   noinplace) edit driver/jsonscan/inplace.go 's/const inPlaceMin = 64 << 10/const inPlaceMin = 1 << 62/' ;;
   noblock) edit driver/jsonscan/jsonscan.go 's/if r\+blockNeed <= len\(buf\) \{\n(\t+)var end bool/if false && r+blockNeed <= len(buf) {\n$1var end bool/' ;;
   nopipe) edit internal/proc/exit_linux.go 's/(func growPipe\(f \*os\.File\) \{)/$1\n\treturn/' ;;
-  nopool) edit internal/proc/proc.go 's/p\.lines = readers\.Get\(\)\.\(\*bufio\.Reader\)/p.lines = bufio.NewReaderSize(nil, readBuffer)/; s/readers\.Put\(lines\)/_ = lines/' ;;
   *) echo "ablate: unknown technique $1" >&2; exit 2 ;;
   esac
 }
 
-names=${ABLATE:-nodec,nochunk,nommap,noinplace,noblock,nopipe,nopool}
+names=${ABLATE:-nodec,nommap,noinplace,noblock,nopipe}
 (cd "$src" && go build -o "$work/gorunner-base" ./internal/bench/gorunner)
 variants="base=$work/gorunner-base"
 for n in ${names//,/ }; do

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +58,26 @@ func TestSmoke(t *testing.T) {
 	for _, s := range []string{"### Stream of 200 KB", "### Slow consumer", "### One 300 KB line"} {
 		if !strings.Contains(rep, s) {
 			t.Errorf("no %q in\n%s", s, rep)
+		}
+	}
+}
+
+// TestRunnerLinksWhatUsersLink: the agentcli runner links what a program
+// using agentcli links, and none of the module's test machinery, whose
+// pages and tables would count in the runner's peak RSS.
+func TestRunnerLinksWhatUsersLink(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./gorunner").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/agentcli/agentcli/codex") {
+		t.Fatalf("go list -deps ./gorunner lists no codex backend:\n%s", out)
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "pgregory.net/rapid") || strings.HasSuffix(d, "/drivertest") ||
+			strings.HasSuffix(d, "/internal/fakecli") || strings.HasSuffix(d, "/internal/backendtest") || d == "testing" {
+			t.Errorf("the runner links %s", d)
 		}
 	}
 }

@@ -231,8 +231,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		p.stdin = &stdinPipe{f: inW}
 	}
 	p.out = &pipeReader{f: outR, grace: spec.KillGrace, stopEOF: true}
-	p.lines = readers.Get().(*bufio.Reader)
-	p.lines.Reset(p.out)
+	p.lines = bufio.NewReaderSize(p.out, readBuffer)
 	p.errR = &pipeReader{f: errR, grace: spec.KillGrace}
 
 	go func() {
@@ -408,12 +407,13 @@ func (p *Process) Stdin() io.WriteCloser {
 
 // readBuffer is the size of stdout's read buffer: lines up to it are read
 // in place; longer ones gather in chunks (see longLine).
+//
+// Each run has a buffer of its own. Keeping buffers from one run to the
+// next in a sync.Pool was measured without an effect (the time to the
+// first event of a codex run, BenchmarkFirstEvent, 6 interleaved rounds:
+// within noise; a run's start costs milliseconds, a buffer microseconds),
+// so it was removed (issue 23).
 const readBuffer = 256 << 10
-
-// readers keeps stdout's read buffers from one run to the next, so that a
-// run's first line does not wait for a fresh buffer to be zeroed or
-// faulted in. Wait puts a run's buffer back once stdout is drained.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, readBuffer) }}
 
 // ReadLine returns the next line of stdout. It returns io.EOF when stdout
 // is closed (the process and everything holding stdout are gone), when
@@ -517,12 +517,8 @@ func (p *Process) Wait() Exit {
 		p.lines.Discard(p.lines.Buffered())
 		io.Copy(io.Discard, p.out)
 		p.out.f.Close()
-		// Nothing reads stdout any more (ReadLine returns io.EOF): the
-		// buffer can serve the next run.
-		lines := p.lines
+		// Nothing reads stdout any more: ReadLine returns io.EOF.
 		p.lines = nil
-		lines.Reset(nil)
-		readers.Put(lines)
 	}
 	<-p.done
 	<-p.errDone

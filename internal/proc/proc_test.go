@@ -65,10 +65,6 @@ func TestReadLineLimits(t *testing.T) {
 	}
 }
 
-// Read buffers go from one run to the next (see readers): after Wait,
-// ReadLine and Buffered see an empty stdout; the next run reads only its
-// own output, never bytes the last one left unread; and lines already
-// returned are the caller's, untouched by later runs.
 // TestReadLineTo: lines that fit in the buffer's spare capacity are
 // copied there, in order, each without spare capacity of its own; a line
 // that does not fit is allocated apart and leaves the buffer as it was.
@@ -109,7 +105,10 @@ func TestReadLineTo(t *testing.T) {
 	}
 }
 
-func TestReadBufferReused(t *testing.T) {
+// After Wait, ReadLine and Buffered see an empty stdout though lines were
+// left unread; later runs read only their own output; and lines already
+// returned are the caller's, untouched by later runs.
+func TestReadAfterWait(t *testing.T) {
 	// head writes in blocks of several KiB, so the first read takes many
 	// lines at once and run a's later lines wait in the buffer.
 	a := start(t, `yes run-a | head -n 2000`, Spec{})
