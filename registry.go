@@ -65,6 +65,10 @@ type Config struct {
 	Backend string
 	// CLIPath overrides the backend's binary (BACKEND_CLI_PATH).
 	CLIPath string
+	// Args are the arguments that start the agent of the generic ACP
+	// backend ("acp") in ACP mode, or replace a known ACP agent's
+	// (BACKEND_CLI_ARGS, split at white space: "--acp"; no quoting).
+	Args []string
 	// Model is the default model (BACKEND_MODEL).
 	Model string
 	// MaxTurns is the default max-turns value (BACKEND_MAX_TURNS, default 25).
@@ -98,6 +102,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) C
 	c := Config{
 		Backend:  get("AGENT_BACKEND"),
 		CLIPath:  get("BACKEND_CLI_PATH"),
+		Args:     strings.Fields(get("BACKEND_CLI_ARGS")),
 		Model:    get("BACKEND_MODEL"),
 		MaxTurns: DefaultMaxTurns,
 	}
@@ -124,7 +129,7 @@ func ConfigFromLookup(lookup func(string) (string, bool), logger *slog.Logger) C
 }
 
 // Open creates the configured backend. opts may be nil; c.CLIPath is used
-// when opts.Path is empty.
+// when opts.Path is empty, c.Args when opts.Args is.
 func (c Config) Open(opts *Options) (Backend, error) {
 	o := Options{}
 	if opts != nil {
@@ -133,6 +138,9 @@ func (c Config) Open(opts *Options) (Backend, error) {
 	if o.Path == "" {
 		o.Path = c.CLIPath
 	}
+	if len(o.Args) == 0 {
+		o.Args = slices.Clone(c.Args)
+	}
 	return Open(c.Backend, &o)
 }
 
@@ -140,8 +148,8 @@ func (c Config) Open(opts *Options) (Backend, error) {
 // MaxTurns, AllowedTools and Permission. The default max-turns value is applied only when caps
 // says the backend enforces max turns, so that an implicit default never
 // causes an "unsupported option" warning; a value set explicitly in the
-// environment is always applied (and warned about by backends that cannot
-// honour it).
+// environment is always applied (and refused by backends that cannot
+// enforce it).
 func (c Config) Apply(req *Request, caps Capabilities) {
 	if req.Model == "" {
 		req.Model = c.Model

@@ -91,10 +91,11 @@ func TestConfigFromLookup(t *testing.T) {
 	}
 	c = agentcli.ConfigFromLookup(env(map[string]string{
 		"AGENT_BACKEND": "gemini", "BACKEND_CLI_PATH": "/opt/gemini", "BACKEND_MODEL": "m1",
-		"BACKEND_MAX_TURNS": "7", "ALLOWED_TOOLS": " Read, Bash(git *) ,,",
+		"BACKEND_MAX_TURNS": "7", "ALLOWED_TOOLS": " Read, Bash(git *) ,,", "BACKEND_CLI_ARGS": " exec  --output-format acp-daemon ",
 	}), log)
 	want := []string{"Read", "Bash(git *)"}
-	if c.Backend != "gemini" || c.CLIPath != "/opt/gemini" || c.Model != "m1" || c.MaxTurns != 7 || !slices.Equal(c.AllowedTools, want) {
+	if c.Backend != "gemini" || c.CLIPath != "/opt/gemini" || c.Model != "m1" || c.MaxTurns != 7 || !slices.Equal(c.AllowedTools, want) ||
+		!slices.Equal(c.Args, []string{"exec", "--output-format", "acp-daemon"}) {
 		t.Fatalf("config %+v", c)
 	}
 	for in, want := range map[string]agentcli.PermissionMode{"ask": agentcli.PermissionAsk, " Bypass ": agentcli.PermissionBypass,

@@ -102,3 +102,13 @@ var Agents = []Agent{
 		Note:        "its sandbox needs bubblewrap (bwrap) on Linux; it refuses in its sandbox rather than asking (ask is its read-only mode); no --version; does not exit on stdin EOF (killed on Close)",
 	},
 }
+
+// Lookup returns the known agent registered under name (see Agents).
+func Lookup(name string) (Agent, bool) {
+	for _, a := range Agents {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Agent{}, false
+}

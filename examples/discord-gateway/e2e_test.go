@@ -35,11 +35,22 @@ func requireCLI(t *testing.T, name string) {
 // network namespace (as scripts/test.sh does): nothing may leave loopback.
 func TestConsoleOfflineRealCLI(t *testing.T) {
 	requireCLI(t, "claude")
+	consoleOffline(t, []string{"AGENT_BACKEND=claude", "QUERY_TIMEOUT=120"})
+}
+
+// TestConsoleOfflineACP: the same with any ACP agent (AGENT_BACKEND=acp,
+// BACKEND_CLI_PATH and BACKEND_CLI_ARGS), here the pinned opencode in ACP
+// mode.
+func TestConsoleOfflineACP(t *testing.T) {
+	requireCLI(t, "opencode")
+	consoleOffline(t, []string{"AGENT_BACKEND=acp", "BACKEND_CLI_PATH=opencode", "BACKEND_CLI_ARGS=acp", "QUERY_TIMEOUT=120"})
+}
+
+func consoleOffline(t *testing.T, env []string) {
 	var srv *agentclitest.Server
 	onOffline = func(s *agentclitest.Server) { srv = s }
 	defer func() { onOffline = nil }()
 
-	env := []string{"AGENT_BACKEND=claude", "QUERY_TIMEOUT=120"}
 	stdin := strings.NewReader("Remember the word pelican.\nWhich word did I ask you to remember?\n")
 	var stdout, stderr bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

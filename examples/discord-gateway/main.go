@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/acpagent"
 	"github.com/agentcli/agentcli/agentclitest"
 	_ "github.com/agentcli/agentcli/claude"
 	_ "github.com/agentcli/agentcli/codex"
@@ -95,10 +96,18 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		return 1
 	}
 	path := cfg.Agent.CLIPath
-	if path == "" && cfg.NATSURL == "" {
-		path = installedCLI(name)
+	wire := wireName(name, path)
+	if cfg.NATSURL == "" {
+		switch {
+		case path == "":
+			path = installedCLI(wire)
+		case !strings.ContainsRune(path, filepath.Separator):
+			if p := installedCLI(path); p != "" {
+				path = p
+			}
+		}
 	}
-	b, err := agentcli.Open(name, &agentcli.Options{Path: path, Logger: logger})
+	b, err := agentcli.Open(name, &agentcli.Options{Path: path, Args: cfg.Agent.Args, Logger: logger})
 	if err != nil {
 		logger.Error("opening the backend", "backend", name, "err", err)
 		return 1
@@ -148,7 +157,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	// gateway's own: DISCORD_TOKEN stays here. On the pool, the CLI runs
 	// in its worker's environment, with the operator's additions only.
 	tmpl.ReplaceEnv = true
-	tmpl.Env = childEnv(environ, name, cfg.AgentEnv)
+	tmpl.Env = childEnv(environ, wire, cfg.AgentEnv) // an ACP agent's CLI: its variables
 	if pl != nil {
 		tmpl.ReplaceEnv = false
 		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
@@ -177,7 +186,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		defer os.RemoveAll(home)
 		srv := agentclitest.NewServer(agentclitest.Turn{Text: *reply, Repeat: -1})
 		defer srv.Close()
-		w, err := srv.Wire(name, home)
+		w, err := srv.Wire(wire, home)
 		if err != nil {
 			logger.Error("offline", "err", err)
 			return 1
@@ -214,10 +223,10 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	if guardSupported && pl == nil {
 		// Every CLI is started through this binary, which has the kernel
 		// kill it when the gateway dies (see guardExec).
-		target, err := resolveCLI(path, name)
+		target, err := resolveCLI(path, wire)
 		self, serr := os.Executable()
 		if err == nil && serr == nil {
-			runner, err = agentcli.Open(name, &agentcli.Options{Path: self, Logger: logger})
+			runner, err = agentcli.Open(name, &agentcli.Options{Path: self, Args: cfg.Agent.Args, Logger: logger})
 		}
 		if err != nil || serr != nil {
 			logger.Error("starting the CLIs through the gateway's guard", "err", errors.Join(err, serr))
@@ -347,6 +356,20 @@ func shutdown(ctx context.Context, rt *Runtime) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	rt.Shutdown(ctx)
+}
+
+// wireName is the CLI that backend name runs (for its installed copy and
+// -offline's wiring): the backend's own name, a known ACP agent's binary,
+// or, for the generic ACP backend ("acp", BACKEND_CLI_PATH with
+// BACKEND_CLI_ARGS), the base name of path.
+func wireName(name, path string) string {
+	if name == acpagent.Name {
+		return strings.TrimSuffix(filepath.Base(path), ".exe")
+	}
+	if a, ok := acpagent.Lookup(name); ok {
+		return a.Binary
+	}
+	return name
 }
 
 // installedCLI returns the CLI that scripts/install-clis.sh installed in

@@ -77,7 +77,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return nil
 	})
 	var agentArgs []string
-	fs.Func("arg", "an argument that starts the agent of backend acp in ACP mode (e.g. -arg=--acp); repeatable; replaces a known ACP agent's own", func(a string) error {
+	fs.Func("arg", "an argument that starts the agent of backend acp in ACP mode (e.g. -arg=--acp); repeatable; replaces a known ACP agent's own (default from BACKEND_CLI_ARGS)", func(a string) error {
 		agentArgs = append(agentArgs, a)
 		return nil
 	})
@@ -154,6 +154,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "agentrun:", err)
 		return 2
+	}
+	if len(agentArgs) == 0 {
+		agentArgs = cfg.Args // BACKEND_CLI_ARGS
 	}
 	opts := &agentcli.Options{Path: *cliPath, Logger: logger, Args: agentArgs}
 	wire := wireName(name, *cliPath)
@@ -674,10 +677,8 @@ func wireName(name, cli string) string {
 	if name == acpagent.Name {
 		return strings.TrimSuffix(filepath.Base(cli), ".exe")
 	}
-	for _, a := range acpagent.Agents {
-		if a.Name == name {
-			return a.Binary
-		}
+	if a, ok := acpagent.Lookup(name); ok {
+		return a.Binary
 	}
 	return name
 }
