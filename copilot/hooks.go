@@ -41,13 +41,7 @@ package copilot
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,9 +61,6 @@ func nativeHooks(*agentcli.Request, bool) driver.NativeHooks {
 	return driver.NativeHooks{PreToolUse: true}
 }
 
-// maxHookInput bounds what the endpoint reads of one hook's input.
-const maxHookInput = 64 << 20
-
 // hookPlugin starts the PreToolUse endpoint of r, when its request has
 // that hook, writes the plugin that names it to tmp, and returns the
 // plugin's directory and the environment entry it needs; "" for none.
@@ -83,28 +74,16 @@ func hookPlugin(r *driver.Run, tmp string) (string, []string, error) {
 		return "", nil, &agentcli.UnsupportedError{Backend: Name, Feature: "hooks",
 			Reason: "the temporary directory's path holds a comma, which copilot's --plugin-dir would split (set TMPDIR)"}
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", nil, err
-	}
-	secret := hex.EncodeToString(b[:])
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
 	if err != nil {
 		return "", nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: hookHandler(ctx, h, r.HostTools(), secret), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	r.Defer(func() {
-		cancel()
-		_ = srv.Close()
-	})
 	timeout := r.Req.PermissionTimeout
 	if timeout <= 0 {
 		timeout = agentcli.DefaultPermissionTimeout
 	}
-	hook := map[string]any{"type": "http", "url": "http://" + ln.Addr().String() + "/hook",
-		"headers": map[string]string{"Authorization": "Bearer " + secret}, "timeout": int((timeout + 10*time.Second).Seconds())}
+	hook := map[string]any{"type": "http", "url": ep.URL,
+		"headers": map[string]string{"Authorization": ep.Authorization}, "timeout": int((timeout + 10*time.Second).Seconds())}
 	cfg, err := json.Marshal(map[string]any{"hooks": map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
 	if err != nil {
@@ -132,31 +111,6 @@ type hookInput struct {
 	Event     string          `json:"hook_event_name"`
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
-}
-
-// hookHandler answers copilot's hook posts by calling the run's
-// PreToolUse.
-func hookHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, secret string) http.Handler {
-	want := []byte("Bearer " + secret)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/hook" || req.Method != http.MethodPost ||
-			subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) != 1 {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxHookInput))
-		var in hookInput
-		if err != nil || json.Unmarshal(body, &in) != nil {
-			http.Error(w, "bad hook input", http.StatusBadRequest)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(req.Context(), cancel)
-		defer stop()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(hookAnswer(ctx, h, host, &in))
-	})
 }
 
 // hookAnswer calls PreToolUse about in's call and returns copilot's

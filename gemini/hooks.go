@@ -42,13 +42,7 @@ package gemini
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,9 +65,6 @@ func nativeHooks(_ *agentcli.Request, live bool) driver.NativeHooks {
 	return driver.NativeHooks{PreToolUse: true, PostToolUse: true}
 }
 
-// maxHookInput bounds what the relay endpoint reads of one hook's input.
-const maxHookInput = 64 << 20
-
 // hookSettings starts the hook relay of a one-shot run whose hooks gemini
 // calls (see above) and returns the settings that register it, or nil.
 func hookSettings(r *driver.Run) (map[string]any, error) {
@@ -87,25 +78,12 @@ func hookSettings(r *driver.Run) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	secret := hex.EncodeToString(b[:])
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: relayHandler(ctx, h, r.HostTools(), secret), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	r.Defer(func() {
-		cancel()
-		_ = srv.Close()
-	})
 	relay := filepath.Join(dir, "hook-relay.mjs")
-	url := "http://" + ln.Addr().String() + "/hook"
-	if err := os.WriteFile(relay, []byte(relayScript(url, secret)), 0o600); err != nil {
+	if err := os.WriteFile(relay, []byte(ep.RelayScript()), 0o600); err != nil {
 		return nil, err
 	}
 	timeout := r.Req.PermissionTimeout
@@ -123,27 +101,6 @@ func hookSettings(r *driver.Run) (map[string]any, error) {
 	return map[string]any{"hooks": hooks}, nil
 }
 
-// relayScript is the hook command's script: stdin to the endpoint, the
-// answer to stdout; exit 2 (which blocks) when the endpoint cannot be
-// reached.
-func relayScript(url, secret string) string {
-	u, _ := json.Marshal(url)
-	s, _ := json.Marshal("Bearer " + secret)
-	return `const parts = [];
-process.stdin.on("data", (c) => parts.push(c));
-process.stdin.on("end", async () => {
-  try {
-    const res = await fetch(` + string(u) + `, {method: "POST", headers: {"authorization": ` + string(s) + `, "content-type": "application/json"}, body: Buffer.concat(parts)});
-    if (!res.ok) throw new Error("agentcli hook relay: HTTP " + res.status);
-    process.stdout.write(await res.text());
-  } catch (e) {
-    process.stderr.write(String(e && e.message || e));
-    process.exit(2);
-  }
-});
-`
-}
-
 // hookInput is what gemini gives a hook command on stdin.
 type hookInput struct {
 	SessionID    string          `json:"session_id"`
@@ -151,31 +108,6 @@ type hookInput struct {
 	ToolName     string          `json:"tool_name"`
 	ToolInput    json.RawMessage `json:"tool_input"`
 	ToolResponse json.RawMessage `json:"tool_response"`
-}
-
-// relayHandler answers the relay's posts by calling the run's hooks.
-func relayHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, secret string) http.Handler {
-	want := []byte("Bearer " + secret)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/hook" || req.Method != http.MethodPost ||
-			subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) != 1 {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxHookInput))
-		var in hookInput
-		if err != nil || json.Unmarshal(body, &in) != nil {
-			http.Error(w, "bad hook input", http.StatusBadRequest)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(req.Context(), cancel)
-		defer stop()
-		out := hookAnswer(ctx, h, host, &in)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(out)
-	})
 }
 
 // hookAnswer calls the hook of in's event and returns gemini's answer.

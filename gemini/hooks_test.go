@@ -47,7 +47,7 @@ func TestHookRelayEndpoint(t *testing.T) {
 	}
 	hooks := driver.NewRunHooks("gemini", req)
 	host := driver.LocalHostTools("gemini", req, hooks)
-	srv := httptest.NewServer(relayHandler(context.Background(), hooks, host, "s3cret"))
+	srv := httptest.NewServer(driver.HookHandler(context.Background(), "Bearer s3cret", func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, hooks, host, in) }))
 	defer srv.Close()
 
 	post1 := func(auth, body string) (int, map[string]any) {

@@ -50,16 +50,11 @@ package qwen
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -109,12 +104,8 @@ func systemSettingsPath(env []string) (settings, defaults string) {
 	return settings, defaults
 }
 
-// maxHookInput bounds what the endpoint reads of one hook's input, and
-// maxSystemSettings the system settings file agentcli copies.
-const (
-	maxHookInput      = 64 << 20
-	maxSystemSettings = 16 << 20
-)
+// maxSystemSettings bounds the system settings file agentcli copies.
+const maxSystemSettings = 16 << 20
 
 // hookEvents returns the qwen hook events r's hooks need (see above).
 func hookEvents(r *driver.Run) []string {
@@ -219,28 +210,17 @@ func writeHookSettings(r *driver.Run, events []string, pre *preChecked) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, err
-	}
-	secret := hex.EncodeToString(b[:])
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	host := r.HostTools()
+	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, r.Hooks(), host, pre, in) })
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	srv := &http.Server{Handler: hookHandler(ctx, r.Hooks(), r.HostTools(), pre, secret), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	r.Defer(func() {
-		cancel()
-		_ = srv.Close()
-	})
 	timeout := r.Req.PermissionTimeout
 	if timeout <= 0 {
 		timeout = agentcli.DefaultPermissionTimeout
 	}
 	hook := []map[string]any{{"matcher": "*", "hooks": []map[string]any{{"type": "http",
-		"url": "http://" + ln.Addr().String() + "/hook", "headers": map[string]string{"Authorization": "Bearer " + secret},
+		"url": ep.URL, "headers": map[string]string{"Authorization": ep.Authorization},
 		"timeout": int((timeout + 10*time.Second + time.Second - 1) / time.Second)}}}}
 	hooks, _ := settings["hooks"].(map[string]any)
 	if hooks == nil {
@@ -303,30 +283,6 @@ type hookInput struct {
 	Error          string          `json:"error"` // PostToolUseFailure
 	LastMessage    string          `json:"last_assistant_message"`
 	StopHookActive bool            `json:"stop_hook_active"`
-}
-
-// hookHandler answers qwen's hook posts by calling the run's hooks.
-func hookHandler(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, pre *preChecked, secret string) http.Handler {
-	want := []byte("Bearer " + secret)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != "/hook" || req.Method != http.MethodPost ||
-			subtle.ConstantTimeCompare([]byte(req.Header.Get("Authorization")), want) != 1 {
-			http.Error(w, "no", http.StatusUnauthorized)
-			return
-		}
-		body, err := io.ReadAll(io.LimitReader(req.Body, maxHookInput))
-		var in hookInput
-		if err != nil || json.Unmarshal(body, &in) != nil {
-			http.Error(w, "bad hook input", http.StatusBadRequest)
-			return
-		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(req.Context(), cancel)
-		defer stop()
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(hookAnswer(ctx, h, host, pre, &in))
-	})
 }
 
 // hookAnswer calls the hook of in's event and returns qwen's answer ({}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,26 +123,6 @@ func TestHookAnswer(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
-}
-
-func TestHookHandlerSecret(t *testing.T) {
-	h := driver.NewRunHooks(Name, &agentcli.Request{Hooks: &agentcli.Hooks{}})
-	srv := httptest.NewServer(hookHandler(context.Background(), h, nil, nil, "s3cret"))
-	defer srv.Close()
-	for auth, want := range map[string]int{"": http.StatusUnauthorized, "Bearer nope": http.StatusUnauthorized, "Bearer s3cret": http.StatusOK} {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/hook", strings.NewReader(`{"hook_event_name":"Stop"}`))
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != want {
-			t.Errorf("Authorization %q: %d, want %d", auth, res.StatusCode, want)
-		}
-	}
 }
 
 func TestHooksOff(t *testing.T) {
