@@ -120,15 +120,11 @@ func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools,
 	if in.Event != "PreToolUse" {
 		return out
 	}
-	if _, ok := host.Match(in.ToolName); ok {
+	use, hostTool := driver.HookToolUse(tools, host, in.ToolName, in.ToolInput)
+	if hostTool {
 		return out // agentcli's MCP server calls PreToolUse itself
 	}
-	input := in.ToolInput
-	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
-		input = json.RawMessage("{}")
-	}
-	name, kind := tools.Canonical(in.ToolName)
-	res := h.PreToolUse(ctx, in.SessionID, agentcli.ToolUse{Name: name, RawName: in.ToolName, Kind: kind, Input: input}, "")
+	res := h.PreToolUse(ctx, in.SessionID, use, "")
 	switch {
 	case res.Deny:
 		out["hookSpecificOutput"] = map[string]any{"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": res.Reason}

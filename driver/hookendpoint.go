@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/agentcli/agentcli"
 )
 
 // A CLI whose own hooks can call out (gemini's and droid's command hooks,
@@ -110,4 +112,20 @@ process.stdin.on("end", async () => {
   }
 });
 `
+}
+
+// HookToolUse is the tool use of a call a CLI's hook reports by its raw
+// name and input: a tool of agentcli's MCP server under its own name
+// (Kind other; hostTool is true: that server calls the hooks about it
+// itself), any other named through t. An input that is not a JSON object
+// is {}.
+func HookToolUse(t Tools, host *HostTools, raw string, input json.RawMessage) (use agentcli.ToolUse, hostTool bool) {
+	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	name, kind := t.Canonical(raw)
+	if n, ok := host.Match(raw); ok {
+		name, kind, hostTool = n, agentcli.ToolOther, true
+	}
+	return agentcli.ToolUse{Name: name, RawName: raw, Kind: kind, Input: input}, hostTool
 }

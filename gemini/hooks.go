@@ -113,16 +113,7 @@ type hookInput struct {
 // hookAnswer calls the hook of in's event and returns gemini's answer.
 func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, in *hookInput) map[string]any {
 	out := map[string]any{}
-	input := in.ToolInput
-	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
-		input = json.RawMessage("{}")
-	}
-	name, kind := tools.Canonical(in.ToolName)
-	n, hostTool := host.Match(in.ToolName)
-	if hostTool {
-		name, kind = n, agentcli.ToolOther
-	}
-	use := agentcli.ToolUse{Name: name, RawName: in.ToolName, Kind: kind, Input: input}
+	use, hostTool := driver.HookToolUse(tools, host, in.ToolName, in.ToolInput)
 	switch in.Event {
 	case "BeforeTool":
 		if hostTool {

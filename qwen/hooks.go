@@ -289,20 +289,11 @@ type hookInput struct {
 // for no opinion).
 func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, pre *preChecked, in *hookInput) map[string]any {
 	out := map[string]any{}
-	input := in.ToolInput
-	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
-		input = json.RawMessage("{}")
+	use, hostTool := driver.HookToolUse(tools, host, in.ToolName, in.ToolInput)
+	use.ID = in.ToolCallID // the id the events carry
+	if use.ID == "" {
+		use.ID = in.ToolUseID
 	}
-	id := in.ToolCallID // the id the events carry
-	if id == "" {
-		id = in.ToolUseID
-	}
-	name, kind := tools.Canonical(in.ToolName)
-	n, hostTool := host.Match(in.ToolName)
-	if hostTool {
-		name, kind = n, agentcli.ToolOther
-	}
-	use := agentcli.ToolUse{ID: id, Name: name, RawName: in.ToolName, Kind: kind, Input: input}
 	switch in.Event {
 	case "PreToolUse":
 		if hostTool || pre.take(in.ToolCallID) {
@@ -320,12 +311,12 @@ func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools,
 		out["hookSpecificOutput"] = map[string]any{"hookEventName": "PreToolUse",
 			"permissionDecision": "deny", "permissionDecisionReason": reason}
 	case "PostToolUse":
-		res := h.PostToolUse(ctx, in.SessionID, use, agentcli.ToolResult{ID: id, Output: responseText(in.ToolResponse)})
+		res := h.PostToolUse(ctx, in.SessionID, use, agentcli.ToolResult{ID: use.ID, Output: responseText(in.ToolResponse)})
 		if res.Context != "" {
 			out["hookSpecificOutput"] = map[string]any{"hookEventName": "PostToolUse", "additionalContext": res.Context}
 		}
 	case "PostToolUseFailure":
-		res := h.PostToolUse(ctx, in.SessionID, use, agentcli.ToolResult{ID: id, Output: in.Error, IsError: true})
+		res := h.PostToolUse(ctx, in.SessionID, use, agentcli.ToolResult{ID: use.ID, Output: in.Error, IsError: true})
 		if res.Context != "" {
 			out["hookSpecificOutput"] = map[string]any{"hookEventName": "PostToolUseFailure", "additionalContext": res.Context}
 		}
