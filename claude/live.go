@@ -319,7 +319,9 @@ func (p *liveProto) canUseTool(c streamjson.Request) {
 	r := c.CanUseTool()
 	input := r.Input
 	if r.ToolName == agentcli.ToolNameAskUserQuestion {
-		p.question(c.ID, r.ToolUseID, input)
+		// The answers go back as the input's "answers": each question's
+		// text to the labels chosen.
+		p.ctl.AskUserQuestion(p.h, p.qsem, c.ID, r.ToolUseID, input, func(_ int, q string) string { return q })
 		return
 	}
 	name, kind := tools.Canonical(r.ToolName)
@@ -397,64 +399,4 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
-}
-
-// askInput is AskUserQuestion's input (claude 2.1.330: 1 to 4 questions,
-// each with a header, 2 to 4 options and multiSelect).
-type askInput struct {
-	Questions []struct {
-		Question string `json:"question"`
-		Header   string `json:"header"`
-		Options  []struct {
-			Label       string `json:"label"`
-			Description string `json:"description"`
-		} `json:"options"`
-		MultiSelect bool `json:"multiSelect"`
-	} `json:"questions"`
-}
-
-// question answers claude's AskUserQuestion, which arrives as a
-// can_use_tool request: never as a permission request, since allowing it
-// without answers would tell the model the user answered nothing. The
-// question goes to Request.OnQuestion (one at a time); the answers are
-// allowed as the tool's input's "answers" (question text to the labels
-// chosen, joined with ", "), which claude tells the model; no answer
-// (no OnQuestion, an error, the deadline) is a refusal whose message
-// says so.
-func (p *liveProto) question(id, toolUseID string, input json.RawMessage) {
-	var in askInput
-	_ = json.Unmarshal(input, &in) // fields of an unexpected type are left zero
-	q := &agentcli.Question{SessionID: p.h.SessionID(), ID: toolUseID}
-	for _, it := range in.Questions {
-		item := agentcli.QuestionItem{Header: it.Header, Text: it.Question, MultiSelect: it.MultiSelect}
-		for _, o := range it.Options {
-			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
-		}
-		q.Items = append(q.Items, item)
-	}
-	req := p.h.Request()
-	go func() {
-		ctx, cancel := p.h.TurnContext()
-		defer cancel()
-		a, msg := driver.AskQuestion(ctx, req.OnQuestion, p.qsem, req.PermissionTimeout, q)
-		if a == nil || len(q.Items) == 0 {
-			if msg == "" {
-				msg = agentcli.NoAnswerMessage
-			}
-			p.ctl.Deny(id, msg)
-			return
-		}
-		var obj map[string]any
-		if json.Unmarshal(input, &obj) != nil || obj == nil {
-			obj = map[string]any{}
-		}
-		answers := map[string]string{}
-		for i, it := range q.Items {
-			if i < len(a.Answers) && len(a.Answers[i]) > 0 {
-				answers[it.Text] = strings.Join(a.Answers[i], ", ")
-			}
-		}
-		obj["answers"] = answers
-		p.ctl.Allow(id, obj)
-	}()
 }

@@ -27,10 +27,7 @@ package qwen
 // Hooks: hooks.go.
 
 import (
-	"encoding/json"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -53,67 +50,4 @@ func asksNative(req *agentcli.Request) bool { return req.OnQuestion != nil && na
 func hostServer(req *agentcli.Request) bool {
 	return driver.IsHostServer(req, agentcli.HostServerName) &&
 		slices.ContainsFunc(req.MCPServers, func(s agentcli.MCPServer) bool { return s.Name == agentcli.HostServerName })
-}
-
-// askInput is ask_user_question's input (qwen 0.24.4: 1 to 4 questions,
-// each with a header and 2 to 4 options).
-type askInput struct {
-	Questions []struct {
-		Question string `json:"question"`
-		Header   string `json:"header"`
-		Options  []struct {
-			Label       string `json:"label"`
-			Description string `json:"description"`
-		} `json:"options"`
-		MultiSelect bool `json:"multiSelect"`
-	} `json:"questions"`
-}
-
-// question answers qwen's ask_user_question, which arrives as a
-// can_use_tool request: never as a permission request, since allowing it
-// without answers would tell the model the user gave none (see the top
-// of the file).
-func (p *liveProto) question(id, toolUseID string, input json.RawMessage) {
-	var in askInput
-	_ = json.Unmarshal(input, &in) // fields of an unexpected type are left zero
-	q := &agentcli.Question{SessionID: p.h.SessionID(), ID: toolUseID}
-	for _, it := range in.Questions {
-		item := agentcli.QuestionItem{Header: it.Header, Text: it.Question, MultiSelect: it.MultiSelect}
-		for _, o := range it.Options {
-			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
-		}
-		q.Items = append(q.Items, item)
-	}
-	req := p.h.Request()
-	go func() {
-		ctx, cancel := p.h.TurnContext()
-		defer cancel()
-		a, msg := driver.AskQuestion(ctx, req.OnQuestion, p.qsem, req.PermissionTimeout, q)
-		if a == nil || len(q.Items) == 0 {
-			if msg == "" {
-				msg = agentcli.NoAnswerMessage
-			}
-			p.ctl.Deny(id, msg)
-			return
-		}
-		p.ctl.Allow(id, answerInput(input, q, a))
-	}()
-}
-
-// answerInput returns input with the answers a to q as its "answers":
-// the question's index to the labels chosen, joined with ", " (qwen
-// drops an empty answer).
-func answerInput(input json.RawMessage, q *agentcli.Question, a *agentcli.Answer) map[string]any {
-	var obj map[string]any
-	if json.Unmarshal(input, &obj) != nil || obj == nil {
-		obj = map[string]any{}
-	}
-	answers := map[string]string{}
-	for i := range q.Items {
-		if i < len(a.Answers) && len(a.Answers[i]) > 0 {
-			answers[strconv.Itoa(i)] = strings.Join(a.Answers[i], ", ")
-		}
-	}
-	obj["answers"] = answers
-	return obj
 }

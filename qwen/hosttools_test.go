@@ -70,16 +70,3 @@ func TestHostMCPConfig(t *testing.T) {
 		}
 	}
 }
-
-func TestAnswerInput(t *testing.T) {
-	q := &agentcli.Question{Items: []agentcli.QuestionItem{{Text: "a?"}, {Text: "b?"}, {Text: "c?"}}}
-	a := &agentcli.Answer{Answers: [][]string{{"Red"}, nil, {"x", "y"}}}
-	got := answerInput(json.RawMessage(`{"questions":[],"metadata":{"source":"m"}}`), q, a)
-	b, _ := json.Marshal(got)
-	if want := `{"answers":{"0":"Red","2":"x, y"},"metadata":{"source":"m"},"questions":[]}`; string(b) != want {
-		t.Errorf("answerInput = %s, want %s", b, want)
-	}
-	if got := answerInput(json.RawMessage(`[1]`), q, &agentcli.Answer{}); len(got) != 1 || len(got["answers"].(map[string]string)) != 0 {
-		t.Errorf("answerInput of a non-object: %v", got)
-	}
-}

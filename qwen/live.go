@@ -41,6 +41,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"strconv"
 	"sync"
 	"time"
 
@@ -216,7 +217,9 @@ func (p *liveProto) canUseTool(c streamjson.Request) {
 	r := c.CanUseTool()
 	input := r.Input
 	if r.ToolName == askTool {
-		p.question(c.ID, r.ToolUseID, input) // hosttools.go
+		// The answers go back as the input's "answers" by the
+		// question's index (qwen drops an empty answer); see hosttools.go.
+		p.ctl.AskUserQuestion(p.h, p.qsem, c.ID, r.ToolUseID, input, func(i int, _ string) string { return strconv.Itoa(i) })
 		return
 	}
 	name, kind := tools.Canonical(r.ToolName)
