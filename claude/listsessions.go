@@ -14,9 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,34 +29,10 @@ func listSessions(ctx context.Context, r *driver.Run) ([]agentcli.SessionInfo, e
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, "projects", projectKey(r.Dir))
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []agentcli.SessionInfo
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !driver.IsUUID(id) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		title, err := transcriptTitle(filepath.Join(dir, e.Name()))
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		out = append(out, agentcli.SessionInfo{ID: id, Title: title, Updated: fi.ModTime()})
-	}
-	return out, nil
+	return driver.ListJSONL(ctx, filepath.Join(root, "projects", projectKey(r.Dir)), func(path, _ string) (string, bool, error) {
+		title, err := transcriptTitle(path)
+		return title, true, err
+	})
 }
 
 // maxTitleLine bounds a transcript line read for a title; longer lines

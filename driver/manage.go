@@ -3,8 +3,13 @@ package driver
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentcli/agentcli"
 )
@@ -139,4 +144,44 @@ func interactiveManage(backend string, req *agentcli.Request) error {
 		return &agentcli.UnsupportedError{Backend: backend, Feature: "ForkSession, Continue and NewSessionID in the interactive UI"}
 	}
 	return nil
+}
+
+// ListJSONL lists the sessions kept as dir/ID.jsonl (ID a UUID), as
+// claude, qwen and droid keep theirs: read returns what a session's file
+// (path) says of it, and false for a file that is not one of the
+// directory's sessions (another directory's of the same key, a file of
+// another kind); a file removed meanwhile is passed over, and a directory
+// that does not exist has none. Updated is the file's modification time.
+// The list is in the directory's order (see SortSessions).
+func ListJSONL(ctx context.Context, dir string, read func(path, id string) (title string, ok bool, err error)) ([]agentcli.SessionInfo, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []agentcli.SessionInfo
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !e.Type().IsRegular() || !IsUUID(id) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		fi, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		title, ok, err := read(filepath.Join(dir, e.Name()), id)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !ok {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, agentcli.SessionInfo{ID: id, Title: title, Updated: fi.ModTime()})
+	}
+	return out, nil
 }

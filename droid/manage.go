@@ -34,10 +34,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -46,41 +44,14 @@ import (
 
 // listSessions lists the transcripts of r.Dir.
 func listSessions(ctx context.Context, r *driver.Run) ([]agentcli.SessionInfo, error) {
-	dir := filepath.Join(sessionsDir(r), projectKey(r.Dir))
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	want := realDir(r.Dir)
-	var out []agentcli.SessionInfo
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !driver.IsUUID(id) {
-			continue
+	return driver.ListJSONL(ctx, filepath.Join(sessionsDir(r), projectKey(r.Dir)), func(path, id string) (string, bool, error) {
+		head, err := readStart(path)
+		if err != nil || head.Type != "session_start" || head.ID != id || realDir(head.Cwd) != want {
+			return "", false, err // not a session, or another directory's of the same key
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		head, err := readStart(filepath.Join(dir, e.Name()))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if head.Type != "session_start" || head.ID != id || realDir(head.Cwd) != want {
-			continue // not a session, or another directory's of the same key
-		}
-		out = append(out, agentcli.SessionInfo{ID: id, Title: head.Title, Updated: fi.ModTime()})
-	}
-	return out, nil
+		return head.Title, true, nil
+	})
 }
 
 // realDir returns dir cleaned, with its symbolic links resolved when it

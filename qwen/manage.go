@@ -24,12 +24,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -60,43 +57,16 @@ func checkNewID(r *driver.Run) error {
 // listSessions lists the chats of r.Dir.
 func listSessions(ctx context.Context, r *driver.Run) ([]agentcli.SessionInfo, error) {
 	dir := filepath.Join(runtimeDir(r), "projects", projectKey(r.Dir), "chats")
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var out []agentcli.SessionInfo
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || !e.Type().IsRegular() || !driver.IsUUID(id) {
-			continue
+	return driver.ListJSONL(ctx, dir, func(path, _ string) (string, bool, error) {
+		c, err := readChat(path)
+		if err != nil || filepath.Clean(c.cwd) != filepath.Clean(r.Dir) {
+			return "", false, err // or another directory's of the same key
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if c.custom != "" {
+			return c.custom, true, nil
 		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // removed meanwhile
-		}
-		c, err := readChat(filepath.Join(dir, e.Name()))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if filepath.Clean(c.cwd) != filepath.Clean(r.Dir) {
-			continue // another directory of the same key
-		}
-		title := c.custom
-		if title == "" {
-			title = c.first
-		}
-		out = append(out, agentcli.SessionInfo{ID: id, Title: title, Updated: fi.ModTime()})
-	}
-	return out, nil
+		return c.first, true, nil
+	})
 }
 
 // chatInfo is what ListSessions reads of a chat.
