@@ -45,7 +45,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -78,12 +77,8 @@ func hookPlugin(r *driver.Run, tmp string) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	timeout := r.Req.PermissionTimeout
-	if timeout <= 0 {
-		timeout = agentcli.DefaultPermissionTimeout
-	}
 	hook := map[string]any{"type": "http", "url": ep.URL,
-		"headers": map[string]string{"Authorization": ep.Authorization}, "timeout": int((timeout + 10*time.Second).Seconds())}
+		"headers": map[string]string{"Authorization": ep.Authorization}, "timeout": int(r.HookTimeout().Seconds())}
 	cfg, err := json.Marshal(map[string]any{"hooks": map[string]any{
 		"PreToolUse": []any{map[string]any{"matcher": "*", "hooks": []any{hook}}}}})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -128,4 +130,26 @@ func HookToolUse(t Tools, host *HostTools, raw string, input json.RawMessage) (u
 		name, kind, hostTool = n, agentcli.ToolOther, true
 	}
 	return agentcli.ToolUse{Name: name, RawName: raw, Kind: kind, Input: input}, hostTool
+}
+
+// HookTimeout is how long a CLI should give one of the run's hooks: the
+// request's PermissionTimeout (or the default), which bounds the
+// callbacks behind it, and 10 s more for the relay.
+func (r *Run) HookTimeout() time.Duration {
+	t := r.Req.PermissionTimeout
+	if t <= 0 {
+		t = agentcli.DefaultPermissionTimeout
+	}
+	return t + 10*time.Second
+}
+
+// WriteRelay writes the endpoint's RelayScript to a private file in the
+// run's temporary directory and returns its path.
+func (e *HookEndpoint) WriteRelay(r *Run) (string, error) {
+	dir, err := r.TempDir()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "hook-relay.mjs")
+	return p, os.WriteFile(p, []byte(e.RelayScript()), 0o600)
 }

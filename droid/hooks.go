@@ -35,11 +35,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
-	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -64,24 +61,16 @@ func hookSettings(r *driver.Run) (map[string]any, error) {
 	if !events["PreToolUse"] && !events["PostToolUse"] {
 		return nil, nil
 	}
-	dir, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
 	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
 	if err != nil {
 		return nil, err
 	}
-	relay := filepath.Join(dir, "hook-relay.mjs")
-	if err := os.WriteFile(relay, []byte(ep.RelayScript()), 0o600); err != nil {
+	relay, err := ep.WriteRelay(r)
+	if err != nil {
 		return nil, err
 	}
-	timeout := r.Req.PermissionTimeout
-	if timeout <= 0 {
-		timeout = agentcli.DefaultPermissionTimeout
-	}
 	hook := []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command",
-		"command": relayCommand(r.Path, relay), "timeout": int(math.Ceil((timeout + 10*time.Second).Seconds()))}}}}
+		"command": relayCommand(r.Path, relay), "timeout": int(math.Ceil(r.HookTimeout().Seconds()))}}}}
 	hooks := map[string]any{}
 	for ev, on := range events {
 		if on {

@@ -43,10 +43,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -74,24 +71,16 @@ func hookSettings(r *driver.Run) (map[string]any, error) {
 	if !events["BeforeTool"] && !events["AfterTool"] {
 		return nil, nil
 	}
-	dir, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
 	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
 	if err != nil {
 		return nil, err
 	}
-	relay := filepath.Join(dir, "hook-relay.mjs")
-	if err := os.WriteFile(relay, []byte(ep.RelayScript()), 0o600); err != nil {
+	relay, err := ep.WriteRelay(r)
+	if err != nil {
 		return nil, err
 	}
-	timeout := r.Req.PermissionTimeout
-	if timeout <= 0 {
-		timeout = agentcli.DefaultPermissionTimeout
-	}
 	hook := []map[string]any{{"matcher": ".*", "hooks": []map[string]any{{"type": "command",
-		"command": "node " + strconv.Quote(relay), "timeout": (timeout + 10*time.Second).Milliseconds()}}}}
+		"command": "node " + strconv.Quote(relay), "timeout": r.HookTimeout().Milliseconds()}}}}
 	hooks := map[string]any{}
 	for ev, on := range events {
 		if on {

@@ -215,13 +215,9 @@ func writeHookSettings(r *driver.Run, events []string, pre *preChecked) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	timeout := r.Req.PermissionTimeout
-	if timeout <= 0 {
-		timeout = agentcli.DefaultPermissionTimeout
-	}
 	hook := []map[string]any{{"matcher": "*", "hooks": []map[string]any{{"type": "http",
 		"url": ep.URL, "headers": map[string]string{"Authorization": ep.Authorization},
-		"timeout": int((timeout + 10*time.Second + time.Second - 1) / time.Second)}}}}
+		"timeout": int((r.HookTimeout() + time.Second - 1) / time.Second)}}}}
 	hooks, _ := settings["hooks"].(map[string]any)
 	if hooks == nil {
 		hooks = map[string]any{}
