@@ -291,9 +291,11 @@ func TestTheChecksCanFail(t *testing.T) {
 	}{
 		// A prompt drawn as a flag the CLI lacks, as one of its flags
 		// without the argument it needs, as bad flag syntax or as -h (the
-		// CLI's usage error), or as "--" (the CLI reads no prompt: the
-		// positional words differ from the benign twin's).
-		{"positional prompt", "^TestFlawed$", []string{"flag provided but not defined", "flag needs an argument", "bad flag syntax", "help requested", "positional words"}},
+		// CLI's usage error), as "--" (the CLI reads no prompt: the
+		// positional words differ from the benign twin's), or as one of
+		// its flags with a value, "-system-file=" (the options differ
+		// from the benign twin's).
+		{"positional prompt", "^TestFlawed$", []string{"flag provided but not defined", "flag needs an argument", "bad flag syntax", "help requested", "positional words", "the benign twin's are"}},
 		{"split model, generic rule", "^TestFlawed$", []string{"the benign twin's is"}},
 		{"trust exit 0", "^TestFlawed$/^exit_0_without_result$", []string{"want ErrNoResult only"}},
 	} {

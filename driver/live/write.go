@@ -28,6 +28,7 @@ type msgState int
 const (
 	msgQueued msgState = iota
 	msgWriting
+	msgWritten
 	msgDropped
 )
 
@@ -74,6 +75,13 @@ func (s *Session) send(ctx context.Context, line []byte, wait bool) error {
 		return err
 	case <-ctx.Done():
 		s.wmu.Lock()
+		if m.state == msgWritten {
+			// Written before ctx ended (the writer's answer had not
+			// been read yet: select picks either of two ready cases):
+			// the message was sent.
+			s.wmu.Unlock()
+			return <-m.done
+		}
 		unsent := m.state == msgQueued
 		if unsent {
 			m.state = msgDropped
@@ -124,6 +132,10 @@ func (s *Session) write() {
 		_, err := w.Write(m.b)
 		if err != nil {
 			err = fmt.Errorf("%s: writing to the CLI: %w", s.backend, s.closedErrWith(err))
+		} else {
+			s.wmu.Lock()
+			m.state = msgWritten
+			s.wmu.Unlock()
 		}
 		if m.done != nil {
 			m.done <- err
