@@ -167,34 +167,22 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	// Every mode reachable by SetPermission (switch.go).
 	args, noBypass := liveSwitchArgs(job.Args, r.Lookup("IS_SANDBOX"))
 	mk := newLiveProtoHooks(r.Hooks(), r.HostTools())
-	return live.Start(ctx, live.Config{
-		Backend: Name,
-		Path:    r.Path,
-		Options: *r.Options,
-		Logger:  r.Logger,
-		Args:    args,
-		Env:     append(r.Env[:len(r.Env):len(r.Env)], job.Env...),
-		Dir:     r.Dir,
-		Request: r.Req,
-		Proto: func(h *live.Host) live.Proto {
-			p := mk(h)
-			p.(*liveProto).sw.noBypass = noBypass
-			return p
-		},
-		EditInput: true,
-		Cleanup:   r.Cleanup,
-		Wire:      r.LiveWireLog(Name, args, nil),
-		Redactor:  r.Redactor(),
-		HostTools: r.HostTools(),
-		Hooks:     r.Hooks(),
-		Errors:    r.Errors(),
-	})
+	cfg := live.RunConfig(r, Name, r.Req, args, job.Env, nil)
+	cfg.Proto = func(h *live.Host) live.Proto {
+		p := mk(h)
+		p.(*liveProto).sw.noBypass = noBypass
+		return p
+	}
+	cfg.EditInput = true
+	return live.Start(ctx, cfg)
 }
 
 // replaySession replays a live session's wire log: the protocol needs
 // nothing but the log's lines.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newReplayProto, EditInput: true}, log)
+	cfg := live.ReplayConfig(r, Name, newReplayProto)
+	cfg.EditInput = true
+	return live.Replay(cfg, log)
 }
 
 // newLiveProtoHooks returns the maker of a session's protocol with the

@@ -178,23 +178,9 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	host := r.HostTools()
 	req := restrictHost(r.Req, host != nil)
 	args := liveArgs(req)
-	s, err := live.Start(ctx, live.Config{
-		Backend:   Name,
-		Path:      r.Path,
-		Options:   *r.Options,
-		Logger:    r.Logger,
-		Args:      args,
-		Env:       r.Env,
-		Dir:       r.Dir,
-		Request:   req,
-		Cleanup:   r.Cleanup,
-		Proto:     newAppServerHost(req, r.Dir, host),
-		Wire:      r.LiveWireLog(Name, args, nil),
-		Redactor:  r.Redactor(),
-		HostTools: host,
-		Hooks:     r.Hooks(),
-		Errors:    r.Errors(),
-	})
+	cfg := live.RunConfig(r, Name, req, args, nil, nil)
+	cfg.Proto = newAppServerHost(req, r.Dir, host)
+	s, err := live.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +190,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 // replaySession replays a live session's wire log: the protocol needs
 // the request's model and session id, which the log's start record holds.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newAppServer(r.Req, "")}, log)
+	return live.Replay(live.ReplayConfig(r, Name, newAppServer(r.Req, "")), log)
 }
 
 // newAppServer returns the maker of a session's protocol.

@@ -52,7 +52,6 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/acp"
-	"github.com/agentcli/agentcli/driver/live"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -213,36 +212,13 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	args := liveArgs(req)
-	return live.Start(ctx, live.Config{
-		Backend:   Name,
-		Path:      r.Path,
-		Options:   *r.Options,
-		Logger:    r.Logger,
-		Args:      args,
-		Env:       append(r.Env[:len(r.Env):len(r.Env)], env...),
-		Dir:       r.Dir,
-		Request:   req,
-		Cleanup:   r.Cleanup,
-		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:      r.LiveWireLog(Name, args, ac.Record(req.MCPServers)),
-		Redactor:  r.Redactor(),
-		HostTools: r.HostTools(),
-		Hooks:     r.Hooks(),
-		Errors:    r.Errors(),
-	})
+	return acp.Start(ctx, r, Name, req, liveArgs(req), env, ac)
 }
 
 // replaySession replays a live session's wire log, with the protocol
 // configured as the log recorded it.
 func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	ac := acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools}
-	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
-		return func(yield func(agentcli.Event, error) bool) {
-			yield(agentcli.Event{}, &agentcli.ParseError{Backend: Name, Err: err})
-		}
-	}
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
+	return acp.Replay(r, Name, proto, log, acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools}, nil)
 }
 
 // waitLoadable waits, when gemini's chat file of session id is stamped with

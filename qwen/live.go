@@ -73,24 +73,10 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 		p.hooks, p.pre, p.host = hooks, pre, host
 		return p
 	}
-	return live.Start(ctx, live.Config{
-		Backend:  Name,
-		Path:     r.Path,
-		Options:  *r.Options,
-		Logger:   r.Logger,
-		Args:     args,
-		Env:      append(r.Env[:len(r.Env):len(r.Env)], henv...),
-		Dir:      r.Dir,
-		Request:  req,
-		Proto:    proto,
-		Cleanup:  r.Cleanup,
-		Wire:     r.LiveWireLog(Name, args, nil),
-		Redactor: r.Redactor(),
-		Errors:   r.Errors(),
-		// Host tools, questions and hooks: hosttools.go.
-		HostTools: r.HostTools(),
-		Hooks:     r.Hooks(),
-	})
+	// Host tools, questions and hooks: hosttools.go.
+	cfg := live.RunConfig(r, Name, req, args, henv, nil)
+	cfg.Proto = proto
+	return live.Start(ctx, cfg)
 }
 
 // sessionRequest returns the request the session answers permission
@@ -108,7 +94,7 @@ func sessionRequest(req *agentcli.Request) *agentcli.Request {
 
 // replaySession replays a live session's wire log.
 func replaySession(r *driver.Run, _ json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return live.Replay(live.Config{Backend: Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(), Proto: newLiveProto}, log)
+	return live.Replay(live.ReplayConfig(r, Name, newLiveProto), log)
 }
 
 func newLiveProto(h *live.Host) live.Proto {
