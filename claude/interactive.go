@@ -16,21 +16,12 @@ import (
 // ignored with a warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
-	for _, u := range []struct {
-		set     bool
-		feature string
-		clear   func()
-	}{
-		{req.MaxTurns > 0, "max turns", func() { req.MaxTurns = 0 }},
-		{req.MaxBudgetUSD > 0, "spending cap (max budget)", func() { req.MaxBudgetUSD = 0 }},
-		{len(req.OutputSchema) > 0, "structured output (output schema)", func() { req.OutputSchema = nil }},
-	} {
-		if u.set {
-			if err := r.Unsupported(u.feature); err != nil {
-				return nil, err
-			}
-			u.clear()
-		}
+	if err := r.DropUISettings(
+		driver.UISetting{Set: req.MaxTurns > 0, Feature: "max turns", Clear: func() { req.MaxTurns = 0 }},
+		driver.UISetting{Set: req.MaxBudgetUSD > 0, Feature: "spending cap (max budget)", Clear: func() { req.MaxBudgetUSD = 0 }},
+		driver.UISetting{Set: len(req.OutputSchema) > 0, Feature: "structured output (output schema)", Clear: func() { req.OutputSchema = nil }},
+	); err != nil {
+		return nil, err
 	}
 	sysFile, err := writeSystemPrompt(r)
 	if err != nil {

@@ -95,29 +95,12 @@ func prepare(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := policyFor(req)
+	s, err := setUp(r, req, true)
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	f := files{usage: filepath.Join(tmp, "usage.json")}
-	var mcpEnv []string
-	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
-		return nil, err
-	}
-	env, err := runEnv(r, tmp)
-	if err != nil {
-		return nil, err
-	}
-	env = append(env, mcpEnv...)
-	var hookEnv []string
-	if f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
-		return nil, err
-	}
-	env = append(env, hookEnv...)
+	p, f, env := s.p, s.f, s.env
+	f.usage = filepath.Join(s.tmp, "usage.json")
 	id, newID := req.SessionID, ""
 	if id == "" {
 		if newID = req.NewSessionID; newID == "" {
@@ -134,6 +117,48 @@ func prepare(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 		Before: [][]byte{sessionLine(id)},
 		After:  func() [][]byte { return usageLine(f.usage) },
 	}, nil
+}
+
+// setup is what a run, a live session and the interactive UI prepare
+// alike (see setUp).
+type setup struct {
+	p   toolPolicy
+	f   files
+	tmp string   // the run's temporary directory
+	env []string // to add to the CLI's environment
+}
+
+// setUp prepares a run of req (a one-shot run, a live session or the
+// interactive UI): its tool policy, and in the run's temporary directory
+// its MCP configuration and, when hooks is set, its hooks plugin, with
+// the environment they and runEnv add.
+func setUp(r *driver.Run, req *agentcli.Request, hooks bool) (setup, error) {
+	p, err := policyFor(req)
+	if err != nil {
+		return setup{}, err
+	}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return setup{}, err
+	}
+	s := setup{p: p, tmp: tmp}
+	var mcpEnv []string
+	if s.f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
+		return setup{}, err
+	}
+	if s.env, err = runEnv(r, tmp); err != nil {
+		return setup{}, err
+	}
+	s.env = append(s.env, mcpEnv...)
+	if !hooks {
+		return s, nil
+	}
+	var hookEnv []string
+	if s.f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
+		return setup{}, err
+	}
+	s.env = append(s.env, hookEnv...)
+	return s, nil
 }
 
 // newUUID returns a random (version 4) UUID.

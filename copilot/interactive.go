@@ -17,30 +17,15 @@ import (
 // its "Yes, and remember" writes); agentclitest.Server.Wire writes it, and
 // agentcli never writes into a CLI's home.
 func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	req := r.Req
-	p, err := policyFor(req)
+	s, err := setUp(r, r.Req, false) // args.go
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := r.TempDir()
+	args, err := interactiveArgs(r.Req, s.p, s.f)
 	if err != nil {
 		return nil, err
 	}
-	var f files
-	var mcpEnv []string
-	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
-		return nil, err
-	}
-	env, err := runEnv(r, tmp)
-	if err != nil {
-		return nil, err
-	}
-	env = append(env, mcpEnv...)
-	args, err := interactiveArgs(req, p, f)
-	if err != nil {
-		return nil, err
-	}
-	return &driver.Job{Args: args, Env: env}, nil
+	return &driver.Job{Args: args, Env: s.env}, nil
 }
 
 // interactiveArgs returns the arguments of copilot's interactive UI for

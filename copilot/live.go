@@ -182,30 +182,11 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	p, err := policyFor(req)
+	s, err := setUp(r, req, true) // args.go
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := r.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	var f files
-	var mcpEnv []string
-	if f.mcp, mcpEnv, err = writeMCPConfig(tmp, req.MCPServers, p); err != nil {
-		return nil, err
-	}
-	env, err := runEnv(r, tmp)
-	if err != nil {
-		return nil, err
-	}
-	env = append(env, mcpEnv...)
-	var hookEnv []string
-	if f.plugin, hookEnv, err = hookPlugin(r, tmp); err != nil {
-		return nil, err
-	}
-	env = append(env, hookEnv...)
-	return acp.Start(ctx, r, Name, req, liveArgs(req, p, f), env, acpConfig(req, r.Dir))
+	return acp.Start(ctx, r, Name, req, liveArgs(req, s.p, s.f), s.env, acpConfig(req, r.Dir))
 }
 
 // replaySession replays a live session's wire log, with the protocol

@@ -20,21 +20,12 @@ func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools in interactive mode",
 			Reason: "droid's interactive UI takes no tool list"}
 	}
-	for _, u := range []struct {
-		set     bool
-		feature string
-		clear   func()
-	}{
-		{req.Model != "", "model", func() { req.Model = "" }},
-		{req.Effort != "", "reasoning effort", func() { req.Effort = "" }},
-		{len(req.MCPServers) > 0, "MCP servers", func() { req.MCPServers = nil }},
-	} {
-		if u.set {
-			if err := r.Unsupported(u.feature); err != nil {
-				return nil, err
-			}
-			u.clear()
-		}
+	if err := r.DropUISettings(
+		driver.UISetting{Set: req.Model != "", Feature: "model", Clear: func() { req.Model = "" }},
+		driver.UISetting{Set: req.Effort != "", Feature: "reasoning effort", Clear: func() { req.Effort = "" }},
+		driver.UISetting{Set: len(req.MCPServers) > 0, Feature: "MCP servers", Clear: func() { req.MCPServers = nil }},
+	); err != nil {
+		return nil, err
 	}
 	sys, err := writeSystemPrompt(r)
 	if err != nil {

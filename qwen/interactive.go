@@ -15,21 +15,12 @@ import (
 // Options.Strict.
 func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
-	for _, u := range []struct {
-		set     bool
-		feature string
-		clear   func()
-	}{
-		{req.Effort != "", "reasoning effort", func() { req.Effort = "" }},
-		{req.MaxTurns > 0, "max turns", func() { req.MaxTurns = 0 }},
-		{len(req.OutputSchema) > 0, "structured output (output schema)", func() { req.OutputSchema = nil }},
-	} {
-		if u.set {
-			if err := r.Unsupported(u.feature); err != nil {
-				return nil, err
-			}
-			u.clear()
-		}
+	if err := r.DropUISettings(
+		driver.UISetting{Set: req.Effort != "", Feature: "reasoning effort", Clear: func() { req.Effort = "" }},
+		driver.UISetting{Set: req.MaxTurns > 0, Feature: "max turns", Clear: func() { req.MaxTurns = 0 }},
+		driver.UISetting{Set: len(req.OutputSchema) > 0, Feature: "structured output (output schema)", Clear: func() { req.OutputSchema = nil }},
+	); err != nil {
+		return nil, err
 	}
 	mcpFile, err := writeMCPConfig(r)
 	if err != nil {
