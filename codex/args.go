@@ -69,6 +69,26 @@ func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 		args = append(args, "--dangerously-bypass-approvals-and-sandbox")
 	}
 	args = append(args, "--skip-git-repo-check")
+	args = append(args, settingArgs(req, dir, pol)...)
+	if f.schema != "" {
+		args = append(args, "--output-schema="+f.schema)
+	}
+	args = append(args, req.ExtraArgs...)
+	if req.SessionID != "" {
+		sub := "resume"
+		if req.ForkSession {
+			sub = "fork" // a new thread with the history (codex 0.169.0: exec fork SESSION_ID [PROMPT])
+		}
+		args = append(args, sub, "--", req.SessionID)
+	}
+	return append(args, "-")
+}
+
+// settingArgs returns the flags of req's settings that a run and the
+// interactive UI share: the directory, the model, the system prompt, the
+// MCP servers, the tool policy's flags and the effort. It is pure.
+func settingArgs(req *agentcli.Request, dir string, pol toolPolicy) []string {
+	var args []string
 	if dir != "" {
 		args = append(args, "--cd="+dir)
 	}
@@ -85,18 +105,7 @@ func buildArgsFiles(req *agentcli.Request, dir string, f runFiles) []string {
 	if req.Effort != "" {
 		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
 	}
-	if f.schema != "" {
-		args = append(args, "--output-schema="+f.schema)
-	}
-	args = append(args, req.ExtraArgs...)
-	if req.SessionID != "" {
-		sub := "resume"
-		if req.ForkSession {
-			sub = "fork" // a new thread with the history (codex 0.169.0: exec fork SESSION_ID [PROMPT])
-		}
-		args = append(args, sub, "--", req.SessionID)
-	}
-	return append(args, "-")
+	return args
 }
 
 // validate checks the request fields that reach codex's argv. It is pure

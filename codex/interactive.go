@@ -78,22 +78,7 @@ func interactiveArgs(req *agentcli.Request, dir string) ([]string, error) {
 		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "permission mode " + string(req.Permission),
 			Reason: "codex's interactive UI has no such mode on its command line"}
 	}
-	if dir != "" {
-		args = append(args, "--cd="+dir)
-	}
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.SystemPrompt != "" {
-		args = append(args, "-c", developerInstructionsArg(req.SystemPrompt))
-	}
-	for _, o := range mcpOverrides(req.MCPServers) {
-		args = append(args, "-c", o)
-	}
-	args = append(args, pol.args()...)
-	if req.Effort != "" {
-		args = append(args, "-c", reasoningEffortKey+"="+tomlString(string(req.Effort)))
-	}
+	args = append(args, settingArgs(req, dir, pol)...)
 	args = append(args, req.ExtraArgs...)
 	if req.SessionID != "" || req.Prompt != "" {
 		args = append(args, "--")

@@ -192,21 +192,7 @@ func isSlashCommand(s string) bool {
 // reference unless the character before it is a backslash or the character
 // after it cannot begin PATH. Inserting "\" before such an "@" changes only
 // that "@"'s own look-behind, so the result has no reference left.
-func escapeAt(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '@' && (i == 0 || s[i-1] != '\\') && startsAtPath(s[i+1:]) {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func escapeAt(s string) string { return driver.EscapeAt(s, startsAtPath) }
 
 // startsAtPath reports whether gemini's PATH pattern matches at the start
 // of rest.

@@ -69,3 +69,21 @@ func validate(req *agentcli.Request) error {
 	}
 	return checkTools(req)
 }
+
+// configEnv writes the private configuration file that carries system and
+// servers, when there is either, and returns the environment that points
+// opencode at it (OPENCODE_CONFIG=FILE), else nil.
+func configEnv(r *driver.Run, system string, servers []agentcli.MCPServer) ([]string, error) {
+	if system == "" && len(servers) == 0 {
+		return nil, nil
+	}
+	tmp, err := r.TempDir()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := writeConfig(tmp, system, servers)
+	if err != nil {
+		return nil, err
+	}
+	return []string{"OPENCODE_CONFIG=" + cfg}, nil
+}

@@ -54,16 +54,8 @@ func interactive(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 			system = ""
 		}
 	}
-	if system != "" || len(req.MCPServers) > 0 {
-		tmp, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		cfg, err := writeConfig(tmp, system, req.MCPServers)
-		if err != nil {
-			return nil, err
-		}
-		job.Env = append(job.Env, "OPENCODE_CONFIG="+cfg)
+	if job.Env, err = configEnv(r, system, req.MCPServers); err != nil { // args.go
+		return nil, err
 	}
 	preq := req
 	if preq.Permission == "" {

@@ -342,18 +342,10 @@ func prepare(ctx context.Context, r *driver.Run) (*driver.Job, error) {
 			system = ""
 		}
 	}
-	if system != "" || len(req.MCPServers) > 0 {
-		tmp, err := r.TempDir()
-		if err != nil {
-			return nil, err
-		}
-		cfg, err := writeConfig(tmp, system, req.MCPServers)
-		if err != nil {
-			return nil, err
-		}
-		// Not set anywhere in the environment (checked above), so it
-		// cannot override a caller's value.
-		job.Env = []string{"OPENCODE_CONFIG=" + cfg}
+	// OPENCODE_CONFIG is not set anywhere in the environment (checked
+	// above), so it cannot override a caller's value.
+	if job.Env, err = configEnv(r, system, req.MCPServers); err != nil { // args.go
+		return nil, err
 	}
 	if v := permissionEnv(req, r.Lookup("OPENCODE_PERMISSION")); v != "" {
 		job.Env = append(job.Env, "OPENCODE_PERMISSION="+v)

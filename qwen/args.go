@@ -207,18 +207,4 @@ func isSlashCommand(s string) bool {
 // "@" escaped the text holds no reference and reaches the model as it is,
 // backslashes included. Inserting "\" before an "@" changes only that
 // "@"'s own look-behind.
-func escapeAt(s string) string {
-	if !strings.Contains(s, "@") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '@' && (i == 0 || s[i-1] != '\\') {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(c)
-	}
-	return b.String()
-}
+func escapeAt(s string) string { return driver.EscapeAt(s, nil) }
