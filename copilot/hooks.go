@@ -100,13 +100,9 @@ func hookPlugin(r *driver.Run, tmp string) (string, []string, error) {
 	return dir, []string{"COPILOT_HOOK_ALLOW_LOCALHOST=1"}, nil
 }
 
-// hookInput is what copilot posts to an http hook.
-type hookInput struct {
-	SessionID string          `json:"session_id"`
-	Event     string          `json:"hook_event_name"`
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
-}
+// hookInput is what copilot posts to an http hook (no tool_response: its
+// hooks are PreToolUse only).
+type hookInput = driver.HookInput
 
 // hookAnswer calls PreToolUse about in's call and returns copilot's
 // answer (see above).

@@ -58,26 +58,11 @@ func nativeHooks(*agentcli.Request, bool) driver.NativeHooks {
 func hookSettings(r *driver.Run) (map[string]any, error) {
 	h := r.Hooks()
 	events := map[string]bool{"PreToolUse": h.HasPreToolUse(), "PostToolUse": h.HasPostToolUse()}
-	if !events["PreToolUse"] && !events["PostToolUse"] {
-		return nil, nil
-	}
-	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
-	if err != nil {
-		return nil, err
-	}
-	relay, err := ep.WriteRelay(r)
-	if err != nil {
-		return nil, err
-	}
-	hook := []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command",
-		"command": relayCommand(r.Path, relay), "timeout": int(math.Ceil(r.HookTimeout().Seconds()))}}}}
-	hooks := map[string]any{}
-	for ev, on := range events {
-		if on {
-			hooks[ev] = hook
-		}
-	}
-	return hooks, nil
+	return driver.RelayHooks(r, events, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) },
+		func(relay string) any {
+			return []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command",
+				"command": relayCommand(r.Path, relay), "timeout": int(math.Ceil(r.HookTimeout().Seconds()))}}}}
+		})
 }
 
 // relayCommand is the shell command of a hook: droid's binary (path) as
@@ -90,13 +75,7 @@ func relayCommand(path, relay string) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // hookInput is what droid gives a hook command on stdin.
-type hookInput struct {
-	SessionID    string          `json:"session_id"`
-	Event        string          `json:"hook_event_name"`
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-}
+type hookInput = driver.HookInput
 
 // hookAnswer calls the hook of in's event and returns droid's answer.
 func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, in *hookInput) map[string]any {

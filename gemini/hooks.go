@@ -68,36 +68,19 @@ func hookSettings(r *driver.Run) (map[string]any, error) {
 	h := r.Hooks()
 	n := h.Native()
 	events := map[string]bool{"BeforeTool": n.PreToolUse && h.HasPreToolUse(), "AfterTool": n.PostToolUse && h.HasPostToolUse()}
-	if !events["BeforeTool"] && !events["AfterTool"] {
-		return nil, nil
-	}
-	ep, err := driver.ServeHooks(r, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) })
-	if err != nil {
+	hooks, err := driver.RelayHooks(r, events, func(ctx context.Context, in *hookInput) any { return hookAnswer(ctx, h, r.HostTools(), in) },
+		func(relay string) any {
+			return []map[string]any{{"matcher": ".*", "hooks": []map[string]any{{"type": "command",
+				"command": "node " + strconv.Quote(relay), "timeout": r.HookTimeout().Milliseconds()}}}}
+		})
+	if hooks == nil || err != nil {
 		return nil, err
-	}
-	relay, err := ep.WriteRelay(r)
-	if err != nil {
-		return nil, err
-	}
-	hook := []map[string]any{{"matcher": ".*", "hooks": []map[string]any{{"type": "command",
-		"command": "node " + strconv.Quote(relay), "timeout": r.HookTimeout().Milliseconds()}}}}
-	hooks := map[string]any{}
-	for ev, on := range events {
-		if on {
-			hooks[ev] = hook
-		}
 	}
 	return map[string]any{"hooks": hooks}, nil
 }
 
 // hookInput is what gemini gives a hook command on stdin.
-type hookInput struct {
-	SessionID    string          `json:"session_id"`
-	Event        string          `json:"hook_event_name"`
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-}
+type hookInput = driver.HookInput
 
 // hookAnswer calls the hook of in's event and returns gemini's answer.
 func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools, in *hookInput) map[string]any {
@@ -127,18 +110,4 @@ func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools,
 // responseText returns an AfterTool tool_response as text: its
 // llmContent when that is a string, else its returnDisplay, else the
 // JSON.
-func responseText(raw json.RawMessage) string {
-	var r struct {
-		LLMContent    json.RawMessage `json:"llmContent"`
-		ReturnDisplay json.RawMessage `json:"returnDisplay"`
-	}
-	if json.Unmarshal(raw, &r) == nil {
-		for _, f := range []json.RawMessage{r.LLMContent, r.ReturnDisplay} {
-			var s string
-			if json.Unmarshal(f, &s) == nil && s != "" {
-				return s
-			}
-		}
-	}
-	return string(raw)
-}
+func responseText(raw json.RawMessage) string { return driver.ToolResponseText(raw, false) }

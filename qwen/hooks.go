@@ -328,21 +328,7 @@ func hookAnswer(ctx context.Context, h *driver.RunHooks, host *driver.HostTools,
 // responseText returns a PostToolUse tool_response as text: its
 // returnDisplay when that is a string (what the events report: a
 // command's output), else its llmContent, else the JSON.
-func responseText(raw json.RawMessage) string {
-	var r struct {
-		LLMContent    json.RawMessage `json:"llmContent"`
-		ReturnDisplay json.RawMessage `json:"returnDisplay"`
-	}
-	if json.Unmarshal(raw, &r) == nil {
-		for _, f := range []json.RawMessage{r.ReturnDisplay, r.LLMContent} {
-			var s string
-			if json.Unmarshal(f, &s) == nil && s != "" {
-				return s
-			}
-		}
-	}
-	return string(raw)
-}
+func responseText(raw json.RawMessage) string { return driver.ToolResponseText(raw, true) }
 
 // preToolUse puts a call qwen asked about (the can_use_tool request id,
 // about pr, of qwen's tool raw) to PreToolUse before the permission mode
