@@ -332,14 +332,7 @@ func (r *redactedSession) StreamTurn(ctx context.Context, t *agentcli.Turn) iter
 			yield(agentcli.Event{}, err)
 			return
 		}
-		for ev, err := range agentcli.StreamTurn(ctx, r.s, &agentcli.Turn{Prompt: t.Prompt, Attachments: atts}) {
-			if err != nil {
-				err = r.red.Error(err)
-				CapRawErr(err, r.rawLimit)
-			} else {
-				r.red.Event(&ev)
-				CapRaw(&ev, r.rawLimit)
-			}
+		for ev, err := range r.redact(agentcli.StreamTurn(ctx, r.s, &agentcli.Turn{Prompt: t.Prompt, Attachments: atts})) {
 			if !yield(ev, err) {
 				return
 			}

@@ -51,15 +51,9 @@ func (c *Conn) Recv() ([]byte, error) {
 func Exchange(ctx context.Context, r *Run, timeout time.Duration, limit int, args []string, talk func(c *Conn) error) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p, err := proc.Start(ctx, proc.Spec{
-		Path:      r.Path,
-		Args:      args,
-		Dir:       r.Dir,
-		Env:       r.Env,
-		KillGrace: r.Options.KillGrace,
-		MaxLine:   limit,
-		KeepStdin: true,
-	})
+	spec := r.toolSpec(args, limit)
+	spec.KeepStdin = true
+	p, err := proc.Start(ctx, spec)
 	if err != nil {
 		return err
 	}

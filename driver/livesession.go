@@ -33,8 +33,14 @@ func redactSession(s agentcli.Session, red *Redactor, rawLimit int) agentcli.Ses
 func (r *redactedSession) ID() string { return r.s.ID() }
 
 func (r *redactedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return r.redact(r.s.Stream(ctx, prompt))
+}
+
+// redact returns seq with every event and error passing the session's
+// redactor and CapRaw.
+func (r *redactedSession) redact(seq iter.Seq2[agentcli.Event, error]) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
-		for ev, err := range r.s.Stream(ctx, prompt) {
+		for ev, err := range seq {
 			if err != nil {
 				err = r.red.Error(err)
 				CapRawErr(err, r.rawLimit)

@@ -29,14 +29,7 @@ func OutputAll(ctx context.Context, r *Run, timeout time.Duration, limit int, ar
 func output(ctx context.Context, r *Run, timeout time.Duration, limit int, whole bool, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p, err := proc.Start(ctx, proc.Spec{
-		Path:      r.Path,
-		Args:      args,
-		Dir:       r.Dir,
-		Env:       r.Env,
-		KillGrace: r.Options.KillGrace,
-		MaxLine:   limit,
-	})
+	p, err := proc.Start(ctx, r.toolSpec(args, limit))
 	if err != nil {
 		return nil, err
 	}
