@@ -2,8 +2,6 @@ package claude
 
 import (
 	"context"
-	"strings"
-	"unicode"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -94,12 +92,5 @@ func interactiveArgs(req *agentcli.Request, systemPromptFile, mcpConfigFile stri
 		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
 	}
 	args = append(args, req.ExtraArgs...)
-	if req.Prompt != "" {
-		p := req.Prompt
-		if strings.IndexFunc(p, unicode.IsSpace) < 0 {
-			p += " "
-		}
-		args = append(args, "--", p)
-	}
-	return args, nil
+	return append(args, driver.CommanderPrompt(req.Prompt)...), nil
 }

@@ -2,8 +2,6 @@ package droid
 
 import (
 	"context"
-	"strings"
-	"unicode"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -71,12 +69,5 @@ func interactiveArgs(req *agentcli.Request, systemFile string) ([]string, error)
 		args = append(args, "--resume="+req.SessionID)
 	}
 	args = append(args, req.ExtraArgs...)
-	if req.Prompt != "" {
-		p := req.Prompt
-		if strings.IndexFunc(p, unicode.IsSpace) < 0 {
-			p += " "
-		}
-		args = append(args, "--", p)
-	}
-	return args, nil
+	return append(args, driver.CommanderPrompt(req.Prompt)...), nil
 }
