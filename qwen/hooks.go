@@ -269,16 +269,12 @@ func readSystemSettings(path string) (map[string]any, error) {
 
 // hookInput is what qwen posts for a hook.
 type hookInput struct {
-	SessionID      string          `json:"session_id"`
-	Event          string          `json:"hook_event_name"`
-	ToolName       string          `json:"tool_name"`
-	ToolInput      json.RawMessage `json:"tool_input"`
-	ToolResponse   json.RawMessage `json:"tool_response"`
-	ToolCallID     string          `json:"tool_call_id"`
-	ToolUseID      string          `json:"tool_use_id"`
-	Error          string          `json:"error"` // PostToolUseFailure
-	LastMessage    string          `json:"last_assistant_message"`
-	StopHookActive bool            `json:"stop_hook_active"`
+	driver.HookInput
+	ToolCallID     string `json:"tool_call_id"`
+	ToolUseID      string `json:"tool_use_id"`
+	Error          string `json:"error"` // PostToolUseFailure
+	LastMessage    string `json:"last_assistant_message"`
+	StopHookActive bool   `json:"stop_hook_active"`
 }
 
 // hookAnswer calls the hook of in's event and returns qwen's answer ({}
