@@ -119,18 +119,7 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	t, seq := s.take(rec)
 	t = applyLimit(w, "anthropic", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, anthropicError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), anthropicError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, anthropicError)
+	if s.refuse(w, r, t, perr, anthropicError) {
 		return
 	}
 	model := in.Model

@@ -121,18 +121,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	in, perr := parseResponses(&rec, body)
 	t, seq := s.take(rec)
 	t = applyLimit(w, "responses", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), openaiError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, openaiError)
+	if s.refuse(w, r, t, perr, openaiError) {
 		return
 	}
 	model := in.Model
