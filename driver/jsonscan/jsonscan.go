@@ -998,7 +998,8 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		// The block and the 16 bytes after it, and the 96 bytes of dst
 		// the block's output (at most 64 bytes, as escapes only shrink,
 		// and 16 more that a copy may write past it) goes to: fixed-size
-		// views, so that runs are copied without slice arithmetic.
+		// views, so that runs ending at an escape are copied without
+		// slice arithmetic.
 		blk := (*[blockNeed]byte)(buf[r : r+blockNeed])
 		at := len(dst)
 		out := (*[96]byte)(dst[at : at+96])
@@ -1019,8 +1020,13 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 				if e == 0 {
 					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 				}
-				// copyBlock(out, o, blk, s-r, b), inlined by hand (too
-				// costly for the compiler to inline).
+				// Copy the run blk[from:b] to out[o:], 8 bytes at a time,
+				// starting with 16 whatever its length. The block's output
+				// is at most 64 bytes (escapes only shrink), so with
+				// from ≤ b < 64 and o+run ≤ 64 every read stays within
+				// blk's 80 bytes and every write within out's 96; the
+				// check makes sure of it, and the copy then needs no
+				// bounds checks of its own.
 				from, run := s-r, b-(s-r)
 				if uint(from) > uint(b) || uint(o+run) > 64 {
 					panic(errRun)
@@ -1060,11 +1066,11 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 				return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 			}
 		}
+		dst = dst[:at+o]
 		if s < r+64 {
-			o = copyBlock(out, o, blk, s-r, 64)
+			dst = copyRun(dst, buf, s, r+64)
 			s = r + 64
 		}
-		dst = dst[:at+o]
 		r += 64
 	}
 	// A rune or escape may reach past r.
@@ -1075,31 +1081,11 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 	return dst, max(s, r), false
 }
 
-// copyBlock copies blk[from:to] to out[o:], 8 bytes at a time, starting
-// with 16 whatever the length, and returns o+to-from. The block's output
-// is at most 64 bytes (escapes only shrink), so with from ≤ to ≤ 64 and
-// o+to-from ≤ 64 every read stays within blk's 80 bytes and every write
-// within out's 96; the check below makes sure of it before the copy,
-// which then needs no bounds checks of its own.
-func copyBlock(out *[96]byte, o int, blk *[blockNeed]byte, from, to int) int {
-	n := to - from
-	if uint(from) > uint(to) || to > 64 || uint(o+n) > 64 {
-		panic(errRun)
-	}
-	dst, src := unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from)
-	copy8(dst, src, 0)
-	copy8(dst, src, 8)
-	if n > 16 {
-		copyLonger(dst, src, n)
-	}
-	return o + n
-}
-
 // errRun is what blockPass panics with if a run it copies were ever to
-// fall outside its block (it cannot: see copyBlock).
+// fall outside its block (it cannot: see there).
 var errRun = errors.New("jsonscan: run outside its block")
 
-// copyLonger copies the bytes of a run of n from 16 on (see copyBlock).
+// copyLonger copies the bytes of a run of n from 16 on (see blockPass).
 func copyLonger(dst, src unsafe.Pointer, n int) {
 	for k := 16; k < n; k += 8 {
 		copy8(dst, src, k)
