@@ -119,18 +119,7 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 	}
 	t, seq := s.take(rec)
 	t = applyLimit(w, "anthropic", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, anthropicError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), anthropicError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, anthropicError)
+	if s.refuse(w, r, t, perr, anthropicError) {
 		return
 	}
 	model := in.Model
@@ -150,33 +139,52 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		"cache_creation_input_tokens": 0,
 		"cache_read_input_tokens":     u.CachedTokens,
 	}
+	rep := anthropicReply{id: id, model: model, stop: stop, t: t, call: call, u: u}
 	if !in.Stream {
-		var content []any
-		if t.Thinking != "" {
-			content = append(content, map[string]any{"type": "thinking", "thinking": t.Thinking, "signature": "agentclitest"})
-		}
-		if t.Text != "" {
-			content = append(content, map[string]any{"type": "text", "text": t.Text})
-		}
-		if call != nil {
-			content = append(content, map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": call.Args})
-		}
-		if content == nil {
-			content = []any{}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"id": id, "type": "message", "role": "assistant", "model": model,
-			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage,
-		})
+		writeJSON(w, http.StatusOK, rep.message(usage))
 		return
 	}
-	ev := startSSE(w)
+	rep.stream(startSSE(w))
+}
+
+// anthropicReply is a scripted turn as a Messages API reply.
+type anthropicReply struct {
+	id, model, stop string
+	t               Turn
+	call            *ToolCall
+	u               TurnUsage
+}
+
+// message is the reply as one JSON message.
+func (a anthropicReply) message(usage map[string]any) map[string]any {
+	var content []any
+	if a.t.Thinking != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": a.t.Thinking, "signature": "agentclitest"})
+	}
+	if a.t.Text != "" {
+		content = append(content, map[string]any{"type": "text", "text": a.t.Text})
+	}
+	if a.call != nil {
+		content = append(content, map[string]any{"type": "tool_use", "id": a.call.ID, "name": a.call.Name, "input": a.call.Args})
+	}
+	if content == nil {
+		content = []any{}
+	}
+	return map[string]any{
+		"id": a.id, "type": "message", "role": "assistant", "model": a.model,
+		"content": content, "stop_reason": a.stop, "stop_sequence": nil, "usage": usage,
+	}
+}
+
+// stream sends the reply as the Messages API's server-sent events.
+func (a anthropicReply) stream(ev *sse) {
+	u := a.u
 	send := func(name string, data map[string]any) {
 		data["type"] = name
 		ev.frame(name, data, "\n\n")
 	}
 	send("message_start", map[string]any{"message": map[string]any{
-		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"id": a.id, "type": "message", "role": "assistant", "model": a.model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": map[string]any{
 			"input_tokens": u.InputTokens, "output_tokens": 1,
@@ -193,22 +201,22 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		send("content_block_stop", map[string]any{"index": idx})
 		idx++
 	}
-	if t.Thinking != "" {
+	if a.t.Thinking != "" {
 		var ds []map[string]any
-		for _, c := range chunks(t.Thinking) {
+		for _, c := range chunks(a.t.Thinking) {
 			ds = append(ds, map[string]any{"type": "thinking_delta", "thinking": c})
 		}
 		ds = append(ds, map[string]any{"type": "signature_delta", "signature": "agentclitest"})
 		block(map[string]any{"type": "thinking", "thinking": "", "signature": ""}, ds)
 	}
-	if t.Text != "" {
+	if a.t.Text != "" {
 		var ds []map[string]any
-		for _, c := range chunks(t.Text) {
+		for _, c := range chunks(a.t.Text) {
 			ds = append(ds, map[string]any{"type": "text_delta", "text": c})
 		}
 		block(map[string]any{"type": "text", "text": ""}, ds)
 	}
-	if call != nil {
+	if call := a.call; call != nil {
 		var ds []map[string]any
 		for _, c := range chunks(argsJSON(call.Args)) {
 			ds = append(ds, map[string]any{"type": "input_json_delta", "partial_json": c})
@@ -216,7 +224,7 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		block(map[string]any{"type": "tool_use", "id": call.ID, "name": call.Name, "input": map[string]any{}}, ds)
 	}
 	send("message_delta", map[string]any{
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil},
+		"delta": map[string]any{"stop_reason": a.stop, "stop_sequence": nil},
 		"usage": map[string]any{
 			"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens,
 			"cache_creation_input_tokens": 0, "cache_read_input_tokens": u.CachedTokens,

@@ -82,127 +82,154 @@ type InputPart struct {
 // An image given by URL or file id rather than data is left out; so is a
 // part that does not decode.
 func (r ModelRequest) InputParts() []InputPart {
-	var out []InputPart
 	switch r.API {
 	case "anthropic":
-		var body anthropicReq // as the server reads it
-		if json.Unmarshal(r.Body, &body) != nil {
-			return nil
-		}
-		for _, m := range body.Messages {
-			var blocks []struct {
-				Type   string `json:"type"`
-				Title  string `json:"title"`
-				Source struct {
-					Type      string `json:"type"`
-					MediaType string `json:"media_type"`
-					Data      string `json:"data"`
-				} `json:"source"`
-			}
-			if json.Unmarshal(m.Content, &blocks) != nil {
-				continue // a string
-			}
-			for _, b := range blocks {
-				if b.Type != "image" && b.Type != "document" {
-					continue
-				}
-				p := InputPart{Role: m.Role, Kind: b.Type, MediaType: b.Source.MediaType, Title: b.Title}
-				switch b.Source.Type {
-				case "base64":
-					d, err := base64.StdEncoding.DecodeString(b.Source.Data)
-					if err != nil {
-						continue
-					}
-					p.Data = d
-				case "text":
-					p.Data = []byte(b.Source.Data)
-				default:
-					continue
-				}
-				out = append(out, p)
-			}
-		}
+		return anthropicParts(r.Body)
 	case "responses":
-		var body struct {
-			Input json.RawMessage `json:"input"`
+		return responsesParts(r.Body)
+	case "gemini":
+		return geminiParts(r.Body)
+	case "chat":
+		return chatParts(r.Body)
+	}
+	return nil
+}
+
+// anthropicParts returns the Messages API's image and document blocks.
+func anthropicParts(raw []byte) []InputPart {
+	var out []InputPart
+	var body anthropicReq // as the server reads it
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	for _, m := range body.Messages {
+		var blocks []struct {
+			Type   string `json:"type"`
+			Title  string `json:"title"`
+			Source struct {
+				Type      string `json:"type"`
+				MediaType string `json:"media_type"`
+				Data      string `json:"data"`
+			} `json:"source"`
 		}
-		if json.Unmarshal(r.Body, &body) != nil {
-			return nil
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			continue // a string
 		}
-		var items []responsesItem
-		if json.Unmarshal(body.Input, &items) != nil {
-			return nil
-		}
-		for _, it := range items {
-			var parts []struct {
-				Type     string `json:"type"`
-				ImageURL string `json:"image_url"`
-			}
-			if json.Unmarshal(it.Content, &parts) != nil {
+		for _, b := range blocks {
+			if b.Type != "image" && b.Type != "document" {
 				continue
 			}
-			for _, p := range parts {
-				if p.Type != "input_image" {
-					continue
-				}
-				if mt, d, ok := dataURL(p.ImageURL); ok {
-					out = append(out, InputPart{Role: it.Role, Kind: "image", MediaType: mt, Data: d})
-				}
-			}
-		}
-	case "gemini":
-		var body struct {
-			Contents []struct {
-				Role  string `json:"role"`
-				Parts []struct {
-					InlineData *struct {
-						MimeType string `json:"mimeType"`
-						Data     string `json:"data"`
-					} `json:"inlineData"`
-				} `json:"parts"`
-			} `json:"contents"`
-		}
-		if json.Unmarshal(r.Body, &body) != nil {
-			return nil
-		}
-		for _, c := range body.Contents {
-			for _, p := range c.Parts {
-				if p.InlineData == nil {
-					continue
-				}
-				d, err := base64.StdEncoding.DecodeString(p.InlineData.Data)
+			p := InputPart{Role: m.Role, Kind: b.Type, MediaType: b.Source.MediaType, Title: b.Title}
+			switch b.Source.Type {
+			case "base64":
+				d, err := base64.StdEncoding.DecodeString(b.Source.Data)
 				if err != nil {
 					continue
 				}
-				kind := "document"
-				if strings.HasPrefix(p.InlineData.MimeType, "image/") {
-					kind = "image"
-				}
-				out = append(out, InputPart{Role: c.Role, Kind: kind, MediaType: p.InlineData.MimeType, Data: d})
-			}
-		}
-	case "chat":
-		var body chatReq
-		if json.Unmarshal(r.Body, &body) != nil {
-			return nil
-		}
-		for _, m := range body.Messages {
-			var parts []struct {
-				Type     string `json:"type"`
-				ImageURL struct {
-					URL string `json:"url"`
-				} `json:"image_url"`
-			}
-			if json.Unmarshal(m.Content, &parts) != nil {
+				p.Data = d
+			case "text":
+				p.Data = []byte(b.Source.Data)
+			default:
 				continue
 			}
-			for _, p := range parts {
-				if p.Type != "image_url" {
-					continue
-				}
-				if mt, d, ok := dataURL(p.ImageURL.URL); ok {
-					out = append(out, InputPart{Role: m.Role, Kind: "image", MediaType: mt, Data: d})
-				}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// responsesParts returns the Responses API's input_image items.
+func responsesParts(raw []byte) []InputPart {
+	var out []InputPart
+	var body struct {
+		Input json.RawMessage `json:"input"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	var items []responsesItem
+	if json.Unmarshal(body.Input, &items) != nil {
+		return nil
+	}
+	for _, it := range items {
+		var parts []struct {
+			Type     string `json:"type"`
+			ImageURL string `json:"image_url"`
+		}
+		if json.Unmarshal(it.Content, &parts) != nil {
+			continue
+		}
+		for _, p := range parts {
+			if p.Type != "input_image" {
+				continue
+			}
+			if mt, d, ok := dataURL(p.ImageURL); ok {
+				out = append(out, InputPart{Role: it.Role, Kind: "image", MediaType: mt, Data: d})
+			}
+		}
+	}
+	return out
+}
+
+// geminiParts returns Gemini's inlineData parts.
+func geminiParts(raw []byte) []InputPart {
+	var out []InputPart
+	var body struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				InlineData *struct {
+					MimeType string `json:"mimeType"`
+					Data     string `json:"data"`
+				} `json:"inlineData"`
+			} `json:"parts"`
+		} `json:"contents"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	for _, c := range body.Contents {
+		for _, p := range c.Parts {
+			if p.InlineData == nil {
+				continue
+			}
+			d, err := base64.StdEncoding.DecodeString(p.InlineData.Data)
+			if err != nil {
+				continue
+			}
+			kind := "document"
+			if strings.HasPrefix(p.InlineData.MimeType, "image/") {
+				kind = "image"
+			}
+			out = append(out, InputPart{Role: c.Role, Kind: kind, MediaType: p.InlineData.MimeType, Data: d})
+		}
+	}
+	return out
+}
+
+// chatParts returns Chat Completions' image_url parts.
+func chatParts(raw []byte) []InputPart {
+	var out []InputPart
+	var body chatReq
+	if json.Unmarshal(raw, &body) != nil {
+		return nil
+	}
+	for _, m := range body.Messages {
+		var parts []struct {
+			Type     string `json:"type"`
+			ImageURL struct {
+				URL string `json:"url"`
+			} `json:"image_url"`
+		}
+		if json.Unmarshal(m.Content, &parts) != nil {
+			continue
+		}
+		for _, p := range parts {
+			if p.Type != "image_url" {
+				continue
+			}
+			if mt, d, ok := dataURL(p.ImageURL.URL); ok {
+				out = append(out, InputPart{Role: m.Role, Kind: "image", MediaType: mt, Data: d})
 			}
 		}
 	}

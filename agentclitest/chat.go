@@ -114,21 +114,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	rec.Utility = perr == nil && isTitleCall(rec)
 	t, seq := s.take(rec)
 	t = applyLimit(w, "chat", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
 	if rec.Utility {
 		t = Turn{Text: TitleText}
 	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), openaiError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, openaiError)
+	if s.refuse(w, r, t, perr, openaiError) {
 		return
 	}
 	model := in.Model

@@ -170,18 +170,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	}
 	t, seq := s.take(rec)
 	t = applyLimit(w, "gemini", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, geminiError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), geminiError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, geminiError)
+	if s.refuse(w, r, t, perr, geminiError) {
 		return
 	}
 	u := t.usage()

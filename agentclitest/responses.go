@@ -121,18 +121,7 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	in, perr := parseResponses(&rec, body)
 	t, seq := s.take(rec)
 	t = applyLimit(w, "responses", t)
-	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, openaiError(400, "agentclitest: bad JSON: "+perr.Error()))
-		return
-	}
-	if t.Stall {
-		if s.stall(r.Context(), t) {
-			writeError(w, stallError(t), openaiError)
-		}
-		return
-	}
-	if t.Status != 0 {
-		writeError(w, t, openaiError)
+	if s.refuse(w, r, t, perr, openaiError) {
 		return
 	}
 	model := in.Model
@@ -187,7 +176,23 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, final)
 		return
 	}
-	ev := startSSE(w)
+	rep := responsesReply{id: respID, model: model, t: t, call: call,
+		reasoning: reasoningItem, msg: msgItem, callItem: callItem, final: final}
+	rep.stream(startSSE(w))
+}
+
+// responsesReply is a scripted turn as a Responses API reply: its final
+// items and response.
+type responsesReply struct {
+	id, model                string
+	t                        Turn
+	call                     *ToolCall
+	reasoning, msg, callItem map[string]any
+	final                    map[string]any
+}
+
+// stream sends the reply as the Responses API's server-sent events.
+func (r responsesReply) stream(ev *sse) {
 	n := 0
 	send := func(name string, data map[string]any) {
 		data["type"] = name
@@ -196,53 +201,53 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 		ev.frame(name, data, "\n\n")
 	}
 	send("response.created", map[string]any{"response": map[string]any{
-		"id": respID, "object": "response", "status": "in_progress", "model": model, "output": []any{},
+		"id": r.id, "object": "response", "status": "in_progress", "model": r.model, "output": []any{},
 	}})
 	send("response.in_progress", map[string]any{"response": map[string]any{
-		"id": respID, "object": "response", "status": "in_progress", "model": model, "output": []any{},
+		"id": r.id, "object": "response", "status": "in_progress", "model": r.model, "output": []any{},
 	}})
 	oi := 0
-	if t.Thinking != "" {
-		id := reasoningItem["id"]
+	if r.t.Thinking != "" {
+		id := r.reasoning["id"]
 		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{"id": id, "type": "reasoning", "summary": []any{}}})
 		send("response.reasoning_summary_part.added", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": ""}})
-		for _, c := range chunks(t.Thinking) {
+		for _, c := range chunks(r.t.Thinking) {
 			send("response.reasoning_summary_text.delta", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "delta": c})
 		}
-		send("response.reasoning_summary_text.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "text": t.Thinking})
-		send("response.reasoning_summary_part.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": t.Thinking}})
-		send("response.output_item.done", map[string]any{"output_index": oi, "item": reasoningItem})
+		send("response.reasoning_summary_text.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "text": r.t.Thinking})
+		send("response.reasoning_summary_part.done", map[string]any{"item_id": id, "output_index": oi, "summary_index": 0, "part": map[string]any{"type": "summary_text", "text": r.t.Thinking}})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": r.reasoning})
 		oi++
 	}
-	if t.Text != "" {
-		id := msgItem["id"]
+	if r.t.Text != "" {
+		id := r.msg["id"]
 		send("response.output_item.added", map[string]any{"output_index": oi, "item": map[string]any{
 			"id": id, "type": "message", "role": "assistant", "status": "in_progress", "content": []any{},
 		}})
 		send("response.content_part.added", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
-		for _, c := range chunks(t.Text) {
+		for _, c := range chunks(r.t.Text) {
 			send("response.output_text.delta", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "delta": c})
 		}
-		send("response.output_text.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "text": t.Text})
-		send("response.content_part.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "part": map[string]any{"type": "output_text", "text": t.Text, "annotations": []any{}}})
-		send("response.output_item.done", map[string]any{"output_index": oi, "item": msgItem})
+		send("response.output_text.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "text": r.t.Text})
+		send("response.content_part.done", map[string]any{"item_id": id, "output_index": oi, "content_index": 0, "part": map[string]any{"type": "output_text", "text": r.t.Text, "annotations": []any{}}})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": r.msg})
 		oi++
 	}
-	if callItem != nil {
-		id := callItem["id"]
+	if r.callItem != nil {
+		id := r.callItem["id"]
 		added := map[string]any{
-			"id": id, "type": "function_call", "status": "in_progress", "call_id": call.ID, "name": callItem["name"], "arguments": "",
+			"id": id, "type": "function_call", "status": "in_progress", "call_id": r.call.ID, "name": r.callItem["name"], "arguments": "",
 		}
-		if ns, ok := callItem["namespace"]; ok {
+		if ns, ok := r.callItem["namespace"]; ok {
 			added["namespace"] = ns
 		}
 		send("response.output_item.added", map[string]any{"output_index": oi, "item": added})
-		args := argsJSON(call.Args)
+		args := argsJSON(r.call.Args)
 		for _, c := range chunks(args) {
 			send("response.function_call_arguments.delta", map[string]any{"item_id": id, "output_index": oi, "delta": c})
 		}
 		send("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": oi, "arguments": args})
-		send("response.output_item.done", map[string]any{"output_index": oi, "item": callItem})
+		send("response.output_item.done", map[string]any{"output_index": oi, "item": r.callItem})
 	}
-	send("response.completed", map[string]any{"response": final})
+	send("response.completed", map[string]any{"response": r.final})
 }

@@ -383,6 +383,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // writeError writes t's scripted error: t.Body verbatim, or body(msg).
+// refuse answers a request that turn t does not answer with a reply: a
+// body that did not parse (perr), a stall, or a scripted error. It reports
+// whether it answered; body builds the API's error object.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, t Turn, perr error, body func(status int, msg string) any) bool {
+	switch {
+	case perr != nil:
+		writeJSON(w, http.StatusBadRequest, body(400, "agentclitest: bad JSON: "+perr.Error()))
+	case t.Stall:
+		if s.stall(r.Context(), t) {
+			writeError(w, stallError(t), body)
+		}
+	case t.Status != 0:
+		writeError(w, t, body)
+	default:
+		return false
+	}
+	return true
+}
+
 func writeError(w http.ResponseWriter, t Turn, body func(status int, msg string) any) {
 	if t.Body != "" {
 		ct := "text/plain; charset=utf-8"

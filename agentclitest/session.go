@@ -307,48 +307,19 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 			yield(agentcli.Event{}, err)
 			return
 		}
-		select {
-		case s.slot <- struct{}{}:
-		case <-ctx.Done():
-			yield(agentcli.Event{}, &agentcli.CanceledError{Backend: name, Err: context.Cause(ctx)})
-			return
-		case <-s.closed:
-			yield(agentcli.Event{}, s.closedErr())
+		if err := s.acquire(ctx); err != nil {
+			yield(agentcli.Event{}, err)
 			return
 		}
 		defer func() { <-s.slot }()
-		if s.Err() != nil {
-			yield(agentcli.Event{}, s.closedErr())
-			return
-		}
 		if err := driver.CheckPrompt(name, prompt); err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
 		start := time.Now()
-		runCtx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		t := &scriptedTurn{cancel: cancel}
-		s.mu.Lock()
-		s.turn = t // before the request is recorded: a test may interrupt on seeing it
-		s.mu.Unlock()
-		defer func() {
-			s.mu.Lock()
-			s.turn = nil
-			s.mu.Unlock()
-		}()
-		s.mu.Lock()
-		req := s.req // with what SetModel and SetPermission switched
-		s.mu.Unlock()
-		req.Prompt = prompt
-		req.Attachments = atts
-		req.SessionID = s.ID()
-		if s.req.Timeout > 0 {
-			tm := time.AfterFunc(s.req.Timeout, func() {
-				t.stop(&agentcli.TimeoutError{Backend: name, Timeout: s.req.Timeout})
-			})
-			defer tm.Stop()
-		}
+		t, runCtx, endTurn := s.beginTurn(ctx)
+		defer endTurn()
+		req := s.turnRequest(prompt, atts)
 		// ended returns the error of a turn ended early, or nil.
 		ended := func() error {
 			if r := t.why(); r != nil {
@@ -388,45 +359,10 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 				return
 			}
 			evs := s.b.extras(runCtx, &req, req.SessionID, call, s.hooks, s.host)
-			evs = append(evs, call.Events...)
-			if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
-				r := *call.Result
-				evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
-			}
-			var synth driver.Deltas
-			var out []agentcli.Event
-			next := ""
-			for _, ev := range evs {
-				if err := wait(); err != nil {
-					yield(agentcli.Event{}, err)
-					return
-				}
-				if ev.Kind == agentcli.EventResult && ev.Result != nil {
-					r := *ev.Result
-					if p, ok := s.nextSteer(sq); ok {
-						// Steered input follows: one result for both.
-						prev = driver.MergeSteered(prev, &r)
-						next = p
-						break
-					}
-					ev.Result = driver.MergeSteered(prev, &r)
-					if ev.Result.Duration == 0 {
-						ev.Result.Duration = time.Since(start)
-					}
-				}
-				if ev.SessionID != "" {
-					s.mu.Lock()
-					s.id = ev.SessionID
-					s.mu.Unlock()
-				}
-				out = synth.Apply(out[:0], ev)
-				for _, ev := range out {
-					ev = dropRaw(&s.req, ev)
-					driver.RelayText(s.req.OnText, ev)
-					if !yield(ev, nil) {
-						return // breaking out ends the turn, as an interrupt does
-					}
-				}
+			evs = withResult(append(evs, call.Events...), call)
+			next, ok := s.play(evs, wait, sq, &prev, start, yield)
+			if !ok {
+				return
 			}
 			if next != "" {
 				s.mu.Lock()
@@ -442,18 +378,129 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 				}
 			}
 			if call.Err != nil {
-				var ee *agentcli.ExitError
-				if errors.As(call.Err, &ee) {
-					s.mu.Lock()
-					if s.err == nil {
-						s.err = call.Err
-					}
-					s.mu.Unlock()
-				}
-				yield(agentcli.Event{}, dropRawErr(&s.req, call.Err))
+				yield(agentcli.Event{}, s.callErr(call.Err))
 			}
 			s.dropSteer(sq)
 			return
 		}
+	}
+}
+
+// acquire waits for the session's turn slot; the caller releases it
+// (<-s.slot) when the error is nil.
+func (s *scriptedSession) acquire(ctx context.Context) error {
+	select {
+	case s.slot <- struct{}{}:
+	case <-ctx.Done():
+		return &agentcli.CanceledError{Backend: s.b.Name(), Err: context.Cause(ctx)}
+	case <-s.closed:
+		return s.closedErr()
+	}
+	if s.Err() != nil {
+		<-s.slot
+		return s.closedErr()
+	}
+	return nil
+}
+
+// withResult appends call's Result as the last event when the call has
+// one and its events do not end with one.
+func withResult(evs []agentcli.Event, call Call) []agentcli.Event {
+	if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
+		r := *call.Result
+		evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
+	}
+	return evs
+}
+
+// play yields one call's events, each after wait: a result that steered
+// input follows is kept in prev (one result for both) and the steered
+// prompt returned as next. ok is false when the turn ended (an error
+// yielded, or the consumer stopped).
+func (s *scriptedSession) play(evs []agentcli.Event, wait func() error, sq *steerQueue, prev **agentcli.Result,
+	start time.Time, yield func(agentcli.Event, error) bool) (next string, ok bool) {
+	var synth driver.Deltas
+	var out []agentcli.Event
+	for _, ev := range evs {
+		if err := wait(); err != nil {
+			yield(agentcli.Event{}, err)
+			return "", false
+		}
+		if ev.Kind == agentcli.EventResult && ev.Result != nil {
+			r := *ev.Result
+			if p, ok := s.nextSteer(sq); ok {
+				// Steered input follows: one result for both.
+				*prev = driver.MergeSteered(*prev, &r)
+				return p, true
+			}
+			ev.Result = driver.MergeSteered(*prev, &r)
+			if ev.Result.Duration == 0 {
+				ev.Result.Duration = time.Since(start)
+			}
+		}
+		if ev.SessionID != "" {
+			s.mu.Lock()
+			s.id = ev.SessionID
+			s.mu.Unlock()
+		}
+		out = synth.Apply(out[:0], ev)
+		for _, ev := range out {
+			ev = dropRaw(&s.req, ev)
+			driver.RelayText(s.req.OnText, ev)
+			if !yield(ev, nil) {
+				return "", false // breaking out ends the turn, as an interrupt does
+			}
+		}
+	}
+	return "", true
+}
+
+// turnRequest is the request of a turn: the session's, with what SetModel
+// and SetPermission switched, and the turn's prompt and attachments.
+func (s *scriptedSession) turnRequest(prompt string, atts []agentcli.Attachment) agentcli.Request {
+	s.mu.Lock()
+	req := s.req
+	s.mu.Unlock()
+	req.Prompt = prompt
+	req.Attachments = atts
+	req.SessionID = s.ID()
+	return req
+}
+
+// callErr is the error a scripted call ends its turn with; a CLI's exit
+// (an *agentcli.ExitError) also ends the session.
+func (s *scriptedSession) callErr(err error) error {
+	var ee *agentcli.ExitError
+	if errors.As(err, &ee) {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+	}
+	return dropRawErr(&s.req, err)
+}
+
+// beginTurn makes the session's running turn, which the request's
+// Timeout stops; endTurn ends it.
+func (s *scriptedSession) beginTurn(ctx context.Context) (t *scriptedTurn, runCtx context.Context, endTurn func()) {
+	runCtx, cancel := context.WithCancel(ctx)
+	t = &scriptedTurn{cancel: cancel}
+	s.mu.Lock()
+	s.turn = t // before the request is recorded: a test may interrupt on seeing it
+	s.mu.Unlock()
+	stopTimer := func() bool { return false }
+	if d := s.req.Timeout; d > 0 {
+		tm := time.AfterFunc(d, func() {
+			t.stop(&agentcli.TimeoutError{Backend: s.b.Name(), Timeout: d})
+		})
+		stopTimer = tm.Stop
+	}
+	return t, runCtx, func() {
+		stopTimer()
+		s.mu.Lock()
+		s.turn = nil
+		s.mu.Unlock()
+		cancel()
 	}
 }

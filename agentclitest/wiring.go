@@ -110,6 +110,19 @@ func (s *Server) Wire(cli, home string) (*Wiring, error) {
 	return w, nil
 }
 
+// writeConfig writes v as indented JSON to the private file path, making
+// its directory.
+func writeConfig(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
 func mapValues(m map[string]string) []string {
 	var out []string
 	for _, v := range m {
@@ -123,9 +136,6 @@ func mapValues(m map[string]string) []string {
 // leave loopback or consume scripted turns.
 func (s *Server) wireQwen(w *Wiring, home string) error {
 	dir := filepath.Join(home, ".qwen")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	settings := map[string]any{
 		// Usage statistics resolve and call an Aliyun RUM host on every
 		// run; telemetry and update checks go out too.
@@ -147,11 +157,7 @@ func (s *Server) wireQwen(w *Wiring, home string) error {
 		// estimated tokens) without calling the model.
 		"model": map[string]any{"generationConfig": map[string]any{"maxRetries": 0, "contextWindowSize": 1000000}},
 	}
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+	if err := writeConfig(filepath.Join(dir, "settings.json"), settings); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -173,9 +179,6 @@ func (s *Server) wireQwen(w *Wiring, home string) error {
 // telemetry) and picks the first custom model when none is named.
 func (s *Server) wireDroid(w *Wiring, home string) error {
 	dir := filepath.Join(home, ".factory")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	settings := map[string]any{
 		"customModels": []any{map[string]any{
 			"model":           Model,
@@ -190,11 +193,7 @@ func (s *Server) wireDroid(w *Wiring, home string) error {
 		"trustedFolders": map[string]any{w.Dir: map[string]any{"trustedAt": "2026-01-01T00:00:00.000Z"}},
 		"logoAnimation":  "off",
 	}
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+	if err := writeConfig(filepath.Join(dir, "settings.json"), settings); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -211,14 +210,11 @@ func (s *Server) wireDroid(w *Wiring, home string) error {
 // screens they answer.
 func (s *Server) wireClaude(w *Wiring, home string) error {
 	cfg := filepath.Join(home, ".claude")
-	if err := os.MkdirAll(cfg, 0o700); err != nil {
-		return err
-	}
 	key := APIKey
 	if len(key) > 20 {
 		key = key[len(key)-20:] // claude records approved keys by their last 20 characters
 	}
-	state, err := json.Marshal(map[string]any{
+	err := writeConfig(filepath.Join(cfg, ".claude.json"), map[string]any{
 		// No onboarding: it starts with a connectivity check against
 		// api.anthropic.com, and exits when that fails.
 		"hasCompletedOnboarding": true,
@@ -232,12 +228,9 @@ func (s *Server) wireClaude(w *Wiring, home string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(cfg, ".claude.json"), state, 0o600); err != nil {
-		return err
-	}
 	// The warning dialog of --dangerously-skip-permissions is accepted.
-	settings := []byte(`{"skipDangerousModePermissionPrompt":true}`)
-	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), settings, 0o600); err != nil {
+	settings := map[string]any{"skipDangerousModePermissionPrompt": true}
+	if err := writeConfig(filepath.Join(cfg, "settings.json"), settings); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -325,9 +318,6 @@ func (s *Server) wireCodex(w *Wiring, home string) error {
 // wireGemini writes $HOME/.gemini/settings.json.
 func (s *Server) wireGemini(w *Wiring, home string) error {
 	dir := filepath.Join(home, ".gemini")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	settings := map[string]any{
 		"general": map[string]any{
 			// No update checks or notices.
@@ -350,11 +340,7 @@ func (s *Server) wireGemini(w *Wiring, home string) error {
 			"folderTrust": map[string]any{"enabled": false},
 		},
 	}
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "settings.json"), b, 0o600); err != nil {
+	if err := writeConfig(filepath.Join(dir, "settings.json"), settings); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,
@@ -484,17 +470,11 @@ func (w *Wiring) Apply(req *agentcli.Request) {
 // variables, offline. The package cache is shared (see CopilotPackageCache).
 func (s *Server) wireCopilot(w *Wiring, home string) error {
 	cfg := filepath.Join(home, ".copilot")
-	if err := os.MkdirAll(cfg, 0o700); err != nil {
-		return err
-	}
 	// The interactive UI's "Confirm folder trust" screen is answered in
 	// config.json, where its "Yes, and remember" writes (a trustedFolders
 	// key in settings.json is not read).
-	trust, err := json.Marshal(map[string]any{"trustedFolders": []string{home, w.Dir}})
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(cfg, "config.json"), trust, 0o600); err != nil {
+	trust := map[string]any{"trustedFolders": []string{home, w.Dir}}
+	if err := writeConfig(filepath.Join(cfg, "config.json"), trust); err != nil {
 		return err
 	}
 	w.Env = append(w.Env,

@@ -214,7 +214,7 @@ func (p *parser) contextUsage(w *wireLine, base agentcli.Event) {
 	}
 	u := p.lastCall
 	if !p.hasCall {
-		u = w.Usage
+		u = w.Res.Usage
 	}
 	ev := base
 	ev.Kind = agentcli.EventContextUsage

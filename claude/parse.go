@@ -1,9 +1,7 @@
 package claude
 
 import (
-	"cmp"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -54,25 +52,11 @@ type wireLine struct {
 	ErrorStatus    int
 	HasErrorStatus bool
 
-	// result
-	IsError           bool
-	Result            string
-	HasResult         bool
-	NumTurns          int
-	TotalCostUSD      float64
-	HasTotalCostUSD   bool
-	Usage             agentcli.Usage
-	HasUsage          bool
-	ModelUsage        string // the model of modelUsage when it names one
-	ModelUsageCount   int    // distinct models in modelUsage (counted to 2)
-	StopReason        string
-	HasStopReason     bool
-	TerminalReason    string
-	APIErrorStatus    int
-	HasAPIErrorStatus bool
-	Errors            []string
-	// With --json-schema: the answer's value (valid JSON), or nil.
-	StructuredOutput json.RawMessage
+	// result (Res.SessionID, Res.Subtype and Res.Raw are set by Apply)
+	Res             wireResult
+	ModelUsage      string // the model of modelUsage when it names one
+	ModelUsageCount int    // distinct models in modelUsage (counted to 2)
+	Errors          []string
 }
 
 type wireMessage struct {
@@ -84,29 +68,24 @@ type wireMessage struct {
 
 type wireBlock = streamjson.Block
 
+// blocks makes the events of an assistant message's blocks: the API's
+// server tools (web search) are tool uses.
+var blocks = streamjson.Blocks{Tools: tools, ServerTools: true}
+
 type wireStreamEvt = streamjson.StreamEvent
 
-// wireResult is what End needs of the result line.
+// wireResult is what End needs of the result line: what qwen's says too
+// (the answer's value under --json-schema is a view into the result line,
+// which Result.Raw keeps anyway), and claude's own fields.
 type wireResult struct {
-	SessionID       string
-	Subtype         string
-	IsError         bool
-	Result          string
-	HasResult       bool
-	NumTurns        int
+	streamjson.Result
 	TotalCostUSD    float64
 	HasTotalCostUSD bool
-	Usage           agentcli.Usage
-	HasUsage        bool
 	Model           string // the only model of modelUsage
 	HasModel        bool
 	StopReason      string
 	TerminalReason  string
 	APIErrorStatus  int
-	Errors          []string
-	// StructuredOutput is the answer's value under --json-schema (a view
-	// into the result line, which Result.Raw keeps anyway), or nil.
-	StructuredOutput json.RawMessage
 }
 
 // parser is the state of one run's parsing of Claude Code output —
@@ -117,7 +96,6 @@ type parser struct {
 	sessionID string
 	model     string
 	result    *wireResult
-	resultRaw json.RawMessage
 	lastText  string
 	// limits: the last rate limit state reported, the reset time of a
 	// rejected request, the usage and model of the main thread's last
@@ -146,10 +124,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 
 // Decode implements driver.Wire.
 func (w *wireLine) Decode(d *jsonscan.Decoder) error {
-	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
+	return driver.CheckJSON(d, w.decode(d), w.Type == "result")
 }
 
 // Other reads a line that is not a JSON object: `--output-format json
@@ -174,7 +149,7 @@ func (p *parser) Other(line []byte) []agentcli.Event {
 		}
 		raw := line[start:d.Offset()]
 		if bad || w.Type == "result" && !json.Valid(raw) {
-			p.evs = append(p.evs, driver.Notice(Name, raw, errInvalid))
+			p.evs = append(p.evs, driver.Notice(Name, raw, driver.ErrInvalidJSON))
 			continue
 		}
 		p.apply(w, driver.KeptLine(raw))
@@ -185,10 +160,6 @@ func (p *parser) Other(line []byte) []agentcli.Event {
 	*w = wireLine{}
 	return p.evs
 }
-
-// errInvalid: a line whose parts an event keeps as JSON (a tool input, a
-// result line) is not valid JSON. Parts no event keeps are not validated.
-var errInvalid = errors.New("invalid JSON")
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
@@ -201,19 +172,6 @@ func str(d *jsonscan.Decoder) string {
 func optInt(d *jsonscan.Decoder) (int, bool) {
 	n, ok := d.IntOK()
 	return int(n), ok
-}
-
-// rawString reads a string's value, or the JSON text of any other value
-// ("" for null).
-func rawString(d *jsonscan.Decoder) string {
-	switch d.Kind() {
-	case jsonscan.String:
-		return str(d)
-	case jsonscan.Null:
-		d.Null()
-		return ""
-	}
-	return string(d.Raw())
 }
 
 // decode reads the object at the decoder's position into w, which is
@@ -242,7 +200,7 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		case "is_api_error_message":
 			w.IsAPIErrorMsg = d.LooseBool()
 		case "error":
-			w.Error = rawString(d)
+			w.Error = driver.StrOrRaw(d)
 		case "attempt":
 			w.Attempt, _ = optInt(d)
 		case "max_retries":
@@ -252,18 +210,18 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		case "error_status":
 			w.ErrorStatus, w.HasErrorStatus = optInt(d)
 		case "is_error":
-			w.IsError = d.LooseBool()
+			w.Res.IsError = d.LooseBool()
 		case "result":
-			w.Result, w.HasResult = d.UnsafeStr()
+			w.Res.Text, w.Res.HasText = d.UnsafeStr()
 		case "num_turns":
-			w.NumTurns, _ = optInt(d)
+			w.Res.Turns, _ = optInt(d)
 		case "total_cost_usd":
 			var c float64
-			c, w.HasTotalCostUSD = d.FloatOK()
-			w.TotalCostUSD = driver.Cost(c)
+			c, w.Res.HasTotalCostUSD = d.FloatOK()
+			w.Res.TotalCostUSD = driver.Cost(c)
 		case "usage":
-			w.HasUsage = d.Kind() == jsonscan.Object
-			w.Usage = decodeUsage(d)
+			w.Res.HasUsage = d.Kind() == jsonscan.Object
+			w.Res.Usage = streamjson.DecodeUsage(d)
 		case "modelUsage":
 			w.decodeModelUsage(d)
 		case "rate_limit_info":
@@ -283,21 +241,15 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		case "compact_metadata":
 			w.Compact.decode(d)
 		case "stop_reason":
-			w.StopReason, w.HasStopReason = d.UnsafeStr()
+			w.Res.StopReason = str(d)
 		case "terminal_reason":
-			w.TerminalReason = str(d)
+			w.Res.TerminalReason = str(d)
 		case "api_error_status":
-			w.APIErrorStatus, w.HasAPIErrorStatus = optInt(d)
+			w.Res.APIErrorStatus, _ = optInt(d)
 		case "structured_output":
-			w.StructuredOutput = nil
-			if raw := d.Raw(); raw != nil && string(raw) != "null" && json.Valid(raw) {
-				w.StructuredOutput = raw
-			}
+			w.Res.Structured = driver.JSONValue(d)
 		case "errors":
-			w.Errors = nil
-			for range d.Array() {
-				w.Errors = append(w.Errors, str(d))
-			}
+			w.Errors = driver.Strings(d)
 		}
 	}
 	return bad
@@ -311,7 +263,7 @@ func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
 		switch string(k) {
 		case "usage":
 			m.HasUsage = d.Kind() == jsonscan.Object
-			m.Usage = decodeUsage(d)
+			m.Usage = streamjson.DecodeUsage(d)
 		case "model":
 			m.Model = str(d)
 		case "content":
@@ -319,33 +271,6 @@ func (m *wireMessage) decode(d *jsonscan.Decoder) (bad bool) {
 		}
 	}
 	return bad
-}
-
-// decodeUsage reads Anthropic usage, which already follows agentcli's
-// convention: input_tokens excludes cache reads and writes, and
-// output_tokens includes thinking. Counts are clamped to be non-negative.
-func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
-	var u agentcli.Usage
-	for k := range d.Object() {
-		switch string(k) {
-		case "input_tokens":
-			u.InputTokens = driver.Count(d.Int())
-		case "output_tokens":
-			u.OutputTokens = driver.Count(d.Int())
-		case "cache_creation_input_tokens":
-			u.CacheWriteTokens = driver.Count(d.Int())
-		case "cache_read_input_tokens":
-			u.CacheReadTokens = driver.Count(d.Int())
-		case "output_tokens_details":
-			u.ReasoningTokens = 0
-			for k := range d.Object() {
-				if string(k) == "thinking_tokens" {
-					u.ReasoningTokens = driver.Count(d.Int())
-				}
-			}
-		}
-	}
-	return u
 }
 
 // apply appends the events of the decoded line w.
@@ -425,25 +350,11 @@ func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) 
 	if base.Subagent == "" && w.Message.HasUsage {
 		p.lastCall, p.callModel, p.hasCall = w.Message.Usage, w.Message.Model, true
 	}
-	for i := range w.Message.Content {
-		b := &w.Message.Content[i]
-		ev := base
-		switch b.Type {
-		case "text":
-			ev.Kind, ev.Text = agentcli.EventText, b.Text
-			if base.Subagent == "" {
-				p.lastText = b.Text
-			}
-		case "thinking":
-			ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
-		case "tool_use", "server_tool_use":
-			ev.Kind = agentcli.EventToolUse
-			ev.Tool = tools.Use(b.ID, b.Name, b.Input)
-		default: // redacted_thinking, web_search_tool_result, future blocks
-			ev.Kind = agentcli.EventUnknown
-			ev.Raw = line.UnknownRaw()
-		}
-		p.evs = append(p.evs, ev)
+	var last string
+	var hasText bool
+	p.evs, last, hasText = blocks.Events(p.evs, w.Message.Content, base, line)
+	if hasText && base.Subagent == "" {
+		p.lastText = last
 	}
 	return true
 }
@@ -452,16 +363,7 @@ func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) 
 // when there are none.
 func (p *parser) user(w *wireLine, base agentcli.Event) bool {
 	n := len(p.evs)
-	for i := range w.Message.Content {
-		b := &w.Message.Content[i]
-		if b.Type != "tool_result" {
-			continue
-		}
-		ev := base
-		ev.Kind = agentcli.EventToolResult
-		ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
-		p.evs = append(p.evs, ev)
-	}
+	p.evs = streamjson.ToolResults(p.evs, w.Message.Content, base)
 	return len(p.evs) > n
 }
 
@@ -475,31 +377,17 @@ func (p *parser) streamEvent(e *wireStreamEvt, has bool, base agentcli.Event) {
 
 // resultLine keeps the result line for End, and appends its usage.
 func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
-	p.result = &wireResult{
-		SessionID:        w.SessionID,
-		Subtype:          w.Subtype,
-		IsError:          w.IsError,
-		Result:           w.Result,
-		HasResult:        w.HasResult,
-		NumTurns:         w.NumTurns,
-		TotalCostUSD:     w.TotalCostUSD,
-		HasTotalCostUSD:  w.HasTotalCostUSD,
-		Usage:            w.Usage,
-		HasUsage:         w.HasUsage,
-		StopReason:       w.StopReason,
-		TerminalReason:   w.TerminalReason,
-		APIErrorStatus:   w.APIErrorStatus,
-		Errors:           w.Errors,
-		StructuredOutput: w.StructuredOutput,
-	}
+	r := w.Res
+	r.SessionID, r.Subtype, r.Raw = w.SessionID, w.Subtype, base.Raw
+	r.Error, r.HasError = strings.Join(w.Errors, "; "), len(w.Errors) > 0
 	if w.ModelUsageCount == 1 {
-		p.result.Model, p.result.HasModel = w.ModelUsage, true
+		r.Model, r.HasModel = w.ModelUsage, true
 	}
-	p.resultRaw = base.Raw
-	if w.HasUsage {
+	p.result = &r
+	if r.HasUsage {
 		ev := base
 		ev.Kind = agentcli.EventUsage
-		u := w.Usage
+		u := r.Usage
 		ev.Usage = &u
 		p.evs = append(p.evs, ev)
 	}
@@ -527,51 +415,19 @@ func (p *parser) End(exit driver.Exit) driver.Outcome {
 	if w == nil {
 		return driver.Outcome{}
 	}
-	res := &agentcli.Result{
-		SessionID:      cmp.Or(w.SessionID, p.sessionID),
-		IsError:        w.IsError,
-		Turns:          w.NumTurns,
-		Model:          p.model,
-		Subtype:        w.Subtype,
-		TerminalReason: w.TerminalReason,
-		StopReason:     w.StopReason,
-		Raw:            p.resultRaw,
+	model := p.model
+	if w.HasModel {
+		model = w.Model
 	}
+	o := w.Outcome(exit, p.sessionID, model, p.lastText)
+	res := o.Result
+	res.TerminalReason, res.StopReason = w.TerminalReason, w.StopReason
 	if w.HasTotalCostUSD {
 		c := w.TotalCostUSD
 		res.CostUSD = &c
 	}
-	if w.HasResult {
-		res.Text = w.Result
-	} else if !w.IsError {
-		res.Text = p.lastText
-	}
-	if w.HasUsage {
-		res.Usage = w.Usage
-	}
-	if w.HasModel {
-		res.Model = w.Model
-	}
-	if w.StructuredOutput != nil {
-		res.StructuredOutput = w.StructuredOutput
-	}
-	if !w.IsError && exit.Code == 0 {
-		return driver.Outcome{Result: res}
-	}
-	o := driver.Outcome{Result: res, Failed: true, TerminalReason: w.TerminalReason, APIStatus: w.APIErrorStatus,
-		ResetsAt: p.resetsAt, RateLimit: p.rateLimit}
-	if w.Subtype != "success" {
-		// An API error arrives as subtype "success" with is_error set;
-		// the subtype says nothing about the error then.
-		o.Subtype = w.Subtype
-	}
-	switch {
-	case len(w.Errors) > 0:
-		o.Message = strings.Join(w.Errors, "; ")
-	case w.IsError && w.HasResult:
-		o.Message = w.Result
-	case !w.IsError:
-		o.Message = "CLI exited with a non-zero status after a successful result"
+	if o.Failed {
+		o.TerminalReason, o.APIStatus, o.ResetsAt, o.RateLimit = w.TerminalReason, w.APIErrorStatus, p.resetsAt, p.rateLimit
 	}
 	return o
 }

@@ -370,14 +370,8 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		}
 		defer c.close()
 		end, err, broke := c.consume(ctx, r.Timeout, yield)
-		switch {
-		case broke:
-		case err != nil:
+		if err := endErr(end, err, broke); err != nil {
 			yield(agentcli.Event{}, err)
-		case end != nil && end.Err != nil:
-			yield(agentcli.Event{}, decodeError(end.Err))
-		case end != nil && end.SaveErr != nil:
-			yield(agentcli.Event{}, decodeError(end.SaveErr))
 		}
 	}
 }

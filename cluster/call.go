@@ -312,6 +312,22 @@ func (c *call) done(it item) {
 // whether yield asked to stop. timeout, when positive, is the
 // Request.Timeout the worker enforces; the caller gives up some time
 // after it.
+// endErr is the error a stream yields last after consume returned end, err
+// and broke: nil when the consumer stopped (broke) or the call succeeded.
+func endErr(end *wireEnd, err error, broke bool) error {
+	switch {
+	case broke:
+		return nil
+	case err != nil:
+		return err
+	case end != nil && end.Err != nil:
+		return decodeError(end.Err)
+	case end != nil && end.SaveErr != nil:
+		return decodeError(end.SaveErr)
+	}
+	return nil
+}
+
 func (c *call) consume(ctx context.Context, timeout time.Duration, yield func(agentcli.Event, error) bool) (end *wireEnd, err error, broke bool) {
 	var backstop <-chan time.Time
 	if timeout > 0 {

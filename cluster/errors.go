@@ -222,6 +222,11 @@ type wireError struct {
 	Result         *wireResult  `json:"result,omitempty"`
 	Cause          *wireError   `json:"cause,omitempty"`
 	Typed          []*wireError `json:"typed,omitempty"`
+
+	Method    string              `json:"method,omitempty"`
+	Variables []string            `json:"variables,omitempty"`
+	ResetsAt  time.Time           `json:"resets_at,omitzero"`
+	RateLimit *agentcli.RateLimit `json:"rate_limit,omitempty"`
 }
 
 // maxErrText bounds each string of an encoded error.
@@ -339,6 +344,15 @@ func encodeTyped(w *wireError, err error, depth int) bool {
 		}
 	case *agentcli.UnknownBackendError:
 		w.Type, w.Name, w.Valid = "unknown_backend", clip(e.Name), e.Valid
+	case *agentcli.RateLimitError:
+		w.Type, w.Backend, w.ResetsAt, w.Duration = "rate_limit", e.Backend, e.ResetsAt, int64(e.RetryAfter)
+		w.RateLimit = e.Limit
+		w.Cause = encodeErrorDepth(e.Err, depth+1)
+	case *agentcli.CredentialsError:
+		w.Type, w.Backend, w.Variables, w.Hint = "credentials", e.Backend, e.Variables, clip(e.Hint)
+	case *agentcli.ProtocolError:
+		w.Type, w.Backend, w.Method, w.Code, w.Message = "protocol", e.Backend, clip(e.Method), e.Code, clip(e.Message)
+		w.Kind = sentinelName(e.Kind)
 	case *SessionNotSavedError:
 		w.Type, w.Backend, w.Name, w.Worker = "not_saved", e.Backend, clip(e.Session), e.Worker
 		w.Cause = encodeErrorDepth(e.Err, depth+1)
@@ -400,6 +414,14 @@ func decodeErrorDepth(w *wireError, depth int) error {
 		return e
 	case "unknown_backend":
 		return &agentcli.UnknownBackendError{Name: w.Name, Valid: w.Valid}
+	case "rate_limit":
+		return &agentcli.RateLimitError{Backend: w.Backend, ResetsAt: w.ResetsAt, RetryAfter: time.Duration(w.Duration),
+			Limit: w.RateLimit, Err: cause()}
+	case "credentials":
+		return &agentcli.CredentialsError{Backend: w.Backend, Variables: w.Variables, Hint: w.Hint}
+	case "protocol":
+		return &agentcli.ProtocolError{Backend: w.Backend, Method: w.Method, Code: w.Code, Message: w.Message,
+			Kind: sentinelByName(w.Kind)}
 	case "not_saved":
 		return &SessionNotSavedError{Backend: w.Backend, Session: w.Name, Worker: w.Worker, Err: cause()}
 	case "worker_lost":

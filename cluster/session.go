@@ -181,14 +181,8 @@ func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 			s.home = nil
 			s.mu.Unlock()
 		}
-		switch {
-		case broke:
-		case err != nil:
+		if err := endErr(end, err, broke); err != nil {
 			yield(agentcli.Event{}, err)
-		case end != nil && end.Err != nil:
-			yield(agentcli.Event{}, decodeError(end.Err))
-		case end != nil && end.SaveErr != nil:
-			yield(agentcli.Event{}, decodeError(end.SaveErr))
 		}
 	}
 }

@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"syscall"
@@ -90,6 +94,7 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 // sentinels and typed errors it matched.
 func TestErrorsCrossTheWire(t *testing.T) {
 	cost := 0.5
+	resets := time.Date(2026, 11, 26, 15, 4, 5, 0, time.UTC)
 	errs := []error{
 		&agentcli.RequestError{Backend: "b", Field: "Dir", Reason: "missing"},
 		&agentcli.UnsupportedError{Backend: "b", Feature: "permission mode plan", Reason: "no"},
@@ -107,6 +112,22 @@ func TestErrorsCrossTheWire(t *testing.T) {
 		&agentcli.UnknownBackendError{Name: "nope", Valid: []string{"claude"}},
 		&WorkerLostError{Backend: "b", Worker: "w1", Started: true, Silence: time.Second, Reason: "no heartbeat"},
 		&SessionNotSavedError{Backend: "b", Session: "s", Worker: "w", Err: errors.New("store down")},
+		&agentcli.RateLimitError{Backend: "b", ResetsAt: resets, RetryAfter: 3 * time.Second,
+			Limit: &agentcli.RateLimit{Status: agentcli.RateLimitRejected, ResetsAt: resets, Type: "five_hour", Utilization: 1},
+			Err:   &agentcli.ResultError{Backend: "b", Subtype: "error", APIStatus: 429, Kind: agentcli.ErrRateLimited}},
+		&agentcli.CredentialsError{Backend: "b", Variables: []string{"A_KEY", "B_KEY"}, Hint: "run `b login`"},
+		&agentcli.ProtocolError{Backend: "b", Method: "session/load", Code: -32002, Message: "no such session",
+			Kind: agentcli.ErrSessionNotFound},
+	}
+	// Every typed error of agentcli is in errs: a new one must cross too.
+	covered := map[string]bool{}
+	for _, e := range errs {
+		covered[reflect.TypeOf(e).Elem().String()] = true
+	}
+	for _, name := range rootErrorTypes(t) {
+		if !covered["agentcli."+name] {
+			t.Errorf("agentcli.%s is not among the errors this test sends across the wire", name)
+		}
 	}
 	for _, e := range errs {
 		got := roundTrip(t, e)
@@ -121,6 +142,15 @@ func TestErrorsCrossTheWire(t *testing.T) {
 		if agentcli.IsTransient(e) != agentcli.IsTransient(got) {
 			t.Errorf("%T: IsTransient changed", e)
 		}
+		if d := cmp.Diff(e, got, cmp.Comparer(func(a, b error) bool {
+			return a == b || a != nil && b != nil && a.Error() == b.Error()
+		})); d != "" && !isUncomparable(e) {
+			t.Errorf("%T fields (-sent +received):\n%s", e, d)
+		}
+	}
+	// WithRetry waits for the reset a worker's CLI reported.
+	if at, ok := agentcli.ResetTime(roundTrip(t, fmt.Errorf("run: %w", errs[len(errs)-3]))); !ok || !at.Equal(resets) {
+		t.Errorf("ResetTime after the wire = %v, %v; want %v", at, ok, resets)
 	}
 	var re *agentcli.ResultError
 	if got := roundTrip(t, errs[9]); !errors.As(got, &re) || re.Result.Text != "partial" || *re.Result.CostUSD != 0.5 ||
@@ -140,6 +170,53 @@ func TestErrorsCrossTheWire(t *testing.T) {
 	if roundTrip(t, nil) != nil {
 		t.Error("nil error came back non-nil")
 	}
+}
+
+// rootErrorTypes lists the exported struct types named *Error declared in
+// the agentcli package's non-test files.
+func rootErrorTypes(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("../*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, sp := range g.Specs {
+				ts := sp.(*ast.TypeSpec)
+				if _, isStruct := ts.Type.(*ast.StructType); isStruct && ts.Name.IsExported() && strings.HasSuffix(ts.Name.Name, "Error") {
+					names = append(names, ts.Name.Name)
+				}
+			}
+		}
+	}
+	if len(names) < 10 {
+		t.Fatalf("found only %d error types in ../*.go: %v", len(names), names)
+	}
+	return names
+}
+
+// isUncomparable: errors whose fields hold what the wire keeps only as a
+// message (an *fs.PathError cause) or a Result compared above.
+func isUncomparable(e error) bool {
+	switch e.(type) {
+	case *agentcli.BinaryError, *agentcli.ResultError, *agentcli.ParseError, *SessionNotSavedError:
+		return true
+	}
+	return false
 }
 
 func roundTrip(t *testing.T, err error) error {

@@ -157,9 +157,6 @@ func decode(line []byte, v any) error {
 	return err
 }
 
-// errInvalid: a line that may become Result.Raw is not valid JSON.
-var errInvalid = errors.New("invalid JSON")
-
 // str reads a string that may share the line's memory ("" for any other
 // value).
 func str(d *jsonscan.Decoder) string {
@@ -179,12 +176,9 @@ func (p *parser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
 // Decode implements driver.Wire.
 func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
 	w.decode(d)
-	if (w.Type == "turn.completed" || w.Type == "turn.failed") && !d.ValidInput() {
-		// The line may become Result.Raw, which must be valid JSON;
-		// other lines are not validated where no event reads them.
-		return errInvalid
-	}
-	return nil
+	// The line may become Result.Raw, which must be valid JSON; other
+	// lines are not validated where no event reads them.
+	return driver.CheckJSON(d, false, w.Type == "turn.completed" || w.Type == "turn.failed")
 }
 
 // decode reads the object at the decoder's position into w, which is
@@ -281,7 +275,7 @@ func (it *wireItem) decode(d *jsonscan.Decoder) {
 		case "prompt":
 			it.Prompt = str(d)
 		case "receiver_thread_ids":
-			it.ReceiverIDs = decodeStrings(d)
+			it.ReceiverIDs = driver.Strings(d)
 		case "agents_states":
 			it.AgentsStates = d.Raw()
 		case "query":
@@ -314,19 +308,6 @@ func decodeChanges(d *jsonscan.Decoder) []wireChange {
 		cs = append(cs, c)
 	}
 	return cs
-}
-
-// decodeStrings reads an array of strings: nil for null or a value that
-// is not an array.
-func decodeStrings(d *jsonscan.Decoder) []string {
-	var ss []string
-	if d.Kind() == jsonscan.Array {
-		ss = []string{}
-	}
-	for range d.Array() {
-		ss = append(ss, str(d))
-	}
-	return ss
 }
 
 // decodeTodos reads a plan's items.

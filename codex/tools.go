@@ -99,42 +99,14 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) { return policyForHost
 // agentcli's own (host, driver.HostTools), which the tool lists leave
 // alone.
 func policyForHost(req *agentcli.Request, host bool) (toolPolicy, error) {
-	unsupported := func(reason string) error {
-		return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: reason}
-	}
 	var p toolPolicy
-	allowed, disallowed := map[string]bool{}, map[string]bool{} // canonical names
-	mcpAllowed, mcpDenied := map[string][]string{}, map[string][]string{}
-	for _, l := range []struct {
-		rules []string
-		names map[string]bool
-		mcp   map[string][]string
-	}{{req.AllowedTools, allowed, mcpAllowed}, {req.DisallowedTools, disallowed, mcpDenied}} {
-		for _, t := range l.rules {
-			r, err := driver.ParseRule(t)
-			if err != nil {
-				// validate refuses it first; here it names no tool.
-				r = driver.Rule{Text: t, Name: "\x00"}
-			}
-			switch {
-			case r.HasPattern:
-				return p, unsupported(fmt.Sprintf("%q: codex has no per-call rules (patterns)", r.Text))
-			case r.IsMCP():
-				l.mcp[strings.ToLower(r.MCPServer)] = append(l.mcp[strings.ToLower(r.MCPServer)], r.MCPTool)
-				continue
-			}
-			names := tools.Resolve(r.Name)
-			c := driver.CanonicalName(r.Name)
-			if c == "" && len(names) > 0 {
-				c, _ = tools.Canonical(names[0])
-			}
-			if c == "" {
-				// A tool codex does not have: allowing it grants
-				// nothing, and nothing of that name can run.
-				continue
-			}
-			l.names[c] = true
-		}
+	allowed, mcpAllowed, err := toolLists(req.AllowedTools)
+	if err != nil {
+		return p, err
+	}
+	disallowed, mcpDenied, err := toolLists(req.DisallowedTools)
+	if err != nil {
+		return p, err
 	}
 	list := len(req.AllowedTools) > 0
 	on := func(canonical ...string) bool {
@@ -170,13 +142,55 @@ func policyForHost(req *agentcli.Request, host bool) (toolPolicy, error) {
 		p.readOnly = true
 	case !edit:
 		if on(agentcli.ToolNameBash) && mode != agentcli.PermissionAsk {
-			return p, unsupported("codex cannot take its patch tool (Edit, Write) away while its shell tool (Bash) runs: take Bash away too, or use PermissionPlan")
+			return p, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: "codex cannot take its patch tool (Edit, Write) away while its shell tool (Bash) runs: take Bash away too, or use PermissionPlan"}
 		}
 		p.readOnly = mode != agentcli.PermissionAsk
 	}
+	p.servers = mcpServers(req, host, list, mcpAllowed, mcpDenied)
+	return p, nil
+}
+
+// toolLists reads a tool list: the canonical names of the tools it names
+// and, by lowercased MCP server, the server's tools it names ("" for the
+// whole server).
+func toolLists(rules []string) (names map[string]bool, mcp map[string][]string, err error) {
+	names, mcp = map[string]bool{}, map[string][]string{}
+	for _, t := range rules {
+		r, err := driver.ParseRule(t)
+		if err != nil {
+			// validate refuses it first; here it names no tool.
+			r = driver.Rule{Text: t, Name: "\x00"}
+		}
+		switch {
+		case r.HasPattern:
+			return nil, nil, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools",
+				Reason: fmt.Sprintf("%q: codex has no per-call rules (patterns)", r.Text)}
+		case r.IsMCP():
+			k := strings.ToLower(r.MCPServer)
+			mcp[k] = append(mcp[k], r.MCPTool)
+			continue
+		}
+		c := driver.CanonicalName(r.Name)
+		if rs := tools.Resolve(r.Name); c == "" && len(rs) > 0 {
+			c, _ = tools.Canonical(rs[0])
+		}
+		if c == "" {
+			// A tool codex does not have: allowing it grants nothing,
+			// and nothing of that name can run.
+			continue
+		}
+		names[c] = true
+	}
+	return names, mcp, nil
+}
+
+// mcpServers returns the request's MCP servers as the tool lists leave
+// them (list: an allowed list was given), agentcli's own (host) untouched.
+func mcpServers(req *agentcli.Request, host, list bool, mcpAllowed, mcpDenied map[string][]string) []mcpServer {
+	var out []mcpServer
 	for _, s := range req.MCPServers {
 		if host && s.Name == agentcli.HostServerName {
-			p.servers = append(p.servers, mcpServer{MCPServer: s})
+			out = append(out, mcpServer{MCPServer: s})
 			continue
 		}
 		k := strings.ToLower(s.Name)
@@ -194,9 +208,9 @@ func policyForHost(req *agentcli.Request, host bool) (toolPolicy, error) {
 			}
 			ms.disabled = dis
 		}
-		p.servers = append(p.servers, ms)
+		out = append(out, ms)
 	}
-	return p, nil
+	return out
 }
 
 // checkTools fails with an *agentcli.UnsupportedError when codex cannot

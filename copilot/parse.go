@@ -152,27 +152,14 @@ func newState(model string, resumed bool) *parser {
 	return &parser{reqModel: model, resumed: resumed, announced: map[string]bool{}}
 }
 
-// errInvalid: a line whose parts an event keeps as JSON (tool arguments,
-// the result line) is not valid JSON; errData: data is neither an object
-// nor null.
-var (
-	errInvalid = errors.New("invalid JSON")
-	errData    = errors.New("data is not an object")
-)
+// errData: data is neither an object nor null.
+var errData = errors.New("data is not an object")
 
 // str reads a string that may share the line's memory ("" for any other
 // value).
 func str(d *jsonscan.Decoder) string {
 	s, _ := d.UnsafeStr()
 	return s
-}
-
-// args reads tool arguments; it reports arguments that are not valid
-// JSON (bad).
-func args(d *jsonscan.Decoder, bad *bool) json.RawMessage {
-	raw := d.Raw()
-	*bad = *bad || raw != nil && !json.Valid(raw)
-	return raw
 }
 
 // Decode implements driver.Wire.
@@ -208,10 +195,7 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 	if w.Type == usageType && end > start {
 		w.DataRaw = d.Span(start, end)
 	}
-	if bad || w.Type == "result" && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
+	return driver.CheckJSON(d, bad, w.Type == "result")
 }
 
 // decode reads data.
@@ -237,7 +221,7 @@ func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
 					case "name":
 						tr.Name = d.Str()
 					case "arguments":
-						tr.Arguments = args(d, bad)
+						tr.Arguments = driver.RawJSON(d, bad)
 					}
 				}
 				x.ToolRequests = append(x.ToolRequests, tr)
@@ -247,7 +231,7 @@ func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
 		case "toolName":
 			x.ToolName = d.Str()
 		case "arguments":
-			x.Arguments = args(d, bad)
+			x.Arguments = driver.RawJSON(d, bad)
 		case "success":
 			x.Success, x.HasSuccess = d.BoolOK()
 		case "result":
@@ -299,19 +283,11 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	}
 	switch w.Type {
 	case "assistant.message_delta":
-		if d.DeltaContent != "" {
-			ev := base
-			ev.Kind, ev.Text = agentcli.EventTextDelta, d.DeltaContent
-			add(ev)
-		}
+		p.textEvent(base, agentcli.EventTextDelta, d.DeltaContent, false)
 	case "assistant.message":
-		if d.Content != "" {
-			ev := base
-			ev.Kind, ev.Text = agentcli.EventText, d.Content
-			add(ev)
-			if d.ParentToolCallID == "" {
-				p.text = d.Content
-			}
+		p.textEvent(base, agentcli.EventText, d.Content, false)
+		if d.Content != "" && d.ParentToolCallID == "" {
+			p.text = d.Content
 		}
 		if d.Model != "" && d.ParentToolCallID == "" {
 			p.model = d.Model
@@ -320,17 +296,9 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 			p.toolUse(base, tr.ToolCallID, tr.Name, tr.Arguments)
 		}
 	case "assistant.reasoning_delta":
-		if d.DeltaContent != "" {
-			ev := base
-			ev.Kind, ev.Text, ev.Delta = agentcli.EventThinking, d.DeltaContent, true
-			add(ev)
-		}
+		p.textEvent(base, agentcli.EventThinking, d.DeltaContent, true)
 	case "assistant.reasoning":
-		if d.Content != "" {
-			ev := base
-			ev.Kind, ev.Text = agentcli.EventThinking, d.Content
-			add(ev)
-		}
+		p.textEvent(base, agentcli.EventThinking, d.Content, false)
 	case "tool.execution_start":
 		p.toolUse(base, d.ToolCallID, d.ToolName, d.Arguments)
 	case "tool.execution_complete":
@@ -398,6 +366,16 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		}
 	}
 	return p.evs
+}
+
+// textEvent appends an event of kind with text (a delta or not), when
+// there is text.
+func (p *parser) textEvent(base agentcli.Event, kind agentcli.EventKind, text string, delta bool) {
+	if text != "" {
+		ev := base
+		ev.Kind, ev.Text, ev.Delta = kind, text, delta
+		p.evs = append(p.evs, ev)
+	}
 }
 
 // toolUse announces a tool call once.

@@ -152,27 +152,6 @@ func shellRule(r driver.Rule) (string, error) {
 // lists, or the *agentcli.UnsupportedError of a rule it cannot hold.
 func policyFor(req *agentcli.Request) (toolPolicy, error) {
 	var p toolPolicy
-	unsupported := func(r driver.Rule, why string) error {
-		return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: fmt.Sprintf("%q: %s", r.Text, why)}
-	}
-	add := func(list *[]string, vals ...string) {
-		for _, v := range vals {
-			if !slices.Contains(*list, v) {
-				*list = append(*list, v)
-			}
-		}
-	}
-	check := func(r driver.Rule) error {
-		switch {
-		case strings.Contains(r.Name, "*"):
-			return unsupported(r, "copilot takes no wildcards in tool names")
-		case r.IsMCP() && builtin(r.MCPServer):
-			return unsupported(r, "an MCP server named like one of copilot's own tools cannot be told apart from it")
-		case r.IsMCP() && strings.Contains(r.MCPTool, ","):
-			return unsupported(r, "copilot splits its tool flags at commas")
-		}
-		return nil
-	}
 	patterns := false
 	if len(req.AllowedTools) > 0 {
 		p.available = []string{}
@@ -183,74 +162,24 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 		if err != nil {
 			continue // validate refuses it
 		}
-		if err := check(r); err != nil {
+		if err := checkRule(r); err != nil {
 			return p, err
 		}
-		switch {
-		case r.IsMCP():
-			srv := strings.ToLower(r.MCPServer)
-			if r.MCPTool == "" {
-				add(&p.available, r.MCPServer)
-				add(&p.allow, r.MCPServer)
-				p.servers[srv] = nil
-				continue
-			}
-			add(&p.available, r.MCPServer+"-"+r.MCPTool)
-			add(&p.allow, r.MCPServer+"("+r.MCPTool+")")
-			if f, ok := p.servers[srv]; !ok || f != nil {
-				p.servers[srv] = append(f, r.MCPTool)
-			}
-		case r.HasPattern:
-			rule, err := shellRule(r)
-			if err != nil {
-				return p, err
-			}
-			patterns = true
-			add(&p.available, copilotNames(driver.Rule{Name: r.Name})...)
-			add(&p.allow, rule)
-		default:
-			names := copilotNames(r)
-			add(&p.available, names...)
-			for _, n := range names {
-				if k := permissionKind(n); k != "" {
-					add(&p.allow, k)
-				}
-			}
+		if err := p.allowRule(r); err != nil {
+			return p, err
 		}
+		patterns = patterns || !r.IsMCP() && r.HasPattern
 	}
 	for _, s := range req.DisallowedTools {
 		r, err := driver.ParseRule(s)
 		if err != nil {
 			continue
 		}
-		if err := check(r); err != nil {
+		if err := checkRule(r); err != nil {
 			return p, err
 		}
-		switch {
-		case r.IsMCP() && r.MCPTool == "":
-			add(&p.excluded, r.MCPServer)
-			add(&p.deny, r.MCPServer)
-			if p.drop == nil {
-				p.drop = map[string]bool{}
-			}
-			p.drop[strings.ToLower(r.MCPServer)] = true
-		case r.IsMCP():
-			add(&p.excluded, r.MCPServer+"-"+r.MCPTool)
-			add(&p.deny, r.MCPServer+"("+r.MCPTool+")")
-		case r.HasPattern:
-			rule, err := shellRule(r)
-			if err != nil {
-				return p, err
-			}
-			add(&p.deny, rule)
-		default:
-			names := copilotNames(r)
-			add(&p.excluded, names...)
-			for _, n := range names {
-				if k := permissionKind(n); k != "" {
-					add(&p.deny, k)
-				}
-			}
+		if err := p.denyRule(r); err != nil {
+			return p, err
 		}
 	}
 	for _, s := range req.MCPServers {
@@ -271,6 +200,99 @@ func policyFor(req *agentcli.Request) (toolPolicy, error) {
 		}
 	}
 	return p, nil
+}
+
+// ruleUnsupported is the error of a tool rule copilot cannot hold.
+func ruleUnsupported(r driver.Rule, why string) error {
+	return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: fmt.Sprintf("%q: %s", r.Text, why)}
+}
+
+// checkRule refuses a rule copilot's tool flags cannot express.
+func checkRule(r driver.Rule) error {
+	switch {
+	case strings.Contains(r.Name, "*"):
+		return ruleUnsupported(r, "copilot takes no wildcards in tool names")
+	case r.IsMCP() && builtin(r.MCPServer):
+		return ruleUnsupported(r, "an MCP server named like one of copilot's own tools cannot be told apart from it")
+	case r.IsMCP() && strings.Contains(r.MCPTool, ","):
+		return ruleUnsupported(r, "copilot splits its tool flags at commas")
+	}
+	return nil
+}
+
+// addNew appends to list the values it does not hold yet.
+func addNew(list *[]string, vals ...string) {
+	for _, v := range vals {
+		if !slices.Contains(*list, v) {
+			*list = append(*list, v)
+		}
+	}
+}
+
+// allowRule adds an allowed-tools rule to p.
+func (p *toolPolicy) allowRule(r driver.Rule) error {
+	switch {
+	case r.IsMCP():
+		srv := strings.ToLower(r.MCPServer)
+		if r.MCPTool == "" {
+			addNew(&p.available, r.MCPServer)
+			addNew(&p.allow, r.MCPServer)
+			p.servers[srv] = nil
+			return nil
+		}
+		addNew(&p.available, r.MCPServer+"-"+r.MCPTool)
+		addNew(&p.allow, r.MCPServer+"("+r.MCPTool+")")
+		if f, ok := p.servers[srv]; !ok || f != nil {
+			p.servers[srv] = append(f, r.MCPTool)
+		}
+	case r.HasPattern:
+		rule, err := shellRule(r)
+		if err != nil {
+			return err
+		}
+		addNew(&p.available, copilotNames(driver.Rule{Name: r.Name})...)
+		addNew(&p.allow, rule)
+	default:
+		names := copilotNames(r)
+		addNew(&p.available, names...)
+		for _, n := range names {
+			if k := permissionKind(n); k != "" {
+				addNew(&p.allow, k)
+			}
+		}
+	}
+	return nil
+}
+
+// denyRule adds a disallowed-tools rule to p.
+func (p *toolPolicy) denyRule(r driver.Rule) error {
+	switch {
+	case r.IsMCP() && r.MCPTool == "":
+		addNew(&p.excluded, r.MCPServer)
+		addNew(&p.deny, r.MCPServer)
+		if p.drop == nil {
+			p.drop = map[string]bool{}
+		}
+		p.drop[strings.ToLower(r.MCPServer)] = true
+	case r.IsMCP():
+		addNew(&p.excluded, r.MCPServer+"-"+r.MCPTool)
+		addNew(&p.deny, r.MCPServer+"("+r.MCPTool+")")
+	case r.HasPattern:
+		rule, err := shellRule(r)
+		if err != nil {
+			return err
+		}
+		addNew(&p.deny, rule)
+	default:
+		names := copilotNames(r)
+		addNew(&p.excluded, names...)
+		for _, n := range names {
+			if k := permissionKind(n); k != "" {
+				addNew(&p.deny, k)
+			}
+		}
+	}
+	return nil
 }
 
 // keeps reports whether the request's MCP server name is passed to

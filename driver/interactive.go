@@ -39,49 +39,14 @@ func (b *Backend) Interactive(ctx context.Context, req *agentcli.Request, term *
 }
 
 func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *agentcli.Terminal, lg *runLog, red **Redactor) (int, error) {
-	if err := b.checkInteractive(req); err != nil {
-		return -1, err
-	}
-	if err := interactiveManage(b.spec.Name, req); err != nil {
-		return -1, err
-	}
-	// The UI asks the person at the terminal: the permission callback
-	// is not needed, and which modes exist is the UI's business. A copy
-	// is validated without them; Spec.Interactive gets the mode back.
-	rq := *req
-	rq.Permission, rq.OnPermission = agentcli.PermissionBypass, nil // every backend has it
-	// The person at the terminal is the limit: a turn or spending limit
-	// the backend lacks is not refused here, as it is for a run (the UI
-	// warns about the ones it cannot take: Run.Unsupported).
-	if !b.spec.Caps.MaxTurns {
-		rq.MaxTurns = 0
-	}
-	if !b.spec.Caps.MaxBudget {
-		rq.MaxBudgetUSD = 0
-	}
-	r, err := b.prepareRun(&rq, false, false)
+	r, err := b.prepareInteractive(req)
 	if err != nil {
 		return -1, err
 	}
-	vr := *r.Req // validated (and without the settings the backend lacks)
-	vr.Permission, vr.MaxTurns = req.Permission, req.MaxTurns
-	r.Req = &vr
-	r.backend = b.spec.Name
 	defer r.Cleanup()
 	*red = NewRedactor(redactEnv(r.Env, req))
 
-	in, out, errOut := os.Stdin, os.Stdout, os.Stderr
-	if term != nil {
-		if term.Stdin != nil {
-			in = term.Stdin
-		}
-		if term.Stdout != nil {
-			out = term.Stdout
-		}
-		if term.Stderr != nil {
-			errOut = term.Stderr
-		}
-	}
+	in, out, errOut := terminalFiles(term)
 	runCtx := ctx
 	if req.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -151,9 +116,68 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	defer p.Close()
 	lg.spawnedAt(p.Pid())
 	exit := p.Wait()
-	switch {
-	case exit.Stopped && runCtx.Err() != nil:
+	if exit.Stopped && runCtx.Err() != nil {
 		return -1, ended()
+	}
+	return b.terminalExit(exit)
+}
+
+// prepareInteractive validates req for an interactive UI and prepares
+// its run.
+func (b *Backend) prepareInteractive(req *agentcli.Request) (*Run, error) {
+	if err := b.checkInteractive(req); err != nil {
+		return nil, err
+	}
+	if err := interactiveManage(b.spec.Name, req); err != nil {
+		return nil, err
+	}
+	// The UI asks the person at the terminal: the permission callback
+	// is not needed, and which modes exist is the UI's business. A copy
+	// is validated without them; Spec.Interactive gets the mode back.
+	rq := *req
+	rq.Permission, rq.OnPermission = agentcli.PermissionBypass, nil // every backend has it
+	// The person at the terminal is the limit: a turn or spending limit
+	// the backend lacks is not refused here, as it is for a run (the UI
+	// warns about the ones it cannot take: Run.Unsupported).
+	if !b.spec.Caps.MaxTurns {
+		rq.MaxTurns = 0
+	}
+	if !b.spec.Caps.MaxBudget {
+		rq.MaxBudgetUSD = 0
+	}
+	r, err := b.prepareRun(&rq, false, false)
+	if err != nil {
+		return nil, err
+	}
+	vr := *r.Req // validated (and without the settings the backend lacks)
+	vr.Permission, vr.MaxTurns = req.Permission, req.MaxTurns
+	r.Req = &vr
+	r.backend = b.spec.Name
+	return r, nil
+}
+
+// terminalFiles returns the terminal's files, the process's own where
+// term leaves one unset.
+func terminalFiles(term *agentcli.Terminal) (in, out, errOut *os.File) {
+	in, out, errOut = os.Stdin, os.Stdout, os.Stderr
+	if term != nil {
+		if term.Stdin != nil {
+			in = term.Stdin
+		}
+		if term.Stdout != nil {
+			out = term.Stdout
+		}
+		if term.Stderr != nil {
+			errOut = term.Stderr
+		}
+	}
+	return in, out, errOut
+}
+
+// terminalExit is the exit code of an interactive CLI that ended by
+// itself, or the error of one that could not be waited for or was killed.
+func (b *Backend) terminalExit(exit proc.Exit) (int, error) {
+	switch {
 	case exit.Err != nil:
 		return -1, fmt.Errorf("%s: waiting for the CLI: %w", b.spec.Name, exit.Err)
 	case exit.Signal != 0:

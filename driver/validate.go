@@ -47,8 +47,50 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 			return err
 		}
 	}
-	// Strings that reach argv or the environment cannot hold a NUL byte
-	// (exec fails with EINVAL).
+	if err := checkForm(bad, req); err != nil {
+		return err
+	}
+	switch m := Mode(req); m {
+	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
+		if !slices.Contains(caps.PermissionModes, m) {
+			ue := &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(m)}
+			if req.Permission == "" {
+				ue.Reason = "the zero value of Request.Permission; this backend cannot refuse tool calls, so choose a mode it has explicitly"
+			}
+			return ue
+		}
+		if m == agentcli.PermissionAsk && req.OnPermission == nil {
+			return bad("OnPermission", "required with PermissionAsk")
+		}
+	default:
+		return bad("Permission", "unknown mode %q", m)
+	}
+	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
+		// A restriction the CLI cannot enforce is never just a warning.
+		return &agentcli.UnsupportedError{Backend: backend, Feature: "allowed/disallowed tools"}
+	}
+	if err := checkSettings(backend, req); err != nil {
+		return err
+	}
+	if strings.IndexByte(req.NewSessionID, 0) >= 0 {
+		return bad("NewSessionID", "contains a NUL byte")
+	}
+	if err := checkManage(backend, caps, req, !oneShot); err != nil {
+		return err
+	}
+	if err := checkHost(backend, caps, req); err != nil {
+		return err
+	}
+	if err := checkAttachments(backend, caps, req, oneShot); err != nil {
+		return err
+	}
+	return checkHooks(backend, caps, req)
+}
+
+// checkForm checks the request's strings (no NUL byte: exec fails with
+// EINVAL on one in argv or the environment; Env entries KEY=value), its
+// durations and limits (not negative) and Dir (a directory).
+func checkForm(bad func(field, format string, args ...any) error, req *agentcli.Request) error {
 	nul := func(field, s string) error {
 		if strings.IndexByte(s, 0) >= 0 {
 			return bad(field, "contains a NUL byte")
@@ -100,41 +142,7 @@ func CheckRequest(backend string, caps agentcli.Capabilities, req *agentcli.Requ
 			return bad("Dir", "%s is not a directory", req.Dir)
 		}
 	}
-	switch m := Mode(req); m {
-	case agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
-		if !slices.Contains(caps.PermissionModes, m) {
-			ue := &agentcli.UnsupportedError{Backend: backend, Feature: "permission mode " + string(m)}
-			if req.Permission == "" {
-				ue.Reason = "the zero value of Request.Permission; this backend cannot refuse tool calls, so choose a mode it has explicitly"
-			}
-			return ue
-		}
-		if m == agentcli.PermissionAsk && req.OnPermission == nil {
-			return bad("OnPermission", "required with PermissionAsk")
-		}
-	default:
-		return bad("Permission", "unknown mode %q", m)
-	}
-	if (len(req.AllowedTools) > 0 || len(req.DisallowedTools) > 0) && !caps.ToolFilter {
-		// A restriction the CLI cannot enforce is never just a warning.
-		return &agentcli.UnsupportedError{Backend: backend, Feature: "allowed/disallowed tools"}
-	}
-	if err := checkSettings(backend, req); err != nil {
-		return err
-	}
-	if err := nul("NewSessionID", req.NewSessionID); err != nil {
-		return err
-	}
-	if err := checkManage(backend, caps, req, !oneShot); err != nil {
-		return err
-	}
-	if err := checkHost(backend, caps, req); err != nil {
-		return err
-	}
-	if err := checkAttachments(backend, caps, req, oneShot); err != nil {
-		return err
-	}
-	return checkHooks(backend, caps, req)
+	return nil
 }
 
 // Mode returns the permission mode of req: Request.Permission, with the

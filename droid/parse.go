@@ -16,6 +16,8 @@ package droid
 //	{"type":"completion","finalText","numTurns","durationMs","session_id",
 //	 "usage":{"input_tokens","output_tokens","cache_read_input_tokens","cache_creation_input_tokens"}}
 //
+// The usage is in Anthropic's convention (streamjson.DecodeUsage).
+//
 // completion ends a successful run; an error from source "cli" ends a
 // failed one (exit 1, no completion), after the agent loop's own error
 // ("400 Bad Request", the HTTP status first, without the server's
@@ -26,7 +28,6 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"slices"
 	"strconv"
@@ -35,6 +36,7 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/jsonscan"
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // wireLine is one output line: the fields the types above use.
@@ -78,10 +80,6 @@ func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 // ("400 Bad Request", "429 status code (no body)").
 var statusPrefix = regexp.MustCompile(`^(\d{3})\b`)
 
-// errInvalid: a line whose parts an event keeps as JSON (a tool input,
-// the line Result.Raw keeps) is not valid JSON.
-var errInvalid = errors.New("invalid JSON")
-
 // Decode implements driver.Wire.
 func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 	bad := false
@@ -111,12 +109,11 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 				d.Skip()
 				break
 			}
-			w.Parameters = d.Raw()
-			bad = bad || w.Parameters != nil && !json.Valid(w.Parameters)
+			w.Parameters = driver.RawJSON(d, &bad)
 		case "isError":
 			w.IsError = d.Bool()
 		case "value":
-			w.Value = valueText(d)
+			w.Value = driver.StrOrRaw(d)
 		case "error":
 			w.Error = errorText(d)
 		case "source":
@@ -129,53 +126,17 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 			w.NumTurns = int(d.Int())
 		case "usage":
 			w.HasUsage = d.Kind() == jsonscan.Object
-			w.Usage = decodeUsage(d)
+			w.Usage = streamjson.DecodeUsage(d)
 		}
 	}
-	if bad || (w.Type == "completion" || w.Type == "error") && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
-}
-
-// decodeUsage reads droid's usage (Anthropic's convention, agentcli's):
-// counts clamped to be non-negative.
-func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
-	var u agentcli.Usage
-	for k := range d.Object() {
-		switch string(k) {
-		case "input_tokens":
-			u.InputTokens = driver.Count(d.Int())
-		case "output_tokens":
-			u.OutputTokens = driver.Count(d.Int())
-		case "cache_read_input_tokens":
-			u.CacheReadTokens = driver.Count(d.Int())
-		case "cache_creation_input_tokens":
-			u.CacheWriteTokens = driver.Count(d.Int())
-		}
-	}
-	return u
-}
-
-// valueText reads a tool result's value: a string, or JSON as it is ("" for
-// null).
-func valueText(d *jsonscan.Decoder) string {
-	switch d.Kind() {
-	case jsonscan.String:
-		s, _ := d.UnsafeStr()
-		return s
-	case jsonscan.Null:
-		d.Null()
-		return ""
-	}
-	return string(d.Raw())
+	return driver.CheckJSON(d, bad, w.Type == "completion" || w.Type == "error")
 }
 
 // errorText reads a tool result's error {type, message}: its message, or
-// else the error as valueText reads it.
+// else the error as driver.StrOrRaw reads it.
 func errorText(d *jsonscan.Decoder) string {
 	if d.Kind() != jsonscan.Object {
-		return valueText(d)
+		return driver.StrOrRaw(d)
 	}
 	start := d.Offset()
 	for k := range d.Object() {

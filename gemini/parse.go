@@ -172,10 +172,7 @@ func (p *streamParser) Apply(w *wireEvent, line *driver.Line) []agentcli.Event {
 
 // Decode implements driver.Wire.
 func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
-	if bad := w.decode(d); bad || w.Type == "result" && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
+	return driver.CheckJSON(d, w.decode(d), w.Type == "result")
 }
 
 // str reads a string that may share the line's memory ("" for any other
@@ -183,6 +180,14 @@ func (w *wireEvent) Decode(d *jsonscan.Decoder) error {
 func str(d *jsonscan.Decoder) string {
 	s, _ := d.UnsafeStr()
 	return s
+}
+
+// optStr reads a string that may be absent: nil for any other value.
+func optStr(d *jsonscan.Decoder) *string {
+	if s, ok := d.UnsafeStr(); ok {
+		return &s
+	}
+	return nil
 }
 
 // count reads a token count, clamped to be non-negative.
@@ -218,11 +223,6 @@ func decodeError(d *jsonscan.Decoder) *wireError {
 	return e
 }
 
-// errInvalid: tool parameters, kept as JSON, or a result line, kept as
-// the result's Raw, are not valid JSON. Parts no event keeps are not
-// validated.
-var errInvalid = errors.New("invalid JSON")
-
 // decode reads one stream-json line into w, which is zero. It reports
 // parameters that are not valid JSON (bad).
 func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
@@ -245,15 +245,11 @@ func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 		case "tool_id":
 			w.ToolID = str(d)
 		case "parameters":
-			w.Parameters = d.Raw()
-			bad = bad || w.Parameters != nil && !json.Valid(w.Parameters)
+			w.Parameters = driver.RawJSON(d, &bad)
 		case "status":
 			w.Status = str(d)
 		case "output":
-			w.Output = nil
-			if s, ok := d.UnsafeStr(); ok {
-				w.Output = &s
-			}
+			w.Output = optStr(d)
 		case "error":
 			w.Error = decodeError(d)
 		case "severity":
@@ -661,10 +657,7 @@ func decodeDocument(d *jsonscan.Decoder) *wireJSON {
 		case "session_id":
 			w.SessionID = str(d)
 		case "response":
-			w.Response = nil
-			if s, ok := d.UnsafeStr(); ok {
-				w.Response = &s
-			}
+			w.Response = optStr(d)
 		case "stats":
 			w.Stats = nil
 			if d.Kind() != jsonscan.Object {
@@ -687,10 +680,7 @@ func decodeDocument(d *jsonscan.Decoder) *wireJSON {
 		case "error":
 			w.Error = decodeError(d)
 		case "warnings":
-			w.Warnings = nil
-			for range d.Array() {
-				w.Warnings = append(w.Warnings, str(d))
-			}
+			w.Warnings = driver.Strings(d)
 		}
 	}
 	return w

@@ -3,7 +3,6 @@ package opencode
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"math"
 	"regexp"
 	"strings"
@@ -125,23 +124,6 @@ func str(d *jsonscan.Decoder) string {
 	return s
 }
 
-// rawString reads a string's value, the JSON text of any other value, or
-// "" for null.
-func rawString(d *jsonscan.Decoder) string {
-	switch d.Kind() {
-	case jsonscan.String:
-		return str(d)
-	case jsonscan.Null:
-		d.Null()
-		return ""
-	}
-	return string(d.Raw())
-}
-
-// errInvalid: a tool input, or a line that may become Result.Raw, is not
-// valid JSON. Parts no event keeps as JSON are not validated.
-var errInvalid = errors.New("invalid JSON")
-
 // keptWhole reports whether lines of this type may become Result.Raw,
 // which must be valid JSON.
 func keptWhole(typ string) bool {
@@ -161,10 +143,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 
 // Decode implements driver.Wire.
 func (w *wireLine) Decode(d *jsonscan.Decoder) error {
-	if bad := w.decode(d); bad || keptWhole(w.Type) && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
+	return driver.CheckJSON(d, w.decode(d), keptWhole(w.Type))
 }
 
 // decode reads the object at the decoder's position into w, which is
@@ -186,10 +165,7 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		case "reason":
 			w.Reason = str(d)
 		case "rejected":
-			w.Rejected = nil
-			for range d.Array() {
-				w.Rejected = append(w.Rejected, str(d))
-			}
+			w.Rejected = driver.Strings(d)
 		}
 	}
 	return bad
@@ -239,12 +215,11 @@ func (st *wireToolState) decode(d *jsonscan.Decoder) (bad bool) {
 		case "status":
 			st.Status = str(d)
 		case "input":
-			st.Input = d.Raw()
-			bad = bad || st.Input != nil && !json.Valid(st.Input)
+			st.Input = driver.RawJSON(d, &bad)
 		case "output":
-			st.Output = rawString(d)
+			st.Output = driver.StrOrRaw(d)
 		case "error":
-			st.Error = rawString(d)
+			st.Error = driver.StrOrRaw(d)
 		case "metadata":
 			st.HasExit = false
 			for k := range d.Object() {

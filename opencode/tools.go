@@ -171,26 +171,8 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 			if err != nil {
 				continue // validate refuses it
 			}
-			keys, patterns, ok := ruleKeys(r)
-			if !ok {
-				return nil, unsupportedRule(r)
-			}
-			for _, k := range keys {
-				if patterns == nil {
-					c.set(k, permValue{action: "allow"})
-					continue
-				}
-				v, ok := c.vals[k]
-				if ok && v.patterns == nil && v.action == "allow" {
-					continue // the whole tool is allowed already
-				}
-				if !ok || v.patterns == nil {
-					v = permValue{patterns: [][2]string{{"*", fallback}}}
-				}
-				for _, p := range patterns {
-					v.patterns = append(v.patterns, [2]string{p, "allow"})
-				}
-				c.set(k, v)
+			if err := c.allow(r, fallback); err != nil {
+				return nil, err
 			}
 		}
 		if mode == agentcli.PermissionPlan {
@@ -229,27 +211,60 @@ func permissionFor(req *agentcli.Request) (*permConfig, error) {
 		}
 	}
 	if hooked {
-		// What the lists approve in advance is still asked about (the
-		// hook comes first); what they refuse stays refused.
-		for k, v := range c.vals {
-			if k == agentcli.HostServerName+"_*" && driver.IsHostServer(req, agentcli.HostServerName) {
-				continue // agentcli's server calls PreToolUse itself
-			}
-			if v.action == "allow" {
-				v.action = "ask"
-			}
-			for i, p := range v.patterns {
-				if p[1] == "allow" {
-					v.patterns[i][1] = "ask"
-				}
-			}
-			c.vals[k] = v
-		}
+		c.askAllowed(driver.IsHostServer(req, agentcli.HostServerName))
 	}
 	if len(c.keys) == 0 {
 		return nil, nil
 	}
 	return &c, nil
+}
+
+// allow adds an allowed-tools rule to c; a tool whose patterns are listed
+// gets fallback for the commands none of them matches.
+func (c *permConfig) allow(r driver.Rule, fallback string) error {
+	keys, patterns, ok := ruleKeys(r)
+	if !ok {
+		return unsupportedRule(r)
+	}
+	for _, k := range keys {
+		if patterns == nil {
+			c.set(k, permValue{action: "allow"})
+			continue
+		}
+		v, ok := c.vals[k]
+		if ok && v.patterns == nil && v.action == "allow" {
+			continue // the whole tool is allowed already
+		}
+		if !ok || v.patterns == nil {
+			v = permValue{patterns: [][2]string{{"*", fallback}}}
+		}
+		for _, p := range patterns {
+			v.patterns = append(v.patterns, [2]string{p, "allow"})
+		}
+		c.set(k, v)
+	}
+	return nil
+}
+
+// askAllowed turns what c allows into asks, for a run with hooks: what the
+// lists approve in advance is still asked about (the hook comes first);
+// what they refuse stays refused. agentcli's own server (host) calls
+// PreToolUse itself.
+func (c *permConfig) askAllowed(host bool) {
+	for k, v := range c.vals {
+		if host && k == agentcli.HostServerName+"_*" {
+			continue
+		}
+		if v.action == "allow" {
+			v.action = "ask"
+		}
+		for i, p := range v.patterns {
+			if p[1] == "allow" {
+				v.patterns[i][1] = "ask"
+			}
+		}
+		c.vals[k] = v
+	}
 }
 
 func unsupportedRule(r driver.Rule) error {

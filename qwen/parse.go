@@ -25,9 +25,7 @@ package qwen
 // error.message holding the same text, from which the HTTP status is read.
 
 import (
-	"cmp"
 	"encoding/json"
-	"errors"
 	"regexp"
 	"strconv"
 
@@ -50,27 +48,23 @@ type wireLine struct {
 	Event           streamjson.StreamEvent
 	HasEvent        bool // an object or null
 
-	// result
-	IsError          bool
-	Result           string
-	HasResult        bool
-	NumTurns         int
-	Usage            agentcli.Usage
-	HasUsage         bool
-	Error            string // error.message, or error as a string
-	StructuredOutput json.RawMessage
+	// result (Res.SessionID, Res.Subtype, Res.HasError and Res.Raw are
+	// set by Apply); Res.Error is error.message, or error as a string
+	Res streamjson.Result
 }
 
 type wireBlock = streamjson.Block
 
-// result is what End needs of the result line.
+// toolBlocks makes the events of an assistant message's blocks: a tool
+// use without input has the input {}.
+var toolBlocks = streamjson.Blocks{Tools: tools, EmptyInput: json.RawMessage("{}")}
+
+// result is what End needs of the result line; isError and errMsg are
+// its IsError and Error, as live.go reads them.
 type result struct {
-	sessionID, subtype, text, errMsg string
-	hasText, isError                 bool
-	turns                            int
-	usage                            *agentcli.Usage
-	structured                       json.RawMessage
-	raw                              json.RawMessage
+	streamjson.Result
+	isError bool
+	errMsg  string
 }
 
 // parser is the state of one run's parsing (see driver.LineParser).
@@ -90,10 +84,6 @@ func newParser() driver.Parser { return driver.Lines(Name, &parser{}) }
 // apiError matches qwen's rendering of an API error, "[API Error: 400 Bad
 // Request]" (the status is absent for errors without one).
 var apiError = regexp.MustCompile(`^\[API Error: (?:(\d{3})\b)?`)
-
-// errInvalid: a line whose parts an event keeps as JSON (a tool input, the
-// result line) is not valid JSON.
-var errInvalid = errors.New("invalid JSON")
 
 // Decode implements driver.Wire.
 func (w *wireLine) Decode(d *jsonscan.Decoder) error {
@@ -131,27 +121,21 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 			w.HasEvent = d.Kind() == jsonscan.Object || d.Kind() == jsonscan.Null
 			w.Event.Decode(d)
 		case "is_error":
-			w.IsError = d.Bool()
+			w.Res.IsError = d.Bool()
 		case "result":
-			w.Result, w.HasResult = d.UnsafeStr()
+			w.Res.Text, w.Res.HasText = d.UnsafeStr()
 		case "num_turns":
-			w.NumTurns = int(d.Int())
+			w.Res.Turns = int(d.Int())
 		case "usage":
-			w.HasUsage = d.Kind() == jsonscan.Object
-			w.Usage = decodeUsage(d)
+			w.Res.HasUsage = d.Kind() == jsonscan.Object
+			w.Res.Usage = decodeUsage(d)
 		case "error":
-			w.Error = driver.ErrorMessage(d)
+			w.Res.Error = driver.ErrorMessage(d)
 		case "structured_output":
-			w.StructuredOutput = nil
-			if raw := d.Raw(); raw != nil && string(raw) != "null" && json.Valid(raw) {
-				w.StructuredOutput = raw
-			}
+			w.Res.Structured = driver.JSONValue(d)
 		}
 	}
-	if bad || w.Type == "result" && !d.ValidInput() {
-		return errInvalid
-	}
-	return nil
+	return driver.CheckJSON(d, bad, w.Type == "result")
 }
 
 // decodeUsage reads a result's usage in agentcli's convention:
@@ -159,22 +143,8 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 // tokens, cache reads included (the Chat Completions prompt_tokens).
 // Counts are clamped to be non-negative.
 func decodeUsage(d *jsonscan.Decoder) agentcli.Usage {
-	var in, cacheRead int64
-	var u agentcli.Usage
-	for k := range d.Object() {
-		switch string(k) {
-		case "input_tokens":
-			in = d.Int()
-		case "output_tokens":
-			u.OutputTokens = driver.Count(d.Int())
-		case "cache_read_input_tokens":
-			cacheRead = d.Int()
-		case "cache_creation_input_tokens":
-			u.CacheWriteTokens = driver.Count(d.Int())
-		}
-	}
-	u.CacheReadTokens = driver.Count(cacheRead)
-	u.InputTokens = driver.SubCount(driver.Count(in), u.CacheReadTokens)
+	u := streamjson.DecodeUsage(d)
+	u.InputTokens = driver.SubCount(u.InputTokens, u.CacheReadTokens)
 	return u
 }
 
@@ -229,27 +199,11 @@ func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) 
 		p.evs = append(p.evs, ev)
 		return true
 	}
-	for i := range blocks {
-		b := &blocks[i]
-		ev := base
-		switch b.Type {
-		case "text":
-			ev.Kind, ev.Text = agentcli.EventText, b.Text
-			if w.ParentToolUseID == "" {
-				p.lastText = b.Text
-			}
-		case "thinking":
-			ev.Kind, ev.Text = agentcli.EventThinking, b.Thinking
-		case "tool_use":
-			input := b.Input
-			if len(input) == 0 {
-				input = json.RawMessage("{}")
-			}
-			ev.Kind, ev.Tool = agentcli.EventToolUse, tools.Use(b.ID, b.Name, input)
-		default:
-			ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
-		}
-		p.evs = append(p.evs, ev)
+	var last string
+	var hasText bool
+	p.evs, last, hasText = toolBlocks.Events(p.evs, blocks, base, line)
+	if hasText && w.ParentToolUseID == "" {
+		p.lastText = last
 	}
 	return len(blocks) > 0
 }
@@ -258,27 +212,17 @@ func (p *parser) assistant(w *wireLine, base agentcli.Event, line *driver.Line) 
 // there are none.
 func (p *parser) user(w *wireLine, base agentcli.Event) bool {
 	n := len(p.evs)
-	for i := range w.Content {
-		b := &w.Content[i]
-		if b.Type != "tool_result" {
-			continue
-		}
-		ev := base
-		ev.Kind = agentcli.EventToolResult
-		ev.ToolResult = &agentcli.ToolResult{ID: b.ToolUseID, Output: b.Content, IsError: b.IsError}
-		p.evs = append(p.evs, ev)
-	}
+	p.evs = streamjson.ToolResults(p.evs, w.Content, base)
 	return len(p.evs) > n
 }
 
 // resultLine keeps the result line for End, and appends its usage.
 func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
-	r := &result{sessionID: w.SessionID, subtype: w.Subtype, isError: w.IsError, turns: w.NumTurns, raw: base.Raw,
-		text: w.Result, hasText: w.HasResult, errMsg: w.Error, structured: w.StructuredOutput}
-	p.result = r
-	if w.HasUsage {
-		u := w.Usage
-		r.usage = &u
+	r := w.Res
+	r.SessionID, r.Subtype, r.HasError, r.Raw = w.SessionID, w.Subtype, r.Error != "", base.Raw
+	p.result = &result{Result: r, isError: r.IsError, errMsg: r.Error}
+	if r.HasUsage {
+		u := r.Usage
 		ev := base
 		ev.Kind, ev.Usage = agentcli.EventUsage, &u
 		p.evs = append(p.evs, ev)
@@ -286,47 +230,16 @@ func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
 }
 
 // End implements driver.LineParser. Success is exit status 0 and a result with
-// is_error false; anything else is an error.
+// is_error false; anything else is an error, whose HTTP status is read
+// from the error's message.
 func (p *parser) End(exit driver.Exit) driver.Outcome {
 	w := p.result
 	if w == nil {
 		return driver.Outcome{}
 	}
-	res := &agentcli.Result{
-		SessionID: cmp.Or(w.sessionID, p.sessionID),
-		IsError:   w.isError,
-		Turns:     w.turns,
-		Model:     p.model,
-		Subtype:   w.subtype,
-		Raw:       w.raw,
-	}
-	switch {
-	case w.hasText:
-		res.Text = w.text
-	case !w.isError:
-		res.Text = p.lastText
-	}
-	if w.usage != nil {
-		res.Usage = *w.usage
-	}
-	if w.structured != nil {
-		res.StructuredOutput = w.structured
-	}
-	if !w.isError && exit.Code == 0 {
-		return driver.Outcome{Result: res}
-	}
-	o := driver.Outcome{Result: res, Failed: true, Message: w.errMsg}
-	if w.subtype != "success" {
-		o.Subtype = w.subtype
-	}
-	if m := apiError.FindStringSubmatch(w.errMsg); m != nil && m[1] != "" {
+	o := w.Outcome(exit, p.sessionID, p.model, p.lastText)
+	if m := apiError.FindStringSubmatch(w.Error); o.Failed && m != nil && m[1] != "" {
 		o.APIStatus, _ = strconv.Atoi(m[1])
-	}
-	switch {
-	case o.Message == "" && w.isError && w.hasText:
-		o.Message = w.text
-	case o.Message == "" && !w.isError:
-		o.Message = "CLI exited with a non-zero status after a successful result"
 	}
 	return o
 }

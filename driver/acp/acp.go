@@ -235,88 +235,99 @@ func (c *client) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	var sid string
-	servers := c.cfg.MCPServers
-	if servers == nil {
-		servers = []sdk.McpServer{}
-	}
-	var offered map[string][]string
-	var modes []string // the session's availableModes
-	if c.cfg.SessionID != "" && c.cfg.Fork {
-		raw, err := c.rpc.Call(ctx, methodSessionFork, map[string]any{
-			"sessionId": c.cfg.SessionID, "cwd": c.cfg.Dir, "mcpServers": servers,
-		})
-		if err != nil {
-			return c.callError(methodSessionFork, err)
-		}
-		var res struct {
-			SessionID string `json:"sessionId"`
-		}
-		if json.Unmarshal(raw, &res) != nil || res.SessionID == "" {
-			return &agentcli.ProtocolError{Backend: c.backend(), Method: methodSessionFork, Message: "no session id in the answer"}
-		}
-		sid = res.SessionID
-		offered = configOptions(raw, offered)
-		modes = modeIDs(raw)
-	} else if c.cfg.SessionID != "" {
-		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionLoad, sdk.LoadSessionRequest{
-			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: servers,
-		})
-		if err != nil {
-			return c.callError(sdk.AgentMethodSessionLoad, err)
-		}
-		sid = c.cfg.SessionID
-		offered = configOptions(raw, offered)
-		modes = modeIDs(raw)
-	} else {
-		raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionNew, sdk.NewSessionRequest{Cwd: c.cfg.Dir, McpServers: servers})
-		if err != nil {
-			return c.callError(sdk.AgentMethodSessionNew, err)
-		}
-		var res struct {
-			SessionID string `json:"sessionId"`
-		}
-		if json.Unmarshal(raw, &res) != nil || res.SessionID == "" {
-			return &agentcli.ProtocolError{Backend: c.backend(), Method: sdk.AgentMethodSessionNew, Message: "no session id in the answer"}
-		}
-		sid = res.SessionID
-		offered = configOptions(raw, offered)
-		modes = modeIDs(raw)
+	sid, offered, modes, err := c.open(ctx)
+	if err != nil {
+		return err
 	}
 	c.mu.Lock()
 	c.session = sid
 	c.first = c.cfg.SessionID == "" || c.cfg.Empty
 	c.mu.Unlock()
 	c.h.SetSessionID(sid)
-	if c.cfg.ModeOf != nil {
-		mode, err := c.cfg.ModeOf(append(slices.Clone(modes), offered["mode"]...))
-		if err != nil {
-			return err
+	if offered, err = c.startMode(ctx, sid, modes, offered); err != nil {
+		return err
+	}
+	if offered, err = c.startOptions(ctx, sid, offered); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.sw.offered = offered
+	c.mu.Unlock()
+	return nil
+}
+
+// open forks, loads or creates the session: its id, the config options it
+// offers (id → values) and its availableModes.
+func (c *client) open(ctx context.Context) (sid string, offered map[string][]string, modes []string, err error) {
+	servers := c.cfg.MCPServers
+	if servers == nil {
+		servers = []sdk.McpServer{}
+	}
+	var method string
+	var raw json.RawMessage
+	switch {
+	case c.cfg.SessionID != "" && c.cfg.Fork:
+		method = methodSessionFork
+		raw, err = c.rpc.Call(ctx, method, map[string]any{
+			"sessionId": c.cfg.SessionID, "cwd": c.cfg.Dir, "mcpServers": servers,
+		})
+	case c.cfg.SessionID != "":
+		method, sid = sdk.AgentMethodSessionLoad, c.cfg.SessionID
+		raw, err = c.rpc.Call(ctx, method, sdk.LoadSessionRequest{
+			SessionId: sdk.SessionId(c.cfg.SessionID), Cwd: c.cfg.Dir, McpServers: servers,
+		})
+	default:
+		method = sdk.AgentMethodSessionNew
+		raw, err = c.rpc.Call(ctx, method, sdk.NewSessionRequest{Cwd: c.cfg.Dir, McpServers: servers})
+	}
+	if err != nil {
+		return "", nil, nil, c.callError(method, err)
+	}
+	if sid == "" { // fork and new answer with the session's id
+		var res struct {
+			SessionID string `json:"sessionId"`
 		}
-		switch {
-		case mode == "":
-		case slices.Contains(modes, mode):
-			if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetMode, sdk.SetSessionModeRequest{
-				SessionId: sdk.SessionId(sid), ModeId: sdk.SessionModeId(mode),
-			}); err != nil {
-				return c.callError(sdk.AgentMethodSessionSetMode, err)
-			}
-		default:
+		if json.Unmarshal(raw, &res) != nil || res.SessionID == "" {
+			return "", nil, nil, &agentcli.ProtocolError{Backend: c.backend(), Method: method, Message: "no session id in the answer"}
+		}
+		sid = res.SessionID
+	}
+	return sid, configOptions(raw, nil), modeIDs(raw), nil
+}
+
+// startMode sets the session's mode as configured (ModeOf, or Mode) and
+// returns the config options offered after.
+func (c *client) startMode(ctx context.Context, sid string, modes []string, offered map[string][]string) (map[string][]string, error) {
+	mode := c.cfg.Mode
+	if c.cfg.ModeOf != nil {
+		var err error
+		if mode, err = c.cfg.ModeOf(append(slices.Clone(modes), offered["mode"]...)); err != nil {
+			return nil, err
+		}
+		if mode != "" && !slices.Contains(modes, mode) {
 			raw, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetConfigOption, map[string]string{
 				"sessionId": sid, "configId": "mode", "value": mode,
 			})
 			if err != nil {
-				return c.callError(sdk.AgentMethodSessionSetConfigOption+" mode", err)
+				return nil, c.callError(sdk.AgentMethodSessionSetConfigOption+" mode", err)
 			}
-			offered = configOptions(raw, offered)
-		}
-	} else if c.cfg.Mode != "" {
-		if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetMode, sdk.SetSessionModeRequest{
-			SessionId: sdk.SessionId(sid), ModeId: sdk.SessionModeId(c.cfg.Mode),
-		}); err != nil {
-			return c.callError(sdk.AgentMethodSessionSetMode, err)
+			return configOptions(raw, offered), nil
 		}
 	}
+	if mode != "" {
+		if _, err := c.rpc.Call(ctx, sdk.AgentMethodSessionSetMode, sdk.SetSessionModeRequest{
+			SessionId: sdk.SessionId(sid), ModeId: sdk.SessionModeId(mode),
+		}); err != nil {
+			return nil, c.callError(sdk.AgentMethodSessionSetMode, err)
+		}
+	}
+	return offered, nil
+}
+
+// startOptions sets the configured session options (those IfOffered only
+// where the session offers the value) and returns the config options
+// offered after.
+func (c *client) startOptions(ctx context.Context, sid string, offered map[string][]string) (map[string][]string, error) {
 	for _, o := range c.cfg.Options {
 		if o.IfOffered && !slices.Contains(offered[o.ID], o.Value) {
 			c.h.Logger().Warn(fmt.Sprintf("agentcli: %s does not offer %s %q for this session; not set", c.backend(), o.ID, o.Value),
@@ -327,14 +338,11 @@ func (c *client) Start(ctx context.Context) error {
 			"sessionId": sid, "configId": o.ID, "value": o.Value,
 		})
 		if err != nil {
-			return c.callError(sdk.AgentMethodSessionSetConfigOption+" "+o.ID, err)
+			return nil, c.callError(sdk.AgentMethodSessionSetConfigOption+" "+o.ID, err)
 		}
 		offered = configOptions(raw, offered)
 	}
-	c.mu.Lock()
-	c.sw.offered = offered
-	c.mu.Unlock()
-	return nil
+	return offered, nil
 }
 
 // methodSessionFork is ACP's (unstable) session/fork: {sessionId, cwd,

@@ -289,10 +289,16 @@ func recordFiles(rec *Record) {
 	}
 }
 
+// writeRecord replaces the record file at once (a temporary file renamed
+// over it), so that a fake killed while it writes leaves the last whole
+// record rather than a truncated one.
 func writeRecord(r *Record) {
 	if p := os.Getenv(EnvRecord); p != "" {
 		b, _ := json.Marshal(r)
-		os.WriteFile(p, b, 0o644)
+		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+		if os.WriteFile(tmp, b, 0o644) == nil {
+			os.Rename(tmp, p)
+		}
 	}
 }
 

@@ -195,7 +195,10 @@ func LiveFaults(t *testing.T, k Kit) {
 			t.Errorf("Result.Text = %q", res.Text)
 		}
 		reaped(t, s, dir)
-		rec, _ := ReadRecord(dir)
+		rec, err := ReadRecord(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if got := strings.Count(rec.Stdin, lk.Refusal); got != n {
 			t.Errorf("%d refusals, want %d", got, n)
 		}

@@ -29,6 +29,11 @@ func addSeeds(f *testing.F) {
 		// Long enough for blocks of 64 bytes (blockPass), with every kind
 		// of stop.
 		`["\t` + strings.Repeat(`ab\\]\"é€🎉\n\u00e9`, 12) + "\xc3\x28" + `x\ud83d\ude00` + strings.Repeat("z", 90) + `",1]`,
+		// Runes of two and three bytes checked in blockPass itself, next
+		// to the invalid forms of each lead byte it leaves to runeLen
+		// (overlong, surrogate, bad continuation), and escapes across
+		// the blocks' edges.
+		`"` + strings.Repeat("é✓日\\n\xe0\xa0\x80\xef\xbf\xbf", 8) + "\xe0\x9f\xbfx\xed\xa0\x80x\xc1\xbfx\xc2\x41x\xe3\x81x" + strings.Repeat(`a\"`, 40) + `"`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -989,13 +989,21 @@ const lo7 = 0x7f7f7f7f7f7f7f7f
 // control character, invalid UTF-8), or fewer than blockNeed bytes are
 // left from r' on.
 func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
-	s := r   // the start of the run to copy next
+	s := r   // the start of the run to copy next (s ≥ r at each block's start)
 	ign := r // stops before ign were consumed by an escape or a rune
 	for r+blockNeed <= len(buf) {
 		if cap(dst)-len(dst) < 96 {
 			dst = slices.Grow(dst, len(dst)+96)
 		}
-		blk := (*[64]byte)(buf[r : r+64])
+		// The block and the 16 bytes after it, and the 96 bytes of dst
+		// the block's output (at most 64 bytes, as escapes only shrink,
+		// and 16 more that a copy may write past it) goes to: fixed-size
+		// views, so that runs ending at an escape are copied without
+		// slice arithmetic.
+		blk := (*[blockNeed]byte)(buf[r : r+blockNeed])
+		at := len(dst)
+		out := (*[96]byte)(dst[at : at+96])
+		o := 0 // bytes of output so far in out
 		m := stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
 			stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
 			stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
@@ -1004,38 +1012,66 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 			m &= ^uint64(0) << (ign - r)
 		}
 		for m != 0 {
-			b := bits.TrailingZeros64(m)
-			p := r + b
+			b := bits.TrailingZeros64(m) & 63
 			m &= m - 1
-			switch c := buf[p]; {
+			switch c := blk[b]; {
 			case c == '\\':
-				e := simpleEscape[buf[p+1]]
+				e := simpleEscape[blk[b+1]]
 				if e == 0 {
-					return copyRun(dst, buf, s, p), p, false
+					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 				}
-				dst = copyRun(dst, buf, s, p)
-				dst = append(dst, e)
-				s = p + 2
+				// Copy the run blk[from:b] to out[o:], 8 bytes at a time,
+				// starting with 16 whatever its length. The block's output
+				// is at most 64 bytes (escapes only shrink), so with
+				// from ≤ b < 64 and o+run ≤ 64 every read stays within
+				// blk's 80 bytes and every write within out's 96; the
+				// check makes sure of it, and the copy then needs no
+				// bounds checks of its own.
+				from, run := s-r, b-(s-r)
+				if uint(from) > uint(b) || uint(o+run) > 64 {
+					panic(errRun)
+				}
+				dp, sp := unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from)
+				copy8(dp, sp, 0)
+				copy8(dp, sp, 8)
+				if run > 16 {
+					copyLonger(dp, sp, run)
+				}
+				o += run
+				out[o] = e
+				o++
+				s = r + b + 2
 				ign = s
 				m &^= 2 << b
 			case c >= 0x80:
-				n := runeLen(buf[p:])
-				if n == 0 {
-					return copyRun(dst, buf, s, p), p, false
+				// The common runes of two and three bytes are checked here
+				// (lead bytes whose continuation may be any of 80-BF, as
+				// utf8.Valid judges); runeLen checks the others.
+				k := 0
+				if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
+					k = 2
+				} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
+					k = 3
+				} else {
+					k = runeLen(blk[b:])
 				}
-				ign = p + n
-				m &^= (1<<n - 1) << b
+				if k == 0 {
+					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
+				}
+				ign = r + b + k
+				m &^= (1<<k - 1) << b
 			case c == '"':
-				return copyRun(dst, buf, s, p), p, true
+				return copyRun(dst[:at+o], buf, s, r+b), r + b, true
 			default:
-				return copyRun(dst, buf, s, p), p, false
+				return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 			}
 		}
-		r += 64
-		if s < r {
-			dst = copyRun(dst, buf, s, r)
-			s = r
+		dst = dst[:at+o]
+		if s < r+64 {
+			dst = copyRun(dst, buf, s, r+64)
+			s = r + 64
 		}
+		r += 64
 	}
 	// A rune or escape may reach past r.
 	if ign > s {
@@ -1043,6 +1079,24 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		s = ign
 	}
 	return dst, max(s, r), false
+}
+
+// errRun is what blockPass panics with if a run it copies were ever to
+// fall outside its block (it cannot: see there).
+var errRun = errors.New("jsonscan: run outside its block")
+
+// copyLonger copies the bytes of a run of n from 16 on (see blockPass).
+func copyLonger(dst, src unsafe.Pointer, n int) {
+	for k := 16; k < n; k += 8 {
+		copy8(dst, src, k)
+	}
+}
+
+// copy8 copies the 8 bytes at src+k to dst+k (as one load and one store
+// where the machine allows unaligned ones).
+func copy8(dst, src unsafe.Pointer, k int) {
+	d, s := (*[8]byte)(unsafe.Add(dst, k)), (*[8]byte)(unsafe.Add(src, k))
+	binary.LittleEndian.PutUint64(d[:], binary.LittleEndian.Uint64(s[:]))
 }
 
 // stops8 returns a bit for each byte of b that is a quote, a backslash,

@@ -46,226 +46,273 @@ var errIncomplete = errors.New("the log ends before the session ended")
 // Proto, EditInput, Options.MaxLineBytes); nothing is started.
 func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
-		cfg.Wire, cfg.Cleanup, cfg.Logger = nil, nil, nil
-		req := agentcli.Request{}
-		if cfg.Request != nil {
-			req = *cfg.Request
-		}
-		req.Permission, req.OnPermission, req.OnText = "", nil, nil
-		cfg.Request = &req
-		backend := cfg.Backend
-		bad := func(format string, args ...any) error {
-			return &agentcli.ParseError{Backend: backend, Err: fmt.Errorf("replay: "+format, args...)}
-		}
-		var nsent atomic.Int64
-		sent := make(chan struct{}, 1)
-		cfg0 := cfg
-		proto := cfg0.Proto
-		cfg0.Proto = func(h *Host) Proto {
-			h.s.sink = func() {
-				nsent.Add(1)
-				select {
-				case sent <- struct{}{}:
-				default:
-				}
-			}
-			return proto(h)
-		}
-		s, err := newSession(cfg0)
+		r, err := newReplayer(cfg)
 		if err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
-		defer func() {
-			select {
-			case <-s.dead:
-			default:
-				s.die(agentcli.ErrSessionClosed) // ends what still waits on the session
-			}
-		}()
-		startCtx, cancelStart := context.WithCancel(context.Background())
-		defer cancelStart()
-		startDone := make(chan error, 1)
-		go func() { startDone <- s.proto.Start(startCtx) }()
-		waitSent := func(n int64) bool {
-			deadline := time.NewTimer(replayWait)
-			defer deadline.Stop()
-			for nsent.Load() < n {
-				select {
-				case <-sent:
-				case <-deadline.C:
-					return false
-				}
-			}
-			return true
-		}
-
-		var (
-			ready     bool  // the handshake succeeded
-			startErr  error // the handshake's error, once it returned one
-			startRet  bool  // the handshake returned
-			aborted   error // the start's context ended (abort before ready)
-			closed    bool  // a close record came
-			ins       int64
-			t         *turn
-			d         delivery
-			turnCount int
-		)
-		waitStart := func() {
-			if startRet {
-				return
-			}
-			select {
-			case startErr = <-startDone:
-				startRet = true
-			case <-time.After(replayWait):
-			}
-		}
-		// flush yields the running turn's new events; false when the
-		// consumer stopped.
-		flush := func() bool {
-			if t == nil {
-				return true
-			}
-			done, broke := s.deliver(t, t.pop(), &d, time.Time{}, yield)
-			if broke {
-				return false
-			}
-			if done {
-				s.mu.Lock()
-				s.turn = nil
-				s.mu.Unlock()
-				t.leave()
-				t = nil
-			}
-			return true
-		}
+		defer r.stop()
+		r.yield = yield
 		for {
 			rec, err := rd.Next()
 			if err == io.EOF {
-				if closed && t == nil {
+				if r.closed && r.t == nil {
 					// Closed with no turn running: every event is in the
 					// log. The CLI's exit record comes when the CLI is
 					// gone, which Close does not always wait for (it is
 					// bounded): a log read after Close may end here.
 					return
 				}
-				yield(agentcli.Event{}, bad("%w", errIncomplete))
+				yield(agentcli.Event{}, r.bad("%w", errIncomplete))
 				return
 			}
 			if err != nil {
-				yield(agentcli.Event{}, &agentcli.ParseError{Backend: backend, Err: fmt.Errorf("replay: %w", err)})
+				yield(agentcli.Event{}, &agentcli.ParseError{Backend: r.backend, Err: fmt.Errorf("replay: %w", err)})
 				return
 			}
-			switch rec.T {
-			case "in":
-				ins++
-				if !waitSent(ins) {
-					yield(agentcli.Event{}, bad("the session sent %d messages where the log holds %d: was it written by another version of the backend?", nsent.Load(), ins))
-					return
-				}
-			case "out":
-				if rec.TooLong > 0 {
-					s.tooLong(rec.TooLong)
-				} else {
-					s.line(rec.Data)
-				}
-			case "ready":
-				waitStart()
-				if !startRet || startErr != nil {
-					yield(agentcli.Event{}, bad("the handshake did not succeed as it did live (%v)", startErr))
-					return
-				}
-				ready = true
-			case "turn":
-				if !ready {
-					yield(agentcli.Event{}, bad("a turn before the session was ready"))
-					return
-				}
-				if t != nil {
-					yield(agentcli.Event{}, bad("turn %d began before turn %d ended", turnCount+1, turnCount))
-					return
-				}
-				turnCount++
-				t = newTurn(s.ctx)
-				d = delivery{}
-				s.mu.Lock()
-				s.turn = t
-				s.mu.Unlock()
-				// The prompt's text is in the log's in record; what the
-				// protocol sends here only counts.
-				s.proto.Prompt(t.ctx, "replay") //nolint:errcheck // a failed prompt has an end record
-				close(t.sent)
-			case "abort":
-				r, cause := abortReason(rec)
-				if t != nil {
-					s.abortTurn(t, r, cause)
-				} else if !ready {
-					aborted = canceled(backend, cause)
-					cancelStart()
-				}
-			case "interrupt":
-				if t != nil {
-					go s.proto.Interrupt(s.ctx) //nolint:errcheck // as live: a failed interrupt is only logged
-				}
-			case "end":
-				if t != nil {
-					t.end(TurnEnd{Err: &agentcli.ProtocolError{Backend: backend, Message: rec.Message}})
-				}
-			case "kill":
-				s.mu.Lock()
-				if s.err == nil {
-					s.err = &agentcli.ProtocolError{Backend: backend, Message: rec.Message}
-				}
-				s.mu.Unlock()
-			case "close":
-				closed = true
-				s.Close()
-			case "exit":
-				s.exited(closed, rec.Exit)
-				if !flush() {
-					return
-				}
-				if !ready {
-					// As live: the handshake's error, or the dead CLI's
-					// when it died by itself (before Close), or the
-					// start's context (recorded before Close, which may
-					// come after the exit).
-					for {
-						rec, err := rd.Next()
-						if err != nil {
-							break
-						}
-						if rec.T == "abort" {
-							_, cause := abortReason(rec)
-							aborted = canceled(backend, cause)
-						}
-					}
-					waitStart()
-					herr := startErr
-					if !closed || herr == nil {
-						if e := s.Err(); e != nil {
-							herr = e
-						}
-					}
-					if aborted != nil && !errors.Is(herr, agentcli.ErrCanceled) {
-						herr = aborted
-					}
-					if herr == nil {
-						herr = bad("the session never became ready")
-					}
-					yield(agentcli.Event{}, herr)
-				}
-				return
-			case "start":
-				yield(agentcli.Event{}, bad("a second start record"))
+			if rec.T == "exit" {
+				r.exit(rec, rd)
 				return
 			}
-			if !flush() {
+			if err := r.record(rec); err != nil {
+				yield(agentcli.Event{}, err)
+				return
+			}
+			if !r.flush() {
 				return
 			}
 		}
 	}
+}
+
+// replayer is one replay of a live session: the session without a
+// process, and what the driver knows of the log read so far.
+type replayer struct {
+	s       *Session
+	backend string
+	yield   func(agentcli.Event, error) bool
+
+	nsent       atomic.Int64  // messages the replayed protocol sent
+	sent        chan struct{} // a message was sent
+	startDone   chan error    // the handshake's result
+	cancelStart context.CancelFunc
+
+	ready     bool  // the handshake succeeded
+	startErr  error // the handshake's error, once it returned one
+	startRet  bool  // the handshake returned
+	aborted   error // the start's context ended (abort before ready)
+	closed    bool  // a close record came
+	ins       int64 // in records so far
+	t         *turn // the running turn
+	d         delivery
+	turnCount int
+}
+
+// newReplayer makes the session cfg describes, with no process and no
+// callbacks, and begins its handshake.
+func newReplayer(cfg Config) (*replayer, error) {
+	cfg.Wire, cfg.Cleanup, cfg.Logger = nil, nil, nil
+	req := agentcli.Request{}
+	if cfg.Request != nil {
+		req = *cfg.Request
+	}
+	req.Permission, req.OnPermission, req.OnText = "", nil, nil
+	cfg.Request = &req
+	r := &replayer{backend: cfg.Backend, sent: make(chan struct{}, 1), startDone: make(chan error, 1)}
+	proto := cfg.Proto
+	cfg.Proto = func(h *Host) Proto {
+		h.s.sink = func() {
+			r.nsent.Add(1)
+			select {
+			case r.sent <- struct{}{}:
+			default:
+			}
+		}
+		return proto(h)
+	}
+	s, err := newSession(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.s = s
+	startCtx, cancel := context.WithCancel(context.Background())
+	r.cancelStart = cancel
+	go func() { r.startDone <- s.proto.Start(startCtx) }()
+	return r, nil
+}
+
+// stop ends what still waits on the session.
+func (r *replayer) stop() {
+	r.cancelStart()
+	select {
+	case <-r.s.dead:
+	default:
+		r.s.die(agentcli.ErrSessionClosed)
+	}
+}
+
+func (r *replayer) bad(format string, args ...any) error {
+	return &agentcli.ParseError{Backend: r.backend, Err: fmt.Errorf("replay: "+format, args...)}
+}
+
+// waitSent waits until the protocol has sent n messages; false when it
+// does not within replayWait.
+func (r *replayer) waitSent(n int64) bool {
+	deadline := time.NewTimer(replayWait)
+	defer deadline.Stop()
+	for r.nsent.Load() < n {
+		select {
+		case <-r.sent:
+		case <-deadline.C:
+			return false
+		}
+	}
+	return true
+}
+
+// waitStart waits, at most replayWait, for the handshake to return.
+func (r *replayer) waitStart() {
+	if r.startRet {
+		return
+	}
+	select {
+	case r.startErr = <-r.startDone:
+		r.startRet = true
+	case <-time.After(replayWait):
+	}
+}
+
+// flush yields the running turn's new events; false when the consumer
+// stopped.
+func (r *replayer) flush() bool {
+	t := r.t
+	if t == nil {
+		return true
+	}
+	done, broke := r.s.deliver(t, t.pop(), &r.d, time.Time{}, r.yield)
+	if broke {
+		return false
+	}
+	if done {
+		r.s.mu.Lock()
+		r.s.turn = nil
+		r.s.mu.Unlock()
+		t.leave()
+		r.t = nil
+	}
+	return true
+}
+
+// record does what the live session did at rec (any record but exit); a
+// non-nil error ends the replay.
+func (r *replayer) record(rec wirelog.Record) error {
+	s := r.s
+	switch rec.T {
+	case "in":
+		r.ins++
+		if !r.waitSent(r.ins) {
+			return r.bad("the session sent %d messages where the log holds %d: was it written by another version of the backend?", r.nsent.Load(), r.ins)
+		}
+	case "out":
+		if rec.TooLong > 0 {
+			s.tooLong(rec.TooLong)
+		} else {
+			s.line(rec.Data)
+		}
+	case "ready":
+		r.waitStart()
+		if !r.startRet || r.startErr != nil {
+			return r.bad("the handshake did not succeed as it did live (%v)", r.startErr)
+		}
+		r.ready = true
+	case "turn":
+		return r.turn()
+	case "abort":
+		why, cause := abortReason(rec)
+		if r.t != nil {
+			s.abortTurn(r.t, why, cause)
+		} else if !r.ready {
+			r.aborted = canceled(r.backend, cause)
+			r.cancelStart()
+		}
+	case "interrupt":
+		if r.t != nil {
+			go s.proto.Interrupt(s.ctx) //nolint:errcheck // as live: a failed interrupt is only logged
+		}
+	case "end":
+		if r.t != nil {
+			r.t.end(TurnEnd{Err: &agentcli.ProtocolError{Backend: r.backend, Message: rec.Message}})
+		}
+	case "kill":
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = &agentcli.ProtocolError{Backend: r.backend, Message: rec.Message}
+		}
+		s.mu.Unlock()
+	case "close":
+		r.closed = true
+		s.Close()
+	case "start":
+		return r.bad("a second start record")
+	}
+	return nil
+}
+
+// turn begins the log's next turn.
+func (r *replayer) turn() error {
+	if !r.ready {
+		return r.bad("a turn before the session was ready")
+	}
+	if r.t != nil {
+		return r.bad("turn %d began before turn %d ended", r.turnCount+1, r.turnCount)
+	}
+	r.turnCount++
+	t := newTurn(r.s.ctx)
+	r.t, r.d = t, delivery{}
+	r.s.mu.Lock()
+	r.s.turn = t
+	r.s.mu.Unlock()
+	// The prompt's text is in the log's in record; what the protocol
+	// sends here only counts.
+	r.s.proto.Prompt(t.ctx, "replay") //nolint:errcheck // a failed prompt has an end record
+	close(t.sent)
+	return nil
+}
+
+// exit ends the replay at the exit record: the last events, and for a
+// session that never became ready, the error its start returned.
+func (r *replayer) exit(rec wirelog.Record, rd *wirelog.Reader) {
+	r.s.exited(r.closed, rec.Exit)
+	if !r.flush() || r.ready {
+		return
+	}
+	// As live: the handshake's error, or the dead CLI's when it died by
+	// itself (before Close), or the start's context (recorded before
+	// Close, which may come after the exit).
+	for {
+		rec, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if rec.T == "abort" {
+			_, cause := abortReason(rec)
+			r.aborted = canceled(r.backend, cause)
+		}
+	}
+	r.waitStart()
+	herr := r.startErr
+	if !r.closed || herr == nil {
+		if e := r.s.Err(); e != nil {
+			herr = e
+		}
+	}
+	if r.aborted != nil && !errors.Is(herr, agentcli.ErrCanceled) {
+		herr = r.aborted
+	}
+	if herr == nil {
+		herr = r.bad("the session never became ready")
+	}
+	r.yield(agentcli.Event{}, herr)
 }
 
 // abortReason returns the reason and context cause of an abort record.

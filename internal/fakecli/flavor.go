@@ -514,25 +514,34 @@ func init() {
 			}
 			return ""
 		},
-		StdinPrompt: func(v map[string][]string, stdin []byte) (string, string) {
-			if in := v["--input-format"]; len(in) == 0 || in[len(in)-1] != "stream-json" {
-				return string(stdin), ""
+		StdinPrompt: streamJSONPrompt("Error parsing streaming input line: %q"),
+	}
+}
+
+// streamJSONPrompt returns the StdinPrompt of a CLI that reads, with
+// --input-format stream-json, one user message a line ({"type":"user",
+// "message":{"role":"user","content"}}; their contents joined make the
+// prompt) and otherwise stdin as the prompt; badLine formats the error of
+// a line that is not such a message (%q: the line).
+func streamJSONPrompt(badLine string) func(v map[string][]string, stdin []byte) (string, string) {
+	return func(v map[string][]string, stdin []byte) (string, string) {
+		if in := v["--input-format"]; len(in) == 0 || in[len(in)-1] != "stream-json" {
+			return string(stdin), ""
+		}
+		var prompt []string
+		for _, line := range strings.Split(strings.TrimSpace(string(stdin)), "\n") {
+			var m struct {
+				Type    string `json:"type"`
+				Message struct {
+					Role    string `json:"role"`
+					Content string `json:"content"`
+				} `json:"message"`
 			}
-			var prompt []string
-			for _, line := range strings.Split(strings.TrimSpace(string(stdin)), "\n") {
-				var m struct {
-					Type    string `json:"type"`
-					Message struct {
-						Role    string `json:"role"`
-						Content string `json:"content"`
-					} `json:"message"`
-				}
-				if err := json.Unmarshal([]byte(line), &m); err != nil || m.Type != "user" || m.Message.Role != "user" {
-					return "", fmt.Sprintf("Error parsing streaming input line: %q", line)
-				}
-				prompt = append(prompt, m.Message.Content)
+			if err := json.Unmarshal([]byte(line), &m); err != nil || m.Type != "user" || m.Message.Role != "user" {
+				return "", fmt.Sprintf(badLine, line)
 			}
-			return strings.Join(prompt, "\n"), ""
-		},
+			prompt = append(prompt, m.Message.Content)
+		}
+		return strings.Join(prompt, "\n"), ""
 	}
 }

@@ -1,10 +1,8 @@
 package fakecli
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Qwen Code 0.24.4 (yargs, strict; a fork of Gemini CLI): the options of
@@ -35,29 +33,10 @@ var qwenFlavor = &Flavor{
 		{"--continue", "-c"}, {"--version", "-v"}, {"--help", "-h"}, {"--model", "-m"}, {"--prompt", "-p"},
 		{"--prompt-interactive", "-i"}, {"--output-format", "-o"}, {"--resume", "-r"}, {"--extensions", "-e"},
 		{"--include-directories", "--add-dir"}},
-	FileFlags: []string{"--mcp-config"},
-	UsageExit: 1,
-	Validate:  validateQwen,
-	StdinPrompt: func(v map[string][]string, stdin []byte) (string, string) {
-		if in := v["--input-format"]; len(in) == 0 || in[len(in)-1] != "stream-json" {
-			return string(stdin), ""
-		}
-		var prompt []string
-		for _, line := range strings.Split(strings.TrimSpace(string(stdin)), "\n") {
-			var m struct {
-				Type    string `json:"type"`
-				Message struct {
-					Role    string `json:"role"`
-					Content string `json:"content"`
-				} `json:"message"`
-			}
-			if err := json.Unmarshal([]byte(line), &m); err != nil || m.Type != "user" || m.Message.Role != "user" {
-				return "", fmt.Sprintf("fakecli(qwen): not a stream-json user message: %q", line)
-			}
-			prompt = append(prompt, m.Message.Content)
-		}
-		return strings.Join(prompt, "\n"), ""
-	},
+	FileFlags:   []string{"--mcp-config"},
+	UsageExit:   1,
+	Validate:    validateQwen,
+	StdinPrompt: streamJSONPrompt("fakecli(qwen): not a stream-json user message: %q"),
 }
 
 func validateQwen(v map[string][]string, pos []string) string {
