@@ -176,32 +176,11 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		req = &agentcli.Request{}
 	}
 	return func(yield func(agentcli.Event, error) bool) {
-		b.mu.Lock()
-		b.requests = append(b.requests, *req)
-		if err := b.check(req, true); err != nil {
-			b.mu.Unlock()
+		call, err := b.nextCall(req)
+		if err != nil {
 			yield(agentcli.Event{}, err)
 			return
 		}
-		b.mu.Unlock()
-		if _, err := b.continued(req); err != nil {
-			yield(agentcli.Event{}, err)
-			return
-		}
-		b.mu.Lock()
-		var call Call
-		switch {
-		case len(b.script) > 0:
-			call = b.script[0]
-			b.script = b.script[1:]
-		case b.Default != nil:
-			call = *b.Default
-		default:
-			b.mu.Unlock()
-			yield(agentcli.Event{}, ErrScriptExhausted)
-			return
-		}
-		b.mu.Unlock()
 
 		runCtx := ctx
 		if req.Timeout > 0 {
@@ -228,11 +207,7 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 		hooks := driver.NewRunHooks(b.Name(), req)
 		hooks.Prompt(runCtx, req.SessionID, req.Prompt)
 		yield = hooks.Wrap(runCtx, yield)
-		evs := slices.Clone(call.Events)
-		if call.Result != nil && call.Err == nil && (len(evs) == 0 || evs[len(evs)-1].Kind != agentcli.EventResult) {
-			r := *call.Result
-			evs = append(evs, agentcli.Event{Kind: agentcli.EventResult, SessionID: r.SessionID, Result: &r})
-		}
+		evs := withResult(slices.Clone(call.Events), call)
 		if err := b.askAll(ctx, runCtx, nil, req, call.Ask); err != nil {
 			yield(agentcli.Event{}, err)
 			return
@@ -264,6 +239,32 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 			yield(agentcli.Event{}, dropRawErr(req, call.Err))
 		}
 	}
+}
+
+// nextCall records req, checks it as a real backend does, and takes the
+// script's next call (or Default) for it.
+func (b *Backend) nextCall(req *agentcli.Request) (Call, error) {
+	b.mu.Lock()
+	b.requests = append(b.requests, *req)
+	err := b.check(req, true)
+	b.mu.Unlock()
+	if err != nil {
+		return Call{}, err
+	}
+	if _, err := b.continued(req); err != nil {
+		return Call{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case len(b.script) > 0:
+		call := b.script[0]
+		b.script = b.script[1:]
+		return call, nil
+	case b.Default != nil:
+		return *b.Default, nil
+	}
+	return Call{}, ErrScriptExhausted
 }
 
 // check validates req as a real backend does (driver.CheckRequest), with
