@@ -349,24 +349,7 @@ func (s *state) startSession(ctx context.Context, r *driver.Run) (agentcli.Sessi
 		ac.MCPServers = acp.MCPServers(req.MCPServers, nil)
 	}
 	args := append(slices.Clone(s.args), req.ExtraArgs...)
-	env := append(r.Env[:len(r.Env):len(r.Env)], s.agent.Env[string(driver.Mode(req))]...)
-	return live.Start(ctx, live.Config{
-		Backend:   s.agent.Name,
-		Path:      r.Path,
-		Options:   *r.Options,
-		Logger:    r.Logger,
-		Args:      args,
-		Env:       env,
-		Dir:       r.Dir,
-		Request:   req,
-		Cleanup:   r.Cleanup,
-		Proto:     func(h *live.Host) live.Proto { return acp.New(h, ac) },
-		Wire:      r.LiveWireLog(s.agent.Name, args, ac.Record(req.MCPServers)),
-		Redactor:  r.Redactor(),
-		HostTools: r.HostTools(),
-		Hooks:     r.Hooks(),
-		Errors:    r.Errors(),
-	})
+	return acp.Start(ctx, r, s.agent.Name, req, args, s.agent.Env[string(driver.Mode(req))], ac)
 }
 
 // replaySession replays a live session's wire log, with the protocol
@@ -381,8 +364,7 @@ func (s *state) replaySession(r *driver.Run, proto json.RawMessage, log *wirelog
 	}
 	req.SessionID = ac.SessionID
 	ac.OnInitialize = func(raw json.RawMessage) error { _, err := s.seen(raw); return err }
-	return live.Replay(live.Config{Backend: s.agent.Name, Options: *r.Options, Request: r.Req, Errors: r.Errors(),
-		Proto: func(h *live.Host) live.Proto { return acp.New(h, ac) }}, log)
+	return live.Replay(live.ReplayConfig(r, s.agent.Name, func(h *live.Host) live.Proto { return acp.New(h, ac) }), log)
 }
 
 // noParser is the parser of a one-shot run, which never happens (see
