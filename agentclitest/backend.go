@@ -256,6 +256,11 @@ func (b *Backend) nextCall(req *agentcli.Request) (Call, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	return b.pop()
+}
+
+// pop takes the script's next call, or Default; b.mu is held.
+func (b *Backend) pop() (Call, error) {
 	switch {
 	case len(b.script) > 0:
 		call := b.script[0]

@@ -284,15 +284,7 @@ func (b *Backend) take(req agentcli.Request) (Call, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.requests = append(b.requests, req)
-	switch {
-	case len(b.script) > 0:
-		c := b.script[0]
-		b.script = b.script[1:]
-		return c, nil
-	case b.Default != nil:
-		return *b.Default, nil
-	}
-	return Call{}, ErrScriptExhausted
+	return b.pop()
 }
 
 func (s *scriptedSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
