@@ -253,15 +253,21 @@ func (p *toolPolicy) allowRule(r driver.Rule) error {
 		addNew(&p.available, copilotNames(driver.Rule{Name: r.Name})...)
 		addNew(&p.allow, rule)
 	default:
-		names := copilotNames(r)
-		addNew(&p.available, names...)
-		for _, n := range names {
-			if k := permissionKind(n); k != "" {
-				addNew(&p.allow, k)
-			}
-		}
+		addTool(&p.available, &p.allow, r)
 	}
 	return nil
+}
+
+// addTool adds a rule's copilot tools to names and their permission kinds
+// to kinds.
+func addTool(names, kinds *[]string, r driver.Rule) {
+	ns := copilotNames(r)
+	addNew(names, ns...)
+	for _, n := range ns {
+		if k := permissionKind(n); k != "" {
+			addNew(kinds, k)
+		}
+	}
 }
 
 // denyRule adds a disallowed-tools rule to p.
@@ -284,13 +290,7 @@ func (p *toolPolicy) denyRule(r driver.Rule) error {
 		}
 		addNew(&p.deny, rule)
 	default:
-		names := copilotNames(r)
-		addNew(&p.excluded, names...)
-		for _, n := range names {
-			if k := permissionKind(n); k != "" {
-				addNew(&p.deny, k)
-			}
-		}
+		addTool(&p.excluded, &p.deny, r)
 	}
 	return nil
 }
