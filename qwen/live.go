@@ -191,7 +191,7 @@ func (p *liveProto) Line(line []byte) {
 		}
 		p.mu.Unlock()
 		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
-		interrupted := ps.st.result.isError && driver.Contains(ps.st.result.errMsg, "operation cancelled")
+		interrupted := ps.st.result.IsError && driver.Contains(ps.st.result.Error, "operation cancelled")
 		p.h.EndTurn(live.TurnEnd{Result: res, Err: err, Interrupted: interrupted})
 	}
 }

@@ -59,20 +59,12 @@ type wireBlock = streamjson.Block
 // use without input has the input {}.
 var toolBlocks = streamjson.Blocks{Tools: tools, EmptyInput: json.RawMessage("{}")}
 
-// result is what End needs of the result line; isError and errMsg are
-// its IsError and Error, as live.go reads them.
-type result struct {
-	streamjson.Result
-	isError bool
-	errMsg  string
-}
-
 // parser is the state of one run's parsing (see driver.LineParser).
 type parser struct {
 	sessionID string
 	model     string
 	lastText  string
-	result    *result
+	result    *streamjson.Result // the result line, for End
 	evs       []agentcli.Event
 }
 
@@ -220,7 +212,7 @@ func (p *parser) user(w *wireLine, base agentcli.Event) bool {
 func (p *parser) resultLine(w *wireLine, base agentcli.Event) {
 	r := w.Res
 	r.SessionID, r.Subtype, r.HasError, r.Raw = w.SessionID, w.Subtype, r.Error != "", base.Raw
-	p.result = &result{Result: r, isError: r.IsError, errMsg: r.Error}
+	p.result = &r
 	if r.HasUsage {
 		u := r.Usage
 		ev := base
