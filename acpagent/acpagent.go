@@ -108,7 +108,6 @@ import (
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/acp"
-	"github.com/agentcli/agentcli/driver/live"
 	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
@@ -356,15 +355,10 @@ func (s *state) startSession(ctx context.Context, r *driver.Run) (agentcli.Sessi
 // configured as the log recorded it.
 func (s *state) replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 	req := *r.Req
-	ac := s.acpConfig(&req)
-	if _, err := acp.ReadRecorded(proto, &ac); err != nil {
-		return func(yield func(agentcli.Event, error) bool) {
-			yield(agentcli.Event{}, &agentcli.ParseError{Backend: s.agent.Name, Err: err})
-		}
-	}
-	req.SessionID = ac.SessionID
-	ac.OnInitialize = func(raw json.RawMessage) error { _, err := s.seen(raw); return err }
-	return live.Replay(live.ReplayConfig(r, s.agent.Name, func(h *live.Host) live.Proto { return acp.New(h, ac) }), log)
+	return acp.Replay(r, s.agent.Name, proto, log, s.acpConfig(&req), func(ac *acp.Config, _ []agentcli.MCPServer) {
+		req.SessionID = ac.SessionID
+		ac.OnInitialize = func(raw json.RawMessage) error { _, err := s.seen(raw); return err }
+	})
 }
 
 // noParser is the parser of a one-shot run, which never happens (see
