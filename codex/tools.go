@@ -142,12 +142,17 @@ func policyForHost(req *agentcli.Request, host bool) (toolPolicy, error) {
 		p.readOnly = true
 	case !edit:
 		if on(agentcli.ToolNameBash) && mode != agentcli.PermissionAsk {
-			return p, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: "codex cannot take its patch tool (Edit, Write) away while its shell tool (Bash) runs: take Bash away too, or use PermissionPlan"}
+			return p, unsupportedTools("codex cannot take its patch tool (Edit, Write) away while its shell tool (Bash) runs: take Bash away too, or use PermissionPlan")
 		}
 		p.readOnly = mode != agentcli.PermissionAsk
 	}
 	p.servers = mcpServers(req, host, list, mcpAllowed, mcpDenied)
 	return p, nil
+}
+
+// unsupportedTools is the error of tool lists codex cannot enforce.
+func unsupportedTools(reason string) error {
+	return &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools", Reason: reason}
 }
 
 // toolLists reads a tool list: the canonical names of the tools it names
@@ -163,8 +168,7 @@ func toolLists(rules []string) (names map[string]bool, mcp map[string][]string, 
 		}
 		switch {
 		case r.HasPattern:
-			return nil, nil, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools",
-				Reason: fmt.Sprintf("%q: codex has no per-call rules (patterns)", r.Text)}
+			return nil, nil, unsupportedTools(fmt.Sprintf("%q: codex has no per-call rules (patterns)", r.Text))
 		case r.IsMCP():
 			k := strings.ToLower(r.MCPServer)
 			mcp[k] = append(mcp[k], r.MCPTool)
