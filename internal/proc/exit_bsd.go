@@ -46,22 +46,6 @@ func waitExit(pid int) bool {
 // fionread is FIONREAD, _IOR('f', 127, int), on these systems.
 const fionread = 0x4004667f
 
-// pipeBytes returns how many bytes can be read from the pipe f without
-// blocking (0 if unknown).
-func pipeBytes(f *os.File) int {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	rc.Control(func(fd uintptr) {
-		if v, err := unix.IoctlGetInt(int(fd), fionread); err == nil && v > 0 {
-			n = v
-		}
-	})
-	return n
-}
-
 // reapTagged does nothing here: finding processes by their environment
 // needs Linux's /proc.
 func reapTagged(string, int) int { return 0 }

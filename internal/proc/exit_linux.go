@@ -28,21 +28,9 @@ func waitExit(pid int) bool {
 	}
 }
 
-// pipeBytes returns how many bytes can be read from the pipe f without
-// blocking (0 if unknown).
-func pipeBytes(f *os.File) int {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return 0
-	}
-	n := 0
-	rc.Control(func(fd uintptr) {
-		if v, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ); err == nil && v > 0 {
-			n = v
-		}
-	})
-	return n
-}
+// fionread asks how many bytes a pipe holds (FIONREAD; TIOCINQ is its
+// Linux name).
+const fionread = unix.TIOCINQ
 
 // pidfdOpen is unix.PidfdOpen, replaced in tests to act like a kernel
 // without pidfds.

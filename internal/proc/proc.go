@@ -162,20 +162,11 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if spec.StderrTail <= 0 {
 		spec.StderrTail = DefaultStderrTail
 	}
-	tag, err := newTag()
+	p, err := newProcess(spec.KillGrace, spec.StderrTail)
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{
-		tag:     tag,
-		grace:   spec.KillGrace,
-		maxLine: spec.MaxLine,
-		errTail: &tailBuffer{max: spec.StderrTail},
-		errDone: make(chan struct{}),
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
-		keep:    spec.KeepStdin,
-	}
+	p.maxLine, p.keep = spec.MaxLine, spec.KeepStdin
 
 	var files []*os.File // every pipe end, closed if Start fails
 	closeAll := func() {
@@ -210,7 +201,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = tagEnv(spec.Env, tag)
+	cmd.Env = tagEnv(spec.Env, p.tag)
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	if inR != nil {
@@ -782,4 +773,22 @@ func (t *tailBuffer) String() string {
 		b = b[len(b)-t.max:]
 	}
 	return string(b)
+}
+
+// newProcess returns a Process not yet started, with a new tag for its
+// children's environment, grace for its kill and a stderr tail of
+// tailMax bytes.
+func newProcess(grace time.Duration, tailMax int) (*Process, error) {
+	tag, err := newTag()
+	if err != nil {
+		return nil, err
+	}
+	return &Process{
+		tag:     tag,
+		grace:   grace,
+		errTail: &tailBuffer{max: tailMax},
+		errDone: make(chan struct{}),
+		stopped: make(chan struct{}),
+		done:    make(chan struct{}),
+	}, nil
 }

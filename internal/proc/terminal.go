@@ -89,25 +89,17 @@ func StartTerminal(ctx context.Context, spec TerminalSpec) (*Process, error) {
 			&syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0},
 			&syscall.SysProcAttr{Setsid: true})
 	}
-	tag, err := newTag()
+	p, err := newProcess(spec.KillGrace, 1)
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{
-		tag:     tag,
-		grace:   spec.KillGrace,
-		errTail: &tailBuffer{max: 1},
-		errDone: make(chan struct{}),
-		stopped: make(chan struct{}),
-		done:    make(chan struct{}),
-		term:    ts,
-	}
+	p.term = ts
 	close(p.errDone)
 	var cmd *exec.Cmd
 	for i, attr := range attrs {
 		cmd = exec.Command(spec.Path, spec.Args...)
 		cmd.Dir = spec.Dir
-		cmd.Env = tagEnv(spec.Env, tag)
+		cmd.Env = tagEnv(spec.Env, p.tag)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 		cmd.SysProcAttr = attr
 		err = cmd.Start()
