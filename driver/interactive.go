@@ -111,7 +111,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 	case errors.Is(err, proc.ErrNotTerminal):
 		return -1, notTerminal("Terminal.Stdin")
 	default:
-		return -1, b.startError(r.Path, err)
+		return -1, StartError(b.spec.Name, r.Path, err)
 	}
 	defer p.Close()
 	lg.spawnedAt(p.Pid())

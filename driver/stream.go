@@ -274,7 +274,7 @@ func (o *oneShot) startCLI(job *Job, env []string) (*proc.Process, error) {
 	case o.runCtx.Err() != nil:
 		return nil, o.ended(Exit{})
 	}
-	return nil, o.b.startError(o.r.Path, err)
+	return nil, StartError(o.b.spec.Name, o.r.Path, err)
 }
 
 // pump yields the events of the CLI's output as it arrives, until it ends
@@ -437,18 +437,20 @@ func (s *Spec) End(p Parser, e Exit) (*agentcli.Result, error) {
 	return NewErrors(s, nil, nil).Outcome(p.End(e), e)
 }
 
-// startError maps an exec start failure to a *BinaryError.
-func (b *Backend) startError(path string, err error) error {
+// StartError maps the error of starting the CLI at path (exec.Cmd.Start)
+// to an *agentcli.BinaryError: ErrNotFound when there is no such file,
+// ErrNotExecutable otherwise, including a script whose interpreter is
+// missing (ENOENT for a file that exists).
+func StartError(backend, path string, err error) error {
 	kind := agentcli.ErrNotExecutable
 	if errors.Is(err, fs.ErrNotExist) {
 		kind = agentcli.ErrNotFound
 		var pe *fs.PathError
 		if errors.As(err, &pe) && errors.Is(pe.Err, syscall.ENOENT) && pe.Path == path {
-			// ENOENT for an existing file means its interpreter is missing.
 			if _, serr := os.Stat(path); serr == nil {
 				kind = agentcli.ErrNotExecutable
 			}
 		}
 	}
-	return &agentcli.BinaryError{Backend: b.spec.Name, Path: path, Err: kind, Cause: err}
+	return &agentcli.BinaryError{Backend: backend, Path: path, Err: kind, Cause: err}
 }

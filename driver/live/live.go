@@ -18,12 +18,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"log/slog"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentcli/agentcli"
@@ -313,7 +310,7 @@ func Start(ctx context.Context, cfg Config) (*Session, error) {
 		if s.cleanup != nil {
 			s.cleanup()
 		}
-		return nil, startError(backend, path, err)
+		return nil, driver.StartError(backend, path, err)
 	}
 	s.p = p
 	go s.read()
@@ -380,21 +377,6 @@ type noRedactor struct{}
 
 func (noRedactor) Redact(s string) string { return s }
 func (noRedactor) Error(err error) error  { return err }
-
-// startError maps an exec start failure to a *agentcli.BinaryError.
-func startError(backend, path string, err error) error {
-	kind := agentcli.ErrNotExecutable
-	if errors.Is(err, fs.ErrNotExist) {
-		kind = agentcli.ErrNotFound
-		var pe *fs.PathError
-		if errors.As(err, &pe) && errors.Is(pe.Err, syscall.ENOENT) && pe.Path == path {
-			if _, serr := os.Stat(path); serr == nil {
-				kind = agentcli.ErrNotExecutable // the interpreter is missing
-			}
-		}
-	}
-	return &agentcli.BinaryError{Backend: backend, Path: path, Err: kind, Cause: err}
-}
 
 // read is the reader goroutine: every stdout line goes to the protocol;
 // at EOF the process is reaped and the session dies.
