@@ -343,29 +343,12 @@ func (r *redactedSession) StreamTurn(ctx context.Context, t *agentcli.Turn) iter
 // StreamTurn implements agentcli.TurnStreamer, as Stream does with a
 // prompt.
 func (s *extrasSession) StreamTurn(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
-	return func(yield func(agentcli.Event, error) bool) {
-		end := s.host.BeginTurn(ctx)
-		defer end()
-		if t == nil {
-			t = &agentcli.Turn{}
-		}
-		prompt := t.Prompt
-		if CheckPrompt(s.backend, prompt) == nil {
-			prompt = s.hooks.Prompt(ctx, s.Session.ID(), prompt)
-		}
-		stop := false
-		y := s.hooks.Wrap(ctx, s.host.Wrap(func(ev agentcli.Event, err error) bool {
-			if err != nil {
-				stop = true
-			}
-			return yield(ev, err)
-		}))
-		for ev, err := range agentcli.StreamTurn(ctx, s.Session, &agentcli.Turn{Prompt: prompt, Attachments: t.Attachments}) {
-			if !y(ev, err) || stop {
-				return
-			}
-		}
+	if t == nil {
+		t = &agentcli.Turn{}
 	}
+	return s.turn(ctx, t.Prompt, func(prompt string) iter.Seq2[agentcli.Event, error] {
+		return agentcli.StreamTurn(ctx, s.Session, &agentcli.Turn{Prompt: prompt, Attachments: t.Attachments})
+	})
 }
 
 // loadRequest returns a copy of req with its attachments loaded

@@ -289,6 +289,17 @@ func wrapExtras(s agentcli.Session, backend string, host *HostTools, hooks *RunH
 }
 
 func (s *extrasSession) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return s.turn(ctx, prompt, func(prompt string) iter.Seq2[agentcli.Event, error] {
+		return s.Session.Stream(ctx, prompt)
+	})
+}
+
+// turn runs one turn: the host tools' turn begins, the prompt goes
+// through the UserPromptSubmit hook, send starts the wrapped session's
+// turn with what came out, and its events go through the hooks and the
+// host tools; the turn ends at the first error.
+func (s *extrasSession) turn(ctx context.Context, prompt string,
+	send func(prompt string) iter.Seq2[agentcli.Event, error]) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		end := s.host.BeginTurn(ctx)
 		defer end()
@@ -302,7 +313,7 @@ func (s *extrasSession) Stream(ctx context.Context, prompt string) iter.Seq2[age
 			}
 			return yield(ev, err)
 		}))
-		for ev, err := range s.Session.Stream(ctx, prompt) {
+		for ev, err := range send(prompt) {
 			if !y(ev, err) || stop {
 				return
 			}

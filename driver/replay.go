@@ -18,13 +18,20 @@ func (b *Backend) wireLog(r *Run, args []string, red *Redactor) *wirelog.Writer 
 	if r.Req.WireLog == nil {
 		return nil
 	}
+	start := r.wireStart(b.spec.Name, args, red)
+	start.Deltas = r.Deltas
+	return wirelog.NewWriter(r.Req.WireLog, start)
+}
+
+// wireStart is the start record of r's wire log: the request's fields a
+// replay needs, and args as red redacts them.
+func (r *Run) wireStart(backend string, args []string, red *Redactor) wirelog.Start {
 	argv := make([]string, 0, len(args))
 	for _, a := range args {
 		argv = append(argv, red.Redact(a))
 	}
-	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
-		Backend:     b.spec.Name,
-		Deltas:      r.Deltas,
+	return wirelog.Start{
+		Backend:     backend,
 		Model:       r.Req.Model,
 		SessionID:   r.Req.SessionID,
 		Schema:      len(r.Req.OutputSchema) > 0,
@@ -32,7 +39,7 @@ func (b *Backend) wireLog(r *Run, args []string, red *Redactor) *wirelog.Writer 
 		MaxRawBytes: r.Req.MaxRawBytes,
 		Argv:        argv,
 		Time:        time.Now().UTC(),
-	})
+	}
 }
 
 // Replay implements Replayer: it reads a wire log (see

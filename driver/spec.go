@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver/wirelog"
@@ -206,29 +205,14 @@ func (r *Run) LiveWireLog(backend string, args []string, proto any) *wirelog.Wri
 	if r.Req.WireLog == nil {
 		return nil
 	}
-	argv := make([]string, 0, len(args))
-	for _, a := range args {
-		argv = append(argv, r.red.Redact(a))
-	}
 	var raw json.RawMessage
 	if proto != nil {
 		raw, _ = json.Marshal(proto)
 	}
-	return wirelog.NewWriter(r.Req.WireLog, wirelog.Start{
-		Backend:     backend,
-		Deltas:      true,
-		Model:       r.Req.Model,
-		SessionID:   r.Req.SessionID,
-		Schema:      len(r.Req.OutputSchema) > 0,
-		DropRaw:     r.Req.DropRaw,
-		MaxRawBytes: r.Req.MaxRawBytes,
-		Argv:        argv,
-		Time:        time.Now().UTC(),
-		Live:        true,
-		Permission:  string(r.Req.Permission),
-		Timeout:     r.Req.Timeout,
-		Proto:       raw,
-	})
+	start := r.wireStart(backend, args, r.red)
+	start.Deltas, start.Live, start.Proto = true, true, raw
+	start.Permission, start.Timeout = string(r.Req.Permission), r.Req.Timeout
+	return wirelog.NewWriter(r.Req.WireLog, start)
 }
 
 // Defer registers f to run when the run ends (after the process is gone),
