@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/acp"
 	"github.com/agentcli/agentcli/driver/live"
 	"github.com/agentcli/agentcli/tools/clis"
 )
@@ -147,12 +148,7 @@ type probe struct {
 }
 
 func (p *probe) Start(ctx context.Context) error {
-	title := "agentcli"
-	raw, err := p.rpc.Call(ctx, sdk.AgentMethodInitialize, sdk.InitializeRequest{
-		ProtocolVersion:    sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{}, Terminal: false},
-		ClientInfo:         &sdk.Implementation{Name: "agentcli", Title: &title, Version: "0"},
-	})
+	raw, err := acp.Initialize(ctx, p.rpc)
 	if err != nil {
 		var re *live.RPCError
 		if errors.As(err, &re) {

@@ -217,16 +217,24 @@ type toolCall struct {
 	done    bool // its EventToolResult was sent
 }
 
-func (c *client) backend() string { return c.h.Backend() }
-
-// Start initializes and creates or loads the session.
-func (c *client) Start(ctx context.Context) error {
+// Initialize sends ACP's initialize request on rpc as agentcli's client
+// (which offers the agent no file system and no terminal) and returns the
+// agent's answer. It blocks until the answer or ctx's end; a refusal is
+// a *live.RPCError.
+func Initialize(ctx context.Context, rpc *live.RPC) (json.RawMessage, error) {
 	title := "agentcli"
-	init, err := c.rpc.Call(ctx, sdk.AgentMethodInitialize, sdk.InitializeRequest{
+	return rpc.Call(ctx, sdk.AgentMethodInitialize, sdk.InitializeRequest{
 		ProtocolVersion:    sdk.ProtocolVersionNumber,
 		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{}, Terminal: false},
 		ClientInfo:         &sdk.Implementation{Name: "agentcli", Title: &title, Version: "0"},
 	})
+}
+
+func (c *client) backend() string { return c.h.Backend() }
+
+// Start initializes and creates or loads the session.
+func (c *client) Start(ctx context.Context) error {
+	init, err := Initialize(ctx, c.rpc)
 	if err != nil {
 		return c.callError(sdk.AgentMethodInitialize, err)
 	}
