@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -295,6 +296,18 @@ func (b *Backend) track(c *call, on bool) {
 	}
 }
 
+// snapshot returns the members of set, read under mu, in buf's storage,
+// so that a ticker can work on them without holding mu.
+func snapshot[T comparable](mu *sync.Mutex, set map[T]struct{}, buf []T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	buf = buf[:0]
+	for v := range set {
+		buf = append(buf, v)
+	}
+	return buf
+}
+
 // pump ticks every call in progress each heartbeat interval.
 func (b *Backend) pump() {
 	defer b.wg.Done()
@@ -306,12 +319,7 @@ func (b *Backend) pump() {
 		case <-b.stop:
 			return
 		case now := <-t.C:
-			b.mu.Lock()
-			calls = calls[:0]
-			for c := range b.calls {
-				calls = append(calls, c)
-			}
-			b.mu.Unlock()
+			calls = snapshot(&b.mu, b.calls, calls)
 			for _, c := range calls {
 				c.tick(now)
 			}
@@ -323,31 +331,8 @@ func (b *Backend) pump() {
 // Run implements agentcli.Backend: it streams the run and returns its
 // Result, as the local backends do.
 func (b *Backend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	return collect(b.opts.Backend, b.Stream(ctx, req))
-}
-
-// collect consumes a run's events with Backend.Run's contract: the
-// Result of an *agentcli.ResultError comes back with it, so does the
-// Result before a *SessionNotSavedError, and a stream without a result is
-// an *agentcli.NoResultError.
-func collect(name string, seq iter.Seq2[agentcli.Event, error]) (*agentcli.Result, error) {
-	var res *agentcli.Result
-	for ev, err := range seq {
-		if err != nil {
-			var re *agentcli.ResultError
-			if errors.As(err, &re) && re.Result != nil {
-				return re.Result, err
-			}
-			return res, err // with a *SessionNotSavedError, the run's
-		}
-		if ev.Kind == agentcli.EventResult {
-			res = ev.Result
-		}
-	}
-	if res == nil {
-		return nil, &agentcli.NoResultError{Backend: name}
-	}
-	return res, nil
+	// driver.Collect keeps the result before a *SessionNotSavedError.
+	return driver.Collect(b.opts.Backend, b.Stream(ctx, req))
 }
 
 // Stream implements agentcli.Backend: it submits the run to the pool

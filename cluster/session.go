@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/nats-io/nats.go"
 )
 
@@ -126,7 +127,7 @@ func (s *session) closedErr() error {
 }
 
 func (s *session) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
-	return collect(s.b.opts.Backend, s.Stream(ctx, prompt))
+	return driver.Collect(s.b.opts.Backend, s.Stream(ctx, prompt))
 }
 
 // Stream sends prompt as the next turn to the worker holding the session

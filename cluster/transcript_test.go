@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver"
 )
 
 // transcriptBackend stands for a CLI that keeps its sessions in files on
@@ -108,7 +109,7 @@ func relabel(seq iter.Seq2[agentcli.Event, error], id string) iter.Seq2[agentcli
 }
 
 func (t *transcriptBackend) Run(ctx context.Context, req *agentcli.Request) (*agentcli.Result, error) {
-	return collect(t.Name(), t.Stream(ctx, req))
+	return driver.Collect(t.Name(), t.Stream(ctx, req))
 }
 
 func (t *transcriptBackend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
@@ -161,7 +162,7 @@ func (s *transcriptSession) Stream(ctx context.Context, prompt string) iter.Seq2
 }
 
 func (s *transcriptSession) Run(ctx context.Context, prompt string) (*agentcli.Result, error) {
-	return collect(s.t.Name(), s.Stream(ctx, prompt))
+	return driver.Collect(s.t.Name(), s.Stream(ctx, prompt))
 }
 
 // fakePorter moves a transcriptBackend's sessions: the archive is the

@@ -498,12 +498,7 @@ func (w *Worker) ticks(stop, done chan struct{}) {
 		case <-stop:
 			return
 		case now := <-t.C:
-			w.mu.Lock()
-			streams = streams[:0]
-			for s := range w.streams {
-				streams = append(streams, s)
-			}
-			w.mu.Unlock()
+			streams = snapshot(&w.mu, w.streams, streams)
 			for _, s := range streams {
 				s.out.tick(now, 4*w.opts.Heartbeat, s.deadAfter)
 			}
