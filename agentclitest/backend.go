@@ -229,16 +229,25 @@ func (b *Backend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[a
 				}
 			}
 		}
-		if len(evs) == 0 || call.Err != nil {
-			if err := wait(); err != nil {
-				yield(agentcli.Event{}, err)
-				return
-			}
-		}
-		if call.Err != nil {
-			yield(agentcli.Event{}, dropRawErr(req, call.Err))
+		endCall(evs, call, wait, func(err error) error { return dropRawErr(req, err) }, yield)
+	}
+}
+
+// endCall ends a call after its events were played: a call without events
+// still waits out its Delay, and a scripted Err is yielded, through errf.
+// It reports false when the wait failed (its error yielded instead).
+func endCall(evs []agentcli.Event, call Call, wait func() error, errf func(error) error,
+	yield func(agentcli.Event, error) bool) bool {
+	if len(evs) == 0 || call.Err != nil {
+		if err := wait(); err != nil {
+			yield(agentcli.Event{}, err)
+			return false
 		}
 	}
+	if call.Err != nil {
+		yield(agentcli.Event{}, errf(call.Err))
+	}
+	return true
 }
 
 // nextCall records req, checks it as a real backend does, and takes the

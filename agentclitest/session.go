@@ -363,16 +363,9 @@ func (s *scriptedSession) stream(ctx context.Context, prompt string, atts []agen
 				req.Prompt, req.Model, req.Permission = next, model, mode
 				continue
 			}
-			if len(evs) == 0 || call.Err != nil {
-				if err := wait(); err != nil {
-					yield(agentcli.Event{}, err)
-					return
-				}
+			if endCall(evs, call, wait, s.callErr, yield) {
+				s.dropSteer(sq)
 			}
-			if call.Err != nil {
-				yield(agentcli.Event{}, s.callErr(call.Err))
-			}
-			s.dropSteer(sq)
 			return
 		}
 	}

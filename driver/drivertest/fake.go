@@ -343,8 +343,6 @@ func play(path string) int {
 					fmt.Fprintln(os.Stderr, "drivertest fake CLI:", err)
 				}
 			}
-		case "err":
-			fmt.Fprintln(os.Stderr, arg)
 		case "bigline":
 			n, _ := strconv.Atoi(arg)
 			out.WriteString(`"`)
@@ -376,15 +374,6 @@ func play(path string) int {
 		case "badutf8":
 			out.Write([]byte("{\"type\":\"\xff\xfe\xc3(\",\"x\":\"\xed\xa0\x80\"}\n"))
 			out.Flush()
-		case "sleep":
-			d, _ := time.ParseDuration(arg)
-			out.Flush()
-			time.Sleep(d)
-		case "hang":
-			out.Flush()
-			for { // not select{}: the runtime would report a deadlock
-				time.Sleep(time.Hour)
-			}
 		case "ignoreterm":
 			signal.Ignore(syscall.SIGTERM)
 		case "grandchild", "escapee":
@@ -412,17 +401,42 @@ func play(path string) int {
 					return 1
 				}
 			}
-		case "exit":
-			n, _ := strconv.Atoi(arg)
-			out.Flush()
-			return n
-		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "drivertest fake CLI: unknown script command %q\n", cmd)
-			return 99
+			if code, end := scriptCommand(cmd, arg, out, "script"); end {
+				return code
+			}
 		}
 	}
 	return 0
+}
+
+// scriptCommand runs the commands both fakes' scripts know: err TEXT (a
+// line on stderr), sleep DURATION, hang, exit CODE and blank lines. end
+// reports that the fake exits with code: after exit, or on a command
+// that neither knows (code 99; kind names the script in the message).
+func scriptCommand(cmd, arg string, out *bufio.Writer, kind string) (code int, end bool) {
+	switch cmd {
+	case "err":
+		fmt.Fprintln(os.Stderr, arg)
+	case "sleep":
+		d, _ := time.ParseDuration(arg)
+		out.Flush()
+		time.Sleep(d)
+	case "hang":
+		out.Flush()
+		for { // not select{}: the runtime would report a deadlock
+			time.Sleep(time.Hour)
+		}
+	case "exit":
+		n, _ := strconv.Atoi(arg)
+		out.Flush()
+		return n, true
+	case "":
+	default:
+		fmt.Fprintf(os.Stderr, "drivertest fake CLI: unknown %s command %q\n", kind, cmd)
+		return 99, true
+	}
+	return 0, false
 }
 
 // lastValue returns the value of the last occurrence of option opt in

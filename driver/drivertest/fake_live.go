@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // isLive reports whether the script at path plays a live session.
@@ -113,12 +111,6 @@ func playLive(path string, rec *Record) int {
 				out.WriteString(strings.ReplaceAll(subst(text), "$N", strconv.Itoa(i)) + "\n")
 			}
 			out.Flush()
-		case "err":
-			fmt.Fprintln(os.Stderr, arg)
-		case "sleep":
-			d, _ := time.ParseDuration(arg)
-			out.Flush()
-			time.Sleep(d)
 		case "deaf":
 			in = nil
 		case "drain":
@@ -128,19 +120,10 @@ func playLive(path string, rec *Record) int {
 					return 0
 				}
 			}
-		case "hang":
-			out.Flush()
-			for {
-				time.Sleep(time.Hour)
-			}
-		case "exit":
-			n, _ := strconv.Atoi(arg)
-			out.Flush()
-			return n
-		case "":
 		default:
-			fmt.Fprintf(os.Stderr, "drivertest fake CLI: unknown live script command %q\n", cmd)
-			return 99
+			if code, end := scriptCommand(cmd, arg, out, "live script"); end {
+				return code
+			}
 		}
 	}
 	// The script is over: the session ends when stdin does.

@@ -16,66 +16,52 @@ type codexOpt struct {
 	choices []string // allowed values, if restricted
 }
 
-// codexExecOpts are the options of `codex exec` 0.169.0 (codex exec --help).
-var codexExecOpts = []codexOpt{
+// codexBothOpts are the options that `codex exec` 0.169.0 and its
+// `resume` take alike (codex exec --help, codex exec resume --help).
+var codexBothOpts = []codexOpt{
 	{long: "--config", aliases: []string{"-c"}, value: true, repeat: true},
 	{long: "--enable", value: true, repeat: true},
 	{long: "--disable", value: true, repeat: true},
 	{long: "--strict-config"},
-	{long: "--image", aliases: []string{"-i"}, value: true, multi: true, repeat: true},
 	{long: "--model", aliases: []string{"-m"}, value: true},
+	{long: "--dangerously-bypass-approvals-and-sandbox", aliases: []string{"--yolo"}},
+	{long: "--dangerously-bypass-hook-trust"},
+	{long: "--worktree"},
+	{long: "--thread-source", value: true},
+	{long: "--cyber-access-program", value: true, choices: []string{"standard", "daybreak_blue", "daybreak_red"}},
+	{long: "--skip-git-repo-check"},
+	{long: "--trust"},
+	{long: "--ephemeral"},
+	{long: "--ignore-user-config"},
+	{long: "--ignore-rules"},
+	{long: "--output-schema", value: true},
+	{long: "--json", aliases: []string{"--experimental-json"}},
+	{long: "--output-last-message", aliases: []string{"-o"}, value: true},
+	{long: "--help", aliases: []string{"-h"}},
+}
+
+// codexExecOpts are the options of `codex exec` 0.169.0 (codex exec --help).
+var codexExecOpts = append([]codexOpt{
+	{long: "--image", aliases: []string{"-i"}, value: true, multi: true, repeat: true},
 	{long: "--oss"},
 	{long: "--local-provider", value: true},
 	{long: "--profile", aliases: []string{"-p"}, value: true},
 	{long: "--sandbox", aliases: []string{"-s"}, value: true, choices: []string{"read-only", "workspace-write", "danger-full-access"}},
 	{long: "--approve-for-me"},
-	{long: "--dangerously-bypass-approvals-and-sandbox", aliases: []string{"--yolo"}},
-	{long: "--dangerously-bypass-hook-trust"},
 	{long: "--cd", aliases: []string{"-C"}, value: true},
-	{long: "--worktree"},
 	{long: "--add-dir", value: true, repeat: true},
-	{long: "--thread-source", value: true},
-	{long: "--cyber-access-program", value: true, choices: []string{"standard", "daybreak_blue", "daybreak_red"}},
-	{long: "--skip-git-repo-check"},
-	{long: "--trust"},
-	{long: "--ephemeral"},
-	{long: "--ignore-user-config"},
-	{long: "--ignore-rules"},
-	{long: "--output-schema", value: true},
 	{long: "--color", value: true, choices: []string{"always", "never", "auto"}},
-	{long: "--json", aliases: []string{"--experimental-json"}},
-	{long: "--output-last-message", aliases: []string{"-o"}, value: true},
-	{long: "--help", aliases: []string{"-h"}},
 	{long: "--version", aliases: []string{"-V"}},
-}
+}, codexBothOpts...)
 
 // codexResumeOpts are the options of `codex exec resume` 0.169.0 (codex exec
 // resume --help). -C/--cd, -s, -p, --add-dir, --oss, --color and the like
 // exist only before `resume`.
-var codexResumeOpts = []codexOpt{
-	{long: "--config", aliases: []string{"-c"}, value: true, repeat: true},
+var codexResumeOpts = append([]codexOpt{
 	{long: "--last"},
 	{long: "--all"},
-	{long: "--enable", value: true, repeat: true},
-	{long: "--disable", value: true, repeat: true},
 	{long: "--image", aliases: []string{"-i"}, value: true, repeat: true},
-	{long: "--strict-config"},
-	{long: "--model", aliases: []string{"-m"}, value: true},
-	{long: "--dangerously-bypass-approvals-and-sandbox", aliases: []string{"--yolo"}},
-	{long: "--dangerously-bypass-hook-trust"},
-	{long: "--worktree"},
-	{long: "--thread-source", value: true},
-	{long: "--cyber-access-program", value: true, choices: []string{"standard", "daybreak_blue", "daybreak_red"}},
-	{long: "--skip-git-repo-check"},
-	{long: "--trust"},
-	{long: "--ephemeral"},
-	{long: "--ignore-user-config"},
-	{long: "--ignore-rules"},
-	{long: "--output-schema", value: true},
-	{long: "--json", aliases: []string{"--experimental-json"}},
-	{long: "--output-last-message", aliases: []string{"-o"}, value: true},
-	{long: "--help", aliases: []string{"-h"}},
-}
+}, codexBothOpts...)
 
 // CodexArgv is a codex command line as codex 0.169.0's clap parser sees it.
 type CodexArgv struct {

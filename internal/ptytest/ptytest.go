@@ -167,16 +167,21 @@ func (p *PTY) Screen() string {
 	return p.vt.scr.String()
 }
 
-// WaitScreen waits until the screen shows s (within one line). It fails
-// when ctx ends first or the terminal was closed; the error shows the
-// screen.
-func (p *PTY) WaitScreen(ctx context.Context, s string) error {
-	stop := context.AfterFunc(ctx, func() {
+// wakeOnDone wakes the waiters on p.changed when ctx ends, so that a
+// wait loop sees ctx.Err; the returned func stops that.
+func (p *PTY) wakeOnDone(ctx context.Context) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
 		p.mu.Lock()
 		p.changed.Broadcast()
 		p.mu.Unlock()
 	})
-	defer stop()
+}
+
+// WaitScreen waits until the screen shows s (within one line). It fails
+// when ctx ends first or the terminal was closed; the error shows the
+// screen.
+func (p *PTY) WaitScreen(ctx context.Context, s string) error {
+	defer p.wakeOnDone(ctx)()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
@@ -225,12 +230,7 @@ func (p *PTY) Len() int {
 // returns the offset just past it. It fails when ctx ends first or the
 // terminal was closed; the error shows the end of the text.
 func (p *PTY) WaitFor(ctx context.Context, from int, s string) (int, error) {
-	stop := context.AfterFunc(ctx, func() {
-		p.mu.Lock()
-		p.changed.Broadcast()
-		p.mu.Unlock()
-	})
-	defer stop()
+	defer p.wakeOnDone(ctx)()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for {
