@@ -19,6 +19,12 @@ GATEWAY=examples/discord-gateway
 CLUSTER=cluster
 OUTSIDE=examples/outside-backend
 
+# The suite needs room: the CLIs (about 1.8 GB), Go's build cache and the
+# race-built test binaries, the real CLIs' temporary directories. Say how
+# much there is, so that a "no space left on device" explains itself.
+echo "== free space"
+df -h . "${TMPDIR:-/tmp}" "$(go env GOCACHE)" 2>/dev/null | awk 'NR == 1 || !seen[$1]++'
+
 bash scripts/install-clis.sh
 
 echo "== gofmt"
