@@ -195,11 +195,8 @@ func (o *Options) withDefaults() (Options, error) {
 	if !validToken(r.Backend) {
 		return r, fmt.Errorf("cluster: invalid backend name %q", r.Backend)
 	}
-	if r.Prefix == "" {
-		r.Prefix = defaultPrefix
-	}
-	if !validToken(r.Prefix) {
-		return r, fmt.Errorf("cluster: invalid prefix %q: letters, digits, _ and - only", r.Prefix)
+	if err := checkPrefix(&r.Prefix); err != nil {
+		return r, err
 	}
 	if r.Capabilities != nil {
 		c := *r.Capabilities
@@ -219,6 +216,18 @@ func (o *Options) withDefaults() (Options, error) {
 	return r, nil
 }
 
+// checkPrefix sets an empty *p to the default subject prefix and fails on
+// one that is not a subject token.
+func checkPrefix(p *string) error {
+	if *p == "" {
+		*p = defaultPrefix
+	}
+	if !validToken(*p) {
+		return fmt.Errorf("cluster: invalid prefix %q: letters, digits, _ and - only", *p)
+	}
+	return nil
+}
+
 func (o *WorkerOptions) withDefaults() (WorkerOptions, error) {
 	var r WorkerOptions
 	if o != nil {
@@ -230,11 +239,8 @@ func (o *WorkerOptions) withDefaults() (WorkerOptions, error) {
 	if !validToken(r.ID) {
 		return r, fmt.Errorf("cluster: invalid worker id %q: letters, digits, _ and - only", r.ID)
 	}
-	if r.Prefix == "" {
-		r.Prefix = defaultPrefix
-	}
-	if !validToken(r.Prefix) {
-		return r, fmt.Errorf("cluster: invalid prefix %q: letters, digits, _ and - only", r.Prefix)
+	if err := checkPrefix(&r.Prefix); err != nil {
+		return r, err
 	}
 	r.MaxRuns = orInt(r.MaxRuns, runtime.NumCPU())
 	r.SessionIdle = orDuration(r.SessionIdle, 10*time.Minute)

@@ -468,12 +468,8 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 	if known == nil {
 		return errors.New("codex: no turn to interrupt")
 	}
-	select {
-	case <-known:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.h.Done():
-		return p.h.Err()
+	if err := p.await(ctx, known); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	thread, turn := p.thread, p.turn
@@ -483,6 +479,19 @@ func (p *appServer) Interrupt(ctx context.Context) error {
 	}
 	_, err := p.rpc.Call(ctx, "turn/interrupt", map[string]any{"threadId": thread, "turnId": turn})
 	return p.callError("turn/interrupt", err)
+}
+
+// await waits until known is closed (the running turn's id is known),
+// ctx ends or the session dies.
+func (p *appServer) await(ctx context.Context, known <-chan struct{}) error {
+	select {
+	case <-known:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-p.h.Done():
+		return p.h.Err()
+	}
 }
 
 // Exit leaves the error of a CLI that ended by itself to the session

@@ -100,12 +100,8 @@ func (p *appServer) Steer(ctx context.Context, prompt string) error {
 	if !running || known == nil {
 		return live.ErrSteerQueue
 	}
-	select {
-	case <-known:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-p.h.Done():
-		return p.h.Err()
+	if err := p.await(ctx, known); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	thread, turn, running := p.thread, p.turn, p.running
