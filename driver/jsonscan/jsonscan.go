@@ -980,7 +980,7 @@ const lo7 = 0x7f7f7f7f7f7f7f7f
 
 // blockPass decodes the string contents from r on in blocks of 64 bytes:
 // it finds every stop of a block (a quote, backslash, control character
-// or, when hi is msb, byte ≥ 0x80) at once, as a bit mask, then handles
+// or, when hi is msb, byte ≥ 0x80) at once, as a bit mask (stopMask), then handles
 // them in turn, copying the runs between them. Branches then depend on
 // what the stops are, which is mostly the same, rather than on where they
 // fall. It returns with dst holding the contents decoded up to r', and
@@ -1004,10 +1004,7 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		at := len(dst)
 		out := (*[96]byte)(dst[at : at+96])
 		o := 0 // bytes of output so far in out
-		m := stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
-			stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
-			stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
-			stops8(blk[48:56], hi)<<48 | stops8(blk[56:64], hi)<<56
+		m := stopMask(blk, hi)
 		if ign > r {
 			m &= ^uint64(0) << (ign - r)
 		}
@@ -1097,6 +1094,15 @@ func copyLonger(dst, src unsafe.Pointer, n int) {
 func copy8(dst, src unsafe.Pointer, k int) {
 	d, s := (*[8]byte)(unsafe.Add(dst, k)), (*[8]byte)(unsafe.Add(src, k))
 	binary.LittleEndian.PutUint64(d[:], binary.LittleEndian.Uint64(s[:]))
+}
+
+// stopMaskGo is stopMask in portable Go, 8 bytes at a time (stops8); on
+// amd64, stopMask is SSE2 (stops_amd64.s), 16 bytes at a time.
+func stopMaskGo(blk *[blockNeed]byte, hi uint64) uint64 {
+	return stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
+		stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
+		stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
+		stops8(blk[48:56], hi)<<48 | stops8(blk[56:64], hi)<<56
 }
 
 // stops8 returns a bit for each byte of b that is a quote, a backslash,
