@@ -1017,24 +1017,7 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 				if e == 0 {
 					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 				}
-				// Copy the run blk[from:b] to out[o:], 8 bytes at a time,
-				// starting with 16 whatever its length. The block's output
-				// is at most 64 bytes (escapes only shrink), so with
-				// from ≤ b < 64 and o+run ≤ 64 every read stays within
-				// blk's 80 bytes and every write within out's 96; the
-				// check makes sure of it, and the copy then needs no
-				// bounds checks of its own.
-				from, run := s-r, b-(s-r)
-				if uint(from) > uint(b) || uint(o+run) > 64 {
-					panic(errRun)
-				}
-				dp, sp := unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from)
-				copy8(dp, sp, 0)
-				copy8(dp, sp, 8)
-				if run > 16 {
-					copyLonger(dp, sp, run)
-				}
-				o += run
+				o = blockRun(out, o, blk, s-r, b)
 				out[o] = e
 				o++
 				s = r + b + 2
@@ -1063,11 +1046,11 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 				return copyRun(dst[:at+o], buf, s, r+b), r + b, false
 			}
 		}
-		dst = dst[:at+o]
-		if s < r+64 {
-			dst = copyRun(dst, buf, s, r+64)
+		if s < r+64 { // the run up to the block's end
+			o = blockRun(out, o, blk, s-r, 64)
 			s = r + 64
 		}
+		dst = dst[:at+o]
 		r += 64
 	}
 	// A rune or escape may reach past r.
@@ -1082,18 +1065,26 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 // fall outside its block (it cannot: see there).
 var errRun = errors.New("jsonscan: run outside its block")
 
-// copyLonger copies the bytes of a run of n from 16 on (see blockPass).
-func copyLonger(dst, src unsafe.Pointer, n int) {
-	for k := 16; k < n; k += 8 {
-		copy8(dst, src, k)
+// blockRun copies the run blk[from:to] of a block to out[o:] and returns
+// o plus its length. A block's output is at most 64 bytes (escapes only
+// shrink), so with from ≤ to ≤ 64 and o+to-from ≤ 64 every read of copyIn
+// stays within blk's 80 bytes and every write within out's 96; the check
+// makes sure of it, and the copy then needs no bounds checks of its own.
+func blockRun(out *[96]byte, o int, blk *[blockNeed]byte, from, to int) int {
+	n := to - from
+	if uint(from) > uint(to) || to > 64 || uint(o+n) > 64 {
+		panic(errRun)
 	}
+	copyIn(unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from), n)
+	return o + n
 }
 
-// copy8 copies the 8 bytes at src+k to dst+k (as one load and one store
-// where the machine allows unaligned ones).
-func copy8(dst, src unsafe.Pointer, k int) {
-	d, s := (*[8]byte)(unsafe.Add(dst, k)), (*[8]byte)(unsafe.Add(src, k))
-	binary.LittleEndian.PutUint64(d[:], binary.LittleEndian.Uint64(s[:]))
+// copyIn copies the n bytes at src to dst, 16 at a time: it may read and
+// write up to 15 bytes past them (see blockPass).
+func copyIn(dst, src unsafe.Pointer, n int) {
+	for k := 0; k < n; k += 16 {
+		*(*[16]byte)(unsafe.Add(dst, k)) = *(*[16]byte)(unsafe.Add(src, k))
+	}
 }
 
 // stopMaskGo is stopMask in portable Go, 8 bytes at a time (stops8); on
