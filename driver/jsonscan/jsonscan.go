@@ -1002,53 +1002,17 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		// slice arithmetic.
 		blk := (*[blockNeed]byte)(buf[r : r+blockNeed])
 		at := len(dst)
-		out := (*[96]byte)(dst[at : at+96])
-		o := 0 // bytes of output so far in out
 		m := stopMask(blk, hi)
 		if ign > r {
 			m &= ^uint64(0) << (ign - r)
 		}
-		for m != 0 {
-			b := bits.TrailingZeros64(m) & 63
-			m &= m - 1
-			switch c := blk[b]; {
-			case c == '\\':
-				e := simpleEscape[blk[b+1]]
-				if e == 0 {
-					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-				}
-				o = blockRun(out, o, blk, s-r, b)
-				out[o] = e
-				o++
-				s = r + b + 2
-				ign = s
-				m &^= 2 << b
-			case c >= 0x80:
-				// The common runes of two and three bytes are checked here
-				// (lead bytes whose continuation may be any of 80-BF, as
-				// utf8.Valid judges); runeLen checks the others.
-				k := 0
-				if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
-					k = 2
-				} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
-					k = 3
-				} else {
-					k = runeLen(blk[b:])
-				}
-				if k == 0 {
-					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-				}
-				ign = r + b + k
-				m &^= (1<<k - 1) << b
-			case c == '"':
-				return copyRun(dst[:at+o], buf, s, r+b), r + b, true
-			default:
-				return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-			}
+		o, from, ig, b := decodeBlock((*[96]byte)(dst[at:at+96]), blk, m, s-r)
+		s = r + from
+		if ig > 0 {
+			ign = r + ig
 		}
-		if s < r+64 { // the run up to the block's end
-			o = blockRun(out, o, blk, s-r, 64)
-			s = r + 64
+		if b < 64 {
+			return copyRun(dst[:at+o], buf, s, r+b), r + b, blk[b] == '"'
 		}
 		dst = dst[:at+o]
 		r += 64
@@ -1059,6 +1023,58 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		s = ign
 	}
 	return dst, max(s, r), false
+}
+
+// decodeBlock decodes a block of blockPass, blk, whose stops not yet
+// consumed are m, into out, the run from from on not yet copied. It
+// returns the length o of its output, the start of the run not yet copied
+// (from 64 on when none is left), where the last escape or rune it
+// consumed ends (0 for none), and the position b of a stop it leaves to
+// the caller (64 for none): the closing quote, a control character, an
+// escape other than the two-byte ones, or invalid UTF-8. A block of its
+// own, with few values live, it keeps them in registers.
+func decodeBlock(out *[96]byte, blk *[blockNeed]byte, m uint64, from int) (o, next, ign, b int) {
+	for m != 0 {
+		b := bits.TrailingZeros64(m) & 63
+		m &= m - 1
+		switch c := blk[b]; {
+		case c == '\\':
+			e := simpleEscape[blk[b+1]]
+			if e == 0 {
+				return o, from, ign, b
+			}
+			o = blockRun(out, o, blk, from, b)
+			out[o] = e
+			o++
+			from = b + 2
+			ign = from
+			m &^= 2 << b
+		case c >= 0x80:
+			// The common runes of two and three bytes are checked here
+			// (lead bytes whose continuation may be any of 80-BF, as
+			// utf8.Valid judges); runeLen checks the others.
+			k := 0
+			if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
+				k = 2
+			} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
+				k = 3
+			} else {
+				k = runeLen(blk[b:])
+			}
+			if k == 0 {
+				return o, from, ign, b
+			}
+			ign = b + k
+			m &^= (1<<k - 1) << b
+		default: // the closing quote or a control character
+			return o, from, ign, b
+		}
+	}
+	if from < 64 { // the run up to the block's end
+		o = blockRun(out, o, blk, from, 64)
+		from = 64
+	}
+	return o, from, ign, 64
 }
 
 // errRun is what blockPass panics with if a run it copies were ever to
