@@ -34,6 +34,11 @@ func addSeeds(f *testing.F) {
 		// (overlong, surrogate, bad continuation), and escapes across
 		// the blocks' edges.
 		`"` + strings.Repeat("é✓日\\n\xe0\xa0\x80\xef\xbf\xbf", 8) + "\xe0\x9f\xbfx\xed\xa0\x80x\xc1\xbfx\xc2\x41x\xe3\x81x" + strings.Repeat(`a\"`, 40) + `"`,
+		// Stops at every offset of stopMask's 16-byte lanes (a period of
+		// 17 bytes), DEL (not a stop), and a control character just past
+		// a lane's edge.
+		`"\n` + strings.Repeat(`aaaaaaaaaaaaa\"é`, 12) + "\x7f" + strings.Repeat("d", 80) + `"`,
+		`"\n` + strings.Repeat("\x7f", 32) + "\x1f" + strings.Repeat("c", 80) + `"`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -980,7 +980,7 @@ const lo7 = 0x7f7f7f7f7f7f7f7f
 
 // blockPass decodes the string contents from r on in blocks of 64 bytes:
 // it finds every stop of a block (a quote, backslash, control character
-// or, when hi is msb, byte ≥ 0x80) at once, as a bit mask, then handles
+// or, when hi is msb, byte ≥ 0x80) at once, as a bit mask (stopMask), then handles
 // them in turn, copying the runs between them. Branches then depend on
 // what the stops are, which is mostly the same, rather than on where they
 // fall. It returns with dst holding the contents decoded up to r', and
@@ -1002,75 +1002,19 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 		// slice arithmetic.
 		blk := (*[blockNeed]byte)(buf[r : r+blockNeed])
 		at := len(dst)
-		out := (*[96]byte)(dst[at : at+96])
-		o := 0 // bytes of output so far in out
-		m := stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
-			stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
-			stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
-			stops8(blk[48:56], hi)<<48 | stops8(blk[56:64], hi)<<56
+		m := stopMask(blk, hi)
 		if ign > r {
 			m &= ^uint64(0) << (ign - r)
 		}
-		for m != 0 {
-			b := bits.TrailingZeros64(m) & 63
-			m &= m - 1
-			switch c := blk[b]; {
-			case c == '\\':
-				e := simpleEscape[blk[b+1]]
-				if e == 0 {
-					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-				}
-				// Copy the run blk[from:b] to out[o:], 8 bytes at a time,
-				// starting with 16 whatever its length. The block's output
-				// is at most 64 bytes (escapes only shrink), so with
-				// from ≤ b < 64 and o+run ≤ 64 every read stays within
-				// blk's 80 bytes and every write within out's 96; the
-				// check makes sure of it, and the copy then needs no
-				// bounds checks of its own.
-				from, run := s-r, b-(s-r)
-				if uint(from) > uint(b) || uint(o+run) > 64 {
-					panic(errRun)
-				}
-				dp, sp := unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from)
-				copy8(dp, sp, 0)
-				copy8(dp, sp, 8)
-				if run > 16 {
-					copyLonger(dp, sp, run)
-				}
-				o += run
-				out[o] = e
-				o++
-				s = r + b + 2
-				ign = s
-				m &^= 2 << b
-			case c >= 0x80:
-				// The common runes of two and three bytes are checked here
-				// (lead bytes whose continuation may be any of 80-BF, as
-				// utf8.Valid judges); runeLen checks the others.
-				k := 0
-				if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
-					k = 2
-				} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
-					k = 3
-				} else {
-					k = runeLen(blk[b:])
-				}
-				if k == 0 {
-					return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-				}
-				ign = r + b + k
-				m &^= (1<<k - 1) << b
-			case c == '"':
-				return copyRun(dst[:at+o], buf, s, r+b), r + b, true
-			default:
-				return copyRun(dst[:at+o], buf, s, r+b), r + b, false
-			}
+		o, from, ig, b := decodeBlock((*[96]byte)(dst[at:at+96]), blk, m, s-r)
+		s = r + from
+		if ig > 0 {
+			ign = r + ig
+		}
+		if b < 64 {
+			return copyRun(dst[:at+o], buf, s, r+b), r + b, blk[b] == '"'
 		}
 		dst = dst[:at+o]
-		if s < r+64 {
-			dst = copyRun(dst, buf, s, r+64)
-			s = r + 64
-		}
 		r += 64
 	}
 	// A rune or escape may reach past r.
@@ -1081,22 +1025,91 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 	return dst, max(s, r), false
 }
 
+// decodeBlock decodes a block of blockPass, blk, whose stops not yet
+// consumed are m, into out, the run from from on not yet copied. It
+// returns the length o of its output, the start of the run not yet copied
+// (from 64 on when none is left), where the last escape or rune it
+// consumed ends (0 for none), and the position b of a stop it leaves to
+// the caller (64 for none): the closing quote, a control character, an
+// escape other than the two-byte ones, or invalid UTF-8. A block of its
+// own, with few values live, it keeps them in registers.
+func decodeBlock(out *[96]byte, blk *[blockNeed]byte, m uint64, from int) (o, next, ign, b int) {
+	for m != 0 {
+		b := bits.TrailingZeros64(m) & 63
+		m &= m - 1
+		switch c := blk[b]; {
+		case c == '\\':
+			e := simpleEscape[blk[b+1]]
+			if e == 0 {
+				return o, from, ign, b
+			}
+			o = blockRun(out, o, blk, from, b)
+			out[o] = e
+			o++
+			from = b + 2
+			ign = from
+			m &^= 2 << b
+		case c >= 0x80:
+			// The common runes of two and three bytes are checked here
+			// (lead bytes whose continuation may be any of 80-BF, as
+			// utf8.Valid judges); runeLen checks the others.
+			k := 0
+			if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
+				k = 2
+			} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
+				k = 3
+			} else {
+				k = runeLen(blk[b:])
+			}
+			if k == 0 {
+				return o, from, ign, b
+			}
+			ign = b + k
+			m &^= (1<<k - 1) << b
+		default: // the closing quote or a control character
+			return o, from, ign, b
+		}
+	}
+	if from < 64 { // the run up to the block's end
+		o = blockRun(out, o, blk, from, 64)
+		from = 64
+	}
+	return o, from, ign, 64
+}
+
 // errRun is what blockPass panics with if a run it copies were ever to
 // fall outside its block (it cannot: see there).
 var errRun = errors.New("jsonscan: run outside its block")
 
-// copyLonger copies the bytes of a run of n from 16 on (see blockPass).
-func copyLonger(dst, src unsafe.Pointer, n int) {
-	for k := 16; k < n; k += 8 {
-		copy8(dst, src, k)
+// blockRun copies the run blk[from:to] of a block to out[o:] and returns
+// o plus its length. A block's output is at most 64 bytes (escapes only
+// shrink), so with from ≤ to ≤ 64 and o+to-from ≤ 64 every read of copyIn
+// stays within blk's 80 bytes and every write within out's 96; the check
+// makes sure of it, and the copy then needs no bounds checks of its own.
+func blockRun(out *[96]byte, o int, blk *[blockNeed]byte, from, to int) int {
+	n := to - from
+	if uint(from) > uint(to) || to > 64 || uint(o+n) > 64 {
+		panic(errRun)
+	}
+	copyIn(unsafe.Add(unsafe.Pointer(out), o), unsafe.Add(unsafe.Pointer(blk), from), n)
+	return o + n
+}
+
+// copyIn copies the n bytes at src to dst, 16 at a time: it may read and
+// write up to 15 bytes past them (see blockPass).
+func copyIn(dst, src unsafe.Pointer, n int) {
+	for k := 0; k < n; k += 16 {
+		*(*[16]byte)(unsafe.Add(dst, k)) = *(*[16]byte)(unsafe.Add(src, k))
 	}
 }
 
-// copy8 copies the 8 bytes at src+k to dst+k (as one load and one store
-// where the machine allows unaligned ones).
-func copy8(dst, src unsafe.Pointer, k int) {
-	d, s := (*[8]byte)(unsafe.Add(dst, k)), (*[8]byte)(unsafe.Add(src, k))
-	binary.LittleEndian.PutUint64(d[:], binary.LittleEndian.Uint64(s[:]))
+// stopMaskGo is stopMask in portable Go, 8 bytes at a time (stops8); on
+// amd64, stopMask is SSE2 (stops_amd64.s), 16 bytes at a time.
+func stopMaskGo(blk *[blockNeed]byte, hi uint64) uint64 {
+	return stops8(blk[0:8], hi) | stops8(blk[8:16], hi)<<8 |
+		stops8(blk[16:24], hi)<<16 | stops8(blk[24:32], hi)<<24 |
+		stops8(blk[32:40], hi)<<32 | stops8(blk[40:48], hi)<<40 |
+		stops8(blk[48:56], hi)<<48 | stops8(blk[56:64], hi)<<56
 }
 
 // stops8 returns a bit for each byte of b that is a quote, a backslash,

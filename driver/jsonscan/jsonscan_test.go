@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strconv"
@@ -768,5 +769,54 @@ func TestBlockPass(t *testing.T) {
 	}
 	if n == 0 {
 		t.Fatal("no cases")
+	}
+}
+
+// TestStopMask: stopMask (in SSE2 on amd64) flags exactly the bytes that
+// a byte-at-a-time check flags, for every byte value at every position,
+// with and without the bytes ≥ 0x80, and on random blocks.
+func TestStopMask(t *testing.T) {
+	want := func(blk *[blockNeed]byte, hi uint64) uint64 {
+		var m uint64
+		for i, c := range blk[:64] {
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 && hi != 0 {
+				m |= 1 << i
+			}
+		}
+		return m
+	}
+	check := func(blk *[blockNeed]byte) {
+		t.Helper()
+		for _, hi := range []uint64{0, msb} {
+			w := want(blk, hi)
+			if got := stopMask(blk, hi); got != w {
+				t.Fatalf("stopMask(%q, %#x) = %064b, want %064b", blk[:64], hi, got, w)
+			}
+			if got := stopMaskGo(blk, hi); got != w {
+				t.Fatalf("stopMaskGo(%q, %#x) = %064b, want %064b", blk[:64], hi, got, w)
+			}
+		}
+	}
+	var blk [blockNeed]byte
+	for c := range 256 {
+		for i := range 64 {
+			for j := range blk {
+				blk[j] = 'a'
+			}
+			blk[i] = byte(c)
+			check(&blk)
+			for j := range blk {
+				blk[j] = byte(c)
+			}
+			blk[i] = 'a'
+			check(&blk)
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		for j := range blk {
+			blk[j] = byte(r.Uint32())
+		}
+		check(&blk)
 	}
 }

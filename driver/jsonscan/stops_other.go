@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package jsonscan
+
+// stopMask returns a bit for each of the first 64 bytes of blk that is a
+// quote, a backslash, a control character or, when hi is msb, ≥ 0x80: bit
+// i for blk[i].
+func stopMask(blk *[blockNeed]byte, hi uint64) uint64 { return stopMaskGo(blk, hi) }
