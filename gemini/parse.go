@@ -487,7 +487,7 @@ func (r *docReader) scan(line []byte) docStatus {
 		switch docClass[line[i]] {
 		case cOther, cSpace:
 		case cQuote:
-			j := stringEnd(line, i+1)
+			j := jsonscan.StringEnd(line, i+1)
 			if j < 0 {
 				return docBad // a string cut by the end of the line
 			}
@@ -513,27 +513,6 @@ func (r *docReader) scan(line []byte) docStatus {
 	}
 	r.depth = depth
 	return docMore
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// contents start at line[i], or -1.
-func stringEnd(line []byte, i int) int {
-	start := i
-	for {
-		j := bytes.IndexByte(line[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		q := i + j
-		k := q - 1
-		for k >= start && line[k] == '\\' {
-			k--
-		}
-		if (q-1-k)%2 == 0 {
-			return q
-		}
-		i = q + 1
-	}
 }
 
 var errNotDocument = errors.New("not part of the json document")
