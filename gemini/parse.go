@@ -278,13 +278,7 @@ func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 				case "tool_calls":
 					s.ToolCalls = int(d.Int())
 				case "models":
-					s.Models = nil
-					if d.Kind() == jsonscan.Object {
-						s.Models = map[string]json.RawMessage{}
-					}
-					for k := range d.Object() {
-						s.Models[string(k)] = d.Raw()
-					}
+					s.Models = rawMembers(d)
 				}
 			}
 			w.Stats = s
@@ -686,14 +680,22 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 				}
 			}
 		case "roles":
-			m.Roles = nil
-			if d.Kind() == jsonscan.Object {
-				m.Roles = map[string]json.RawMessage{}
-			}
-			for k := range d.Object() {
-				m.Roles[string(k)] = d.Raw()
-			}
+			m.Roles = rawMembers(d)
 		}
+	}
+	return m
+}
+
+// rawMembers reads an object's members as their JSON by name (a name
+// given again keeps its last value): nil for a value that is not an
+// object.
+func rawMembers(d *jsonscan.Decoder) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if d.Kind() == jsonscan.Object {
+		m = map[string]json.RawMessage{}
+	}
+	for k := range d.Object() {
+		m[string(k)] = d.Raw()
 	}
 	return m
 }
