@@ -218,6 +218,9 @@ type turnParser struct {
 	st *parser
 }
 
+// SessionID implements streamjson.TurnParser.
+func (t *turnParser) SessionID() string { return t.st.sessionID }
+
 // Start sends initialize and waits for its answer.
 func (p *liveProto) Start(ctx context.Context) error {
 	_, err := p.control(ctx, "initialize", map[string]any{"subtype": "initialize", "hooks": hookConfig(p.hooks)}, true)
@@ -262,20 +265,8 @@ func (p *liveProto) Line(line []byte) {
 	if bookkeeping(line) {
 		return
 	}
-	p.mu.Lock()
-	ps := p.parser
-	p.mu.Unlock()
-	if ps == nil {
-		return // between turns
-	}
-	evs := ps.Line(line)
-	if ps.st.sessionID != "" {
-		p.h.SetSessionID(ps.st.sessionID)
-	}
-	for _, ev := range evs {
-		p.h.Emit(ev)
-	}
-	if ps.st.result != nil {
+	ps := streamjson.Feed(p.h, &p.mu, &p.parser, line)
+	if ps != nil && ps.st.result != nil {
 		res, err := p.h.Errors().Outcome(ps.End(driver.Exit{}), driver.Exit{})
 		tr := ps.st.result.TerminalReason
 		aborted := strings.HasPrefix(tr, "aborted")

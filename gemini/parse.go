@@ -278,13 +278,7 @@ func (w *wireEvent) decode(d *jsonscan.Decoder) (bad bool) {
 				case "tool_calls":
 					s.ToolCalls = int(d.Int())
 				case "models":
-					s.Models = nil
-					if d.Kind() == jsonscan.Object {
-						s.Models = map[string]json.RawMessage{}
-					}
-					for k := range d.Object() {
-						s.Models[string(k)] = d.Raw()
-					}
+					s.Models = rawMembers(d)
 				}
 			}
 			w.Stats = s
@@ -487,7 +481,7 @@ func (r *docReader) scan(line []byte) docStatus {
 		switch docClass[line[i]] {
 		case cOther, cSpace:
 		case cQuote:
-			j := stringEnd(line, i+1)
+			j := jsonscan.StringEnd(line, i+1)
 			if j < 0 {
 				return docBad // a string cut by the end of the line
 			}
@@ -513,27 +507,6 @@ func (r *docReader) scan(line []byte) docStatus {
 	}
 	r.depth = depth
 	return docMore
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// contents start at line[i], or -1.
-func stringEnd(line []byte, i int) int {
-	start := i
-	for {
-		j := bytes.IndexByte(line[i:], '"')
-		if j < 0 {
-			return -1
-		}
-		q := i + j
-		k := q - 1
-		for k >= start && line[k] == '\\' {
-			k--
-		}
-		if (q-1-k)%2 == 0 {
-			return q
-		}
-		i = q + 1
-	}
 }
 
 var errNotDocument = errors.New("not part of the json document")
@@ -707,14 +680,22 @@ func decodeModelStats(d *jsonscan.Decoder) wireModelStats {
 				}
 			}
 		case "roles":
-			m.Roles = nil
-			if d.Kind() == jsonscan.Object {
-				m.Roles = map[string]json.RawMessage{}
-			}
-			for k := range d.Object() {
-				m.Roles[string(k)] = d.Raw()
-			}
+			m.Roles = rawMembers(d)
 		}
+	}
+	return m
+}
+
+// rawMembers reads an object's members as their JSON by name (a name
+// given again keeps its last value): nil for a value that is not an
+// object.
+func rawMembers(d *jsonscan.Decoder) map[string]json.RawMessage {
+	var m map[string]json.RawMessage
+	if d.Kind() == jsonscan.Object {
+		m = map[string]json.RawMessage{}
+	}
+	for k := range d.Object() {
+		m[string(k)] = d.Raw()
 	}
 	return m
 }

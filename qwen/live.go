@@ -127,6 +127,9 @@ type turnParser struct {
 	st *parser
 }
 
+// SessionID implements streamjson.TurnParser.
+func (t *turnParser) SessionID() string { return t.st.sessionID }
+
 // maxPermissionWait is qwen's limit on the initialize request's
 // timeout.canUseTool (MAX_CAN_USE_TOOL_TIMEOUT_MS).
 const maxPermissionWait = 10 * time.Minute
@@ -171,20 +174,8 @@ func (p *liveProto) Line(line []byte) {
 	if p.ctl.Line(line) {
 		return
 	}
-	p.mu.Lock()
-	ps := p.parser
-	p.mu.Unlock()
-	if ps == nil {
-		return // between turns
-	}
-	evs := ps.Line(line)
-	if ps.st.sessionID != "" {
-		p.h.SetSessionID(ps.st.sessionID)
-	}
-	for _, ev := range evs {
-		p.h.Emit(ev)
-	}
-	if ps.st.result != nil {
+	ps := streamjson.Feed(p.h, &p.mu, &p.parser, line)
+	if ps != nil && ps.st.result != nil {
 		p.mu.Lock()
 		if p.parser == ps {
 			p.parser = nil
