@@ -52,10 +52,11 @@ type Spec struct {
 	Login string
 	// Caps is what the backend supports. What follows from the Spec's
 	// functions is the kit's, whatever Caps says: Sessions is whether
-	// StartSession is set, ContinueSession (the kit resumes the newest
-	// session ListSessions finds) where ListSessions is set and Resume
-	// holds, and Interactive, PortableSessions and ListSessions are
-	// whether those functions are set.
+	// StartSession is set; ContinueSession (the kit resumes the newest
+	// session ListSessions finds) holds where ListSessions is set and
+	// Resume holds, one-shot and, with StartSession, live; Interactive,
+	// PortableSessions and ListSessions are whether those functions are
+	// set.
 	Caps agentcli.Capabilities
 	// Tools maps the CLI's raw tool names to canonical ones.
 	Tools Tools
