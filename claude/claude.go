@@ -99,7 +99,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -113,9 +112,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 // spec declares Claude Code: everything agentcli models is supported.
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "claude",
-	Package:        "@anthropic-ai/claude-code",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "log in with `claude` (/login), or set an apiKeyHelper in its settings",
@@ -127,12 +123,11 @@ var spec = driver.Spec{
 		MaxTurns:        true,
 		ToolFilter:      true,
 		Cost:            true,
-		Sessions:        true,
 		Interrupt:       true,
 		SetModel:        true,
-		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission:   driver.PermissionModes,
 		Steer:           agentcli.SteerNative,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 		EditInput:       true,
 
 		MCP:              true,
@@ -145,9 +140,8 @@ var spec = driver.Spec{
 		Hooks:            hookSupport,
 		Attachments:      attachmentKinds,
 
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
+		ForkSession:  agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID: agentcli.SessionModes{OneShot: true, Live: true},
 
 		// Limits (limits.go): the context window from the result, compact_boundary,
 		// rate_limit_event (OAuth credentials only), the reset of a rejected request.

@@ -14,11 +14,7 @@ import (
 // ignored with a warning, or refused under Options.Strict.
 func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
-	if err := r.DropUISettings(
-		driver.UISetting{Set: req.MaxTurns > 0, Feature: "max turns", Clear: func() { req.MaxTurns = 0 }},
-		driver.UISetting{Set: req.MaxBudgetUSD > 0, Feature: "spending cap (max budget)", Clear: func() { req.MaxBudgetUSD = 0 }},
-		driver.UISetting{Set: len(req.OutputSchema) > 0, Feature: "structured output (output schema)", Clear: func() { req.OutputSchema = nil }},
-	); err != nil {
+	if err := r.DropUI(&req, driver.UIMaxTurns, driver.UIMaxBudget, driver.UIOutputSchema); err != nil {
 		return nil, err
 	}
 	sysFile, err := writeSystemPrompt(r)

@@ -184,7 +184,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -200,9 +199,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 // usage; no max turns, tool filter or cost.
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "codex",
-	Package:        "@openai/codex",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "run `codex login`, or configure a model provider in config.toml",
@@ -212,12 +208,11 @@ var spec = driver.Spec{
 		SystemPrompt:    agentcli.SystemPromptDeveloper,
 		CumulativeUsage: true,
 		ToolFilter:      true,
-		Sessions:        true,
 		Interrupt:       true,
 		SetModel:        true,
-		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission:   driver.PermissionModes,
 		Steer:           agentcli.SteerNative,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 
 		MCP:              true,
 		StructuredOutput: true,
@@ -229,8 +224,7 @@ var spec = driver.Spec{
 		// See attach.go.
 		Attachments: attachmentKinds,
 
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		ForkSession: agentcli.SessionModes{OneShot: true, Live: true},
 
 		// Limits (limits.go): live sessions only (the app-server); codex exec
 		// reports none of them.

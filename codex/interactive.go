@@ -21,11 +21,8 @@ func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, err
 	}
 	req := *cl
-	if len(req.OutputSchema) > 0 {
-		if err := r.Unsupported("structured output (output schema)"); err != nil {
-			return nil, err
-		}
-		req.OutputSchema = nil
+	if err := r.DropUI(&req, driver.UIOutputSchema); err != nil {
+		return nil, err
 	}
 	args, err := interactiveArgs(&req, r.Dir)
 	if err != nil {

@@ -124,7 +124,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -138,9 +137,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 // spec declares GitHub Copilot CLI.
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "copilot",
-	Package:        "@github/copilot",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "run `copilot login`, or point it at a provider with COPILOT_PROVIDER_BASE_URL (and COPILOT_PROVIDER_API_KEY)",
@@ -151,10 +147,9 @@ var spec = driver.Spec{
 		CumulativeUsage: true,
 		SystemPrompt:    agentcli.SystemPromptAppend,
 		ToolFilter:      true,
-		Sessions:        true,
 		Interrupt:       true,
 		Steer:           agentcli.SteerQueued,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 		MCP:             true,
 		Efforts:         agentcli.Efforts(),
 		// See attach.go.
@@ -164,11 +159,10 @@ var spec = driver.Spec{
 		Questions:     true,
 		Hooks:         hookSupport,
 		SetModel:      true,
-		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission: driver.PermissionModes,
 		// See manage.go.
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		NewSessionID:    agentcli.SessionModes{OneShot: true},
+		ForkSession:  agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID: agentcli.SessionModes{OneShot: true},
 	},
 	// A one-shot run with attachments is one turn of an ACP session
 	// (attach.go).

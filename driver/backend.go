@@ -16,6 +16,7 @@ import (
 // The result implements SessionStarter when spec.StartSession is
 // set.
 func New(spec *Spec, opts *agentcli.Options) agentcli.Backend {
+	spec = complete(spec)
 	b := &Backend{spec: spec, opts: defaults(opts)}
 	if spec.NewState != nil {
 		b.state = spec.NewState()
@@ -71,6 +72,7 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	c.PortableSessions = b.spec.ExportSession != nil && b.spec.ImportSession != nil
 	c.ListSessions = b.spec.ListSessions != nil
 	c.PermissionModes = slices.Clone(c.PermissionModes)
+	c.SetPermission = slices.Clone(c.SetPermission)
 	c.Efforts = slices.Clone(c.Efforts)
 	c.Attachments = slices.Clone(c.Attachments)
 	return c

@@ -1,6 +1,8 @@
 package driver_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agentcli/agentcli"
@@ -94,4 +96,26 @@ func ExampleLines() {
 	// text "world" {"type":"text","text":"world"}
 	// notice "toy: failed to parse CLI output: not a JSON object" not JSON
 	// "Hello, world", exit status 1, toy: error result: the toy gave up
+}
+
+// A Spec.Interactive builds the UI's command line from a copy of the
+// request without the settings the UI cannot take: each one set is a
+// warning (on the backend's logger), or under Options.Strict an error.
+func ExampleRun_DropUI() {
+	req := agentcli.Request{Prompt: "hi", MaxTurns: 3, OutputSchema: json.RawMessage(`{"type":"object"}`)}
+	r := &driver.Run{Req: &req, Options: &agentcli.Options{}}
+	if err := r.DropUI(&req, driver.UIMaxTurns, driver.UIMaxBudget, driver.UIOutputSchema); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(req.MaxTurns, req.OutputSchema == nil)
+
+	req = agentcli.Request{Prompt: "hi", Effort: agentcli.EffortHigh}
+	r = &driver.Run{Req: &req, Options: &agentcli.Options{Strict: true}}
+	var ue *agentcli.UnsupportedError
+	if errors.As(r.DropUI(&req, driver.UIEffort), &ue) {
+		fmt.Println(ue.Feature, ue.Reason)
+	}
+	// Output:
+	// 0 true
+	// reasoning effort in interactive mode
 }

@@ -22,13 +22,15 @@ type Spec struct {
 	// Name is the registry name, e.g. "claude".
 	Name string
 	// Binary is the executable looked up on PATH when Options.Path is
-	// empty.
+	// empty. Empty means the one tools/clis pins for Name.
 	Binary string
 	// Package is the npm package that installs Binary, named in the error
-	// for a missing binary.
+	// for a missing binary. Empty means the one tools/clis pins for Name
+	// (when Binary is its binary).
 	Package string
-	// Tested is the CLI version this release was tested with (the version
-	// pinned in tools/clis/package.json).
+	// Tested is the CLI version this release was tested with. Empty means
+	// the version tools/clis pins for Name (tools/clis/package.json; when
+	// Binary is its binary).
 	Tested string
 	// Credentials lists the environment variables that carry the CLI's
 	// credentials (reported by name only, by Doctor and in an
@@ -47,7 +49,13 @@ type Spec struct {
 	// Login says, for the hint of a missing credential, how to log in
 	// other than with a variable, e.g. "run `codex login`".
 	Login string
-	// Caps is what the backend supports.
+	// Caps is what the backend supports. What follows from the Spec's
+	// functions is the kit's, whatever Caps says: Sessions is whether
+	// StartSession is set; ContinueSession (the kit resumes the newest
+	// session ListSessions finds) holds where ListSessions is set and
+	// Resume holds, one-shot and, with StartSession, live; Interactive,
+	// PortableSessions and ListSessions are whether those functions are
+	// set.
 	Caps agentcli.Capabilities
 	// Tools maps the CLI's raw tool names to canonical ones.
 	Tools Tools

@@ -71,7 +71,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -84,9 +83,7 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "droid",
-	Package:        "@factory/cli",
-	Tested:         clis.Version(Name), // tools/clis/package.json
+	Package:        "@factory/cli", // tools/clis pins its linux/x64 build, @factory/cli-linux-x64
 	Credentials:    []string{"FACTORY_API_KEY"},
 	HasCredentials: hasCredentials,
 	Login:          "log in with `droid` (/login), or declare custom models (BYOK) in ~/.factory/settings.json",
@@ -94,10 +91,9 @@ var spec = driver.Spec{
 		Resume:          true,
 		SystemPrompt:    agentcli.SystemPromptAppend,
 		ToolFilter:      true,
-		Sessions:        true,
 		Interrupt:       true,
 		Steer:           agentcli.SteerQueued,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 		// MCP servers: a runtime settings file, not ACP's
 		// session/new (hosttools.go).
 		MCP:     true,
@@ -108,11 +104,10 @@ var spec = driver.Spec{
 		Questions:     true,
 		Hooks:         hookSupport,
 		SetModel:      true,
-		SetPermission: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission: driver.PermissionModes,
 		// See manage.go.
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
+		ForkSession:  agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	NativeHooks:   nativeHooks,
 	Interactive:   interactive,

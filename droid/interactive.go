@@ -18,11 +18,7 @@ func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 		return nil, &agentcli.UnsupportedError{Backend: Name, Feature: "allowed/disallowed tools in interactive mode",
 			Reason: "droid's interactive UI takes no tool list"}
 	}
-	if err := r.DropUISettings(
-		driver.UISetting{Set: req.Model != "", Feature: "model", Clear: func() { req.Model = "" }},
-		driver.UISetting{Set: req.Effort != "", Feature: "reasoning effort", Clear: func() { req.Effort = "" }},
-		driver.UISetting{Set: len(req.MCPServers) > 0, Feature: "MCP servers", Clear: func() { req.MCPServers = nil }},
-	); err != nil {
+	if err := r.DropUI(&req, driver.UIModel, driver.UIEffort, driver.UIMCPServers); err != nil {
 		return nil, err
 	}
 	sys, err := writeSystemPrompt(r)

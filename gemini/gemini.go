@@ -171,7 +171,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -188,9 +187,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 // cost and no thinking text.
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "gemini",
-	Package:        "@google/gemini-cli",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "log in with `gemini` (security.auth.selectedType in its settings.json)",
@@ -199,12 +195,11 @@ var spec = driver.Spec{
 		Resume:          true,
 		ToolFilter:      true,
 		SystemPrompt:    agentcli.SystemPromptPrepend,
-		Sessions:        true,
 		Interrupt:       true,
 		SetModel:        true,
-		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission:   driver.PermissionModes,
 		Steer:           agentcli.SteerQueued,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 
 		MCP:       true,
 		Efforts:   []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh},
@@ -214,9 +209,8 @@ var spec = driver.Spec{
 		// See attach.go.
 		Attachments: attachmentKinds,
 
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		NewSessionID:    agentcli.SessionModes{OneShot: true},
+		ForkSession:  agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID: agentcli.SessionModes{OneShot: true},
 
 		// Limits: no window size and no rate-limit state; a 429's error
 		// suggests a retry delay (one-shot and live), which the

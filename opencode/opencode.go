@@ -165,7 +165,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -184,9 +183,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 // turns and no tool filter.
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "opencode",
-	Package:        "opencode-ai",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "run `opencode auth login`, configure a provider, or name a free OpenCode Zen model (Model \"opencode/...\")",
@@ -196,12 +192,11 @@ var spec = driver.Spec{
 		ToolFilter:      true,
 		SystemPrompt:    agentcli.SystemPromptAppend,
 		Cost:            true,
-		Sessions:        true,
 		Interrupt:       true,
 		SetModel:        true,
 		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionPlan},
 		Steer:           agentcli.SteerNative,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 
 		MCP:       true,
 		Efforts:   agentcli.Efforts(),
@@ -211,8 +206,7 @@ var spec = driver.Spec{
 		// See attach.go.
 		Attachments: attachmentKinds,
 
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
+		ForkSession: agentcli.SessionModes{OneShot: true, Live: true},
 
 		// Limits: usage_update (ACP sessions); it retries 429s on its own.
 		ContextUsage:   true,

@@ -15,11 +15,7 @@ import (
 // Options.Strict.
 func interactive(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	req := *r.Req
-	if err := r.DropUISettings(
-		driver.UISetting{Set: req.Effort != "", Feature: "reasoning effort", Clear: func() { req.Effort = "" }},
-		driver.UISetting{Set: req.MaxTurns > 0, Feature: "max turns", Clear: func() { req.MaxTurns = 0 }},
-		driver.UISetting{Set: len(req.OutputSchema) > 0, Feature: "structured output (output schema)", Clear: func() { req.OutputSchema = nil }},
-	); err != nil {
+	if err := r.DropUI(&req, driver.UIEffort, driver.UIMaxTurns, driver.UIOutputSchema); err != nil {
 		return nil, err
 	}
 	mcpFile, err := writeMCPConfig(r)

@@ -96,7 +96,6 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/tools/clis"
 )
 
 // Name is the registry name of this backend.
@@ -109,9 +108,6 @@ func New(opts *agentcli.Options) agentcli.Backend { return driver.New(&spec, opt
 
 var spec = driver.Spec{
 	Name:           Name,
-	Binary:         "qwen",
-	Package:        "@qwen-code/qwen-code",
-	Tested:         clis.Version(Name), // tools/clis/package.json
 	Credentials:    credentialVars,
 	HasCredentials: hasCredentials,
 	Login:          "set an OpenAI-compatible key and base URL (OPENAI_API_KEY, OPENAI_BASE_URL), or configure a provider in ~/.qwen/settings.json (/auth in `qwen`)",
@@ -122,12 +118,11 @@ var spec = driver.Spec{
 		SystemPrompt:    agentcli.SystemPromptAppend,
 		MaxTurns:        true,
 		ToolFilter:      true,
-		Sessions:        true,
 		Interrupt:       true,
 		SetModel:        true,
-		SetPermission:   []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		SetPermission:   driver.PermissionModes,
 		Steer:           agentcli.SteerQueued,
-		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan},
+		PermissionModes: driver.PermissionModes,
 
 		MCP:           true,
 		Efforts:       []agentcli.Effort{agentcli.EffortLow, agentcli.EffortMedium, agentcli.EffortHigh, agentcli.EffortXHigh, agentcli.EffortMax},
@@ -136,9 +131,8 @@ var spec = driver.Spec{
 		Questions:     true,
 		Hooks:         hookSupport,
 		// See manage.go.
-		ForkSession:     agentcli.SessionModes{OneShot: true, Live: true},
-		ContinueSession: agentcli.SessionModes{OneShot: true, Live: true},
-		NewSessionID:    agentcli.SessionModes{OneShot: true, Live: true},
+		ForkSession:  agentcli.SessionModes{OneShot: true, Live: true},
+		NewSessionID: agentcli.SessionModes{OneShot: true, Live: true},
 	},
 	// Host tools, questions and hooks: hosttools.go.
 	Questions:     nativeQuestions,
