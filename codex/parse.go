@@ -551,11 +551,10 @@ func (p *parser) toolUse(it *wireItem) *agentcli.ToolUse {
 }
 
 // named is the ToolUse of a tool item under the canonical name name
-// rather than the one derived from the item type.
+// rather than the one derived from the item type (as tools.Use would
+// build it, without looking the type up).
 func named(it *wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
-	use := tools.Use(it.ID, it.Type, input)
-	use.Name, use.Kind = name, driver.KindOf(name)
-	return use
+	return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: it.Type, Kind: driver.KindOf(name), Input: input}
 }
 
 // toolResult returns the tool result of a tool item of a type item knows.
@@ -805,16 +804,28 @@ func mcpRaw(content, structured []byte) string {
 
 // commandInput is the tool input of a command: {"command": cmd}.
 func commandInput(cmd string) json.RawMessage {
-	b := make([]byte, 0, len(cmd)+16)
+	b := make([]byte, 0, len(cmd)+jsonSlack+14)
 	b = append(b, `{"command":`...)
 	b = appendJSON(b, cmd)
 	return append(b, '}')
 }
 
+// jsonSlack is the room the tool inputs leave for the escapes of each
+// string they write (appendJSON), so that a string with a few escapes,
+// such as a command's "2>&1" (\u0026), does not make them grow.
+const jsonSlack = 16
+
 // changesInput is the tool input of a file change: {"changes": [{"path",
 // "kind"}...]}, plus "file_path" when it changes one file.
 func changesInput(cs []wireChange) json.RawMessage {
-	b := append(make([]byte, 0, 64), `{"changes":`...)
+	n := 16
+	for _, c := range cs {
+		n += len(c.Path) + len(c.Kind) + 2*jsonSlack + 21
+	}
+	if len(cs) == 1 {
+		n += len(cs[0].Path) + jsonSlack + 14
+	}
+	b := append(make([]byte, 0, n), `{"changes":`...)
 	if cs == nil {
 		b = append(b, "null"...)
 	} else {
@@ -841,7 +852,11 @@ func changesInput(cs []wireChange) json.RawMessage {
 // todosInput is the tool input of a plan update: {"todos": [{"content",
 // "status"}...]}, status "completed" or "pending".
 func todosInput(items []wireTodo) json.RawMessage {
-	b := append(make([]byte, 0, 64), `{"todos":[`...)
+	n := 12
+	for _, t := range items {
+		n += len(t.Text) + jsonSlack + 35
+	}
+	b := append(make([]byte, 0, n), `{"todos":[`...)
 	for i, t := range items {
 		if i > 0 {
 			b = append(b, ',')
