@@ -479,21 +479,22 @@ func (p *parser) item(done bool, it *wireItem, base agentcli.Event) bool {
 	case "agent_message", "reasoning", "error":
 		p.message(done, it, base)
 		return true
-	}
-	use, res := p.toolItem(it)
-	switch {
-	case use == nil:
-		return false
-	case it.Type == "todo_list" && !done:
+	case "command_execution", "file_change", "mcp_tool_call", "collab_tool_call", "web_search":
+	case "todo_list":
+		if done {
+			break
+		}
 		// Every plan update is a new TodoWrite with the whole list,
 		// under the item's id.
 		p.started[it.ID] = true
 		ev := base
-		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		ev.Kind, ev.Tool = agentcli.EventToolUse, p.toolUse(it)
 		p.evs = append(p.evs, ev)
 		return true
+	default:
+		return false
 	}
-	p.toolEvents(base, it.ID, done, use, res)
+	p.toolEvents(base, it, done)
 	return true
 }
 
@@ -522,80 +523,96 @@ func (p *parser) message(done bool, it *wireItem, base agentcli.Event) {
 	p.evs = append(p.evs, ev)
 }
 
-// toolItem returns the tool use and result of a tool item, or nil for an
-// item type it does not know.
-func (p *parser) toolItem(it *wireItem) (*agentcli.ToolUse, *agentcli.ToolResult) {
-	res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+// toolUse returns the tool use of a tool item of a type item knows.
+func (p *parser) toolUse(it *wireItem) *agentcli.ToolUse {
 	switch it.Type {
 	case "command_execution":
-		res.Output = it.AggregatedOutput
-		if it.HasExitCode {
-			code := it.ExitCode
-			res.ExitCode = &code
-			res.IsError = res.IsError || code != 0
+		return named(it, agentcli.ToolNameBash, commandInput(it.Command))
+	case "file_change":
+		return named(it, fileChangeTool(it.Changes), changesInput(it.Changes))
+	case "mcp_tool_call":
+		args := it.Arguments
+		if len(args) == 0 || !json.Valid(args) {
+			args = json.RawMessage("{}")
 		}
-		return p.toolUse(it, agentcli.ToolNameBash, commandInput(it.Command)), res
+		return tools.Use(it.ID, "mcp__"+it.Server+"__"+it.Tool, args)
+	case "collab_tool_call":
+		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
+		return tools.Use(it.ID, it.Type, marshal(input))
+	case "web_search":
+		input := map[string]any{"query": it.Query}
+		if len(it.Action) > 0 && json.Valid(it.Action) {
+			input["action"] = json.RawMessage(it.Action)
+		}
+		return tools.Use(it.ID, it.Type, marshal(input))
+	}
+	// todo_list
+	return tools.Use(it.ID, it.Type, todosInput(it.Items))
+}
+
+// named is the ToolUse of a tool item under the canonical name name
+// rather than the one derived from the item type (as tools.Use would
+// build it, without looking the type up).
+func named(it *wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
+	return &agentcli.ToolUse{ID: it.ID, Name: name, RawName: it.Type, Kind: driver.KindOf(name), Input: input}
+}
+
+// toolResult returns the tool result of a tool item of a type item knows.
+func toolResult(it *wireItem) *agentcli.ToolResult {
+	switch it.Type {
+	case "web_search", "todo_list":
+		return &agentcli.ToolResult{ID: it.ID}
+	case "command_execution":
+		// One allocation for the result and its exit code.
+		r := &struct {
+			res  agentcli.ToolResult
+			code int
+		}{res: agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status), Output: it.AggregatedOutput}}
+		if it.HasExitCode {
+			r.code = it.ExitCode
+			r.res.ExitCode = &r.code
+			r.res.IsError = r.res.IsError || r.code != 0
+		}
+		return &r.res
+	}
+	res := &agentcli.ToolResult{ID: it.ID, IsError: failedStatus(it.Status)}
+	switch it.Type {
 	case "file_change":
 		var out []string
 		for _, c := range it.Changes {
 			out = append(out, c.Kind+" "+c.Path)
 		}
 		res.Output = strings.Join(out, "\n")
-		return p.toolUse(it, fileChangeTool(it.Changes), changesInput(it.Changes)), res
 	case "mcp_tool_call":
-		args := it.Arguments
-		if len(args) == 0 || !json.Valid(args) {
-			args = json.RawMessage("{}")
-		}
 		switch {
 		case it.HasError:
 			res.Output, res.IsError = it.Error, true
 		case it.HasResult:
 			res.Output = it.Result.text()
 		}
-		return tools.Use(it.ID, "mcp__"+it.Server+"__"+it.Tool, args), res
 	case "collab_tool_call":
 		if len(it.AgentsStates) > 0 && string(it.AgentsStates) != "null" {
 			res.Output = string(it.AgentsStates)
 		}
-		input := map[string]any{"tool": it.Tool, "prompt": it.Prompt, "receiver_thread_ids": it.ReceiverIDs}
-		return p.toolUse(it, "", marshal(input)), res
-	case "web_search":
-		input := map[string]any{"query": it.Query}
-		if len(it.Action) > 0 && json.Valid(it.Action) {
-			input["action"] = json.RawMessage(it.Action)
-		}
-		return p.toolUse(it, "", marshal(input)), &agentcli.ToolResult{ID: it.ID}
-	case "todo_list":
-		return p.toolUse(it, "", todosInput(it.Items)), &agentcli.ToolResult{ID: it.ID}
 	}
-	return nil, nil
-}
-
-// toolUse builds the ToolUse of a tool item. name, if not "", overrides the
-// canonical name derived from the item type.
-func (p *parser) toolUse(it *wireItem, name string, input json.RawMessage) *agentcli.ToolUse {
-	use := tools.Use(it.ID, it.Type, input)
-	if name != "" {
-		use.Name, use.Kind = name, driver.KindOf(name)
-	}
-	return use
+	return res
 }
 
 // toolEvents emits the tool use when the item starts and the result when it
 // completes; an item seen only completed yields both. Updates of an item
-// already announced yield nothing.
-func (p *parser) toolEvents(base agentcli.Event, id string, done bool, use *agentcli.ToolUse, res *agentcli.ToolResult) {
+// already announced yield nothing. Each is built only when emitted.
+func (p *parser) toolEvents(base agentcli.Event, it *wireItem, done bool) {
+	id := it.ID
 	if !p.started[id] || id == "" {
 		p.started[id] = true
 		ev := base
-		ev.Kind, ev.Tool = agentcli.EventToolUse, use
+		ev.Kind, ev.Tool = agentcli.EventToolUse, p.toolUse(it)
 		p.evs = append(p.evs, ev)
 	}
 	if done {
 		delete(p.started, id)
 		ev := base
-		ev.Kind, ev.ToolResult = agentcli.EventToolResult, res
+		ev.Kind, ev.ToolResult = agentcli.EventToolResult, toolResult(it)
 		p.evs = append(p.evs, ev)
 	}
 }
@@ -787,16 +804,28 @@ func mcpRaw(content, structured []byte) string {
 
 // commandInput is the tool input of a command: {"command": cmd}.
 func commandInput(cmd string) json.RawMessage {
-	b := make([]byte, 0, len(cmd)+16)
+	b := make([]byte, 0, len(cmd)+jsonSlack+14)
 	b = append(b, `{"command":`...)
 	b = appendJSON(b, cmd)
 	return append(b, '}')
 }
 
+// jsonSlack is the room the tool inputs leave for the escapes of each
+// string they write (appendJSON), so that a string with a few escapes,
+// such as a command's "2>&1" (\u0026), does not make them grow.
+const jsonSlack = 16
+
 // changesInput is the tool input of a file change: {"changes": [{"path",
 // "kind"}...]}, plus "file_path" when it changes one file.
 func changesInput(cs []wireChange) json.RawMessage {
-	b := append(make([]byte, 0, 64), `{"changes":`...)
+	n := 16
+	for _, c := range cs {
+		n += len(c.Path) + len(c.Kind) + 2*jsonSlack + 21
+	}
+	if len(cs) == 1 {
+		n += len(cs[0].Path) + jsonSlack + 14
+	}
+	b := append(make([]byte, 0, n), `{"changes":`...)
 	if cs == nil {
 		b = append(b, "null"...)
 	} else {
@@ -823,7 +852,11 @@ func changesInput(cs []wireChange) json.RawMessage {
 // todosInput is the tool input of a plan update: {"todos": [{"content",
 // "status"}...]}, status "completed" or "pending".
 func todosInput(items []wireTodo) json.RawMessage {
-	b := append(make([]byte, 0, 64), `{"todos":[`...)
+	n := 12
+	for _, t := range items {
+		n += len(t.Text) + jsonSlack + 35
+	}
+	b := append(make([]byte, 0, n), `{"todos":[`...)
 	for i, t := range items {
 		if i > 0 {
 			b = append(b, ',')
