@@ -71,88 +71,29 @@ func scanAndKill(tag string, pgid int) int {
 // not 0) or whose initial environment has the entry want, as described at
 // reapTagged, and returns how many of them were outside the group.
 func killMatching(want []byte, pgid int) int {
-	self, euid := os.Getpid(), os.Geteuid()
-	seen := map[int]bool{}
-	var pidfds []int
+	k := &killScan{want: want, pgid: pgid, self: os.Getpid(), euid: os.Geteuid(), seen: map[int]bool{}}
 	defer func() {
-		for _, fd := range pidfds {
+		for _, fd := range k.pidfds {
 			unix.Close(fd)
 		}
 	}()
-	escaped := 0
 	waitUntil := time.Now().Add(deathWait)
 	// A process of the run that forks and exits while a scan runs leaves a
 	// child the scan's listing misses and a zombie whose environment
 	// cannot be read. So a scan that finds a zombie (or an exec in
 	// progress) that started no earlier than the CLI looks again.
-	since := uint64(0)
 	if pgid > 0 {
-		since, _ = procStat(strconv.Itoa(pgid))
+		k.since, _ = procStat(strconv.Itoa(pgid))
 	}
 	for scan := 0; scan < maxScans; scan++ {
 		d, err := os.Open("/proc")
 		if err != nil {
-			return escaped
+			break
 		}
 		names, _ := d.Readdirnames(-1)
 		d.Close()
-		var fresh []int // pidfds of processes killed in this scan
-		found, unsure := 0, 0
-		for _, name := range names {
-			pid, err := strconv.Atoi(name)
-			if err != nil || pid <= 1 || pid == self || pid == pgid || seen[pid] {
-				continue
-			}
-			var st syscall.Stat_t
-			if syscall.Stat("/proc/"+name, &st) != nil || int(st.Uid) != euid {
-				continue
-			}
-			// ours reports whether the process that holds pid now is
-			// one of the run's, and whether it is outside the group.
-			ours := func() (ok, outside bool) {
-				if pgid > 0 && groupOf(name) == pgid {
-					return true, false
-				}
-				return hasEntry("/proc/"+name+"/environ", want), true
-			}
-			if ok, _ := ours(); !ok {
-				if since > 0 && maybeOurs(name, since) {
-					unsure++
-				}
-				continue
-			}
-			fd, err := pidfdOpen(pid, 0)
-			switch {
-			case err == nil:
-				// The pidfd pins one process. Checking again now looks
-				// at the process that holds the pid; if that is not the
-				// pidfd's (the pid was reused), the signal below fails.
-				ok, outside := ours()
-				if ok && unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) == nil {
-					seen[pid] = true
-					found++
-					if outside {
-						escaped++
-					}
-					fresh = append(fresh, fd)
-					pidfds = append(pidfds, fd)
-				} else {
-					unix.Close(fd)
-				}
-			case err == unix.ESRCH:
-			default:
-				// No pidfds (kernel before 5.3, a seccomp filter):
-				// check again and kill by pid.
-				if ok, outside := ours(); ok && syscall.Kill(pid, syscall.SIGKILL) == nil {
-					seen[pid] = true
-					found++
-					if outside {
-						escaped++
-					}
-				}
-			}
-		}
-		if found == 0 {
+		fresh, unsure := k.scan(names)
+		if len(fresh) == 0 && k.found == 0 {
 			if unsure == 0 {
 				break
 			}
@@ -163,7 +104,96 @@ func killMatching(want []byte, pgid int) int {
 		// meanwhile exists by the next scan.
 		waitDead(fresh, waitUntil)
 	}
-	return escaped
+	return k.escaped
+}
+
+// killScan is the state of one killMatching: what it looks for, and what
+// it has killed.
+type killScan struct {
+	want             []byte
+	pgid, self, euid int
+	since            uint64 // the group leader's start time, 0 if unknown
+	seen             map[int]bool
+	pidfds           []int // every pidfd held, closed at the end
+	found            int   // processes killed by pid (no pidfd) in this scan
+	escaped          int
+}
+
+// scan kills the run's processes among the /proc entries names, and
+// returns the pidfds of those it killed and how many processes it could
+// not yet tell about (see killMatching).
+func (k *killScan) scan(names []string) (fresh []int, unsure int) {
+	k.found = 0
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 1 || pid == k.self || pid == k.pgid || k.seen[pid] {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat("/proc/"+name, &st) != nil || int(st.Uid) != k.euid {
+			continue
+		}
+		if ok, _ := k.ours(name); !ok {
+			if k.since > 0 && maybeOurs(name, k.since) {
+				unsure++
+			}
+			continue
+		}
+		if fd, ok := k.kill(name, pid); ok && fd >= 0 {
+			fresh = append(fresh, fd)
+		}
+	}
+	return fresh, unsure
+}
+
+// ours reports whether the process that holds the pid name now is one of
+// the run's, and whether it is outside the group.
+func (k *killScan) ours(name string) (ok, outside bool) {
+	if k.pgid > 0 && groupOf(name) == k.pgid {
+		return true, false
+	}
+	return hasEntry("/proc/"+name+"/environ", k.want), true
+}
+
+// kill kills process pid (/proc/name) if it is still one of the run's,
+// and reports whether it did, with the pidfd that pins it (-1 when killed
+// by pid).
+func (k *killScan) kill(name string, pid int) (fd int, killed bool) {
+	fd, err := pidfdOpen(pid, 0)
+	switch {
+	case err == nil:
+		// The pidfd pins one process. Checking again now looks at the
+		// process that holds the pid; if that is not the pidfd's (the pid
+		// was reused), the signal below fails.
+		ok, outside := k.ours(name)
+		if !ok || unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0) != nil {
+			unix.Close(fd)
+			return -1, false
+		}
+		k.pidfds = append(k.pidfds, fd)
+		k.killed(pid, outside)
+		return fd, true
+	case err == unix.ESRCH:
+		return -1, false
+	default:
+		// No pidfds (kernel before 5.3, a seccomp filter): check again
+		// and kill by pid.
+		ok, outside := k.ours(name)
+		if !ok || syscall.Kill(pid, syscall.SIGKILL) != nil {
+			return -1, false
+		}
+		k.found++
+		k.killed(pid, outside)
+		return -1, true
+	}
+}
+
+// killed records that pid was killed.
+func (k *killScan) killed(pid int, outside bool) {
+	k.seen[pid] = true
+	if outside {
+		k.escaped++
+	}
 }
 
 // groupOf returns the process group of /proc/<name>/stat, or -1. A zombie

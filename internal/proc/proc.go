@@ -168,67 +168,40 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	p.maxLine, p.keep = spec.MaxLine, spec.KeepStdin
 
-	var files []*os.File // every pipe end, closed if Start fails
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	outR, outW, err := pipe()
+	pp, err := openPipes(spec.Stdin != nil || spec.KeepStdin)
 	if err != nil {
 		return nil, err
 	}
-	growPipe(outR)
-	errR, errW, err := pipe()
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	var inR, inW *os.File
-	if spec.Stdin != nil || spec.KeepStdin {
-		if inR, inW, err = pipe(); err != nil {
-			closeAll()
-			return nil, err
-		}
-	}
-
 	cmd := exec.Command(spec.Path, spec.Args...)
 	cmd.Dir = spec.Dir
 	cmd.Env = tagEnv(spec.Env, p.tag)
-	cmd.Stdout = outW
-	cmd.Stderr = errW
-	if inR != nil {
-		cmd.Stdin = inR
+	cmd.Stdout = pp.outW
+	cmd.Stderr = pp.errW
+	if pp.inR != nil {
+		cmd.Stdin = pp.inR
 	} // else nil: os/exec connects /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		closeAll()
+		pp.close()
 		return nil, err
 	}
 	p.cmd = cmd
 	p.pid = cmd.Process.Pid
 	// The child has its own copies; close ours so EOF can be seen.
-	outW.Close()
-	errW.Close()
-	if inR != nil {
-		inR.Close()
-		p.stdin = &stdinPipe{f: inW}
+	pp.outW.Close()
+	pp.errW.Close()
+	if pp.inR != nil {
+		pp.inR.Close()
+		p.stdin = &stdinPipe{f: pp.inW}
 	}
-	p.out = &pipeReader{f: outR, grace: spec.KillGrace, stopEOF: true}
+	p.out = &pipeReader{f: pp.outR, grace: spec.KillGrace, stopEOF: true}
 	p.lines = bufio.NewReaderSize(p.out, readBuffer)
-	p.errR = &pipeReader{f: errR, grace: spec.KillGrace}
+	p.errR = &pipeReader{f: pp.errR, grace: spec.KillGrace}
 
 	go func() {
 		defer close(p.errDone)
 		io.Copy(p.errTail, p.errR)
-		errR.Close()
+		pp.errR.Close()
 	}()
 	if spec.Stdin != nil {
 		go func(data []byte) {
@@ -241,6 +214,42 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	go p.waitLoop()
 	p.unwatch = context.AfterFunc(ctx, p.Stop)
 	return p, nil
+}
+
+// pipes are the ends of a CLI's stdout, stderr and (when wanted) stdin
+// pipes: the CLI's ends (outW, errW, inR) and ours.
+type pipes struct {
+	outR, outW *os.File
+	errR, errW *os.File
+	inR, inW   *os.File // nil without stdin
+}
+
+// openPipes opens the pipes of a CLI, stdin's only when withStdin; on an
+// error it closes what it opened.
+func openPipes(withStdin bool) (pipes, error) {
+	var pp pipes
+	var err error
+	if pp.outR, pp.outW, err = os.Pipe(); err != nil {
+		return pipes{}, err
+	}
+	growPipe(pp.outR)
+	if pp.errR, pp.errW, err = os.Pipe(); err == nil && withStdin {
+		pp.inR, pp.inW, err = os.Pipe()
+	}
+	if err != nil {
+		pp.close()
+		return pipes{}, err
+	}
+	return pp, nil
+}
+
+// close closes every end that is open.
+func (pp pipes) close() {
+	for _, f := range []*os.File{pp.outR, pp.outW, pp.errR, pp.errW, pp.inR, pp.inW} {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // newTag returns a fresh run id.
