@@ -302,16 +302,8 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	case "tool.execution_start":
 		p.toolUse(base, d.ToolCallID, d.ToolName, d.Arguments)
 	case "tool.execution_complete":
-		tr := &agentcli.ToolResult{ID: d.ToolCallID, IsError: d.HasSuccess && !d.Success, Output: d.ResultContent}
-		if d.Error != "" && (tr.Output == "" || tr.IsError) {
-			tr.Output = d.Error
-		}
-		if d.HasShellExitCode {
-			c := d.ShellExitCode
-			tr.ExitCode = &c
-		}
 		ev := base
-		ev.Kind, ev.ToolResult = agentcli.EventToolResult, tr
+		ev.Kind, ev.ToolResult = agentcli.EventToolResult, toolResult(d)
 		add(ev)
 	case "assistant.turn_start":
 		if d.ParentToolCallID == "" {
@@ -339,18 +331,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		// Announced with copilot's first line (see init).
 		p.session = w.SessionID
 	case usageType:
-		u, ok := fileUsage(w.DataRaw)
-		if !ok {
-			ev := base
-			ev.Kind, ev.Raw = agentcli.EventUnknown, line.UnknownRaw()
-			add(ev)
-			break
-		}
-		u.Cumulative = p.resumed
-		p.usage, p.hasUsage = u, true
-		ev := base
-		ev.Kind, ev.Usage = agentcli.EventUsage, &u
-		add(ev)
+		add(p.usageEvent(base, w, line))
 	case "result":
 		// The end of the run; the runner's EventResult follows the exit.
 		p.result, p.resultSession, p.resultRaw = true, w.SessionID, raw
@@ -366,6 +347,33 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		}
 	}
 	return p.evs
+}
+
+// toolResult is the result of a tool.execution_complete line.
+func toolResult(d *wireData) *agentcli.ToolResult {
+	tr := &agentcli.ToolResult{ID: d.ToolCallID, IsError: d.HasSuccess && !d.Success, Output: d.ResultContent}
+	if d.Error != "" && (tr.Output == "" || tr.IsError) {
+		tr.Output = d.Error
+	}
+	if d.HasShellExitCode {
+		c := d.ShellExitCode
+		tr.ExitCode = &c
+	}
+	return tr
+}
+
+// usageEvent is the event of the usage line w: its usage (remembered for
+// the result), or the line kept as unknown when it cannot be read.
+func (p *parser) usageEvent(base agentcli.Event, w *wireLine, line *driver.Line) agentcli.Event {
+	u, ok := fileUsage(w.DataRaw)
+	if !ok {
+		base.Kind, base.Raw = agentcli.EventUnknown, line.UnknownRaw()
+		return base
+	}
+	u.Cumulative = p.resumed
+	p.usage, p.hasUsage = u, true
+	base.Kind, base.Usage = agentcli.EventUsage, &u
+	return base
 }
 
 // textEvent appends an event of kind with text (a delta or not), when
