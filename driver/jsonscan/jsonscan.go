@@ -641,7 +641,7 @@ func strEnd(buf []byte, start, i int) int {
 	// for a quote or a backslash 8 bytes at a time before falling back to
 	// IndexByte, whose call costs more than a short string.
 	for lim := min(len(buf), i+64); i+8 <= lim; {
-		w := binary.LittleEndian.Uint64(buf[i:])
+		w := binary.LittleEndian.Uint64(buf[i : i+8])
 		q, bs := w^(lsb*'"'), w^(lsb*'\\')
 		m := ((q-lsb)&^q | (bs-lsb)&^bs) & msb // lowest flag exact
 		if m == 0 {
@@ -1034,6 +1034,7 @@ func blockPass(dst, buf []byte, r int, hi uint64) ([]byte, int, bool) {
 // escape other than the two-byte ones, or invalid UTF-8. A block of its
 // own, with few values live, it keeps them in registers.
 func decodeBlock(out *[96]byte, blk *[blockNeed]byte, m uint64, from int) (o, next, ign, b int) {
+	_, _ = *out, *blk // one nil check each, not one for each read
 	for m != 0 {
 		b := bits.TrailingZeros64(m) & 63
 		m &= m - 1
@@ -1053,19 +1054,24 @@ func decodeBlock(out *[96]byte, blk *[blockNeed]byte, m uint64, from int) (o, ne
 			// The common runes of two and three bytes are checked here
 			// (lead bytes whose continuation may be any of 80-BF, as
 			// utf8.Valid judges); runeLen checks the others.
-			k := 0
+			// The rune's continuation bytes are stops too, the next
+			// ones in m (or past the block): they are cleared with it.
 			if c1, c2 := blk[b+1], blk[b+2]; c >= 0xC2 && c < 0xE0 && c1&0xC0 == 0x80 {
-				k = 2
+				ign = b + 2
+				m &= m - 1
 			} else if c >= 0xE1 && c < 0xF0 && c != 0xED && c1&0xC0 == 0x80 && c2&0xC0 == 0x80 {
-				k = 3
+				ign = b + 3
+				m &= m - 1
+				m &= m - 1
 			} else {
-				k = runeLen(blk[b:])
+				k := runeLen(blk[b:])
+				if k == 0 {
+					return o, from, ign, b
+				}
+				ign = b + k
+				// k is 2 to 4: k&7 spares the shift its checks.
+				m &^= (1<<(k&7) - 1) << b
 			}
-			if k == 0 {
-				return o, from, ign, b
-			}
-			ign = b + k
-			m &^= (1<<k - 1) << b
 		default: // the closing quote or a control character
 			return o, from, ign, b
 		}
@@ -1095,10 +1101,12 @@ func blockRun(out *[96]byte, o int, blk *[blockNeed]byte, from, to int) int {
 	return o + n
 }
 
-// copyIn copies the n bytes at src to dst, 16 at a time: it may read and
-// write up to 15 bytes past them (see blockPass).
+// copyIn copies the n bytes at src to dst, 16 at a time, the first 16
+// whatever n is (most runs are shorter): it may read and write up to 16
+// bytes past them (see blockPass and blockRun).
 func copyIn(dst, src unsafe.Pointer, n int) {
-	for k := 0; k < n; k += 16 {
+	*(*[16]byte)(dst) = *(*[16]byte)(src)
+	for k := 16; k < n; k += 16 {
 		*(*[16]byte)(unsafe.Add(dst, k)) = *(*[16]byte)(unsafe.Add(src, k))
 	}
 }
@@ -1185,13 +1193,13 @@ func runeLen(p []byte) int {
 func plainEnd(buf []byte, i int) (int, bool) {
 	var high uint64
 	for ; i+8 <= len(buf); i += 8 {
-		w := binary.LittleEndian.Uint64(buf[i:])
+		w := binary.LittleEndian.Uint64(buf[i : i+8])
 		q, bs := w^(lsb*'"'), w^(lsb*'\\')
 		// A zero byte in q or bs, or a byte < 0x20. Borrows can flag
 		// bytes above a flagged byte, never below: the lowest is exact.
 		if m := ((q-lsb)&^q | (bs-lsb)&^bs | (w-lsb*0x20)&^w) & msb; m != 0 {
 			k := bits.TrailingZeros64(m) / 8
-			high |= w & (1<<(8*k) - 1)
+			high |= w & (1<<(8*k&63) - 1) // 8*k < 64: &63 spares the shift its checks
 			return i + k, high&msb != 0
 		}
 		high |= w
