@@ -163,22 +163,14 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no conversation found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "please run /login", "invalid x-api-key"):
-			return agentcli.ErrAuth
-		}
-		return nil
-	},
-	Hint: func(e driver.Exit) string {
-		if strings.Contains(e.Stderr, "root/sudo privileges") {
-			return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
-				"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
-		}
-		return ""
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no conversation found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"please run /login", "invalid x-api-key"}, Err: agentcli.ErrAuth},
+	),
+	Hint: driver.HintOn(
+		driver.Hint{Contains: "root/sudo privileges", Say: "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
+			"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"},
+	),
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,

@@ -147,17 +147,11 @@ var spec = driver.Spec{
 	ExportSession: exportSession,
 	ImportSession: importSession,
 	ListSessions:  listSessions,
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no saved session found", "session not found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "[api error: 401", "[api error: 403", "missing api key"):
-			return agentcli.ErrAuth
-		case driver.Contains(msg, "[api error: 429", "possible quota limitations"):
-			return agentcli.ErrRateLimited
-		}
-		return nil
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no saved session found", "session not found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"[api error: 401", "[api error: 403", "missing api key"}, Err: agentcli.ErrAuth},
+		driver.ErrorMatch{Contains: []string{"[api error: 429", "possible quota limitations"}, Err: agentcli.ErrRateLimited},
+	),
 	Interactive: interactive,
 	Stderr:      usageError,
 }
