@@ -9,17 +9,9 @@ import (
 	"github.com/agentcli/agentcli/driver"
 )
 
-// format selects whether text deltas are asked for.
-type format int
-
-const (
-	formatJSON   format = iota // whole messages and the result only
-	formatStream               // plus partial messages (text deltas)
-)
-
 // buildArgs returns the qwen arguments of a run or live session for req.
-// It is pure; mcpFile is the path of the private file holding the MCP
-// servers ("" for none).
+// It is pure; deltas asks for partial messages (text deltas), and mcpFile
+// is the path of the private file holding the MCP servers ("" for none).
 //
 //	qwen --input-format stream-json --output-format stream-json [--include-partial-messages]
 //	     --approval-mode=MODE --chat-recording=true [--append-system-prompt=TEXT] [--resume=ID [--fork-session]]
@@ -36,9 +28,9 @@ const (
 // value, which yargsValue undoes. No argument is positional: a positional
 // word would be a prompt or, for "mcp", "sessions", "serve", ..., a
 // subcommand.
-func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
+func buildArgs(req *agentcli.Request, deltas bool, mcpFile string) []string {
 	args := []string{"--input-format", "stream-json", "--output-format", "stream-json"}
-	if f == formatStream {
+	if deltas {
 		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, "--approval-mode="+approvalMode(req))

@@ -194,10 +194,6 @@ var tools = driver.Tools{
 // buildArgs and the prompt as one stream-json message on stdin, which is
 // then closed.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	f := formatJSON
-	if r.Deltas {
-		f = formatStream
-	}
 	if err := checkNewID(r); err != nil {
 		return nil, err // manage.go
 	}
@@ -209,7 +205,7 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
+	return &driver.Job{Args: buildArgs(r.Req, r.Deltas, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private
