@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // buildArgs returns the claude arguments for req. It is pure.
@@ -107,15 +108,7 @@ func buildArgsHost(req *agentcli.Request, deltas bool, systemPromptFile, mcpConf
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}
-	if req.SessionID != "" {
-		args = append(args, "--resume="+req.SessionID)
-		if req.ForkSession {
-			args = append(args, "--fork-session")
-		}
-	}
-	if req.NewSessionID != "" {
-		args = append(args, "--session-id="+req.NewSessionID)
-	}
+	args = append(args, streamjson.SessionArgs(req)...)
 	args = append(args, toolArgsHost(req, host.server)...)
 	if host.server {
 		args = append(args, "--allowedTools=mcp__"+agentcli.HostServerName)

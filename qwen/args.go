@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // buildArgs returns the qwen arguments of a run or live session for req.
@@ -37,15 +38,7 @@ func buildArgs(req *agentcli.Request, deltas bool, mcpFile string) []string {
 	if req.SystemPrompt != "" {
 		args = append(args, "--append-system-prompt="+yargsValue(req.SystemPrompt))
 	}
-	if req.SessionID != "" {
-		args = append(args, "--resume="+req.SessionID)
-		if req.ForkSession {
-			args = append(args, "--fork-session")
-		}
-	}
-	if req.NewSessionID != "" {
-		args = append(args, "--session-id="+req.NewSessionID)
-	}
+	args = append(args, streamjson.SessionArgs(req)...)
 	args = append(args, toolArgs(req, oneShot(req))...)
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-session-turns="+strconv.Itoa(req.MaxTurns))
