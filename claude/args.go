@@ -119,15 +119,7 @@ func buildArgsHost(req *agentcli.Request, deltas bool, systemPromptFile, mcpConf
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-turns="+strconv.Itoa(req.MaxTurns))
 	}
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+req.FallbackModel)
-	}
-	if req.Effort != "" {
-		args = append(args, "--effort="+string(req.Effort))
-	}
+	args = append(args, modelArgs(req)...)
 	if req.MaxBudgetUSD > 0 {
 		args = append(args, "--max-budget-usd="+strconv.FormatFloat(req.MaxBudgetUSD, 'f', -1, 64))
 	}
@@ -138,6 +130,23 @@ func buildArgsHost(req *agentcli.Request, deltas bool, systemPromptFile, mcpConf
 		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
 	}
 	args = append(args, req.ExtraArgs...)
+	return args
+}
+
+// modelArgs returns the options of req's model settings, which a run and
+// the interactive UI pass alike: [--model=M] [--fallback-model=M]
+// [--effort=LEVEL]. It is pure.
+func modelArgs(req *agentcli.Request) []string {
+	var args []string
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.FallbackModel != "" {
+		args = append(args, "--fallback-model="+req.FallbackModel)
+	}
+	if req.Effort != "" {
+		args = append(args, "--effort="+string(req.Effort))
+	}
 	return args
 }
 

@@ -43,6 +43,14 @@ func buildArgs(req *agentcli.Request, deltas bool, mcpFile string) []string {
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-session-turns="+strconv.Itoa(req.MaxTurns))
 	}
+	return append(args, tailArgs(req, mcpFile)...)
+}
+
+// tailArgs returns the options that end a run's and the interactive UI's
+// argv alike: [--model=M] [--fallback-model=M] [--mcp-config=FILE]
+// [ExtraArgs...]. It is pure.
+func tailArgs(req *agentcli.Request, mcpFile string) []string {
+	var args []string
 	if req.Model != "" {
 		args = append(args, "--model="+yargsValue(req.Model))
 	}
