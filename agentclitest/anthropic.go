@@ -1,6 +1,7 @@
 package agentclitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -117,15 +118,11 @@ func (s *Server) handleAnthropic(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	t, seq := s.take(rec)
-	t = applyLimit(w, "anthropic", t)
+	t, seq := s.takeTurn(w, rec)
 	if s.refuse(w, r, t, perr, anthropicError) {
 		return
 	}
-	model := in.Model
-	if model == "" {
-		model = Model
-	}
+	model := cmp.Or(in.Model, Model)
 	u := t.usage()
 	id := fmt.Sprintf("msg_agentclitest_%d", seq)
 	call := t.call(seq, "toolu_agentclitest_", rec.Tools, shellArgs, "Bash")

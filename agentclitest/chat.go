@@ -1,6 +1,7 @@
 package agentclitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -112,18 +113,14 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	rec := newRequest("chat", r, body)
 	in, perr := parseChat(&rec, body)
 	rec.Utility = perr == nil && isTitleCall(rec)
-	t, seq := s.take(rec)
-	t = applyLimit(w, "chat", t)
+	t, seq := s.takeTurn(w, rec)
 	if rec.Utility {
 		t = Turn{Text: TitleText}
 	}
 	if s.refuse(w, r, t, perr, openaiError) {
 		return
 	}
-	model := in.Model
-	if model == "" {
-		model = Model
-	}
+	model := cmp.Or(in.Model, Model)
 	u := t.usage()
 	id := fmt.Sprintf("chatcmpl-agentclitest-%d", seq)
 	created := time.Now().Unix()

@@ -168,8 +168,7 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, geminiError(404, "agentclitest: unknown method "+method))
 		return
 	}
-	t, seq := s.take(rec)
-	t = applyLimit(w, "gemini", t)
+	t, seq := s.takeTurn(w, rec)
 	if s.refuse(w, r, t, perr, geminiError) {
 		return
 	}

@@ -85,6 +85,13 @@ func (l Limit) delay() int64 {
 	return max(1, int64(math.Ceil(d.Seconds())))
 }
 
+// takeTurn records rec and returns its turn (see take), with the turn's
+// Limit applied to w for rec.API (see applyLimit).
+func (s *Server) takeTurn(w http.ResponseWriter, rec ModelRequest) (Turn, int) {
+	t, seq := s.take(rec)
+	return applyLimit(w, rec.API, t), seq
+}
+
 // applyLimit sets the headers of t's Limit on w for api and returns t,
 // turned into the API's 429 when the limit is rejected.
 func applyLimit(w http.ResponseWriter, api string, t Turn) Turn {

@@ -1,6 +1,7 @@
 package agentclitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -119,15 +120,11 @@ func (s *Server) handleResponses(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := newRequest("responses", r, body)
 	in, perr := parseResponses(&rec, body)
-	t, seq := s.take(rec)
-	t = applyLimit(w, "responses", t)
+	t, seq := s.takeTurn(w, rec)
 	if s.refuse(w, r, t, perr, openaiError) {
 		return
 	}
-	model := in.Model
-	if model == "" {
-		model = Model
-	}
+	model := cmp.Or(in.Model, Model)
 	u := t.usage()
 	respID := fmt.Sprintf("resp_agentclitest_%d", seq)
 	call := t.call(seq, "call_agentclitest_", rec.Tools, shellArgs, "exec_command", "shell")

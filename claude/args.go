@@ -7,14 +7,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-)
-
-// format selects whether text deltas are asked for.
-type format int
-
-const (
-	formatJSON   format = iota // whole messages and the result only
-	formatStream               // plus partial messages (text deltas)
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // buildArgs returns the claude arguments for req. It is pure.
@@ -22,8 +15,9 @@ const (
 // The prompt is never an argument: it goes on stdin as one stream-json user
 // message (see userMessage), so it cannot be read as a flag and may exceed
 // the kernel's 128 KiB limit on one argument. Stream-json input requires
-// stream-json output, so every run reads NDJSON; Run without OnText just
-// leaves out the partial messages. systemPromptFile is the path of a file
+// stream-json output, so every run reads NDJSON; deltas asks for the
+// partial messages (text deltas) too, which a Run without OnText leaves
+// out. systemPromptFile is the path of a file
 // holding the system prompt, or "" for none.
 //
 // Every value that comes from the caller is attached to its option with
@@ -39,8 +33,8 @@ const (
 // validate refuses tool rules starting with "-" and session ids outside
 // Claude Code's syntax as well, so the protection does not rest on one
 // mechanism.
-func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []string {
-	return buildArgsMCP(req, f, systemPromptFile, "")
+func buildArgs(req *agentcli.Request, deltas bool, systemPromptFile string) []string {
+	return buildArgsMCP(req, deltas, systemPromptFile, "")
 }
 
 // buildArgsMCP is buildArgs with mcpConfigFile, the path of the file that
@@ -52,8 +46,8 @@ func buildArgs(req *agentcli.Request, f format, systemPromptFile string) []strin
 // the schema itself, not a file); then --mcp-config=FILE and
 // --strict-mcp-config, so that the run uses the request's MCP servers and
 // no other (none from the user's or the project's configuration).
-func buildArgsMCP(req *agentcli.Request, f format, systemPromptFile, mcpConfigFile string) []string {
-	return buildArgsHost(req, f, systemPromptFile, mcpConfigFile, hostArgs{})
+func buildArgsMCP(req *agentcli.Request, deltas bool, systemPromptFile, mcpConfigFile string) []string {
+	return buildArgsHost(req, deltas, systemPromptFile, mcpConfigFile, hostArgs{})
 }
 
 // hostArgs says what a run's host tools and questions add to claude's
@@ -102,9 +96,9 @@ func nativeQuestions(req *agentcli.Request) bool {
 }
 
 // buildArgsHost is buildArgsMCP with what host adds. It is pure.
-func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigFile string, host hostArgs) []string {
+func buildArgsHost(req *agentcli.Request, deltas bool, systemPromptFile, mcpConfigFile string, host hostArgs) []string {
 	args := []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"}
-	if f == formatStream {
+	if deltas {
 		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, permissionArgs(req)...)
@@ -114,15 +108,7 @@ func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigF
 	if systemPromptFile != "" {
 		args = append(args, "--append-system-prompt-file="+systemPromptFile)
 	}
-	if req.SessionID != "" {
-		args = append(args, "--resume="+req.SessionID)
-		if req.ForkSession {
-			args = append(args, "--fork-session")
-		}
-	}
-	if req.NewSessionID != "" {
-		args = append(args, "--session-id="+req.NewSessionID)
-	}
+	args = append(args, streamjson.SessionArgs(req)...)
 	args = append(args, toolArgsHost(req, host.server)...)
 	if host.server {
 		args = append(args, "--allowedTools=mcp__"+agentcli.HostServerName)
@@ -133,15 +119,7 @@ func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigF
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-turns="+strconv.Itoa(req.MaxTurns))
 	}
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+req.FallbackModel)
-	}
-	if req.Effort != "" {
-		args = append(args, "--effort="+string(req.Effort))
-	}
+	args = append(args, modelArgs(req)...)
 	if req.MaxBudgetUSD > 0 {
 		args = append(args, "--max-budget-usd="+strconv.FormatFloat(req.MaxBudgetUSD, 'f', -1, 64))
 	}
@@ -152,6 +130,23 @@ func buildArgsHost(req *agentcli.Request, f format, systemPromptFile, mcpConfigF
 		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
 	}
 	args = append(args, req.ExtraArgs...)
+	return args
+}
+
+// modelArgs returns the options of req's model settings, which a run and
+// the interactive UI pass alike: [--model=M] [--fallback-model=M]
+// [--effort=LEVEL]. It is pure.
+func modelArgs(req *agentcli.Request) []string {
+	var args []string
+	if req.Model != "" {
+		args = append(args, "--model="+req.Model)
+	}
+	if req.FallbackModel != "" {
+		args = append(args, "--fallback-model="+req.FallbackModel)
+	}
+	if req.Effort != "" {
+		args = append(args, "--effort="+string(req.Effort))
+	}
 	return args
 }
 

@@ -23,17 +23,17 @@ func TestArgsGolden(t *testing.T) {
 	cases := []struct {
 		name string
 		req  agentcli.Request
-		f    format
+		f    bool
 		sys  string
 	}{
-		{"minimal-json", agentcli.Request{Prompt: "hi"}, formatJSON, ""},
-		{"minimal-stream", agentcli.Request{Prompt: "hi"}, formatStream, ""},
-		{"bypass", agentcli.Request{Prompt: "hi", Permission: agentcli.PermissionBypass}, formatJSON, ""},
+		{"minimal-json", agentcli.Request{Prompt: "hi"}, false, ""},
+		{"minimal-stream", agentcli.Request{Prompt: "hi"}, true, ""},
+		{"bypass", agentcli.Request{Prompt: "hi", Permission: agentcli.PermissionBypass}, false, ""},
 		{"full", agentcli.Request{
 			Prompt: "--help", SessionID: "387144c4-c3b7-4733-aa27-be4c71200f23", Model: "claude-sonnet-4-5",
 			MaxTurns: 25, AllowedTools: []string{"Read", "Bash(git *)"}, DisallowedTools: []string{"WebFetch"},
 			ExtraArgs: []string{"--effort", "low"},
-		}, formatStream, "/tmp/agentcli-claude-system-1.md"},
+		}, true, "/tmp/agentcli-claude-system-1.md"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func wantMode(req *agentcli.Request) (string, string) {
 func TestArgsProperties(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		req := genRequest(t)
-		f := rapid.SampledFrom([]format{formatJSON, formatStream}).Draw(t, "format")
+		f := rapid.Bool().Draw(t, "deltas")
 		sys := ""
 		if req.SystemPrompt != "" {
 			sys = "/tmp/agentcli-claude-system-x.md"
@@ -138,7 +138,7 @@ func TestArgsProperties(t *testing.T) {
 		if len(req.AllowedTools) == 0 && p.Values["--tools"] != nil {
 			t.Fatalf("--tools without an allow list: %q", args)
 		}
-		if f == formatStream && p.Values["--verbose"] == nil {
+		if f && p.Values["--verbose"] == nil {
 			t.Fatalf("stream-json without --verbose: %q", args)
 		}
 		one := func(s string) []string {

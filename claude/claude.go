@@ -163,22 +163,14 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no conversation found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "please run /login", "invalid x-api-key"):
-			return agentcli.ErrAuth
-		}
-		return nil
-	},
-	Hint: func(e driver.Exit) string {
-		if strings.Contains(e.Stderr, "root/sudo privileges") {
-			return "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
-				"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"
-		}
-		return ""
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no conversation found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"please run /login", "invalid x-api-key"}, Err: agentcli.ErrAuth},
+	),
+	Hint: driver.HintOn(
+		driver.Hint{Contains: "root/sudo privileges", Say: "claude refuses --dangerously-skip-permissions when run as root unless IS_SANDBOX=1 is set; " +
+			"add \"IS_SANDBOX=1\" to Options.Env or Request.Env if this is a sandbox"},
+	),
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,
@@ -233,11 +225,7 @@ var tools = driver.Tools{
 // prepare builds one run. Text deltas (partial messages) are asked for only
 // when the caller streams. The prompt goes on stdin.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	f := formatJSON
-	if r.Deltas {
-		f = formatStream
-	}
-	job, err := prepareArgs(r, f)
+	job, err := prepareArgs(r, r.Deltas)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +234,11 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 }
 
 // prepareArgs builds the argv and the extra environment of a one-shot run
-// in format f and of a live session (which uses formatStream) alike: the
-// system prompt and the MCP configuration go to private files in the run's
-// temporary directory (see buildArgsMCP), and AGENTCLI_DOLLAR joins the
-// environment when the MCP configuration needs it.
-func prepareArgs(r *driver.Run, f format) (*driver.Job, error) {
+// (deltas when the caller streams) and of a live session (always deltas)
+// alike: the system prompt and the MCP configuration go to private files in
+// the run's temporary directory (see buildArgsMCP), and AGENTCLI_DOLLAR
+// joins the environment when the MCP configuration needs it.
+func prepareArgs(r *driver.Run, deltas bool) (*driver.Job, error) {
 	sysFile, err := writeSystemPrompt(r)
 	if err != nil {
 		return nil, err
@@ -261,7 +249,7 @@ func prepareArgs(r *driver.Run, f format) (*driver.Job, error) {
 		return nil, err
 	}
 	job.Env = env
-	job.Args = buildArgsHost(r.Req, f, sysFile, mcpFile, hostArgsOf(r))
+	job.Args = buildArgsHost(r.Req, deltas, sysFile, mcpFile, hostArgsOf(r))
 	if err := checkArgs(job.Args); err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 	parse := fakecli.Flavors["claude"].Parse
 	rapid.Check(t, func(t *rapid.T) {
 		req := backendtest.HostileRequest(t)
-		f := rapid.SampledFrom([]format{formatJSON, formatStream}).Draw(t, "format")
+		f := rapid.Bool().Draw(t, "deltas")
 		sys := ""
 		if req.SystemPrompt != "" {
 			sys = "/tmp/agentcli-claude-system-1.md"
@@ -106,7 +106,7 @@ func TestInjectionRegressions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := buildArgs(&c.req, formatJSON, "")
+			args := buildArgs(&c.req, false, "")
 			p, err := parse(args)
 			if err != nil {
 				t.Fatalf("%q: %v", args, err)

@@ -75,15 +75,7 @@ func interactiveArgs(req *agentcli.Request, systemPromptFile, mcpConfigFile stri
 		args = append(args, "--resume="+req.SessionID)
 	}
 	args = append(args, toolArgs(req)...)
-	if req.Model != "" {
-		args = append(args, "--model="+req.Model)
-	}
-	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+req.FallbackModel)
-	}
-	if req.Effort != "" {
-		args = append(args, "--effort="+string(req.Effort))
-	}
+	args = append(args, modelArgs(req)...)
 	if mcpConfigFile != "" {
 		args = append(args, "--mcp-config="+mcpConfigFile, "--strict-mcp-config")
 	}

@@ -160,7 +160,7 @@ func claudeRule(rule string) string {
 // argv and files of a streaming one-shot run (prepareArgs), every setting
 // included.
 func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) {
-	job, err := prepareArgs(r, formatStream)
+	job, err := prepareArgs(r, true)
 	if err != nil {
 		return nil, err
 	}

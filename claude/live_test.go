@@ -15,7 +15,7 @@ import (
 
 // The live goldens hold the flags verified against claude 2.1.330 (see the
 // comment at the top of live.go): a live session's argv is a streaming
-// one-shot run's (prepareArgs with formatStream). The conformance suite
+// one-shot run's (prepareArgs with deltas). The conformance suite
 // runs them for real.
 func TestLiveArgsGolden(t *testing.T) {
 	cases := []struct {
@@ -46,7 +46,7 @@ func TestLiveArgsGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			backendtest.GoldenArgs(t, c.name, buildArgsMCP(&c.req, formatStream, c.sys, c.mcp))
+			backendtest.GoldenArgs(t, c.name, buildArgsMCP(&c.req, true, c.sys, c.mcp))
 		})
 	}
 }

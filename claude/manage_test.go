@@ -24,7 +24,7 @@ func TestManageArgs(t *testing.T) {
 		{agentcli.Request{NewSessionID: nid}, []string{"--session-id=" + nid}, []string{"--resume", "--fork-session"}},
 		{agentcli.Request{SessionID: id}, []string{"--resume=" + id}, []string{"--fork-session", "--session-id", "--continue"}},
 	} {
-		args := buildArgs(&c.req, formatJSON, "")
+		args := buildArgs(&c.req, false, "")
 		i := 0
 		for _, a := range args {
 			if i < len(c.want) && a == c.want[i] {

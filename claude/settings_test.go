@@ -24,7 +24,7 @@ func TestSettingsArgsGolden(t *testing.T) {
 		MaxBudgetUSD: 0.25, OutputSchema: json.RawMessage("{\n  \"type\": \"object\"\n}"),
 		MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "mcp-fs"}},
 	}
-	backendtest.GoldenArgs(t, "settings", buildArgsMCP(&req, formatJSON, "", "/tmp/agentcli-run-1/mcp.json"))
+	backendtest.GoldenArgs(t, "settings", buildArgsMCP(&req, false, "", "/tmp/agentcli-run-1/mcp.json"))
 }
 
 // TestSettingsValuesArriveWhole: as commander parses the argv, each
@@ -38,7 +38,7 @@ func TestSettingsValuesArriveWhole(t *testing.T) {
 		if len(req.MCPServers) > 0 {
 			mcp = "/tmp/agentcli-run-1/mcp.json"
 		}
-		args := buildArgsMCP(req, formatStream, "", mcp)
+		args := buildArgsMCP(req, true, "", mcp)
 		p, err := parse(args)
 		if err != nil {
 			t.Fatalf("claude would reject %q: %v", args, err)

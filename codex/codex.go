@@ -253,24 +253,14 @@ var spec = driver.Spec{
 		}
 		return s
 	},
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no rollout found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "usage limit"):
-			return agentcli.ErrRateLimited
-		}
-		return nil
-	},
-	Hint: func(e driver.Exit) string {
-		switch {
-		case strings.Contains(e.Stderr, "No prompt provided"):
-			return "codex exec needs a non-empty prompt"
-		case strings.Contains(e.Stderr, "no rollout found"):
-			return "codex has no thread with that session id in its CODEX_HOME; start a new session"
-		}
-		return ""
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no rollout found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"usage limit"}, Err: agentcli.ErrRateLimited},
+	),
+	Hint: driver.HintOn(
+		driver.Hint{Contains: "No prompt provided", Say: "codex exec needs a non-empty prompt"},
+		driver.Hint{Contains: "no rollout found", Say: "codex has no thread with that session id in its CODEX_HOME; start a new session"},
+	),
 	Interactive:   interactive,
 	ExportSession: exportSession,
 	ImportSession: importSession,

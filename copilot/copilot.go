@@ -120,8 +120,6 @@
 package copilot
 
 import (
-	"strings"
-
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
 )
@@ -178,24 +176,14 @@ var spec = driver.Spec{
 	ExportSession: exportSession,
 	ImportSession: importSession,
 	ListSessions:  listSessions,
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no session, task, or name matched"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "no github oauth token", "authentication failed"):
-			return agentcli.ErrAuth
-		}
-		return nil
-	},
-	Hint: func(e driver.Exit) string {
-		switch {
-		case strings.Contains(e.Stderr, "Invalid command format"):
-			return "copilot read an argument as part of an unquoted prompt (check ExtraArgs)"
-		case strings.Contains(e.Stderr, "No prompt provided"):
-			return "the prompt was empty"
-		}
-		return ""
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no session, task, or name matched"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"no github oauth token", "authentication failed"}, Err: agentcli.ErrAuth},
+	),
+	Hint: driver.HintOn(
+		driver.Hint{Contains: "Invalid command format", Say: "copilot read an argument as part of an unquoted prompt (check ExtraArgs)"},
+		driver.Hint{Contains: "No prompt provided", Say: "the prompt was empty"},
+	),
 	Interactive: interactive,
 }
 

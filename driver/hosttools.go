@@ -365,19 +365,6 @@ func (h *HostTools) serialPermission(f agentcli.PermissionFunc) agentcli.Permiss
 	}
 }
 
-// questionInput is the question tool's input.
-type questionInput struct {
-	Questions []struct {
-		Header   string `json:"header"`
-		Question string `json:"question"`
-		Options  []struct {
-			Label       string `json:"label"`
-			Description string `json:"description"`
-		} `json:"options"`
-		MultiSelect bool `json:"multiSelect"`
-	} `json:"questions"`
-}
-
 // questionSchema is the question tool's input schema.
 const questionSchema = `{"type":"object","properties":{"questions":{"type":"array","minItems":1,"maxItems":4,` +
 	`"description":"The questions to ask, at most four at once.","items":{"type":"object","properties":{` +
@@ -396,18 +383,11 @@ const questionDescription = "Ask the user one or more questions and wait for the
 // question runs a call of the question tool: the question goes to
 // Request.OnQuestion, and the text returned tells the model the answers.
 func (h *HostTools) question(ctx context.Context, id string, input json.RawMessage) string {
-	var in questionInput
-	if err := json.Unmarshal(input, &in); err != nil || len(in.Questions) == 0 {
+	items, err := QuestionItems(input)
+	if err != nil || len(items) == 0 {
 		return errorText("the input must be {\"questions\": [{\"question\": ..., \"options\": [{\"label\": ...}]}]}")
 	}
-	q := &agentcli.Question{ID: id}
-	for _, it := range in.Questions {
-		item := agentcli.QuestionItem{Header: it.Header, Text: it.Question, MultiSelect: it.MultiSelect}
-		for _, o := range it.Options {
-			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
-		}
-		q.Items = append(q.Items, item)
-	}
+	q := &agentcli.Question{ID: id, Items: items}
 	a, msg := AskQuestion(ctx, h.onQuestion, h.qSem, h.permTO, q)
 	if a == nil {
 		return msg

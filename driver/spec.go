@@ -78,10 +78,11 @@ type Spec struct {
 	// Classify maps the CLI's own wording of an error to
 	// agentcli.ErrSessionNotFound, ErrAuth, ErrRateLimited or nil. Generic
 	// wording (HTTP statuses, "rate limit", "unauthorized") is recognised
-	// without it.
+	// without it. ClassifyBy builds one from a table of wordings.
 	Classify func(msg string) error
 	// Hint explains a failure the CLI is known for (a start-up refusal, an
-	// empty prompt), or returns "".
+	// empty prompt), or returns "". HintOn builds one from a table of
+	// stderr wordings.
 	Hint func(e Exit) string
 	// Stderr, if set, removes noise the CLI prints on stderr (colour
 	// codes, stack backtraces) before the tail is reported.

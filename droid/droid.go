@@ -121,15 +121,10 @@ var spec = driver.Spec{
 	ExportSession: exportSession,
 	ImportSession: importSession,
 	ListSessions:  listSessions,
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "failed to fetch session", "session not found", "no session found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "authentication failed", "please log in"):
-			return agentcli.ErrAuth
-		}
-		return nil
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"failed to fetch session", "session not found", "no session found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"authentication failed", "please log in"}, Err: agentcli.ErrAuth},
+	),
 }
 
 // tools maps droid's tool names (0.225.2's llmIds) to canonical ones.

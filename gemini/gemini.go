@@ -250,17 +250,11 @@ var spec = driver.Spec{
 }
 
 // classify knows gemini's and the Gemini API's wording of errors.
-func classify(msg string) error {
-	switch {
-	case driver.Contains(msg, "error resuming session", "invalid session identifier"):
-		return agentcli.ErrSessionNotFound
-	case driver.Contains(msg, "resource_exhausted"):
-		return agentcli.ErrRateLimited
-	case driver.Contains(msg, "api key not valid", "permission_denied"):
-		return agentcli.ErrAuth
-	}
-	return nil
-}
+var classify = driver.ClassifyBy(
+	driver.ErrorMatch{Contains: []string{"error resuming session", "invalid session identifier"}, Err: agentcli.ErrSessionNotFound},
+	driver.ErrorMatch{Contains: []string{"resource_exhausted"}, Err: agentcli.ErrRateLimited},
+	driver.ErrorMatch{Contains: []string{"api key not valid", "permission_denied"}, Err: agentcli.ErrAuth},
+)
 
 // tools maps gemini's tool names to canonical ones.
 var tools = driver.Tools{

@@ -222,21 +222,13 @@ var spec = driver.Spec{
 	StartSession:  startSession,
 	ReplaySession: replaySession,
 	NewParser:     func(*driver.Run) driver.Parser { return newParser() },
-	Classify: func(msg string) error {
-		if driver.Contains(msg, "providerautherror") {
-			return agentcli.ErrAuth
-		}
-		return nil
-	},
-	Hint: func(e driver.Exit) string {
-		switch {
-		case strings.Contains(e.Stderr, "You must provide a message"):
-			return "the prompt was empty"
-		case strings.Contains(e.Stderr, "Failed to change directory"):
-			return "the working directory does not exist"
-		}
-		return ""
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"providerautherror"}, Err: agentcli.ErrAuth},
+	),
+	Hint: driver.HintOn(
+		driver.Hint{Contains: "You must provide a message", Say: "the prompt was empty"},
+		driver.Hint{Contains: "Failed to change directory", Say: "the working directory does not exist"},
+	),
 	Stderr:   stripANSI,
 	NewState: func() any { return &state{dirs: map[string]string{}, models: map[string][]string{}} },
 

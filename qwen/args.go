@@ -7,19 +7,12 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
-)
-
-// format selects whether text deltas are asked for.
-type format int
-
-const (
-	formatJSON   format = iota // whole messages and the result only
-	formatStream               // plus partial messages (text deltas)
+	"github.com/agentcli/agentcli/driver/streamjson"
 )
 
 // buildArgs returns the qwen arguments of a run or live session for req.
-// It is pure; mcpFile is the path of the private file holding the MCP
-// servers ("" for none).
+// It is pure; deltas asks for partial messages (text deltas), and mcpFile
+// is the path of the private file holding the MCP servers ("" for none).
 //
 //	qwen --input-format stream-json --output-format stream-json [--include-partial-messages]
 //	     --approval-mode=MODE --chat-recording=true [--append-system-prompt=TEXT] [--resume=ID [--fork-session]]
@@ -36,28 +29,28 @@ const (
 // value, which yargsValue undoes. No argument is positional: a positional
 // word would be a prompt or, for "mcp", "sessions", "serve", ..., a
 // subcommand.
-func buildArgs(req *agentcli.Request, f format, mcpFile string) []string {
+func buildArgs(req *agentcli.Request, deltas bool, mcpFile string) []string {
 	args := []string{"--input-format", "stream-json", "--output-format", "stream-json"}
-	if f == formatStream {
+	if deltas {
 		args = append(args, "--include-partial-messages")
 	}
 	args = append(args, "--approval-mode="+approvalMode(req))
 	if req.SystemPrompt != "" {
 		args = append(args, "--append-system-prompt="+yargsValue(req.SystemPrompt))
 	}
-	if req.SessionID != "" {
-		args = append(args, "--resume="+req.SessionID)
-		if req.ForkSession {
-			args = append(args, "--fork-session")
-		}
-	}
-	if req.NewSessionID != "" {
-		args = append(args, "--session-id="+req.NewSessionID)
-	}
+	args = append(args, streamjson.SessionArgs(req)...)
 	args = append(args, toolArgs(req, oneShot(req))...)
 	if req.MaxTurns > 0 {
 		args = append(args, "--max-session-turns="+strconv.Itoa(req.MaxTurns))
 	}
+	return append(args, tailArgs(req, mcpFile)...)
+}
+
+// tailArgs returns the options that end a run's and the interactive UI's
+// argv alike: [--model=M] [--fallback-model=M] [--mcp-config=FILE]
+// [ExtraArgs...]. It is pure.
+func tailArgs(req *agentcli.Request, mcpFile string) []string {
+	var args []string
 	if req.Model != "" {
 		args = append(args, "--model="+yargsValue(req.Model))
 	}

@@ -30,7 +30,7 @@ func TestNoFieldBecomesAnOption(t *testing.T) {
 	parse := fakecli.Flavors[Name].Parse
 	rapid.Check(t, func(t *rapid.T) {
 		req := backendtest.HostileRequest(t)
-		f := rapid.SampledFrom([]format{formatJSON, formatStream}).Draw(t, "format")
+		f := rapid.Bool().Draw(t, "deltas")
 		mcp := rapid.SampledFrom([]string{"", "/tmp/agentcli-run-1/mcp.json"}).Draw(t, "mcp file")
 		valid := true
 		if err := validate(req); err != nil {
@@ -89,7 +89,7 @@ func TestInjectionRegressions(t *testing.T) {
 		{FallbackModel: "-"},
 		{SessionID: "2f5b1456-2585-48ad-850a-0d7038329f7c", Model: "--resume"},
 	} {
-		args := buildArgs(&req, formatJSON, "")
+		args := buildArgs(&req, false, "")
 		p, err := parse(args)
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)

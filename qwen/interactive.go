@@ -62,16 +62,7 @@ func interactiveArgs(req *agentcli.Request, mcpFile string) ([]string, error) {
 		args = append(args, "--resume="+req.SessionID)
 	}
 	args = append(args, toolArgs(req, false)...)
-	if req.Model != "" {
-		args = append(args, "--model="+yargsValue(req.Model))
-	}
-	if req.FallbackModel != "" {
-		args = append(args, "--fallback-model="+req.FallbackModel)
-	}
-	if mcpFile != "" {
-		args = append(args, "--mcp-config="+mcpFile)
-	}
-	args = append(args, req.ExtraArgs...)
+	args = append(args, tailArgs(req, mcpFile)...)
 	if req.Prompt != "" {
 		args = append(args, "--prompt-interactive="+yargsValue(req.Prompt))
 	}

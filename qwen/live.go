@@ -4,7 +4,7 @@ package qwen
 // qwen's control protocol (Claude Code's, as qwen 0.24.4 implements it).
 // Runs in any mode but bypass are one turn of one (see LiveRun).
 //
-// Argv: that of a streaming run (buildArgs with formatStream), so every
+// Argv: that of a streaming run (buildArgs with deltas), so every
 // setting a run carries, a session carries the same way, with the MCP
 // configuration in a private file removed when the session closes.
 // --approval-mode is, per Request.Permission:
@@ -61,7 +61,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	args := buildArgs(r.Req, formatStream, mcpFile)
+	args := buildArgs(r.Req, true, mcpFile)
 	req := sessionRequest(r.Req)
 	henv, pre, err := hookEnv(r) // hooks.go
 	if err != nil {

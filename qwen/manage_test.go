@@ -83,11 +83,11 @@ func TestListSessions(t *testing.T) {
 // --session-id with --resume).
 func TestManageArgs(t *testing.T) {
 	const id, nid = testID, "8b2c3d4e-5f6a-4b7c-9d8e-0f1a2b3c4d5e"
-	args := buildArgs(&agentcli.Request{SessionID: id, ForkSession: true}, formatJSON, "")
+	args := buildArgs(&agentcli.Request{SessionID: id, ForkSession: true}, false, "")
 	if i := slices.Index(args, "--resume="+id); i < 0 || !slices.Contains(args, "--fork-session") || slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--session-id") }) {
 		t.Errorf("fork: %q", args)
 	}
-	args = buildArgs(&agentcli.Request{NewSessionID: nid}, formatJSON, "")
+	args = buildArgs(&agentcli.Request{NewSessionID: nid}, false, "")
 	if !slices.Contains(args, "--session-id="+nid) || slices.Contains(args, "--fork-session") {
 		t.Errorf("chosen id: %q", args)
 	}

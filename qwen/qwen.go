@@ -147,17 +147,11 @@ var spec = driver.Spec{
 	ExportSession: exportSession,
 	ImportSession: importSession,
 	ListSessions:  listSessions,
-	Classify: func(msg string) error {
-		switch {
-		case driver.Contains(msg, "no saved session found", "session not found"):
-			return agentcli.ErrSessionNotFound
-		case driver.Contains(msg, "[api error: 401", "[api error: 403", "missing api key"):
-			return agentcli.ErrAuth
-		case driver.Contains(msg, "[api error: 429", "possible quota limitations"):
-			return agentcli.ErrRateLimited
-		}
-		return nil
-	},
+	Classify: driver.ClassifyBy(
+		driver.ErrorMatch{Contains: []string{"no saved session found", "session not found"}, Err: agentcli.ErrSessionNotFound},
+		driver.ErrorMatch{Contains: []string{"[api error: 401", "[api error: 403", "missing api key"}, Err: agentcli.ErrAuth},
+		driver.ErrorMatch{Contains: []string{"[api error: 429", "possible quota limitations"}, Err: agentcli.ErrRateLimited},
+	),
 	Interactive: interactive,
 	Stderr:      usageError,
 }
@@ -200,10 +194,6 @@ var tools = driver.Tools{
 // buildArgs and the prompt as one stream-json message on stdin, which is
 // then closed.
 func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
-	f := formatJSON
-	if r.Deltas {
-		f = formatStream
-	}
 	if err := checkNewID(r); err != nil {
 		return nil, err // manage.go
 	}
@@ -215,7 +205,7 @@ func prepare(_ context.Context, r *driver.Run) (*driver.Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &driver.Job{Args: buildArgs(r.Req, f, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
+	return &driver.Job{Args: buildArgs(r.Req, r.Deltas, mcpFile), Stdin: userMessage(r.Req.Prompt), Env: henv}, nil
 }
 
 // writeMCPConfig writes the request's MCP servers, if any, to a private

@@ -9,21 +9,6 @@ import (
 	"github.com/agentcli/agentcli/driver/live"
 )
 
-// askInput is the input of Claude Code's AskUserQuestion tool, which Qwen
-// Code's ask_user_question shares: 1 to 4 questions, each with a header,
-// 2 to 4 options and multiSelect.
-type askInput struct {
-	Questions []struct {
-		Question string `json:"question"`
-		Header   string `json:"header"`
-		Options  []struct {
-			Label       string `json:"label"`
-			Description string `json:"description"`
-		} `json:"options"`
-		MultiSelect bool `json:"multiSelect"`
-	} `json:"questions"`
-}
-
 // AnswerKey returns the key of the i-th question (its text q) in the
 // "answers" of an AskUserQuestion input (see AskUserQuestion).
 type AnswerKey func(i int, q string) string
@@ -39,16 +24,11 @@ type AnswerKey func(i int, q string) string
 // error, the deadline) is a refusal whose message says so. It does not
 // block.
 func (c *Conn) AskUserQuestion(h *live.Host, qsem chan struct{}, id, toolUseID string, input json.RawMessage, key AnswerKey) {
-	var in askInput
-	_ = json.Unmarshal(input, &in) // fields of an unexpected type are left zero
-	q := &agentcli.Question{SessionID: h.SessionID(), ID: toolUseID}
-	for _, it := range in.Questions {
-		item := agentcli.QuestionItem{Header: it.Header, Text: it.Question, MultiSelect: it.MultiSelect}
-		for _, o := range it.Options {
-			item.Options = append(item.Options, agentcli.QuestionOption{Label: o.Label, Description: o.Description})
-		}
-		q.Items = append(q.Items, item)
-	}
+	// Claude Code's AskUserQuestion input (Qwen Code's ask_user_question
+	// shares it): 1 to 4 questions, each with a header, 2 to 4 options and
+	// multiSelect. Fields of an unexpected type are left zero.
+	items, _ := driver.QuestionItems(input)
+	q := &agentcli.Question{SessionID: h.SessionID(), ID: toolUseID, Items: items}
 	req := h.Request()
 	go func() {
 		ctx, cancel := h.TurnContext()
