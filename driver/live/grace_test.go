@@ -14,9 +14,10 @@ import (
 
 // slowStop runs a turn whose CLI ends it slow after the interrupt, on a
 // session with opts (KillGrace testGrace unless set), interrupts it and
-// returns the turn's error and how long the turn took to end after the
-// interrupt.
-func slowStop(t *testing.T, opts *agentcli.Options, slow time.Duration, edit func(*Config)) (*Session, int, error, time.Duration) {
+// returns the session, the CLI's pid, how long the turn took to end
+// after the interrupt and Interrupt's error. The turn must end with
+// ErrInterrupted.
+func slowStop(t *testing.T, opts *agentcli.Options, slow time.Duration, edit func(*Config)) (*Session, int, time.Duration, error) {
 	t.Helper()
 	s, pid, err := startToyWith(t, "", nil, opts, edit)
 	if err != nil {
@@ -42,7 +43,7 @@ func slowStop(t *testing.T, opts *agentcli.Options, slow time.Duration, edit fun
 	if !errors.Is(err, agentcli.ErrInterrupted) {
 		t.Fatalf("turn error %v, want ErrInterrupted", err)
 	}
-	return s, pid, ierr, took
+	return s, pid, took, ierr
 }
 
 // TestInterruptGraceDefault: a CLI that takes several times the kill
@@ -50,7 +51,7 @@ func slowStop(t *testing.T, opts *agentcli.Options, slow time.Duration, edit fun
 // machine) keeps its session by default: Interrupt returns nil, the
 // session is alive and takes the next turn.
 func TestInterruptGraceDefault(t *testing.T) {
-	s, _, ierr, took := slowStop(t, &agentcli.Options{KillGrace: testGrace}, 2*time.Second, nil)
+	s, _, took, ierr := slowStop(t, &agentcli.Options{KillGrace: testGrace}, 2*time.Second, nil)
 	if ierr != nil {
 		t.Errorf("Interrupt: %v", ierr)
 	}
@@ -85,7 +86,7 @@ func TestInterruptGraceOption(t *testing.T) {
 			if c.cfg > 0 {
 				edit = func(cfg *Config) { cfg.InterruptGrace = c.cfg }
 			}
-			s, pid, _, took := slowStop(t, &agentcli.Options{KillGrace: testGrace, InterruptGrace: c.opt}, 5*time.Second, edit)
+			s, pid, took, _ := slowStop(t, &agentcli.Options{KillGrace: testGrace, InterruptGrace: c.opt}, 5*time.Second, edit)
 			if took < c.want || took > 4*time.Second {
 				t.Errorf("the turn ended %v after the interrupt; want the grace, %v, and less than the CLI's 5 s", took, c.want)
 			}
