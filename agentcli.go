@@ -324,6 +324,15 @@ type Options struct {
 	// SIGKILL when a run is cancelled or times out. Zero means 3 seconds.
 	KillGrace time.Duration
 
+	// InterruptGrace is how long a live session's CLI has to end a turn
+	// after the turn is interrupted (Session.Interrupt, the turn's
+	// context ending, Request.Timeout, a Stream loop left early) before
+	// the session is killed as unresponsive: the turn ends all the same,
+	// and Session.Err reports a *ProtocolError. A CLI on a busy machine
+	// can take seconds to end a turn; Session.Interrupt and a cancelled
+	// turn wait for it that long at most. Zero means 10 seconds.
+	InterruptGrace time.Duration
+
 	// MaxLineBytes caps one line of CLI output. A longer line is skipped and
 	// reported as an EventNotice carrying a *LineTooLongError; reading goes
 	// on at the next line. Zero means 64 MiB.

@@ -24,8 +24,8 @@ type Session interface {
 	// is never sent. ctx and Request.Timeout bound the turn even when the
 	// CLI stops reading its stdin: the turn then ends with their error,
 	// and a session whose CLI took part of the prompt, or did not end an
-	// interrupted turn within the kill grace period, is killed (Err then
-	// reports a *ProtocolError).
+	// interrupted turn within Options.InterruptGrace (default 10 s), is
+	// killed (Err then reports a *ProtocolError).
 	Stream(ctx context.Context, prompt string) iter.Seq2[Event, error]
 
 	// Run sends prompt as the next turn and returns its Result, as
@@ -35,8 +35,8 @@ type Session interface {
 	// Interrupt stops the current turn, if any, and returns once the CLI
 	// has acknowledged it or ctx is done. Pending permission requests are
 	// answered with their default decision. The session survives, unless
-	// the CLI does not end the turn within the kill grace period: it is
-	// then killed, and the turn ends all the same.
+	// the CLI does not end the turn within Options.InterruptGrace
+	// (default 10 s): it is then killed, and the turn ends all the same.
 	Interrupt(ctx context.Context) error
 
 	// Close ends the session: the CLI process and its process group are

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver/live"
 )
 
 // liveCase is what the live-session suite knows about one CLI: what is
@@ -559,10 +560,12 @@ func testLiveInterrupt(t *testing.T, c liveCase, b agentcli.Backend) {
 	if err := s.Err(); err != nil {
 		t.Fatalf("the session died: %s", errSummary(err))
 	}
-	// Generous: the failure this guards against is a turn that never ends
-	// (the session's own watchdog would kill the CLI after the kill grace).
-	if d > 5*time.Second {
-		t.Errorf("the turn took %v to end after Interrupt", d)
+	// The failure this guards against is a turn that never ends (the
+	// session's own watchdog kills the CLI after the interrupt grace). A
+	// CLI on a loaded machine may take seconds (opencode took 2.3 s), which
+	// the default grace allows: the session must survive that.
+	if d > live.DefaultInterruptGrace {
+		t.Errorf("the turn took %v to end after Interrupt (interrupt grace %v)", d, live.DefaultInterruptGrace)
 	}
 	res, err := s.Run(context.Background(), "Now answer.")
 	if err != nil {

@@ -53,8 +53,13 @@
 // MCP server) and Request.Hooks (droid's own command hooks, relayed to
 // agentcli) travel in a private runtime settings file, --settings,
 // one-shot and live (droid 0.225.2's ACP daemon fails every session/new
-// that has mcpServers): see hosttools.go and hooks.go. SetModel and SetPermission switch a live
-// session over ACP (switch.go).
+// that has mcpServers): see hosttools.go and hooks.go. Droid starts MCP
+// servers in the background; the same file sets droid's blockOnMcpLoad,
+// so that every turn, a live session's first one included, waits until
+// no server is still connecting before it calls the model (at most 60 s,
+// droid's FACTORY_MCP_BLOCKING_LOAD_TIMEOUT_MS; a server that failed
+// does not hold it), and the first turn is offered every server's tools.
+// SetModel and SetPermission switch a live session over ACP (switch.go).
 //
 // # Credentials
 //

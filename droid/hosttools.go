@@ -10,6 +10,7 @@ package droid
 //
 //	{"mcp": {"mcpServers": {"agentcli": {"type": "http", "url": URL, "headers": {"Authorization": "Bearer SECRET"}},
 //	                        NAME: {"type": "stdio", "command": C, "args": [...], "env": {...}}}},
+//	 "blockOnMcpLoad": true,  (see blockOnMcpLoad)
 //	 "hooks": {...}}  (hooks.go)
 //
 // (ACP session/new's mcpServers would not do: droid 0.225.2's daemon
@@ -52,6 +53,7 @@ func runtimeSettings(r *driver.Run) (string, []string, error) {
 	var env []string
 	if servers, escaped := mcpSettings(r.Req.MCPServers); servers != nil {
 		settings["mcp"] = map[string]any{"mcpServers": servers}
+		settings[blockOnMcpLoad] = true
 		if escaped {
 			env = append(env, dollarVar+"=$")
 		}
@@ -85,6 +87,22 @@ func runtimeSettings(r *driver.Run) (string, []string, error) {
 	f := filepath.Join(dir, "runtime-settings.json")
 	return f, env, os.WriteFile(f, b, 0o600)
 }
+
+// blockOnMcpLoad is the key of droid's setting (a general one, at the
+// root of a runtime settings file) that makes a session wait for its MCP
+// servers before each model turn. Droid 0.225.2 starts MCP servers in
+// the background, and without it a live session's first turn (ACP, or
+// its JSON-RPC) can call the model before a slow server's tools are
+// listed: the model is not offered them (reproduced by conformance
+// TestMCPSlowServer with a server that starts 3 s late). With it, droid
+// polls the servers' status every 250 ms until none is still connecting
+// (a server that failed does not hold it), for at most
+// FACTORY_MCP_BLOCKING_LOAD_TIMEOUT_MS (60 s unless the environment says
+// otherwise), then goes on without what is not there; the run's context
+// and Timeout bound the wait as they bound the turn. droid exec already
+// waits when it has a tool list (--add-tools or --only-tools, which a run
+// with MCP servers always has: buildArgs); the setting costs it nothing.
+const blockOnMcpLoad = "blockOnMcpLoad"
 
 // dollarVar is a variable whose value, "$", the runtime settings refer to
 // for every "$" of an MCP server's environment values and header values:

@@ -119,9 +119,10 @@ func Self(t testing.TB) string {
 
 // Setup makes a backend (with opts, which may be nil) that runs the fake
 // CLI playing script: Options.Path is the test binary, Options.Env gets
-// FakeEnv's entries and Kit.Env, and Options.KillGrace is 300 ms unless
-// opts sets it. It returns the backend and the fake's record directory
-// (see ReadRecord and Pids), which is removed when the test ends.
+// FakeEnv's entries and Kit.Env, and Options.KillGrace and
+// InterruptGrace are 300 ms unless opts sets them. It returns the backend
+// and the fake's record directory (see ReadRecord and Pids), which is
+// removed when the test ends.
 func (k Kit) Setup(t testing.TB, opts *agentcli.Options, script ...string) (agentcli.Backend, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -132,6 +133,9 @@ func (k Kit) Setup(t testing.TB, opts *agentcli.Options, script ...string) (agen
 	o.Path = Self(t)
 	if o.KillGrace == 0 {
 		o.KillGrace = 300 * time.Millisecond
+	}
+	if o.InterruptGrace == 0 {
+		o.InterruptGrace = 300 * time.Millisecond
 	}
 	env, err := FakeEnv(dir, k.Name, script...)
 	if err != nil {

@@ -87,7 +87,11 @@ type Config struct {
 	EditInput bool
 	// InterruptGrace is how long a turn may take to end after an
 	// interrupt before the session is killed as unresponsive. Zero means
-	// the kill grace period (Options.KillGrace, default 3 s).
+	// Options.InterruptGrace, and DefaultInterruptGrace when that is zero
+	// too. It is not the kill grace period (Options.KillGrace): a CLI
+	// that is alive and well can take seconds to end a turn on a busy
+	// machine (opencode took 2.3 s under load), and killing the session
+	// then loses it where an interrupted turn was asked for.
 	InterruptGrace time.Duration
 	// Cleanup, if set, runs once the process has been reaped, on every
 	// path (temporary files of the session).
@@ -142,6 +146,12 @@ const DeniedMessage = driver.DeniedMessage
 // ToolListMessage is the refusal message of a tool call that the
 // request's tool lists do not allow.
 const ToolListMessage = "The host does not allow this tool (Request.AllowedTools, DisallowedTools)."
+
+// DefaultInterruptGrace is how long a turn may take to end after an
+// interrupt, when neither Config.InterruptGrace nor
+// Options.InterruptGrace says: long enough for a CLI on a loaded machine
+// to end its turn, short enough that an unresponsive one is killed.
+const DefaultInterruptGrace = 10 * time.Second
 
 // closeWait is how long Close waits for the CLI to exit by itself once its
 // stdin is closed, before the kill ladder starts.
@@ -262,7 +272,10 @@ func newSession(cfg Config) (*Session, error) {
 		s.permTO = agentcli.DefaultPermissionTimeout
 	}
 	if s.igrace <= 0 {
-		s.igrace = grace
+		s.igrace = o.InterruptGrace
+	}
+	if s.igrace <= 0 {
+		s.igrace = DefaultInterruptGrace
 	}
 	if s.maxLine <= 0 {
 		s.maxLine = proc.DefaultMaxLine

@@ -44,7 +44,9 @@ func startToyWith(t *testing.T, start string, req *agentcli.Request, opts *agent
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := agentcli.Options{Path: self, KillGrace: testGrace}
+	// Without opts, an unanswered interrupt kills the session after
+	// testGrace too (TestInterruptGrace* test the default).
+	o := agentcli.Options{Path: self, KillGrace: testGrace, InterruptGrace: testGrace}
 	if opts != nil {
 		o = *opts
 		o.Path = self

@@ -216,6 +216,15 @@ func runPeer() {
 				for {
 					time.Sleep(time.Hour)
 				}
+			case "slowstop":
+				// arg: how long the turn takes to end after the
+				// interrupt, like a CLI on a loaded machine.
+				d, _ := time.ParseDuration(arg)
+				send(peerMsg{Ev: "text", Text: "thinking"})
+				for m := next(); m.Op != "interrupt"; m = next() {
+				}
+				time.Sleep(d)
+				send(peerMsg{Ev: "interrupted"})
 			case "sleep":
 				d, _ := time.ParseDuration(arg)
 				time.Sleep(d)
