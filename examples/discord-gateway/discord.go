@@ -549,7 +549,13 @@ func (g *discordGateway) startsTask(channel string) bool {
 func (g *discordGateway) channelType(channel string) (discordgo.ChannelType, bool) {
 	if g.s.State != nil {
 		if c, err := g.s.State.Channel(channel); err == nil {
-			return c.Type, true
+			// c is the state's own channel, which discordgo's ChannelAdd
+			// (a thread this gateway started, a channel event) overwrites
+			// in place under the state's lock: read it under that lock.
+			g.s.State.RLock()
+			kind := c.Type
+			g.s.State.RUnlock()
+			return kind, true
 		}
 	}
 	g.mu.Lock()
