@@ -17,19 +17,16 @@ type ErrorMatch struct {
 func ClassifyBy(matches ...ErrorMatch) func(msg string) error {
 	table := make([]ErrorMatch, len(matches))
 	for i, m := range matches {
-		subs := make([]string, len(m.Contains))
+		subs := make([]string, len(m.Contains)) // lower case, as Contains wants
 		for j, s := range m.Contains {
 			subs[j] = strings.ToLower(s)
 		}
 		table[i] = ErrorMatch{Contains: subs, Err: m.Err}
 	}
 	return func(msg string) error {
-		lower := strings.ToLower(msg)
 		for _, m := range table {
-			for _, s := range m.Contains {
-				if strings.Contains(lower, s) {
-					return m.Err
-				}
+			if Contains(msg, m.Contains...) {
+				return m.Err
 			}
 		}
 		return nil
