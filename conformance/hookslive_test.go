@@ -16,6 +16,15 @@ import (
 // (Capabilities().Hooks: PreToolUse all, DenyReason, PostContext).
 var hooksLiveCLIs = []string{"droid"}
 
+// modeName is the name of cli's subtest that runs one-shot ("CLI/oneshot")
+// or in a live session ("CLI/live").
+func modeName(cli string, live bool) string {
+	if live {
+		return cli + "/live"
+	}
+	return cli + "/oneshot"
+}
+
 // TestHooksLive: hooks one-shot (bypass) and in a live session under
 // PermissionAsk. The scripted model runs `echo`, whose PostToolUse sees
 // its output and adds context, which reaches the next model request;
@@ -25,11 +34,7 @@ var hooksLiveCLIs = []string{"droid"}
 func TestHooksLive(t *testing.T) {
 	for _, cli := range hooksLiveCLIs {
 		for _, live := range []bool{false, true} {
-			name := cli + "/oneshot"
-			if live {
-				name = cli + "/live"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(modeName(cli, live), func(t *testing.T) {
 				t.Parallel()
 				e := newEnv(t, cli,
 					agentclitest.Turn{Shell: "echo " + postMarker},

@@ -34,11 +34,7 @@ const slowDelay = "3"
 func TestMCPSlowServer(t *testing.T) {
 	for _, cli := range []string{"droid"} {
 		for _, live := range []bool{false, true} {
-			name := cli + "/oneshot"
-			if live {
-				name = cli + "/live"
-			}
-			t.Run(name, func(t *testing.T) {
+			t.Run(modeName(cli, live), func(t *testing.T) {
 				t.Parallel()
 				tool := mcpToolName(cli, "probe-srv", mcptest.ToolProbe)
 				e := newEnv(t, cli, agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: tool}}, agentclitest.Turn{Text: "done"})
