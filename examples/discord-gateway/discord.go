@@ -500,8 +500,7 @@ func (g *discordGateway) message(m *discordgo.MessageCreate) {
 		return
 	}
 	text := m.Content
-	if g.s.State != nil && g.s.State.User != nil {
-		me := g.s.State.User.ID
+	if me := g.selfID(); me != "" {
 		text = strings.NewReplacer("<@"+me+">", "", "<@!"+me+">", "").Replace(text)
 	}
 	msg := Message{ID: m.ID, Channel: m.ChannelID, Author: m.Author.ID, AuthorName: displayName(m.Author, m.Member), Text: text}
@@ -544,6 +543,21 @@ func (g *discordGateway) startsTask(channel string) bool {
 		return false
 	}
 	return kind == discordgo.ChannelTypeGuildText || kind == discordgo.ChannelTypeGuildNews
+}
+
+// selfID returns the bot's own user id, or "" before READY. discordgo
+// sets the state's User on READY under the state's lock: read it under
+// that lock.
+func (g *discordGateway) selfID() string {
+	if g.s.State == nil {
+		return ""
+	}
+	g.s.State.RLock()
+	defer g.s.State.RUnlock()
+	if g.s.State.User == nil {
+		return ""
+	}
+	return g.s.State.User.ID
 }
 
 func (g *discordGateway) channelType(channel string) (discordgo.ChannelType, bool) {

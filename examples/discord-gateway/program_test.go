@@ -244,6 +244,22 @@ func TestProgramEnvAllowList(t *testing.T) {
 	}
 }
 
+// TestProgramMentionStripped: a message that mentions the bot (both
+// spellings, the READY's user bot1) reaches the agent without the mention.
+func TestProgramMentionStripped(t *testing.T) {
+	f := newFakeDiscord(t)
+	agent := newFakeAgent()
+	p := startProgram(t, f, agent, "", "THREADS=false", "LIVE_SESSIONS=false")
+	p.answer(p.send("c1", "alice", "<@bot1> hello <@!bot1>there"))
+	agent.mu.Lock()
+	got := agent.runs[0].Prompt
+	agent.mu.Unlock()
+	if strings.Contains(got, "bot1") || !strings.Contains(got, "hello") || !strings.Contains(got, "there") {
+		t.Errorf("the agent's prompt %q still mentions the bot, or lost the text", got)
+	}
+	p.stop()
+}
+
 // TestProgramOrder50x20 (finding 2): 50 conversations × 20 messages,
 // dispatched back to back over the websocket and delivered by discordgo:
 // every message is answered once, with its own answer, and each
