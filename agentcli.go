@@ -246,6 +246,15 @@ type Request struct {
 	// credentials, are not visible to other local users. Whether the
 	// servers the user configured for the CLI stay available too differs
 	// by CLI; see the backend's documentation.
+	//
+	// Every backend's CLI waits for the servers to start before its first
+	// model request, so that a server which takes seconds to start is
+	// offered from the first turn (within the CLI's startup timeout: 60 s
+	// for codex, set by agentcli, and for droid). A server that does
+	// not start fails the run on codex (*ProtocolError, or *ExitError with
+	// ExtraArgs, naming it) and on droid's one-shot runs (*ExitError with
+	// a Hint); the other CLIs, and droid's sessions, run without its
+	// tools.
 	MCPServers []MCPServer
 
 	// Tools are host tools: functions of this program the agent may call

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/agentcli/agentcli"
@@ -199,13 +200,15 @@ func tomlString(s string) string {
 const reasoningEffortKey = "model_reasoning_effort"
 
 // mcpOverrides returns servers as -c overrides of codex's mcp_servers
-// table: mcp_servers.NAME.command, .args and .url, each a TOML value. Env
-// and Headers are left out: they never go on a command line
+// table: mcp_servers.NAME.command, .args and .url, each a TOML value, and
+// .required and .startup_timeout_sec (see mcpStartupTimeout). Env and
+// Headers are left out: they never go on a command line
 // (commandLineSettings refuses servers that have them).
 func mcpOverrides(servers []agentcli.MCPServer) []string {
 	var out []string
 	for _, s := range servers {
 		key := "mcp_servers." + s.Name + "."
+		out = append(out, key+"required=true", key+"startup_timeout_sec="+strconv.Itoa(mcpStartupTimeout))
 		if s.URL != "" {
 			out = append(out, key+"url="+tomlString(s.URL))
 			continue

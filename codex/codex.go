@@ -77,7 +77,13 @@
 // which stay available. codex starts a stdio server with only a few
 // variables of its own environment (HOME, PATH, ...) besides Env, offers
 // the tools to the model as a namespace "mcp__NAME" ("-" in NAME made
-// "_"), and reports calls as mcp_tool_call items.
+// "_"), and reports calls as mcp_tool_call items. Each server is marked
+// required, with a startup timeout of 60 s, so that codex waits for it
+// before its first model request (codex 0.169.0 waits for no other
+// server, and a slow one's tools would be missing from the first turn);
+// a server that does not start in time fails the run, with an
+// *agentcli.ProtocolError for thread/start (with ExtraArgs, exec's
+// *agentcli.ExitError) that names it.
 //
 // Request.OutputSchema is written to a private file passed with
 // --output-schema: codex asks the Responses API for a strict json_schema
@@ -104,10 +110,10 @@
 // Request.Tools, Request.OnQuestion and Request.Hooks make a run go
 // through app-server (with ExtraArgs they are an *agentcli.UnsupportedError:
 // exec takes headers only from its config). The host tools are
-// agentcli's MCP server "agentcli" in thread/start's config, with
-// required = true (codex 0.169.0 does not wait for an MCP server
-// otherwise) and each tool's approval_mode "approve" (agentcli decides
-// each call itself); the tool lists leave it alone. Questions are codex's
+// agentcli's MCP server "agentcli" in thread/start's config, required as
+// every server is (see Settings), with each tool's approval_mode
+// "approve" (agentcli decides each call itself); the tool lists leave it
+// alone. Questions are codex's
 // request_user_input (live.go); hooks, hooks.go.
 //
 // # Events

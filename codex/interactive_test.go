@@ -37,7 +37,7 @@ func TestInteractiveArgs(t *testing.T) {
 			[]string{"resume", "--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "--", id}},
 		{"settings on the command line", agentcli.Request{Effort: agentcli.EffortLow, Permission: agentcli.PermissionBypass,
 			MCPServers: []agentcli.MCPServer{{Name: "fs", Command: "mcp-fs"}}}, "",
-			[]string{"--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "-c", `mcp_servers.fs.command="mcp-fs"`, "-c", `model_reasoning_effort="low"`}},
+			[]string{"--no-daemon", "--dangerously-bypass-approvals-and-sandbox", "-c", "mcp_servers.fs.required=true", "-c", "mcp_servers.fs.startup_timeout_sec=60", "-c", `mcp_servers.fs.command="mcp-fs"`, "-c", `model_reasoning_effort="low"`}},
 	}
 	for _, c := range cases {
 		got, err := interactiveArgs(&c.req, c.dir)

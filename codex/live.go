@@ -83,12 +83,24 @@ func liveArgs(req *agentcli.Request) []string {
 // values into TOML as they are: nothing is expanded. It is pure.
 func liveConfig(req *agentcli.Request) map[string]any { return liveConfigHost(req, nil) }
 
+// mcpStartupTimeout is how long, in seconds, codex waits for each of the
+// request's MCP servers to start and list its tools before the first turn
+// (startup_timeout_sec; codex's own default is 10). codex 0.169.0 waits
+// only for a server marked required: without it the first model request
+// goes out while a server that takes a second or two to start (an npx
+// package, say) is still starting, and the model is not offered its
+// tools. A required server that fails to start, or to start in time,
+// fails the run (thread/start, or exec, reports "required MCP servers
+// failed to initialize"), where an unmarked one would be left out
+// without a word.
+const mcpStartupTimeout = 60
+
 // liveConfigHost is liveConfig with agentcli's own server (host, nil for
-// none), whose table also says that codex must wait for it before the
-// turn starts (required: codex 0.169.0 does not wait for an MCP server
-// otherwise, and the model would find no tools) and that its tools run
-// without asking (approval_mode "approve": agentcli decides each call
-// itself; see driver.HostTools). With the request's OnQuestion, codex's
+// none). Every server's table says that codex must wait for it before the
+// first turn starts (required, startup_timeout_sec: see
+// mcpStartupTimeout); agentcli's own also says that its tools run without
+// asking (approval_mode "approve": agentcli decides each call itself; see
+// driver.HostTools). With the request's OnQuestion, codex's
 // own question tool is enabled outside plan mode
 // (features.default_mode_request_user_input, an experimental feature whose
 // warning is silenced).
@@ -104,9 +116,8 @@ func liveConfigHost(req *agentcli.Request, host *driver.HostTools) map[string]an
 		cfg = map[string]any{}
 	}
 	for _, s := range req.MCPServers {
-		sv := map[string]any{}
+		sv := map[string]any{"required": true, "startup_timeout_sec": mcpStartupTimeout}
 		if host.IsServer(s.Name) {
-			sv["required"] = true
 			approve := map[string]any{}
 			for _, n := range host.Names() {
 				approve[n] = map[string]string{"approval_mode": "approve"}

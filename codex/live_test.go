@@ -135,8 +135,9 @@ func TestLiveSettingsParams(t *testing.T) {
 		OutputSchema: json.RawMessage(`{"type":"object"}`),
 	}
 	got, _ := json.Marshal(liveConfig(req))
-	want := `{"mcp_servers.bare":{"command":"srv"},"mcp_servers.local-srv":{"args":["$HOME","--flag"],"command":"/bin/srv","env":{"K":"last"}},` +
-		`"mcp_servers.web":{"http_headers":{"Authorization":"Bearer t"},"url":"http://127.0.0.1:1/mcp"}}`
+	want := `{"mcp_servers.bare":{"command":"srv","required":true,"startup_timeout_sec":60},` +
+		`"mcp_servers.local-srv":{"args":["$HOME","--flag"],"command":"/bin/srv","env":{"K":"last"},"required":true,"startup_timeout_sec":60},` +
+		`"mcp_servers.web":{"http_headers":{"Authorization":"Bearer t"},"required":true,"startup_timeout_sec":60,"url":"http://127.0.0.1:1/mcp"}}`
 	if string(got) != want {
 		t.Errorf("liveConfig:\n%s\nwant\n%s", got, want)
 	}

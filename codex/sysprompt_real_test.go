@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/internal/mcptest"
 )
 
 // watchCmdlines records every process command line (/proc/*/cmdline,
@@ -83,8 +84,12 @@ func TestRealSystemPromptPrivate(t *testing.T) {
 	marker := "agentcli-private-" + strings.ReplaceAll(t.Name(), "/", "-")
 	secret := "Bearer secret-" + marker
 	sys := "Be \"brief\" " + marker + ".\nSecond line -c x=y --help \\ é"
+	// codex waits for the server (it is required) and fails the run when
+	// it cannot reach it: it must answer.
+	mcp := mcptest.NewHTTP()
+	defer mcp.Close()
 	req := &agentcli.Request{Prompt: "hi", SystemPrompt: sys, Dir: dir, Timeout: time.Minute,
-		MCPServers: []agentcli.MCPServer{{Name: "remote", URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": secret}}}}
+		MCPServers: []agentcli.MCPServer{{Name: "remote", URL: mcp.URL(), Headers: map[string]string{"Authorization": secret}}}}
 
 	stop := watchCmdlines(marker)
 	res, err := b.Run(context.Background(), req)

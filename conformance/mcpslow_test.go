@@ -4,6 +4,9 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentcli/agentcli"
@@ -32,7 +35,7 @@ const slowDelay = "3"
 // the background waits for them before it calls the model, so that a
 // first turn that needs an MCP tool (or a host tool) has it.
 func TestMCPSlowServer(t *testing.T) {
-	for _, cli := range []string{"droid"} {
+	for _, cli := range []string{"claude", "codex", "gemini", "opencode", "copilot", "qwen", "droid"} {
 		for _, live := range []bool{false, true} {
 			t.Run(modeName(cli, live), func(t *testing.T) {
 				t.Parallel()
@@ -61,6 +64,60 @@ func TestMCPSlowServer(t *testing.T) {
 					t.Errorf("Text = %q", res.Text)
 				}
 				checkStdioCall(t, e, tool, logPath)
+			})
+		}
+	}
+}
+
+// TestMCPBrokenServer: an MCP server whose command does not exist. codex
+// (which agentcli has wait for every server: it marks them required) and
+// droid exec (which is given the server's tools by name) fail the run
+// with an error that says so; the other CLIs, and a droid session, run
+// without the server's tools. Request.MCPServers documents the same.
+func TestMCPBrokenServer(t *testing.T) {
+	for _, cli := range []string{"claude", "codex", "gemini", "opencode", "copilot", "qwen", "droid"} {
+		for _, live := range []bool{false, true} {
+			t.Run(modeName(cli, live), func(t *testing.T) {
+				t.Parallel()
+				e := newEnv(t, cli, agentclitest.Turn{Text: "done"})
+				b := openBackend(t, cli, nil)
+				broken := agentcli.MCPServer{Name: "broken-srv", Command: filepath.Join(t.TempDir(), "no-such-server")}
+				var res *agentcli.Result
+				var err error
+				if live {
+					req, tag := e.liveRequest()
+					req.MCPServers = []agentcli.MCPServer{broken}
+					req.Permission = agentcli.PermissionBypass
+					var s agentcli.Session
+					if s, err = agentcli.StartSession(context.Background(), b, req); err == nil {
+						t.Cleanup(func() {
+							s.Close()
+							assertNoProcs(t, tag)
+						})
+						res, err = s.Run(context.Background(), "hi")
+					}
+				} else {
+					req, tag := e.request("hi")
+					req.MCPServers = []agentcli.MCPServer{broken}
+					req.Permission = agentcli.PermissionBypass
+					res, _, err = run(t, b, req, tag)
+				}
+				var pe *agentcli.ProtocolError
+				var ee *agentcli.ExitError
+				switch {
+				case cli == "codex":
+					if !errors.As(err, &pe) || pe.Method != "thread/start" || !strings.Contains(pe.Message, "broken-srv") {
+						t.Fatalf("err = %v; want a ProtocolError for thread/start that names the server", err)
+					}
+				case cli == "droid" && !live:
+					if !errors.As(err, &ee) || !strings.Contains(ee.Hint, "MCP server") {
+						t.Fatalf("err = %v; want an ExitError whose hint names an MCP server", err)
+					}
+				case err != nil:
+					t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
+				case res.Text != "done":
+					t.Errorf("Text = %q", res.Text)
+				}
 			})
 		}
 	}

@@ -130,6 +130,10 @@ var spec = driver.Spec{
 		driver.ErrorMatch{Contains: []string{"failed to fetch session", "session not found", "no session found"}, Err: agentcli.ErrSessionNotFound},
 		driver.ErrorMatch{Contains: []string{"authentication failed", "please log in"}, Err: agentcli.ErrAuth},
 	),
+	// droid exec names no tool it cannot find: with --add-tools or
+	// --only-tools of MCP:SERVER, a server that did not start has none.
+	Hint: driver.HintOn(driver.Hint{Contains: "Unknown tool identifier",
+		Say: "droid has no tool of a name it was given: an MCP server of the request that did not start has none, or a tool rule names a tool droid lacks"}),
 }
 
 // tools maps droid's tool names (0.225.2's llmIds) to canonical ones.
