@@ -58,7 +58,6 @@ var onOffline func(*agentclitest.Server)
 // run is the whole program, in the environment environ ("K=V"); it returns
 // the exit status.
 func run(ctx context.Context, args []string, environ []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	lookup := lookupIn(environ)
 	fs := flag.NewFlagSet("discord-gateway", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	console := fs.Bool("console", false, "read prompts from stdin and print replies to stdout instead of connecting to Discord")
@@ -72,80 +71,161 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	if *verbose {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-
-	cfg, err := LoadConfig(lookup, logger)
-	if err != nil {
-		logger.Error("configuration", "err", err)
+	g := &startup{ctx: ctx, environ: environ, lookup: lookupIn(environ), console: *console, offline: *offline,
+		reply: *reply, logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	defer g.close()
+	o, ok := g.setUp()
+	if !ok {
 		return 1
 	}
-	if !*console {
+	if g.console {
+		chat := &consoleChat{w: stdout}
+		o.Chat = chat
+		rt := NewRuntime(o)
+		rt.Start()
+		runConsole(ctx, rt, chat, stdin)
+		// Answer what was typed before the end of input; a signal (ctx)
+		// cuts that short.
+		shutdown(ctx, rt)
+		return 0
+	}
+	return g.serveDiscord(o)
+}
+
+// startup is one run of the gateway while it sets up: what run's steps
+// share, and what is undone when it ends (close).
+type startup struct {
+	ctx     context.Context
+	environ []string
+	lookup  func(string) (string, bool)
+	logger  *slog.Logger
+	// The flags.
+	console, offline bool
+	reply            string
+
+	cfg      Config
+	name     string           // the backend's registry name
+	path     string           // Options.Path of the CLI ("" for PATH)
+	wire     string           // the CLI's own name (see wireName)
+	b        agentcli.Backend // the backend (the pool's, with NATS_URL)
+	pl       *pool            // nil without NATS_URL
+	replica  string
+	tmpl     agentcli.Request // every run's request, but for its prompt
+	stateDir string
+	runner   agentcli.Backend // b, or b through the guard (see guardExec)
+	undo     []func()         // run by close, last first
+}
+
+// close undoes what the set-up did, last first.
+func (g *startup) close() {
+	for i := len(g.undo) - 1; i >= 0; i-- {
+		g.undo[i]()
+	}
+}
+
+// fail logs msg with args as an error and returns false.
+func (g *startup) fail(msg string, args ...any) bool {
+	g.logger.Error(msg, args...)
+	return false
+}
+
+// setUp reads the configuration, opens the backend (or the worker pool),
+// builds the request template, readies -offline, the state directory and
+// the guard, and returns the runtime's options (without a Chat); false
+// after logging why it cannot.
+func (g *startup) setUp() (Options, bool) {
+	ok := g.configure() && g.openBackend() && g.template() && g.setUpOffline() && g.setUpState()
+	if !ok {
+		return Options{}, false
+	}
+	o, ok := g.options()
+	if ok {
+		g.logger.Info("starting", "backend", g.name, "model", g.tmpl.Model, "permission", g.tmpl.Permission,
+			"max_concurrent_runs", g.cfg.MaxConcurrent, "state", g.stateDir)
+	}
+	return o, ok
+}
+
+// configure loads the configuration and refuses one that would let
+// anyone in a server give the agent orders.
+func (g *startup) configure() bool {
+	cfg, err := LoadConfig(g.lookup, g.logger)
+	if err != nil {
+		return g.fail("configuration", "err", err)
+	}
+	g.cfg = cfg
+	if !g.console {
 		if cfg.Token == "" {
-			logger.Error("DISCORD_TOKEN is not set (or use -console)")
-			return 1
+			return g.fail("DISCORD_TOKEN is not set (or use -console)")
 		}
 		if len(cfg.AllowedUsers) == 0 && len(cfg.AllowedRoles) == 0 && len(cfg.Approvers) == 0 {
-			logger.Error("set ALLOWED_USERS, ALLOWED_ROLES or APPROVERS: an agent with a shell must not take orders from anyone in a server")
-			return 1
+			return g.fail("set ALLOWED_USERS, ALLOWED_ROLES or APPROVERS: an agent with a shell must not take orders from anyone in a server")
 		}
 	}
+	return true
+}
 
+// openBackend opens the configured backend and checks it: on this host,
+// or, with NATS_URL, through the worker pool.
+func (g *startup) openBackend() bool {
+	cfg, logger := g.cfg, g.logger
 	name, err := agentcli.Resolve(cfg.Agent.Backend)
 	if err != nil {
-		logger.Error("AGENT_BACKEND", "err", err)
-		return 1
+		return g.fail("AGENT_BACKEND", "err", err)
 	}
-	path := cfg.Agent.CLIPath
-	wire := wireName(name, path)
+	g.name, g.path = name, cfg.Agent.CLIPath
+	g.wire = wireName(name, g.path)
 	if cfg.NATSURL == "" {
 		switch {
-		case path == "":
-			path = installedCLI(wire)
-		case !strings.ContainsRune(path, filepath.Separator):
-			if p := installedCLI(path); p != "" {
-				path = p
+		case g.path == "":
+			g.path = installedCLI(g.wire)
+		case !strings.ContainsRune(g.path, filepath.Separator):
+			if p := installedCLI(g.path); p != "" {
+				g.path = p
 			}
 		}
 	}
-	b, err := agentcli.Open(name, &agentcli.Options{Path: path, Args: cfg.Agent.Args, Logger: logger})
+	b, err := agentcli.Open(name, &agentcli.Options{Path: g.path, Args: cfg.Agent.Args, Logger: logger})
 	if err != nil {
-		logger.Error("opening the backend", "backend", name, "err", err)
-		return 1
+		return g.fail("opening the backend", "backend", name, "err", err)
+	}
+	g.b, g.replica = b, replicaID()
+	if cfg.NATSURL == "" {
+		if err := b.Check(g.ctx); err != nil {
+			shown := g.path
+			var be *agentcli.BinaryError
+			if errors.As(err, &be) {
+				shown = be.Path
+			}
+			if shown == "" {
+				shown = name + " (on PATH)"
+			}
+			return g.fail("backend check failed", "backend", name, "path", shown, "err", err)
+		}
+		return true
 	}
 	// With NATS_URL the runs go to the pool's workers; b only says what
 	// the backend can do, while no worker may be up yet.
-	var pl *pool
-	replica := replicaID()
-	if cfg.NATSURL != "" {
-		if *offline {
-			logger.Error("-offline runs the CLI on this host; it does not go with NATS_URL")
-			return 1
-		}
-		pl, err = openPool(ctx, cfg, name, b.Capabilities(), replica, logger)
-		if err != nil {
-			logger.Error("the worker pool", "url", cfg.NATSURL, "err", err)
-			return 1
-		}
-		defer pl.close()
-		b = pl.backend
-		if err := b.Check(ctx); err != nil {
-			logger.Warn("no worker of the pool can run the backend now; messages wait for one", "backend", name, "err", err)
-		}
-		logger.Info("runs go to the worker pool", "replica", replica, "shard", cfg.ShardID, "shards", cfg.ShardCount)
-	} else if err := b.Check(ctx); err != nil {
-		shown := path
-		var be *agentcli.BinaryError
-		if errors.As(err, &be) {
-			shown = be.Path
-		}
-		if shown == "" {
-			shown = name + " (on PATH)"
-		}
-		logger.Error("backend check failed", "backend", name, "path", shown, "err", err)
-		return 1
+	if g.offline {
+		return g.fail("-offline runs the CLI on this host; it does not go with NATS_URL")
 	}
+	pl, err := openPool(g.ctx, cfg, name, b.Capabilities(), g.replica, logger)
+	if err != nil {
+		return g.fail("the worker pool", "url", cfg.NATSURL, "err", err)
+	}
+	g.undo = append(g.undo, pl.close)
+	g.pl, g.b = pl, pl.backend
+	if err := g.b.Check(g.ctx); err != nil {
+		logger.Warn("no worker of the pool can run the backend now; messages wait for one", "backend", name, "err", err)
+	}
+	logger.Info("runs go to the worker pool", "replica", g.replica, "shard", cfg.ShardID, "shards", cfg.ShardCount)
+	return true
+}
 
-	caps := b.Capabilities()
+// template builds the request every run starts from: the configuration's
+// settings, the CLI's environment and a permission mode the backend has.
+func (g *startup) template() bool {
+	cfg, caps := g.cfg, g.b.Capabilities()
 	tmpl := agentcli.Request{
 		SystemPrompt:      cfg.SystemPrompt,
 		Dir:               cfg.WorkingDir,
@@ -157,10 +237,10 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	// gateway's own: DISCORD_TOKEN stays here. On the pool, the CLI runs
 	// in its worker's environment, with the operator's additions only.
 	tmpl.ReplaceEnv = true
-	tmpl.Env = childEnv(environ, wire, cfg.AgentEnv) // an ACP agent's CLI: its variables
-	if pl != nil {
+	tmpl.Env = childEnv(g.environ, g.wire, cfg.AgentEnv) // an ACP agent's CLI: its variables
+	if g.pl != nil {
 		tmpl.ReplaceEnv = false
-		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
+		tmpl.Env = addedEnv(g.environ, cfg.AgentEnv)
 	}
 	cfg.Agent.Apply(&tmpl, caps)
 	switch {
@@ -169,85 +249,98 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	case tmpl.Permission == "":
 		// agentcli's zero value: whatever would need approval is refused.
 		tmpl.Permission = agentcli.PermissionDeny
-		logger.Warn("this backend cannot ask for permission: tool calls that need approval are refused (PERMISSION_MODE=bypass runs them; ALLOWED_TOOLS approves some)", "backend", name)
+		g.logger.Warn("this backend cannot ask for permission: tool calls that need approval are refused (PERMISSION_MODE=bypass runs them; ALLOWED_TOOLS approves some)", "backend", g.name)
 	case tmpl.Permission != agentcli.PermissionBypass && !slices.Contains(caps.PermissionModes, tmpl.Permission):
-		logger.Error("PERMISSION_MODE not supported by this backend", "backend", name, "mode", tmpl.Permission,
+		return g.fail("PERMISSION_MODE not supported by this backend", "backend", g.name, "mode", tmpl.Permission,
 			"supported", caps.PermissionModes)
-		return 1
 	}
+	g.tmpl, g.stateDir = tmpl, cfg.StateDir
+	return true
+}
 
-	stateDir := cfg.StateDir
-	if *offline {
-		home, err := os.MkdirTemp("", "discord-gateway-offline-")
-		if err != nil {
-			logger.Error("offline", "err", err)
-			return 1
-		}
-		defer os.RemoveAll(home)
-		srv := agentclitest.NewServer(agentclitest.Turn{Text: *reply, Repeat: -1})
-		defer srv.Close()
-		w, err := srv.Wire(wire, home)
-		if err != nil {
-			logger.Error("offline", "err", err)
-			return 1
-		}
-		// The wiring's environment (a private home, the server's URL and
-		// key) replaces the allow-list; the operator's additions stay.
-		tmpl.Env = addedEnv(environ, cfg.AgentEnv)
-		w.Apply(&tmpl)
-		if _, set := lookup("STATE_DIR"); !set {
-			// The offline CLI's sessions go away with home; so do ours.
-			stateDir = filepath.Join(home, "state")
-		}
-		if onOffline != nil {
-			onOffline(srv)
-		}
-		logger.Info("offline: the CLI talks to a local scripted model server", "url", srv.URL())
+// setUpOffline, with -offline, points the CLI at a local scripted model
+// server in a private home.
+func (g *startup) setUpOffline() bool {
+	if !g.offline {
+		return true
 	}
-
-	// One gateway per state directory; what a previous one (killed, so
-	// that it could not stop them) left running is killed now.
-	tag, unlock, err := lockState(stateDir)
+	home, err := os.MkdirTemp("", "discord-gateway-offline-")
 	if err != nil {
-		logger.Error("state directory", "dir", stateDir, "err", err)
-		return 1
+		return g.fail("offline", "err", err)
 	}
-	defer unlock()
-	runner := b
-	if pl == nil {
-		if n := sweep(tag); n > 0 {
-			logger.Warn("killed processes a previous run of the gateway left behind", "count", n)
-		}
-		tmpl.Env = append(tmpl.Env, envTag+"="+tag)
+	g.undo = append(g.undo, func() { os.RemoveAll(home) })
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: g.reply, Repeat: -1})
+	g.undo = append(g.undo, srv.Close)
+	w, err := srv.Wire(g.wire, home)
+	if err != nil {
+		return g.fail("offline", "err", err)
 	}
-	if guardSupported && pl == nil {
-		// Every CLI is started through this binary, which has the kernel
-		// kill it when the gateway dies (see guardExec).
-		target, err := resolveCLI(path, wire)
-		self, serr := os.Executable()
-		if err == nil && serr == nil {
-			runner, err = agentcli.Open(name, &agentcli.Options{Path: self, Args: cfg.Agent.Args, Logger: logger})
-		}
-		if err != nil || serr != nil {
-			logger.Error("starting the CLIs through the gateway's guard", "err", errors.Join(err, serr))
-			return 1
-		}
-		tmpl.Env = append(tmpl.Env, envExec+"="+target, envParent+"="+strconv.Itoa(os.Getpid()))
+	// The wiring's environment (a private home, the server's URL and
+	// key) replaces the allow-list; the operator's additions stay.
+	g.tmpl.Env = addedEnv(g.environ, g.cfg.AgentEnv)
+	w.Apply(&g.tmpl)
+	if _, set := g.lookup("STATE_DIR"); !set {
+		// The offline CLI's sessions go away with home; so do ours.
+		g.stateDir = filepath.Join(home, "state")
 	}
+	if onOffline != nil {
+		onOffline(srv)
+	}
+	g.logger.Info("offline: the CLI talks to a local scripted model server", "url", srv.URL())
+	return true
+}
 
+// setUpState takes the state directory (one gateway each), kills what a
+// previous gateway left running there, and has every CLI started through
+// the guard where the platform has one.
+func (g *startup) setUpState() bool {
+	tag, unlock, err := lockState(g.stateDir)
+	if err != nil {
+		return g.fail("state directory", "dir", g.stateDir, "err", err)
+	}
+	g.undo = append(g.undo, unlock)
+	g.runner = g.b
+	if g.pl != nil {
+		return true
+	}
+	if n := sweep(tag); n > 0 {
+		g.logger.Warn("killed processes a previous run of the gateway left behind", "count", n)
+	}
+	g.tmpl.Env = append(g.tmpl.Env, envTag+"="+tag)
+	if !guardSupported {
+		return true
+	}
+	// Every CLI is started through this binary, which has the kernel
+	// kill it when the gateway dies (see guardExec).
+	target, err := resolveCLI(g.path, g.wire)
+	self, serr := os.Executable()
+	if err == nil && serr == nil {
+		g.runner, err = agentcli.Open(g.name, &agentcli.Options{Path: self, Args: g.cfg.Agent.Args, Logger: g.logger})
+	}
+	if err != nil || serr != nil {
+		return g.fail("starting the CLIs through the gateway's guard", "err", errors.Join(err, serr))
+	}
+	g.tmpl.Env = append(g.tmpl.Env, envExec+"="+target, envParent+"="+strconv.Itoa(os.Getpid()))
+	return true
+}
+
+// options returns the runtime's options, but for its Chat.
+func (g *startup) options() (Options, bool) {
+	cfg := g.cfg
 	var store SessionStore
-	if pl != nil {
-		store = pl.store
-	} else if store, err = NewFileStore(filepath.Join(stateDir, "sessions", name)); err != nil {
-		logger.Error("session store", "err", err)
-		return 1
+	if g.pl != nil {
+		store = g.pl.store
+	} else {
+		var err error
+		if store, err = NewFileStore(filepath.Join(g.stateDir, "sessions", g.name)); err != nil {
+			return Options{}, g.fail("session store", "err", err)
+		}
 	}
-
 	o := Options{
-		Backend: agentcli.WithLimit(runner, cfg.MaxConcurrent),
+		Backend: agentcli.WithLimit(g.runner, cfg.MaxConcurrent),
 		Store:   store,
 		Queue:   NewMemQueue(cfg.QueueDepth, cfg.QueueTotal),
-		Request: tmpl,
+		Request: g.tmpl,
 		Retry: agentcli.RetryOptions{
 			MaxAttempts: cfg.RetryAttempts,
 			BaseDelay:   cfg.RetryDelay,
@@ -261,31 +354,23 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		AttachmentMax: cfg.AttachmentMax,
 		ImageMax:      cfg.ImageMax,
 		Summary:       true,
-		Logger:        logger,
+		Logger:        g.logger,
 	}
-	if pl != nil {
-		o.Locks, o.Replica = pl.locks, replica
+	if g.pl != nil {
+		o.Locks, o.Replica = g.pl.locks, g.replica
 		o.Warm = 0 // the pool's workers start the sessions
 		// The pool refuses attachments (cluster's checkLocalOnly) and
 		// lists none in its Capabilities.
 		o.NoImages = "runs go to the worker pool (NATS_URL), which does not carry images to its workers yet"
 	}
-	logger.Info("starting", "backend", name, "model", tmpl.Model, "permission", tmpl.Permission,
-		"max_concurrent_runs", cfg.MaxConcurrent, "state", stateDir)
+	return o, true
+}
 
-	if *console {
-		chat := &consoleChat{w: stdout}
-		o.Chat = chat
-		rt := NewRuntime(o)
-		rt.Start()
-		runConsole(ctx, rt, chat, stdin)
-		// Answer what was typed before the end of input; a signal (ctx)
-		// cuts that short.
-		shutdown(ctx, rt)
-		return 0
-	}
-
-	journal, err := NewFileJournal(filepath.Join(stateDir, "inflight"))
+// serveDiscord connects to Discord and answers messages until ctx ends,
+// then answers those already taken; it returns the exit status.
+func (g *startup) serveDiscord(o Options) int {
+	cfg, logger := g.cfg, g.logger
+	journal, err := NewFileJournal(filepath.Join(g.stateDir, "inflight"))
 	if err != nil {
 		logger.Error("journal", "err", err)
 		return 1
@@ -318,7 +403,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 	o.Questions = true // where the backend can ask (see NewRuntime)
 	o.Fetch = chat.Fetch
 	rt := NewRuntime(o)
-	rt.Recover(ctx)
+	rt.Recover(g.ctx)
 	gw := &discordGateway{s: s, chat: chat, rt: rt, log: logger, in: newIntake(), threads: cfg.Threads,
 		cmds: cfg.SlashCommands, guilds: cfg.CommandGuilds}
 	gw.attach()
@@ -330,7 +415,7 @@ func run(ctx context.Context, args []string, environ []string, stdin io.Reader, 
 		return 1
 	}
 	logger.Info("connected to Discord")
-	<-ctx.Done()
+	<-g.ctx.Done()
 	logger.Info("shutting down: answering the messages already taken")
 	s.Close()     // no new events
 	gw.in.close() // those already received are handed over
