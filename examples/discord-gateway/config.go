@@ -126,7 +126,8 @@ type Config struct {
 // invalid value is an error: a bot with a shell should not start on a
 // guess.
 func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config, error) {
-	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	r := &envReader{lookup: lookup}
+	get := r.get
 	c := Config{
 		Token:         get("DISCORD_TOKEN"),
 		APIURL:        get("DISCORD_API_URL"),
@@ -151,93 +152,129 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	if c.APIURL == "" {
 		c.APIURL = "https://discord.com/api/v9"
 	}
-	var err error
-	fail := func(format string, args ...any) {
-		if err == nil {
-			err = fmt.Errorf(format, args...)
-		}
+	c.readLimits(r)
+	c.check(r)
+	return c, r.err
+}
+
+// envReader reads settings through lookup and keeps the first error.
+type envReader struct {
+	lookup func(string) (string, bool)
+	err    error
+}
+
+// get returns the value of key, trimmed ("" when unset).
+func (r *envReader) get(key string) string {
+	v, _ := r.lookup(key)
+	return strings.TrimSpace(v)
+}
+
+// fail records an error unless one is recorded already.
+func (r *envReader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf(format, args...)
 	}
-	num := func(key string, def int) int {
-		v := get(key)
-		if v == "" {
-			return def
-		}
-		n, e := strconv.Atoi(v)
-		if e != nil || n < 1 {
-			fail("%s=%q: want a positive number", key, v)
-			return def
-		}
-		return n
+}
+
+// num returns key as a positive number, def when unset.
+func (r *envReader) num(key string, def int) int {
+	v := r.get(key)
+	if v == "" {
+		return def
 	}
-	dur := func(key string, def time.Duration) time.Duration {
-		v := get(key)
-		if v == "" {
-			return def
-		}
-		if n, e := strconv.ParseFloat(v, 64); e == nil && n > 0 {
-			return time.Duration(n * float64(time.Second))
-		}
-		d, e := time.ParseDuration(v)
-		if e != nil || d <= 0 {
-			fail("%s=%q: want seconds or a duration such as 90s or 10m", key, v)
-			return def
-		}
-		return d
+	n, e := strconv.Atoi(v)
+	if e != nil || n < 1 {
+		r.fail("%s=%q: want a positive number", key, v)
+		return def
 	}
-	boolean := func(key string, def bool) bool {
-		v := get(key)
-		if v == "" {
-			return def
-		}
-		b, e := strconv.ParseBool(v)
-		if e != nil {
-			fail("%s=%q: want true or false", key, v)
-			return def
-		}
-		return b
+	return n
+}
+
+// dur returns key as a positive duration, in seconds or as Go writes one
+// ("90s"), def when unset.
+func (r *envReader) dur(key string, def time.Duration) time.Duration {
+	v := r.get(key)
+	if v == "" {
+		return def
 	}
-	c.QueryTimeout = dur("QUERY_TIMEOUT", 10*time.Minute)
-	c.MaxConcurrent = num("MAX_CONCURRENT_RUNS", 4)
-	c.QueueDepth = num("QUEUE_DEPTH", 5)
-	c.QueueTotal = num("QUEUE_TOTAL", 200)
-	c.RetryAttempts = num("RETRY_ATTEMPTS", 3)
-	c.RetryDelay = dur("RETRY_DELAY", 5*time.Second)
-	c.PermissionTimeout = dur("PERMISSION_TIMEOUT", agentcli.DefaultPermissionTimeout)
-	c.LiveIdle = dur("LIVE_IDLE", 15*time.Minute)
-	c.MaxLive = num("MAX_LIVE_SESSIONS", 8)
-	c.AttachmentMax = num("ATTACHMENT_MAX_BYTES", 100_000)
-	if c.ImageMax = num("IMAGE_MAX_BYTES", agentcli.MaxImageBytes); c.ImageMax > agentcli.MaxImageBytes {
-		fail("IMAGE_MAX_BYTES=%d: at most %d (5 MiB, agentcli.MaxImageBytes)", c.ImageMax, agentcli.MaxImageBytes)
+	if n, e := strconv.ParseFloat(v, 64); e == nil && n > 0 {
+		return time.Duration(n * float64(time.Second))
+	}
+	d, e := time.ParseDuration(v)
+	if e != nil || d <= 0 {
+		r.fail("%s=%q: want seconds or a duration such as 90s or 10m", key, v)
+		return def
+	}
+	return d
+}
+
+// boolean returns key as a boolean, def when unset.
+func (r *envReader) boolean(key string, def bool) bool {
+	v := r.get(key)
+	if v == "" {
+		return def
+	}
+	b, e := strconv.ParseBool(v)
+	if e != nil {
+		r.fail("%s=%q: want true or false", key, v)
+		return def
+	}
+	return b
+}
+
+// readLimits reads the numbers, durations and switches: timeouts, queue
+// and concurrency limits, sizes, live and warm sessions, shards.
+func (c *Config) readLimits(r *envReader) {
+	c.QueryTimeout = r.dur("QUERY_TIMEOUT", 10*time.Minute)
+	c.MaxConcurrent = r.num("MAX_CONCURRENT_RUNS", 4)
+	c.QueueDepth = r.num("QUEUE_DEPTH", 5)
+	c.QueueTotal = r.num("QUEUE_TOTAL", 200)
+	c.RetryAttempts = r.num("RETRY_ATTEMPTS", 3)
+	c.RetryDelay = r.dur("RETRY_DELAY", 5*time.Second)
+	c.PermissionTimeout = r.dur("PERMISSION_TIMEOUT", agentcli.DefaultPermissionTimeout)
+	c.LiveIdle = r.dur("LIVE_IDLE", 15*time.Minute)
+	c.MaxLive = r.num("MAX_LIVE_SESSIONS", 8)
+	c.AttachmentMax = r.num("ATTACHMENT_MAX_BYTES", 100_000)
+	if c.ImageMax = r.num("IMAGE_MAX_BYTES", agentcli.MaxImageBytes); c.ImageMax > agentcli.MaxImageBytes {
+		r.fail("IMAGE_MAX_BYTES=%d: at most %d (5 MiB, agentcli.MaxImageBytes)", c.ImageMax, agentcli.MaxImageBytes)
 	}
 	c.Warm = 1
-	if v := get("WARM_SESSIONS"); v != "" {
+	if v := r.get("WARM_SESSIONS"); v != "" {
 		n, e := strconv.Atoi(v)
 		switch {
 		case e != nil || n < 0:
-			fail("WARM_SESSIONS=%q: want a number, 0 for none", v)
+			r.fail("WARM_SESSIONS=%q: want a number, 0 for none", v)
 		case n >= c.MaxLive:
-			fail("WARM_SESSIONS=%d: warm sessions count against MAX_LIVE_SESSIONS (%d); want fewer", n, c.MaxLive)
+			r.fail("WARM_SESSIONS=%d: warm sessions count against MAX_LIVE_SESSIONS (%d); want fewer", n, c.MaxLive)
 		default:
 			c.Warm = n
 		}
 	} else {
 		c.Warm = min(c.Warm, c.MaxLive-1)
 	}
-	c.Live = boolean("LIVE_SESSIONS", true)
-	c.Threads = boolean("THREADS", false)
-	c.SlashCommands = boolean("SLASH_COMMANDS", true)
-	c.ShardCount = num("DISCORD_SHARD_COUNT", 1)
-	if v := get("DISCORD_SHARD_ID"); v != "" {
+	c.Live = r.boolean("LIVE_SESSIONS", true)
+	c.Threads = r.boolean("THREADS", false)
+	c.SlashCommands = r.boolean("SLASH_COMMANDS", true)
+	c.ShardCount = r.num("DISCORD_SHARD_COUNT", 1)
+	if v := r.get("DISCORD_SHARD_ID"); v != "" {
 		n, e := strconv.Atoi(v)
 		if e != nil || n < 0 || n >= c.ShardCount {
-			fail("DISCORD_SHARD_ID=%q: want a number from 0 to DISCORD_SHARD_COUNT-1 (%d)", v, c.ShardCount-1)
+			r.fail("DISCORD_SHARD_ID=%q: want a number from 0 to DISCORD_SHARD_COUNT-1 (%d)", v, c.ShardCount-1)
 		}
 		c.ShardID = n
 	}
+}
+
+// check refuses what the rest cannot use: an unknown permission mode,
+// URLs of the wrong kind, an AGENT_ENV entry that is not a variable or
+// would hand the bot's own settings to the agent, an unreadable
+// SYSTEM_PROMPT_FILE, a WORKING_DIR that is not a directory. It reads
+// SYSTEM_PROMPT_FILE and makes WORKING_DIR absolute.
+func (c *Config) check(r *envReader) {
 	switch c.Permission {
 	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 	default:
-		fail("PERMISSION_MODE=%q: want bypass, ask, deny or plan", c.Permission)
+		r.fail("PERMISSION_MODE=%q: want bypass, ask, deny or plan", c.Permission)
 	}
 	for _, k := range []struct{ key, v string }{{"DISCORD_API_URL", c.APIURL}, {"DISCORD_GATEWAY_URL", c.GatewayURL}} {
 		if k.v == "" {
@@ -246,24 +283,24 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 		u, e := url.Parse(k.v)
 		if e != nil || u.Host == "" || (k.key == "DISCORD_API_URL" && u.Scheme != "https" && u.Scheme != "http") ||
 			(k.key == "DISCORD_GATEWAY_URL" && u.Scheme != "wss" && u.Scheme != "ws") {
-			fail("%s=%q: want an absolute %s URL", k.key, k.v, map[bool]string{true: "http(s)", false: "ws(s)"}[k.key == "DISCORD_API_URL"])
+			r.fail("%s=%q: want an absolute %s URL", k.key, k.v, map[bool]string{true: "http(s)", false: "ws(s)"}[k.key == "DISCORD_API_URL"])
 		}
 	}
 	for _, e := range c.AgentEnv {
 		name, _, _ := strings.Cut(e, "=")
 		switch {
 		case !envName.MatchString(name):
-			fail("AGENT_ENV: %q is not a variable name", name)
+			r.fail("AGENT_ENV: %q is not a variable name", name)
 		case secretOfTheBot(name):
 			// The bot's own credentials never go to the agent, whoever
 			// asks.
-			fail("AGENT_ENV: %s would hand the bot's Discord or NATS settings to the agent", name)
+			r.fail("AGENT_ENV: %s would hand the bot's Discord or NATS settings to the agent", name)
 		}
 	}
-	if f := get("SYSTEM_PROMPT_FILE"); f != "" {
+	if f := r.get("SYSTEM_PROMPT_FILE"); f != "" {
 		b, e := os.ReadFile(f)
 		if e != nil {
-			fail("SYSTEM_PROMPT_FILE: %v", e)
+			r.fail("SYSTEM_PROMPT_FILE: %v", e)
 		}
 		c.SystemPrompt = strings.TrimSpace(string(b))
 	}
@@ -271,16 +308,15 @@ func LoadConfig(lookup func(string) (string, bool), logger *slog.Logger) (Config
 	case c.WorkingDir != "" && c.NATSURL != "":
 		// A path on the workers, not here.
 		if !filepath.IsAbs(c.WorkingDir) {
-			fail("WORKING_DIR=%q: with NATS_URL, an absolute path on the workers", c.WorkingDir)
+			r.fail("WORKING_DIR=%q: with NATS_URL, an absolute path on the workers", c.WorkingDir)
 		}
 	case c.WorkingDir != "":
 		abs, e := filepath.Abs(c.WorkingDir)
 		if fi, se := os.Stat(abs); e != nil || se != nil || !fi.IsDir() {
-			fail("WORKING_DIR=%q is not a directory", c.WorkingDir)
+			r.fail("WORKING_DIR=%q is not a directory", c.WorkingDir)
 		}
 		c.WorkingDir = abs
 	}
-	return c, err
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
