@@ -140,6 +140,9 @@ func TestErrors(t *testing.T) {
 		{"", []string{"-cli", cli, "-interactive", "-"}, "cannot come from stdin"},
 		{"", []string{"-cli", cli, "  \n\t"}, "prompt is empty"},
 		{" \n", []string{"-cli", cli, "-"}, "prompt is empty"},
+		{"", []string{"-cli", cli, "-list", "-chat"}, "-list runs nothing"},
+		{"", []string{"-cli", cli, "-permission", "sometimes", "hi"}, "unknown permission mode"},
+		{"", []string{"-cli", cli, "-chat", "hi"}, "usage: agentrun"},
 	} {
 		if code, _, errOut = runArgs(t, c.stdin, c.args...); code != 2 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)

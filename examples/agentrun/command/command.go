@@ -51,115 +51,216 @@ import (
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := agentcli.ConfigFromEnv(logger)
+	f, ok := parseFlags(args, cfg, stderr)
+	if !ok {
+		return 2
+	}
+	if f.doctor {
+		return runDoctor(f.cliPath, f.asJSON, stdout)
+	}
+	out := output{stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), json: f.asJSON, stream: f.stream}
+	if f.replay != "" {
+		return runReplay(f.backend, f.replay, out)
+	}
+	if code := f.check(stderr); code != 0 {
+		return code
+	}
+	prompt, in, code := f.input(stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	b, wire, code := f.open(cfg, logger, stderr)
+	if code != 0 {
+		return code
+	}
+	if f.list {
+		return listSessions(b, out)
+	}
+	req := f.request(cfg, b, prompt, in, stderr)
+	if f.wireLog != "" {
+		w, err := os.Create(f.wireLog)
+		if err != nil {
+			fmt.Fprintln(stderr, "agentrun:", err)
+			return 1
+		}
+		defer w.Close()
+		req.WireLog = w
+	}
+	// script prepares the offline model's answer to a prompt.
+	script := func(string) {}
+	if f.offline {
+		var undo func()
+		if script, undo, code = f.offlineModel(req, wire, stderr); code != 0 {
+			return code
+		}
+		defer undo()
+	}
 
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.interactive {
+		if !f.timeoutSet {
+			req.Timeout = 0 // a person is at the terminal
+		}
+		req.MaxTurns = 0 // no interactive UI takes a turn limit (BACKEND_MAX_TURNS has a default)
+		return runInteractive(ctx, b, req, stdin, stdout, stderr)
+	}
+	if !f.stream && !f.asJSON {
+		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
+	}
+	if f.chat {
+		return chatLoop(ctx, b, req, in, script, out, f.attach)
+	}
+	req.Attachments = f.attach
+	script(req.Prompt)
+	if !out.turn(b.Stream(ctx, req)) {
+		return 1
+	}
+	return 0
+}
+
+// flags are agentrun's command line.
+type flags struct {
+	backend, cliPath, model, session, system, permission string
+	reply, wireLog, replay, newID                        string
+	timeout                                              time.Duration
+	timeoutSet                                           bool // -timeout was given
+	asJSON, stream, offline, doctor, chat, interactive   bool
+	toolDemo, cont, fork, list                           bool
+	attach                                               []agentcli.Attachment
+	agentArgs                                            []string
+	args                                                 []string // the arguments after the flags
+	usage                                                func()
+}
+
+// parseFlags parses args, with defaults from cfg (the environment's);
+// false when they do not parse (the flag package has said why).
+func parseFlags(args []string, cfg agentcli.Config, stderr io.Writer) (*flags, bool) {
+	f := &flags{}
 	fs := flag.NewFlagSet("agentrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	backend := fs.String("backend", cfg.Backend, "backend name (default from AGENT_BACKEND, else claude)")
-	cliPath := fs.String("cli", cfg.CLIPath, "CLI binary path (default from BACKEND_CLI_PATH)")
-	model := fs.String("model", cfg.Model, "model (default from BACKEND_MODEL)")
-	session := fs.String("session", "", "session id to resume")
-	system := fs.String("system", "", "system prompt")
-	timeout := fs.Duration("timeout", 10*time.Minute, "timeout for the whole run (0: none)")
-	asJSON := fs.Bool("json", false, "print the final result as one JSON object")
-	stream := fs.Bool("stream", false, "print every normalized event as a JSON line")
-	offline := fs.Bool("offline", false, "answer from a local scripted model server instead of the real API")
-	reply := fs.String("offline-reply", "Hello from the offline model server!", "the canned reply used with -offline")
-	wireLog := fs.String("wire-log", "", "write the run's wire log (every CLI output line and stdin message) to this file")
-	replay := fs.String("replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
-	doctor := fs.Bool("doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
-	chat := fs.Bool("chat", false, "live session: each stdin line is one turn")
-	permission := fs.String("permission", "", "permission mode: bypass, ask, deny or plan (default: PERMISSION_MODE, else deny)")
-	interactive := fs.Bool("interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
-	toolDemo := fs.Bool("tool-demo", false, "give the agent a host tool written in Go: current_time")
-	var attach []agentcli.Attachment
+	fs.StringVar(&f.backend, "backend", cfg.Backend, "backend name (default from AGENT_BACKEND, else claude)")
+	fs.StringVar(&f.cliPath, "cli", cfg.CLIPath, "CLI binary path (default from BACKEND_CLI_PATH)")
+	fs.StringVar(&f.model, "model", cfg.Model, "model (default from BACKEND_MODEL)")
+	fs.StringVar(&f.session, "session", "", "session id to resume")
+	fs.StringVar(&f.system, "system", "", "system prompt")
+	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "timeout for the whole run (0: none)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the final result as one JSON object")
+	fs.BoolVar(&f.stream, "stream", false, "print every normalized event as a JSON line")
+	fs.BoolVar(&f.offline, "offline", false, "answer from a local scripted model server instead of the real API")
+	fs.StringVar(&f.reply, "offline-reply", "Hello from the offline model server!", "the canned reply used with -offline")
+	fs.StringVar(&f.wireLog, "wire-log", "", "write the run's wire log (every CLI output line and stdin message) to this file")
+	fs.StringVar(&f.replay, "replay", "", "print the events of a wire log written by -wire-log (with -backend) instead of running")
+	fs.BoolVar(&f.doctor, "doctor", false, "report every backend's CLI (path, version, credentials set) and exit; no model call")
+	fs.BoolVar(&f.chat, "chat", false, "live session: each stdin line is one turn")
+	fs.StringVar(&f.permission, "permission", "", "permission mode: bypass, ask, deny or plan (default: PERMISSION_MODE, else deny)")
+	fs.BoolVar(&f.interactive, "interactive", false, "hand the terminal to the CLI's own interactive UI (the prompt, optional, is the first message)")
+	fs.BoolVar(&f.toolDemo, "tool-demo", false, "give the agent a host tool written in Go: current_time")
 	fs.Func("attach", "send FILE with the prompt (an image: PNG, JPEG, GIF, WebP; or a text file); repeatable; with -chat, with the first turn", func(path string) error {
-		attach = append(attach, agentcli.Attachment{Path: path})
+		f.attach = append(f.attach, agentcli.Attachment{Path: path})
 		return nil
 	})
-	var agentArgs []string
 	fs.Func("arg", "an argument that starts the agent of backend acp in ACP mode (e.g. -arg=--acp); repeatable; replaces a known ACP agent's own (default from BACKEND_CLI_ARGS)", func(a string) error {
-		agentArgs = append(agentArgs, a)
+		f.agentArgs = append(f.agentArgs, a)
 		return nil
 	})
-	cont := fs.Bool("continue", false, "continue the most recent session of the current directory")
-	fork := fs.Bool("fork", false, "with -session or -continue: fork that session into a new one (the original stays as it was)")
-	newID := fs.String("session-id", "", "the id (a UUID) of the new session (with -fork: of the fork)")
-	list := fs.Bool("list", false, "list the sessions of the current directory, newest first, one per line (id, updated, title) and exit")
+	fs.BoolVar(&f.cont, "continue", false, "continue the most recent session of the current directory")
+	fs.BoolVar(&f.fork, "fork", false, "with -session or -continue: fork that session into a new one (the original stays as it was)")
+	fs.StringVar(&f.newID, "session-id", "", "the id (a UUID) of the new session (with -fork: of the fork)")
+	fs.BoolVar(&f.list, "list", false, "list the sessions of the current directory, newest first, one per line (id, updated, title) and exit")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: agentrun [flags] prompt|-\n       agentrun -chat [flags]\n       agentrun -interactive [flags] [prompt]\n\nbackends: %v\n\n", agentcli.Backends())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return nil, false
 	}
-	if *doctor {
-		return runDoctor(*cliPath, *asJSON, stdout)
+	fs.Visit(func(fl *flag.Flag) { f.timeoutSet = f.timeoutSet || fl.Name == "timeout" })
+	f.args, f.usage = fs.Args(), fs.Usage
+	if len(f.agentArgs) == 0 {
+		f.agentArgs = cfg.Args // BACKEND_CLI_ARGS
 	}
-	out := output{stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout), json: *asJSON, stream: *stream}
-	if *replay != "" {
-		return runReplay(*backend, *replay, out)
+	return f, true
+}
+
+// arg returns the i-th argument after the flags, or "".
+func (f *flags) arg(i int) string {
+	if i < len(f.args) {
+		return f.args[i]
 	}
+	return ""
+}
+
+// check refuses flags that do not go together, and a permission mode or
+// a number of arguments that is off: 2, after saying why; 0 when they
+// are fine.
+func (f *flags) check(stderr io.Writer) int {
 	wantArgs := 1
-	if *chat || *list || *interactive && fs.NArg() == 0 {
+	if f.chat || f.list || f.interactive && len(f.args) == 0 {
 		wantArgs = 0
 	}
-	mode := agentcli.PermissionMode(*permission)
-	switch mode {
+	switch agentcli.PermissionMode(f.permission) {
 	case "", agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny, agentcli.PermissionPlan:
 	default:
-		fmt.Fprintf(stderr, "agentrun: unknown permission mode %q (bypass, ask, deny or plan)\n", *permission)
+		fmt.Fprintf(stderr, "agentrun: unknown permission mode %q (bypass, ask, deny or plan)\n", f.permission)
 		return 2
 	}
 	switch {
-	case *asJSON && *stream:
+	case f.asJSON && f.stream:
 		fmt.Fprintln(stderr, "agentrun: -json and -stream cannot be combined: -stream already prints the result as its last line")
-		return 2
-	case *interactive && (*chat || *asJSON || *stream || *wireLog != ""):
+	case f.interactive && (f.chat || f.asJSON || f.stream || f.wireLog != ""):
 		fmt.Fprintln(stderr, "agentrun: -interactive hands the terminal to the CLI: it cannot be combined with -chat, -json, -stream or -wire-log")
-		return 2
-	case *interactive && fs.Arg(0) == "-":
+	case f.interactive && f.arg(0) == "-":
 		fmt.Fprintln(stderr, "agentrun: -interactive reads the terminal: the first message cannot come from stdin")
-		return 2
-	case *list && (*chat || *interactive || *cont || *fork || *newID != "" || *session != ""):
+	case f.list && (f.chat || f.interactive || f.cont || f.fork || f.newID != "" || f.session != ""):
 		fmt.Fprintln(stderr, "agentrun: -list runs nothing: it cannot be combined with -chat, -interactive, -continue, -fork, -session or -session-id")
-		return 2
-	case fs.NArg() != wantArgs:
-		fs.Usage()
-		return 2
+	case len(f.args) != wantArgs:
+		f.usage()
+	default:
+		return 0
 	}
+	return 2
+}
+
+// input returns the prompt (read from stdin for "-") and what answers the
+// session's questions and permission requests, or an exit status.
+func (f *flags) input(stdin io.Reader, stderr io.Writer) (string, *lines, int) {
 	prompt := ""
-	if !*chat {
-		prompt = fs.Arg(0)
+	if !f.chat {
+		prompt = f.arg(0)
 	}
 	var in *lines
-	if *interactive {
+	if f.interactive {
 		in = newLines(nil) // the terminal is the CLI's: reading it here would stop us (SIGTTIN)
 	} else if prompt == "-" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
 			fmt.Fprintln(stderr, "agentrun: reading stdin:", err)
-			return 1
+			return "", nil, 1
 		}
 		prompt = string(b)
 		in = newLines(nil) // stdin is used up: nothing answers permission requests
 	} else {
 		in = newLines(stdin)
 	}
-	if !*chat && !*interactive && !*list && strings.TrimSpace(prompt) == "" {
+	if !f.chat && !f.interactive && !f.list && strings.TrimSpace(prompt) == "" {
 		fmt.Fprintln(stderr, "agentrun: the prompt is empty")
-		return 2
+		return "", nil, 2
 	}
+	return prompt, in, 0
+}
 
-	name, err := agentcli.Resolve(*backend)
+// open opens the backend, its CLI found as -cli says or where the
+// project's scripts installed it, and returns it with the CLI's own name
+// (see wireName), or an exit status.
+func (f *flags) open(cfg agentcli.Config, logger *slog.Logger, stderr io.Writer) (agentcli.Backend, string, int) {
+	name, err := agentcli.Resolve(f.backend)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentrun:", err)
-		return 2
+		return nil, "", 2
 	}
-	if len(agentArgs) == 0 {
-		agentArgs = cfg.Args // BACKEND_CLI_ARGS
-	}
-	opts := &agentcli.Options{Path: *cliPath, Logger: logger, Args: agentArgs}
-	wire := wireName(name, *cliPath)
+	opts := &agentcli.Options{Path: f.cliPath, Logger: logger, Args: f.agentArgs}
+	wire := wireName(name, f.cliPath)
 	switch {
 	case opts.Path == "":
 		opts.Path = installedCLI(wire)
@@ -170,112 +271,89 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if name == acpagent.Name && opts.Path == "" {
 		fmt.Fprintln(stderr, "agentrun: -backend acp runs the agent given by -cli, with the arguments of -arg (e.g. -cli qwen -arg=--acp)")
-		return 2
+		return nil, "", 2
 	}
 	b, err := agentcli.Open(name, opts)
 	if err != nil {
 		fmt.Fprintln(stderr, "agentrun:", err)
-		return 2
+		return nil, "", 2
 	}
-	if *list {
-		return listSessions(b, out)
-	}
+	return b, wire, 0
+}
+
+// request returns the run's request: the flags' settings over cfg's (the
+// environment's), with the answers to permission requests and questions
+// read from in, and the demo tool.
+func (f *flags) request(cfg agentcli.Config, b agentcli.Backend, prompt string, in *lines, stderr io.Writer) *agentcli.Request {
 	req := &agentcli.Request{
 		Prompt:       prompt,
-		SystemPrompt: *system,
-		SessionID:    *session,
-		Continue:     *cont,
-		ForkSession:  *fork,
-		NewSessionID: *newID,
-		Model:        *model,
-		Timeout:      *timeout,
+		SystemPrompt: f.system,
+		SessionID:    f.session,
+		Continue:     f.cont,
+		ForkSession:  f.fork,
+		NewSessionID: f.newID,
+		Model:        f.model,
+		Timeout:      f.timeout,
 	}
-	if mode != "" {
-		req.Permission = mode
+	if f.permission != "" {
+		req.Permission = agentcli.PermissionMode(f.permission)
 	}
 	cfg.Apply(req, b.Capabilities())
-	if (req.Permission == agentcli.PermissionAsk || *chat) && !*interactive {
+	if (req.Permission == agentcli.PermissionAsk || f.chat) && !f.interactive {
 		// In -chat mode too: "/permission ask" may switch to it.
 		req.OnPermission = askOn(in, stderr)
 	}
-	if *toolDemo {
+	if f.toolDemo {
 		req.Tools = append(req.Tools, currentTime())
 	}
-	if *chat && b.Capabilities().Questions {
+	if f.chat && b.Capabilities().Questions {
 		req.OnQuestion = questionOn(in, stderr)
 	}
+	return req
+}
 
-	if *wireLog != "" {
-		f, err := os.Create(*wireLog)
-		if err != nil {
-			fmt.Fprintln(stderr, "agentrun:", err)
-			return 1
+// offlineModel points req's CLI (wire) at a local scripted model server
+// in a private home, and returns what scripts the model's answer to a
+// prompt and what removes the server and the home, or an exit status.
+func (f *flags) offlineModel(req *agentcli.Request, wire string, stderr io.Writer) (func(string), func(), int) {
+	srv := agentclitest.NewServer()
+	script := func(p string) {
+		if srv.Remaining() > 0 {
+			return // an earlier turn ended before using its answer
 		}
-		defer f.Close()
-		req.WireLog = f
-	}
-
-	// script prepares the offline model's answer to a prompt.
-	script := func(string) {}
-	if *offline {
-		srv := agentclitest.NewServer()
-		defer srv.Close()
-		script = func(p string) {
-			if srv.Remaining() > 0 {
-				return // an earlier turn ended before using its answer
-			}
-			if asksToRun(p) {
-				srv.Push(agentclitest.Turn{Shell: "touch made-by-the-offline-model.txt"})
-			}
-			if *toolDemo && strings.Contains(strings.ToLower(p), "time") {
-				srv.Push(agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(wire, "current_time"),
-					Args: map[string]any{"zone": "UTC"}}})
-			}
-			if *chat && asksToAsk(p) {
-				srv.Push(agentclitest.Turn{Tool: agentclitest.QuestionCall(wire, offlineQuestion)})
-			}
-			srv.Push(agentclitest.Turn{Text: *reply})
+		if asksToRun(p) {
+			srv.Push(agentclitest.Turn{Shell: "touch made-by-the-offline-model.txt"})
 		}
-		for i := 0; *interactive && i < 100; i++ {
-			srv.Push(agentclitest.Turn{Text: *reply}) // every message typed gets it
+		if f.toolDemo && strings.Contains(strings.ToLower(p), "time") {
+			srv.Push(agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(wire, "current_time"),
+				Args: map[string]any{"zone": "UTC"}}})
 		}
-		home, err := os.MkdirTemp("", "agentrun-offline-")
-		if err != nil {
-			fmt.Fprintln(stderr, "agentrun:", err)
-			return 1
+		if f.chat && asksToAsk(p) {
+			srv.Push(agentclitest.Turn{Tool: agentclitest.QuestionCall(wire, offlineQuestion)})
 		}
-		defer os.RemoveAll(home)
-		w, err := srv.Wire(wire, home)
-		if err != nil {
-			fmt.Fprintln(stderr, "agentrun:", err)
-			return 1
-		}
-		w.Apply(req)
+		srv.Push(agentclitest.Turn{Text: f.reply})
 	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if *interactive {
-		timeoutSet := false
-		fs.Visit(func(f *flag.Flag) { timeoutSet = timeoutSet || f.Name == "timeout" })
-		if !timeoutSet {
-			req.Timeout = 0 // a person is at the terminal
-		}
-		req.MaxTurns = 0 // no interactive UI takes a turn limit (BACKEND_MAX_TURNS has a default)
-		return runInteractive(ctx, b, req, stdin, stdout, stderr)
+	for i := 0; f.interactive && i < 100; i++ {
+		srv.Push(agentclitest.Turn{Text: f.reply}) // every message typed gets it
 	}
-	if !*stream && !*asJSON {
-		req.OnText = func(s string) { fmt.Fprint(stdout, s) }
+	home, err := os.MkdirTemp("", "agentrun-offline-")
+	if err != nil {
+		srv.Close()
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return nil, nil, 1
 	}
-	if *chat {
-		return chatLoop(ctx, b, req, in, script, out, attach)
+	undo := func() {
+		srv.Close()
+		os.RemoveAll(home)
 	}
-	req.Attachments = attach
-	script(req.Prompt)
-	if !out.turn(b.Stream(ctx, req)) {
-		return 1
+	w, err := srv.Wire(wire, home)
+	if err != nil {
+		undo()
+		fmt.Fprintln(stderr, "agentrun:", err)
+		return nil, nil, 1
 	}
-	return 0
+	w.Apply(req)
+	return script, undo, 0
 }
 
 // listSessions prints the sessions b's CLI keeps for the current
