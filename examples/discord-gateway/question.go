@@ -86,113 +86,20 @@ func (rt *Runtime) askQuestion(ctx context.Context, conv string, q *agentcli.Que
 // the card could not be posted).
 func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head string, item agentcli.QuestionItem,
 	timeout time.Duration) ([]string, bool) {
-	text := "❓ " + head + "The agent asks:"
-	if h := strings.TrimSpace(item.Header); h != "" {
-		text += " **" + plain(shorten(oneLine(h), 100)) + "**"
-	}
-	text += "\n" + plain(shorten(strings.TrimSpace(item.Text), maxQuestionText))
-	mention := func(s string) string {
-		if rt.o.Mention && requester != "" {
-			return "<@" + requester + "> " + s
-		}
-		return s
-	}
-	opts := item.Options
-	if len(opts) > maxMenuOptions {
-		text += fmt.Sprintf("\n_(the first %d of %d options are shown)_", maxMenuOptions, len(opts))
-		opts = opts[:maxMenuOptions]
-	}
-	labels := make([]string, len(opts)) // what the model gets
-	for j, o := range opts {
-		labels[j] = o.Label
-		if strings.TrimSpace(o.Label) == "" {
-			labels[j] = "Option " + strconv.Itoa(j+1)
-		}
-	}
-	menu := item.MultiSelect || len(opts) > maxButtons
-	hint := "\n_(Or answer in your own words: **Other…**, or send your answer here.)_"
-	if len(opts) == 0 {
-		hint = "\n_(Answer with the button, or send your answer here.)_"
-	}
-	if !menu {
-		// Buttons show labels only: the descriptions go in the text.
-		for j, o := range opts {
-			if d := strings.TrimSpace(o.Description); d != "" {
-				text += "\n• **" + plain(shorten(oneLine(labels[j]), 80)) + "**: " + plain(shorten(oneLine(d), 150))
-			}
-		}
-	}
-	text = cutLen(text, 1800)
-
-	pick := func(c Choice) ([]int, bool) {
-		if !menu {
-			j, err := strconv.Atoi(strings.TrimPrefix(c.Button, "o"))
-			if !strings.HasPrefix(c.Button, "o") || err != nil || j < 0 || j >= len(opts) || len(c.Values) > 0 {
-				return nil, false
-			}
-			return []int{j}, true
-		}
-		if c.Button != "" || len(c.Values) == 0 || !item.MultiSelect && len(c.Values) > 1 {
-			return nil, false
-		}
-		var picked []int
-		for _, v := range c.Values {
-			j, err := strconv.Atoi(v)
-			if err != nil || j < 0 || j >= len(opts) || slices.Contains(picked, j) {
-				return nil, false
-			}
-			picked = append(picked, j)
-		}
-		return picked, true
-	}
-	chosen := func(c Choice) []string {
-		if t, ok := freeText(c); ok {
-			return []string{t}
-		}
-		picked, _ := pick(c)
-		out := make([]string, len(picked))
-		for k, j := range picked {
-			out[k] = labels[j]
-		}
-		return out
-	}
-	w := &waiter{conv: conv, channel: channel, requester: requester, text: text, answer: make(chan Choice, 1),
+	q := newQuestionCard(head, item)
+	w := &waiter{conv: conv, channel: channel, requester: requester, text: q.text, answer: make(chan Choice, 1),
 		free:   true,
 		form:   [2]string{shorten(oneLine("Answer: "+strings.TrimSpace(item.Header)), 45), shorten(oneLine(item.Text), 100)},
-		decide: func(c Choice) bool { _, ok := pick(c); _, free := freeText(c); return ok || free },
-		label: func(c Choice) string {
-			if t, ok := freeText(c); ok {
-				return "✅ “" + plain(shorten(oneLine(t), 300)) + "”"
-			}
-			var shown []string
-			for _, l := range chosen(c) {
-				shown = append(shown, plain(shorten(oneLine(l), 80)))
-			}
-			return "✅ " + strings.Join(shown, ", ")
-		}}
+		decide: q.decides,
+		label:  q.label,
+	}
 	id := rt.register(w)
-	card := Card{Text: mention(text + hint + fmt.Sprintf("\n(no answer within %v: the agent decides on its own)", timeout)),
-		Mention: requester}
-	if menu && len(opts) > 0 {
-		m := &Menu{ID: "w:" + id, Placeholder: "Choose one", Min: 1, Max: 1}
-		if item.MultiSelect {
-			m.Placeholder, m.Max = "Choose one or more", len(opts)
-		}
-		for j, o := range opts {
-			m.Options = append(m.Options, MenuOption{Value: strconv.Itoa(j), Label: oneLine(labels[j]),
-				Description: oneLine(o.Description)})
-		}
-		card.Menu = m
-	} else {
-		for j := range opts {
-			card.Buttons = append(card.Buttons, Button{ID: "w:" + id + ":o" + strconv.Itoa(j), Label: oneLine(labels[j])})
-		}
+	card := q.card("w:" + id)
+	card.Text = q.text + q.hint + fmt.Sprintf("\n(no answer within %v: the agent decides on its own)", timeout)
+	if rt.o.Mention && requester != "" {
+		card.Text = "<@" + requester + "> " + card.Text
 	}
-	other := "Other…"
-	if len(opts) == 0 {
-		other = "Answer…"
-	}
-	card.Buttons = append(card.Buttons, Button{ID: "w:" + id + ":" + freeTextButton, Label: other})
+	card.Mention = requester
 	dctx, dcancel := rt.deliveryCtx()
 	msgID, err := rt.o.Chat.Ask(dctx, channel, card)
 	dcancel()
@@ -205,11 +112,11 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		if c.edit {
 			dctx, dcancel := rt.deliveryCtx()
 			defer dcancel()
-			if err := rt.o.Chat.Edit(dctx, channel, msgID, cutLen(text+"\n"+rt.decided(w, c), 2000)); err != nil {
+			if err := rt.o.Chat.Edit(dctx, channel, msgID, cutLen(q.text+"\n"+rt.decided(w, c), 2000)); err != nil {
 				rt.log.Error("updating a question", "channel", channel, "err", err)
 			}
 		}
-		return chosen(c)
+		return q.chosen(c)
 	}
 	select {
 	case c := <-w.answer:
@@ -224,11 +131,143 @@ func (rt *Runtime) askItem(ctx context.Context, conv, channel, requester, head s
 		}
 		dctx, dcancel := rt.deliveryCtx()
 		defer dcancel()
-		if err := rt.o.Chat.Edit(dctx, channel, msgID, text+"\n"+why); err != nil {
+		if err := rt.o.Chat.Edit(dctx, channel, msgID, q.text+"\n"+why); err != nil {
 			rt.log.Error("updating a question", "channel", channel, "err", err)
 		}
 		return nil, false
 	}
+}
+
+// questionCard is one question item as the gateway shows it: its text,
+// its options (the first maxMenuOptions), as buttons or, for a
+// multiple choice or too many for buttons, a select menu.
+type questionCard struct {
+	item   agentcli.QuestionItem
+	text   string // the card's text, at most 1800 bytes, without hint
+	hint   string // how to answer
+	opts   []agentcli.QuestionOption
+	labels []string // what the model gets for each option
+	menu   bool
+}
+
+// newQuestionCard lays out item, its text after head.
+func newQuestionCard(head string, item agentcli.QuestionItem) *questionCard {
+	q := &questionCard{item: item, opts: item.Options}
+	text := "❓ " + head + "The agent asks:"
+	if h := strings.TrimSpace(item.Header); h != "" {
+		text += " **" + plain(shorten(oneLine(h), 100)) + "**"
+	}
+	text += "\n" + plain(shorten(strings.TrimSpace(item.Text), maxQuestionText))
+	if len(q.opts) > maxMenuOptions {
+		text += fmt.Sprintf("\n_(the first %d of %d options are shown)_", maxMenuOptions, len(q.opts))
+		q.opts = q.opts[:maxMenuOptions]
+	}
+	q.labels = make([]string, len(q.opts))
+	for j, o := range q.opts {
+		q.labels[j] = o.Label
+		if strings.TrimSpace(o.Label) == "" {
+			q.labels[j] = "Option " + strconv.Itoa(j+1)
+		}
+	}
+	q.menu = item.MultiSelect || len(q.opts) > maxButtons
+	q.hint = "\n_(Or answer in your own words: **Other…**, or send your answer here.)_"
+	if len(q.opts) == 0 {
+		q.hint = "\n_(Answer with the button, or send your answer here.)_"
+	}
+	if !q.menu {
+		// Buttons show labels only: the descriptions go in the text.
+		for j, o := range q.opts {
+			if d := strings.TrimSpace(o.Description); d != "" {
+				text += "\n• **" + plain(shorten(oneLine(q.labels[j]), 80)) + "**: " + plain(shorten(oneLine(d), 150))
+			}
+		}
+	}
+	q.text = cutLen(text, 1800)
+	return q
+}
+
+// pick returns the options c chose, by index; false for a choice that
+// does not fit the card.
+func (q *questionCard) pick(c Choice) ([]int, bool) {
+	if !q.menu {
+		j, err := strconv.Atoi(strings.TrimPrefix(c.Button, "o"))
+		if !strings.HasPrefix(c.Button, "o") || err != nil || j < 0 || j >= len(q.opts) || len(c.Values) > 0 {
+			return nil, false
+		}
+		return []int{j}, true
+	}
+	if c.Button != "" || len(c.Values) == 0 || !q.item.MultiSelect && len(c.Values) > 1 {
+		return nil, false
+	}
+	var picked []int
+	for _, v := range c.Values {
+		j, err := strconv.Atoi(v)
+		if err != nil || j < 0 || j >= len(q.opts) || slices.Contains(picked, j) {
+			return nil, false
+		}
+		picked = append(picked, j)
+	}
+	return picked, true
+}
+
+// decides reports that c answers the card: options it has, or free text.
+func (q *questionCard) decides(c Choice) bool {
+	_, ok := q.pick(c)
+	_, free := freeText(c)
+	return ok || free
+}
+
+// chosen returns the answer c gives the model: its free text, or the
+// labels of the options it chose.
+func (q *questionCard) chosen(c Choice) []string {
+	if t, ok := freeText(c); ok {
+		return []string{t}
+	}
+	picked, _ := q.pick(c)
+	out := make([]string, len(picked))
+	for k, j := range picked {
+		out[k] = q.labels[j]
+	}
+	return out
+}
+
+// label returns how the card shows c once answered.
+func (q *questionCard) label(c Choice) string {
+	if t, ok := freeText(c); ok {
+		return "✅ “" + plain(shorten(oneLine(t), 300)) + "”"
+	}
+	var shown []string
+	for _, l := range q.chosen(c) {
+		shown = append(shown, plain(shorten(oneLine(l), 80)))
+	}
+	return "✅ " + strings.Join(shown, ", ")
+}
+
+// card returns the card's menu or option buttons and its free-text
+// button, their ids under prefix; the caller sets its text.
+func (q *questionCard) card(prefix string) Card {
+	var card Card
+	if q.menu && len(q.opts) > 0 {
+		m := &Menu{ID: prefix, Placeholder: "Choose one", Min: 1, Max: 1}
+		if q.item.MultiSelect {
+			m.Placeholder, m.Max = "Choose one or more", len(q.opts)
+		}
+		for j, o := range q.opts {
+			m.Options = append(m.Options, MenuOption{Value: strconv.Itoa(j), Label: oneLine(q.labels[j]),
+				Description: oneLine(o.Description)})
+		}
+		card.Menu = m
+	} else {
+		for j := range q.opts {
+			card.Buttons = append(card.Buttons, Button{ID: prefix + ":o" + strconv.Itoa(j), Label: oneLine(q.labels[j])})
+		}
+	}
+	other := "Other…"
+	if len(q.opts) == 0 {
+		other = "Answer…"
+	}
+	card.Buttons = append(card.Buttons, Button{ID: prefix + ":" + freeTextButton, Label: other})
+	return card
 }
 
 // plain escapes Discord's markdown in s and keeps it from mentioning
