@@ -279,112 +279,129 @@ func splitMessage(text string, limit int) []string {
 	if limit <= 0 || textLen(text) <= limit {
 		return []string{text}
 	}
-	limit = max(limit, 64)
-	var (
-		parts  []string
-		cur    strings.Builder
-		curLen int
-		open   string // the opening fence line of the code block we are in, or ""
-	)
-	closing := "\n" + fence
-	reserve := func(inBlock bool) int {
-		if inBlock {
-			return textLen(closing)
-		}
-		return 0
-	}
-	flush := func() {
-		s := cur.String()
-		if open != "" {
-			s += closing
-		}
-		if strings.TrimSpace(s) != "" {
-			parts = append(parts, s)
-		}
-		cur.Reset()
-		curLen = 0
-		if open != "" {
-			cur.WriteString(open)
-			curLen = textLen(open)
-		}
-	}
-	add := func(s string) {
-		if cur.Len() > 0 {
-			cur.WriteByte('\n')
-			curLen++
-		}
-		cur.WriteString(s)
-		curLen += textLen(s)
-	}
+	sp := &splitter{limit: max(limit, 64)}
 	for _, line := range strings.Split(text, "\n") {
-		after := open
-		if strings.HasPrefix(strings.TrimSpace(line), fence) {
-			if open == "" {
-				after = reopenLine(line)
-			} else {
-				after = ""
-			}
-		}
-		sep := 0
-		if cur.Len() > 0 {
-			sep = 1
-		}
-		if curLen+sep+textLen(line)+reserve(after != "") <= limit {
-			add(line)
-			open = after
-			continue
-		}
-		if open != "" && after == "" {
-			// A closing fence that does not fit: the part's own closing
-			// fence ends the block.
-			flush()
-			cur.Reset()
-			curLen = 0
-			open = ""
-			continue
-		}
-		// The line does not fit: start a new part, unless this one holds
-		// only a reopened fence.
-		if curLen > textLen(open) {
-			flush()
-		}
-		sep = 0
-		if cur.Len() > 0 {
-			sep = 1
-		}
-		if curLen+sep+textLen(line)+reserve(after != "") <= limit {
-			add(line)
-			open = after
-			continue
-		}
-		// Too long for any part: cut it into pieces.
-		rest := line
-		for rest != "" {
-			sep = 0
-			if cur.Len() > 0 {
-				sep = 1
-			}
-			room := limit - curLen - sep - reserve(open != "")
-			piece, tail := cutAt(rest, room)
-			if piece == "" {
-				flush()
-				continue
-			}
-			add(piece)
-			rest = tail
-			if rest != "" {
-				flush()
-			}
-		}
-		open = after
+		sp.line(line)
 	}
-	if cur.Len() > 0 {
-		s := cur.String()
-		if strings.TrimSpace(s) != "" && s != open {
-			parts = append(parts, s)
+	if sp.cur.Len() > 0 {
+		s := sp.cur.String()
+		if strings.TrimSpace(s) != "" && s != sp.open {
+			sp.parts = append(sp.parts, s)
 		}
 	}
-	return parts
+	return sp.parts
+}
+
+// splitter is the state of splitMessage: the parts so far and the one
+// being filled.
+type splitter struct {
+	limit  int
+	parts  []string
+	cur    strings.Builder
+	curLen int    // textLen of cur
+	open   string // the opening fence line of the code block we are in, or ""
+}
+
+// closingFence ends a code block that a part cuts.
+const closingFence = "\n" + fence
+
+// fits reports that line, and then a closing fence when the line leaves
+// a code block open (inBlock), fit in the current part.
+func (sp *splitter) fits(line string, inBlock bool) bool {
+	n := sp.curLen + textLen(line)
+	if sp.cur.Len() > 0 {
+		n++ // the line break
+	}
+	if inBlock {
+		n += textLen(closingFence)
+	}
+	return n <= sp.limit
+}
+
+// flush ends the current part (closing its code block) and starts the
+// next (reopening it).
+func (sp *splitter) flush() {
+	s := sp.cur.String()
+	if sp.open != "" {
+		s += closingFence
+	}
+	if strings.TrimSpace(s) != "" {
+		sp.parts = append(sp.parts, s)
+	}
+	sp.cur.Reset()
+	sp.curLen = 0
+	if sp.open != "" {
+		sp.cur.WriteString(sp.open)
+		sp.curLen = textLen(sp.open)
+	}
+}
+
+// add appends s to the current part, on a line of its own.
+func (sp *splitter) add(s string) {
+	if sp.cur.Len() > 0 {
+		sp.cur.WriteByte('\n')
+		sp.curLen++
+	}
+	sp.cur.WriteString(s)
+	sp.curLen += textLen(s)
+}
+
+// line adds one line of the text: to the current part, to a new one, or
+// cut into pieces when no part can hold it.
+func (sp *splitter) line(line string) {
+	after := sp.open // the code block open after the line
+	if strings.HasPrefix(strings.TrimSpace(line), fence) {
+		if sp.open == "" {
+			after = reopenLine(line)
+		} else {
+			after = ""
+		}
+	}
+	if sp.fits(line, after != "") {
+		sp.add(line)
+		sp.open = after
+		return
+	}
+	if sp.open != "" && after == "" {
+		// A closing fence that does not fit: the part's own closing
+		// fence ends the block.
+		sp.flush()
+		sp.cur.Reset()
+		sp.curLen = 0
+		sp.open = ""
+		return
+	}
+	// The line does not fit: start a new part, unless this one holds
+	// only a reopened fence.
+	if sp.curLen > textLen(sp.open) {
+		sp.flush()
+	}
+	if sp.fits(line, after != "") {
+		sp.add(line)
+		sp.open = after
+		return
+	}
+	// Too long for any part: cut it into pieces.
+	for rest := line; rest != ""; {
+		room := sp.limit - sp.curLen
+		if sp.cur.Len() > 0 {
+			room--
+		}
+		if sp.open != "" {
+			room -= textLen(closingFence)
+		}
+		piece, tail := cutAt(rest, room)
+		if piece == "" {
+			sp.flush()
+			continue
+		}
+		sp.add(piece)
+		rest = tail
+		if rest != "" {
+			sp.flush()
+		}
+	}
+	sp.open = after
 }
 
 // reopenLine is the fence line that reopens the code block opened by
