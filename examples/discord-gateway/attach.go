@@ -103,38 +103,18 @@ const imageMemory = 4 * agentcli.MaxAttachmentBytes
 // fetchAttachments does the work of attachments; held is what it holds of
 // rt.imageMem (none on a refusal).
 func (rt *Runtime) fetchAttachments(ctx context.Context, as []Attachment) (inlined string, atts []agentcli.Attachment, held int64, refusal string) {
-	var others, images []string
-	for _, a := range as {
-		switch attachmentKind(a) {
-		case "image":
-			images = append(images, a.Name)
-		case "":
-			others = append(others, a.Name)
-		}
+	images, refusal := rt.refuseAttachments(as)
+	if refusal != "" {
+		return "", nil, 0, refusal
 	}
-	if len(others) > 0 {
-		return "", nil, 0, "📎 Not sent to the agent: I can only pass on text files and images (PNG, JPEG, GIF, WebP): " +
-			quoteNames(others) + ". Please send the message again without them; paste what matters as text."
-	}
-	if len(images) > 0 && !rt.takesImage("") {
-		why := rt.o.NoImages
-		if why == "" {
-			why = "the " + rt.o.Backend.Name() + " agent cannot take images"
-		}
-		return "", nil, 0, "📎 Not sent to the agent: " + quoteNames(images) + " — " + why +
-			". Please send the message again without images; describe what matters in words."
-	}
-	if rt.o.Fetch == nil {
-		return "", nil, 0, "📎 Attachments are not supported here."
-	}
-	if len(images) > 0 {
-		held = int64(min(agentcli.MaxAttachmentBytes, len(images)*rt.o.ImageMax))
+	if images > 0 {
+		held = int64(min(agentcli.MaxAttachmentBytes, images*rt.o.ImageMax))
 		if err := rt.imageMem.Acquire(ctx, held); err != nil {
 			return "", nil, 0, errorText(context.Cause(ctx), 0)
 		}
 		reserved := held
 		defer func() { // give back what the images did not take, or all on a refusal
-			if len(atts) < len(images) {
+			if len(atts) < images {
 				held = 0
 			}
 			rt.imageMem.Release(reserved - held)
@@ -146,43 +126,16 @@ func (rt *Runtime) fetchAttachments(ctx context.Context, as []Attachment) (inlin
 		return fmt.Sprintf("📎 %s is too large: at most %s bytes of text per message (ATTACHMENT_MAX_BYTES). Please send a shorter excerpt.",
 			quoteNames([]string{a.Name}), thousands(int64(rt.o.AttachmentMax)))
 	}
-	imageTooLarge := func(a Attachment, total bool) string {
-		if total {
-			return fmt.Sprintf("📎 The images of this message are too large together: at most %s per message. Please send fewer or smaller images.",
-				byteSize(agentcli.MaxAttachmentBytes))
-		}
-		return fmt.Sprintf("📎 %s is too large: at most %s per image (IMAGE_MAX_BYTES). Please send a smaller image.",
-			quoteNames([]string{a.Name}), byteSize(rt.o.ImageMax))
-	}
 	var b strings.Builder
 	for _, a := range as {
 		if attachmentKind(a) == "image" {
-			switch {
-			case a.Size > rt.o.ImageMax:
-				return "", nil, 0, imageTooLarge(a, false)
-			case a.Size > imageBudget:
-				return "", nil, 0, imageTooLarge(a, true)
+			att, refusal := rt.fetchImage(ctx, a, imageBudget, len(atts)+1)
+			if refusal != "" {
+				return "", nil, 0, refusal
 			}
-			limit := min(rt.o.ImageMax, imageBudget)
-			data, err := rt.o.Fetch(ctx, a, limit)
-			switch {
-			case errors.Is(err, errTooLarge):
-				return "", nil, 0, imageTooLarge(a, limit < rt.o.ImageMax)
-			case err != nil:
-				rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
-				return "", nil, 0, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
-			}
-			mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
-			if !imageTypes[mt] {
-				return "", nil, 0, "📎 " + quoteNames([]string{a.Name}) + " is not a PNG, JPEG, GIF or WebP image; not sent to the agent."
-			}
-			if !rt.takesImage(mt) {
-				return "", nil, 0, "📎 Not sent to the agent: " + quoteNames([]string{a.Name}) + " — the " + rt.o.Backend.Name() +
-					" agent cannot take " + strings.TrimPrefix(mt, "image/") + " images. Please send it as PNG or JPEG."
-			}
-			imageBudget -= len(data)
-			held += int64(len(data))
-			atts = append(atts, agentcli.Attachment{Name: attachmentName(a.Name, len(atts)+1), MediaType: mt, Data: data})
+			imageBudget -= len(att.Data)
+			held += int64(len(att.Data))
+			atts = append(atts, att)
 			continue
 		}
 		if a.Size > textBudget {
@@ -202,6 +155,76 @@ func (rt *Runtime) fetchAttachments(ctx context.Context, as []Attachment) (inlin
 		fmt.Fprintf(&b, "\n\n[attached file %s, %d bytes]\n%s\n[end of %s]", safeName(a.Name), len(data), data, safeName(a.Name))
 	}
 	return b.String(), atts, held, ""
+}
+
+// refuseAttachments returns how many of as are images, and the refusal
+// of a message whose attachments cannot all go to the agent: a kind that
+// is neither text nor an image, images the agent cannot take, or no way
+// to download them.
+func (rt *Runtime) refuseAttachments(as []Attachment) (int, string) {
+	var others, images []string
+	for _, a := range as {
+		switch attachmentKind(a) {
+		case "image":
+			images = append(images, a.Name)
+		case "":
+			others = append(others, a.Name)
+		}
+	}
+	if len(others) > 0 {
+		return 0, "📎 Not sent to the agent: I can only pass on text files and images (PNG, JPEG, GIF, WebP): " +
+			quoteNames(others) + ". Please send the message again without them; paste what matters as text."
+	}
+	if len(images) > 0 && !rt.takesImage("") {
+		why := rt.o.NoImages
+		if why == "" {
+			why = "the " + rt.o.Backend.Name() + " agent cannot take images"
+		}
+		return 0, "📎 Not sent to the agent: " + quoteNames(images) + " — " + why +
+			". Please send the message again without images; describe what matters in words."
+	}
+	if rt.o.Fetch == nil {
+		return 0, "📎 Attachments are not supported here."
+	}
+	return len(images), ""
+}
+
+// fetchImage downloads image a, the n-th of its message, within budget
+// (what the message's images may still take), and checks it is one the
+// agent takes; it returns the attachment, or the refusal of the message.
+func (rt *Runtime) fetchImage(ctx context.Context, a Attachment, budget, n int) (agentcli.Attachment, string) {
+	tooLarge := func(total bool) string {
+		if total {
+			return fmt.Sprintf("📎 The images of this message are too large together: at most %s per message. Please send fewer or smaller images.",
+				byteSize(agentcli.MaxAttachmentBytes))
+		}
+		return fmt.Sprintf("📎 %s is too large: at most %s per image (IMAGE_MAX_BYTES). Please send a smaller image.",
+			quoteNames([]string{a.Name}), byteSize(rt.o.ImageMax))
+	}
+	switch {
+	case a.Size > rt.o.ImageMax:
+		return agentcli.Attachment{}, tooLarge(false)
+	case a.Size > budget:
+		return agentcli.Attachment{}, tooLarge(true)
+	}
+	limit := min(rt.o.ImageMax, budget)
+	data, err := rt.o.Fetch(ctx, a, limit)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return agentcli.Attachment{}, tooLarge(limit < rt.o.ImageMax)
+	case err != nil:
+		rt.log.Warn("downloading an attachment", "name", a.Name, "err", err)
+		return agentcli.Attachment{}, "📎 Could not download " + quoteNames([]string{a.Name}) + "; please send it again."
+	}
+	mt, _, _ := mime.ParseMediaType(http.DetectContentType(data))
+	if !imageTypes[mt] {
+		return agentcli.Attachment{}, "📎 " + quoteNames([]string{a.Name}) + " is not a PNG, JPEG, GIF or WebP image; not sent to the agent."
+	}
+	if !rt.takesImage(mt) {
+		return agentcli.Attachment{}, "📎 Not sent to the agent: " + quoteNames([]string{a.Name}) + " — the " + rt.o.Backend.Name() +
+			" agent cannot take " + strings.TrimPrefix(mt, "image/") + " images. Please send it as PNG or JPEG."
+	}
+	return agentcli.Attachment{Name: attachmentName(a.Name, n), MediaType: mt, Data: data}, ""
 }
 
 // attachmentName is a file name as agentcli takes one (valid UTF-8 of at
