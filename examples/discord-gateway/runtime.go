@@ -570,19 +570,7 @@ func (rt *Runtime) process(m Message) {
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
 
-	// Where the answer goes: the task's own thread, or a reply in the
-	// channel.
-	target := replyTarget{channel: m.Channel, replyTo: m.ID}
-	if m.NewTask {
-		dctx, dcancel := rt.deliveryCtx()
-		thread, err := rt.o.Chat.StartThread(dctx, m.Channel, m.ID, threadName(m))
-		dcancel()
-		if err == nil {
-			target = replyTarget{channel: thread}
-		} else {
-			rt.log.Warn("could not start a thread for the task; answering in the channel", "channel", m.Channel, "err", err)
-		}
-	}
+	target := rt.target(m)
 	t := &turnState{cancel: cancel, requester: m.Author, channel: target.channel}
 	rt.mu.Lock()
 	rt.state(conv).turn = t
@@ -610,7 +598,31 @@ func (rt *Runtime) process(m Message) {
 		rt.o.Journal.Running(m, target.channel, out.id)
 	}
 	reply, res := rt.answer(ctx, m, turn, out)
-	if _, err := rt.o.Store.Update(context.WithoutCancel(ctx), conv, func(e *Entry) {
+	rt.record(context.WithoutCancel(ctx), m, reply, res)
+	out.finish(reply)
+}
+
+// target returns where the answer to m goes: the task's own thread (a new
+// task's, started now), or a reply in the channel.
+func (rt *Runtime) target(m Message) replyTarget {
+	if !m.NewTask {
+		return replyTarget{channel: m.Channel, replyTo: m.ID}
+	}
+	dctx, dcancel := rt.deliveryCtx()
+	thread, err := rt.o.Chat.StartThread(dctx, m.Channel, m.ID, threadName(m))
+	dcancel()
+	if err != nil {
+		rt.log.Warn("could not start a thread for the task; answering in the channel", "channel", m.Channel, "err", err)
+		return replyTarget{channel: m.Channel, replyTo: m.ID}
+	}
+	return replyTarget{channel: thread}
+}
+
+// record stores what the answer to m changed in its conversation (its
+// owner, session, usage and cost) and adds its usage to the totals.
+func (rt *Runtime) record(ctx context.Context, m Message, reply Reply, res *agentcli.Result) {
+	conv := m.conv()
+	if _, err := rt.o.Store.Update(ctx, conv, func(e *Entry) {
 		if e.Owner == "" {
 			e.Owner = m.Author
 		}
@@ -640,7 +652,6 @@ func (rt *Runtime) process(m Message) {
 		rt.totals.answers++
 		rt.mu.Unlock()
 	}
-	out.finish(reply)
 }
 
 // exclusive takes m's conversation for this replica (Options.Locks) and
