@@ -36,49 +36,8 @@ func checkSettings(backend string, req *agentcli.Request) error {
 		} else {
 			seen[k] = true
 		}
-		switch {
-		case s.Command == "" && s.URL == "":
-			return bad(f, "neither Command nor URL is set")
-		case s.Command != "" && s.URL != "":
-			return bad(f, "both Command and URL are set")
-		}
-		if s.Command != "" {
-			if strings.IndexByte(s.Command, 0) >= 0 {
-				return bad(f+".Command", "contains a NUL byte")
-			}
-			if len(s.Headers) > 0 {
-				return bad(f+".Headers", "set for a stdio server (Command); headers belong to an HTTP server (URL)")
-			}
-		} else {
-			u, err := url.Parse(s.URL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s.URL, "\x00\r\n\t ") {
-				return bad(f+".URL", "not an absolute http or https URL")
-			}
-			if len(s.Args) > 0 || len(s.Env) > 0 {
-				return bad(f, "Args or Env set for an HTTP server (URL); they belong to a stdio server (Command)")
-			}
-		}
-		for j, a := range s.Args {
-			if strings.IndexByte(a, 0) >= 0 {
-				return bad(fmt.Sprintf("%s.Args[%d]", f, j), "contains a NUL byte")
-			}
-		}
-		for j, kv := range s.Env {
-			k, v, ok := strings.Cut(kv, "=")
-			if !ok || !isEnvName(k) {
-				return bad(fmt.Sprintf("%s.Env[%d]", f, j), "not of the form KEY=value with KEY a letter or '_' followed by letters, digits and '_'")
-			}
-			if strings.IndexByte(v, 0) >= 0 {
-				return bad(fmt.Sprintf("%s.Env[%d]", f, j), "contains a NUL byte")
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-			if !isToken(k) {
-				return bad(f+".Headers", "%q is not an HTTP header name", k)
-			}
-			if strings.ContainsAny(s.Headers[k], "\x00\r\n") {
-				return bad(f+".Headers", "the value of %s contains a NUL, CR or LF", k)
-			}
+		if field, reason := checkMCPServer(s); reason != "" {
+			return bad(f+field, "%s", reason)
 		}
 	}
 	if len(req.OutputSchema) > 0 {
@@ -106,6 +65,57 @@ func checkSettings(backend string, req *agentcli.Request) error {
 		return bad("MaxBudgetUSD", "%v is not a non-negative amount", b)
 	}
 	return nil
+}
+
+// checkMCPServer checks the transport of MCP server s (its Name is
+// checked already) and returns the field, as a suffix of MCPServers[i],
+// and the reason of its first problem, or "", "".
+func checkMCPServer(s agentcli.MCPServer) (field, reason string) {
+	switch {
+	case s.Command == "" && s.URL == "":
+		return "", "neither Command nor URL is set"
+	case s.Command != "" && s.URL != "":
+		return "", "both Command and URL are set"
+	}
+	if s.Command != "" {
+		if strings.IndexByte(s.Command, 0) >= 0 {
+			return ".Command", "contains a NUL byte"
+		}
+		if len(s.Headers) > 0 {
+			return ".Headers", "set for a stdio server (Command); headers belong to an HTTP server (URL)"
+		}
+	} else {
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(s.URL, "\x00\r\n\t ") {
+			return ".URL", "not an absolute http or https URL"
+		}
+		if len(s.Args) > 0 || len(s.Env) > 0 {
+			return "", "Args or Env set for an HTTP server (URL); they belong to a stdio server (Command)"
+		}
+	}
+	for j, a := range s.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Sprintf(".Args[%d]", j), "contains a NUL byte"
+		}
+	}
+	for j, kv := range s.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !isEnvName(k) {
+			return fmt.Sprintf(".Env[%d]", j), "not of the form KEY=value with KEY a letter or '_' followed by letters, digits and '_'"
+		}
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Sprintf(".Env[%d]", j), "contains a NUL byte"
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		if !isToken(k) {
+			return ".Headers", fmt.Sprintf("%q is not an HTTP header name", k)
+		}
+		if strings.ContainsAny(s.Headers[k], "\x00\r\n") {
+			return ".Headers", fmt.Sprintf("the value of %s contains a NUL, CR or LF", k)
+		}
+	}
+	return "", ""
 }
 
 // IsMCPName reports whether name is a valid MCPServer.Name.
