@@ -134,20 +134,7 @@ func loadAttachment(backend, field string, i int, a agentcli.Attachment) (agentc
 	}
 	name := a.Name
 	if name == "" {
-		if a.Path != "" {
-			name = filepath.Base(a.Path)
-		} else {
-			name = fmt.Sprintf("attachment-%d", i+1)
-		}
-		name = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) || r == utf8.RuneError {
-				return '_'
-			}
-			return r
-		}, strings.ToValidUTF8(name, "_"))
-		if len(name) > maxNameBytes {
-			name = fmt.Sprintf("attachment-%d", i+1)
-		}
+		name = defaultName(a.Path, i)
 	}
 	if !utf8.ValidString(name) || len(name) > maxNameBytes || strings.IndexFunc(name, unicode.IsControl) >= 0 {
 		return a, bad("Name is not valid UTF-8 of at most %d bytes without control characters", maxNameBytes)
@@ -195,6 +182,26 @@ func loadAttachment(backend, field string, i int, a agentcli.Attachment) (agentc
 		l.MediaType = declared
 	}
 	return l, nil
+}
+
+// defaultName returns the name of the i-th attachment that has none: its
+// file's name (from path), control characters and invalid UTF-8 made "_",
+// or "attachment-N" for data, or for a file name over maxNameBytes.
+func defaultName(path string, i int) string {
+	name := fmt.Sprintf("attachment-%d", i+1)
+	if path == "" {
+		return name
+	}
+	base := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return '_'
+		}
+		return r
+	}, strings.ToValidUTF8(filepath.Base(path), "_"))
+	if len(base) > maxNameBytes {
+		return name
+	}
+	return base
 }
 
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
