@@ -66,24 +66,8 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 		}
 		return -1, err
 	}
-	if job.Stdin != nil {
-		return -1, fmt.Errorf("%s: internal error: an interactive job has stdin", b.spec.Name)
-	}
-	if err := checkArgLen(b.spec.Name, req, job.Args); err != nil {
+	if err := b.checkTerminalJob(req, job, in, out); err != nil {
 		return -1, err
-	}
-	// The terminal is checked last: a request the CLI cannot run as
-	// asked (an unsupported mode or setting, a bad field) is reported as
-	// such whatever the terminal.
-	notTerminal := func(field string) error {
-		return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
-			Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
-	}
-	if !proc.IsTerminal(in) {
-		return -1, notTerminal("Terminal.Stdin")
-	}
-	if !proc.IsTerminal(out) {
-		return -1, notTerminal("Terminal.Stdout")
 	}
 	env := append(r.Env[:len(r.Env):len(r.Env)], job.Env...)
 	*red = NewRedactor(redactEnv(env, req))
@@ -109,7 +93,7 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 		return -1, &agentcli.RequestError{Backend: b.spec.Name, Field: "Terminal.Stdin",
 			Reason: "this process runs in the background of its controlling terminal; the CLI cannot take the terminal from the foreground job"}
 	case errors.Is(err, proc.ErrNotTerminal):
-		return -1, notTerminal("Terminal.Stdin")
+		return -1, b.notTerminal("Terminal.Stdin")
 	default:
 		return -1, StartError(b.spec.Name, r.Path, err)
 	}
@@ -120,6 +104,33 @@ func (b *Backend) interactive(ctx context.Context, req *agentcli.Request, term *
 		return -1, ended()
 	}
 	return b.terminalExit(exit)
+}
+
+// checkTerminalJob refuses an interactive job the kit cannot run: one
+// with stdin (the terminal is the CLI's), arguments over the kernel's
+// limit, or a terminal that is not one. The terminal is checked last: a
+// request the CLI cannot run as asked (an unsupported mode or setting, a
+// bad field) is reported as such whatever the terminal.
+func (b *Backend) checkTerminalJob(req *agentcli.Request, job *Job, in, out *os.File) error {
+	if job.Stdin != nil {
+		return fmt.Errorf("%s: internal error: an interactive job has stdin", b.spec.Name)
+	}
+	if err := checkArgLen(b.spec.Name, req, job.Args); err != nil {
+		return err
+	}
+	if !proc.IsTerminal(in) {
+		return b.notTerminal("Terminal.Stdin")
+	}
+	if !proc.IsTerminal(out) {
+		return b.notTerminal("Terminal.Stdout")
+	}
+	return nil
+}
+
+// notTerminal is the error of a Terminal field that is not a terminal.
+func (b *Backend) notTerminal(field string) error {
+	return &agentcli.RequestError{Backend: b.spec.Name, Field: field,
+		Reason: "not a terminal (an interactive UI needs one; a program can open a pseudo-terminal)"}
 }
 
 // prepareInteractive validates req for an interactive UI and prepares
