@@ -152,50 +152,69 @@ func (c *call) receive(m *nats.Msg) {
 	}
 	c.expect++
 	if kind == kindChunk {
-		if len(c.partial)+len(payload) > c.b.opts.MaxMessageBytes {
-			c.failLocked(fmt.Errorf("%s: worker %s sent a message over %d bytes (Options.MaxMessageBytes)",
-				c.b.opts.Backend, c.worker, c.b.opts.MaxMessageBytes))
+		if !c.chunkLocked(seq, payload) {
 			return
 		}
-		c.partial = append(c.partial, payload...)
-		if len(c.queue) == 0 {
-			// Everything before is consumed and the pieces are held
-			// here (bounded by MaxMessageBytes): they must not hold the
-			// window, or a message larger than it could never complete.
-			c.consumed = seq
-			c.consumedBytes += len(payload)
-		}
-	} else {
-		full := payload
-		if c.partial != nil {
-			full = append(c.partial, payload...)
-			c.partial = nil
-		}
-		switch kind {
-		case kindPermit:
-			c.permitLocked(full)
-			full = nil
-		case kindPermitEnd:
-			if id, n := binary.Uvarint(full); n > 0 {
-				if cancel := c.perms[id]; cancel != nil {
-					cancel()
-				}
-			}
-			full = nil
-		case kindEnd:
-			c.endSeen = true
-		}
-		if len(c.queue) > 4*c.b.opts.Window+16 || c.queueBytes > 2*c.b.opts.WindowBytes+c.b.opts.MaxMessageBytes {
-			c.failLocked(fmt.Errorf("%s: worker %s overran the window", c.b.opts.Backend, c.worker))
-			return
-		}
-		c.queue = append(c.queue, item{kind: kind, seq: seq, payload: full})
-		c.queueBytes += len(full)
-		c.signal()
+	} else if !c.messageLocked(kind, seq, payload) {
+		return
 	}
 	if kind == kindEnd || c.expect-1-c.ackedRecv >= uint64(c.b.opts.Window/4+1) || c.consumedEnough() {
 		c.sendAckLocked(0)
 	}
+}
+
+// chunkLocked holds payload, the frame seq's piece of a message that
+// frames to come complete; false when the call failed (the message is
+// over MaxMessageBytes). c.mu is held.
+func (c *call) chunkLocked(seq uint64, payload []byte) bool {
+	if len(c.partial)+len(payload) > c.b.opts.MaxMessageBytes {
+		c.failLocked(fmt.Errorf("%s: worker %s sent a message over %d bytes (Options.MaxMessageBytes)",
+			c.b.opts.Backend, c.worker, c.b.opts.MaxMessageBytes))
+		return false
+	}
+	c.partial = append(c.partial, payload...)
+	if len(c.queue) == 0 {
+		// Everything before is consumed and the pieces are held
+		// here (bounded by MaxMessageBytes): they must not hold the
+		// window, or a message larger than it could never complete.
+		c.consumed = seq
+		c.consumedBytes += len(payload)
+	}
+	return true
+}
+
+// messageLocked takes the last frame (seq, of kind) of a message: a
+// permission request or its end is handled here, anything else is
+// queued for the call's reader; false when the call failed (the worker
+// overran the window). c.mu is held.
+func (c *call) messageLocked(kind byte, seq uint64, payload []byte) bool {
+	full := payload
+	if c.partial != nil {
+		full = append(c.partial, payload...)
+		c.partial = nil
+	}
+	switch kind {
+	case kindPermit:
+		c.permitLocked(full)
+		full = nil
+	case kindPermitEnd:
+		if id, n := binary.Uvarint(full); n > 0 {
+			if cancel := c.perms[id]; cancel != nil {
+				cancel()
+			}
+		}
+		full = nil
+	case kindEnd:
+		c.endSeen = true
+	}
+	if len(c.queue) > 4*c.b.opts.Window+16 || c.queueBytes > 2*c.b.opts.WindowBytes+c.b.opts.MaxMessageBytes {
+		c.failLocked(fmt.Errorf("%s: worker %s overran the window", c.b.opts.Backend, c.worker))
+		return false
+	}
+	c.queue = append(c.queue, item{kind: kind, seq: seq, payload: full})
+	c.queueBytes += len(full)
+	c.signal()
+	return true
 }
 
 // consumedEnough reports whether consumption advanced enough since the
