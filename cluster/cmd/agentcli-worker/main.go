@@ -89,17 +89,7 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		logger.Error("backend", "err", err)
 		return 2
 	}
-	opts := []nats.Option{
-		nats.Name("agentcli-worker"),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { logger.Warn("nats disconnected", "err", err) }),
-		nats.ReconnectHandler(func(c *nats.Conn) { logger.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
-	}
-	if *creds != "" {
-		opts = append(opts, nats.UserCredentials(*creds))
-	}
-	nc, err := nats.Connect(*url, opts...)
+	nc, err := connect(*url, *creds, logger)
 	if err != nil {
 		logger.Error("nats", "err", err)
 		return 1
@@ -129,4 +119,20 @@ func run(ctx context.Context, args []string, lookup func(string) (string, bool),
 		return 1
 	}
 	return 0
+}
+
+// connect connects to the NATS servers at url (with the credentials file
+// creds, if set), reconnecting for ever and logging each disconnection.
+func connect(url, creds string, logger *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name("agentcli-worker"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { logger.Warn("nats disconnected", "err", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { logger.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}
+	if creds != "" {
+		opts = append(opts, nats.UserCredentials(creds))
+	}
+	return nats.Connect(url, opts...)
 }
