@@ -614,20 +614,7 @@ func (c *client) notify(method string, params json.RawMessage, line []byte) {
 	switch {
 	case u.AgentMessageChunk != nil:
 		if t := u.AgentMessageChunk.Content.Text; t != nil {
-			ev := base
-			if !inText && c.cfg.Notice != nil && c.cfg.Notice(t.Text) {
-				ev.Kind, ev.Text = agentcli.EventNotice, t.Text
-				c.h.Emit(ev)
-				c.mu.Lock()
-				c.inText = false // the model's text may follow at once
-				c.mu.Unlock()
-				break
-			}
-			c.mu.Lock()
-			c.text.WriteString(t.Text)
-			c.mu.Unlock()
-			ev.Kind, ev.Text = agentcli.EventTextDelta, t.Text
-			c.h.Emit(ev)
+			c.agentText(base, t.Text, inText)
 		}
 	case u.AgentThoughtChunk != nil:
 		if t := u.AgentThoughtChunk.Content.Text; t != nil {
@@ -660,6 +647,26 @@ func (c *client) notify(method string, params json.RawMessage, line []byte) {
 	}
 	// user_message_chunk (history replays), commands, modes, config
 	// options and session info have no event.
+}
+
+// agentText emits a chunk of the agent's message, text: a text delta
+// (kept for the turn's result), or a notice where it begins a message
+// (inText false) that Config.Notice says is the agent's own.
+func (c *client) agentText(base agentcli.Event, text string, inText bool) {
+	ev := base
+	if !inText && c.cfg.Notice != nil && c.cfg.Notice(text) {
+		ev.Kind, ev.Text = agentcli.EventNotice, text
+		c.h.Emit(ev)
+		c.mu.Lock()
+		c.inText = false // the model's text may follow at once
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Lock()
+	c.text.WriteString(text)
+	c.mu.Unlock()
+	ev.Kind, ev.Text = agentcli.EventTextDelta, text
+	c.h.Emit(ev)
 }
 
 // toolUpdate folds a tool_call or tool_call_update into the call's state.
