@@ -172,16 +172,24 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	if s.refuse(w, r, t, perr, geminiError) {
 		return
 	}
-	u := t.usage()
 	call := t.call(seq, "agentclitest_call_", rec.Tools, shellArgs, "run_shell_command")
-	fcall := func() map[string]any {
+	var fcall map[string]any
+	if call != nil {
 		fc := map[string]any{"name": call.Name, "args": call.Args}
 		if t.Tool != nil && t.Tool.ID != "" {
 			fc["id"] = call.ID
 		}
-		return map[string]any{"functionCall": fc}
+		fcall = map[string]any{"functionCall": fc}
 	}
-	if !rec.Stream {
+	writeGeminiTurn(w, model, t, fcall, rec.Stream)
+}
+
+// writeGeminiTurn answers with turn t, its function call part fcall (nil
+// for none): one response, or a stream of SSE frames (its thinking and
+// text in chunks, then the call) the last of which says STOP.
+func writeGeminiTurn(w http.ResponseWriter, model string, t Turn, fcall map[string]any, stream bool) {
+	u := t.usage()
+	if !stream {
 		var parts []any
 		if t.Thinking != "" {
 			parts = append(parts, map[string]any{"text": t.Thinking, "thought": true})
@@ -189,8 +197,8 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 		if t.Text != "" {
 			parts = append(parts, map[string]any{"text": t.Text})
 		}
-		if call != nil {
-			parts = append(parts, fcall())
+		if fcall != nil {
+			parts = append(parts, fcall)
 		}
 		writeJSON(w, http.StatusOK, geminiResponse(model, parts, "STOP", u))
 		return
@@ -203,8 +211,8 @@ func (s *Server) handleGemini(w http.ResponseWriter, r *http.Request) {
 	for _, c := range chunks(t.Text) {
 		frames = append(frames, []any{map[string]any{"text": c}})
 	}
-	if call != nil {
-		frames = append(frames, []any{fcall()})
+	if fcall != nil {
+		frames = append(frames, []any{fcall})
 	}
 	if len(frames) == 0 {
 		frames = append(frames, []any{map[string]any{"text": ""}})
