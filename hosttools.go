@@ -51,6 +51,16 @@ type Tool struct {
 	// no longer wanted: the turn ended (interrupted, cancelled, timed
 	// out), the run ended or the session closed, or the CLI gave up on
 	// the call. Calls may run concurrently.
+	//
+	// A call may run as long as the run does (a build, a test suite):
+	// agentcli raises each CLI's own time limit for one MCP tool call
+	// (60 s to 10 minutes by default) for its server, and keeps a long
+	// call's response alive (SSE comments, and progress notifications
+	// where the CLI asks for them) so that the CLI's HTTP client does not
+	// give up on a silent response. The exception: a live session of
+	// gemini (its MCP servers travel in ACP's session/new, which has no
+	// such setting) gives up on a call after gemini's default of 10
+	// minutes, and the model is told the call failed.
 	Handler func(ctx context.Context, input json.RawMessage) (string, error)
 	// Approved approves the tool in advance: it runs without asking, in
 	// every permission mode. Otherwise a call is decided like any tool

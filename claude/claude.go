@@ -82,6 +82,10 @@
 // decides each call itself) and listed with _meta
 // "anthropic/alwaysLoad", so that claude 2.1.330 offers them up front
 // instead of behind ToolSearch; an allow list leaves the server alone.
+// Its entry sets claude's per-server time limit for one tool call
+// ("timeout") to driver.HostToolTimeout: claude 2.1.330 otherwise gives up
+// on a call to an HTTP MCP server after 60 s without an answer, and a host
+// tool's call ends when its handler returns or the run ends.
 // Request.OnQuestion gets claude's AskUserQuestion (see live.go) under
 // PermissionAsk, and under PermissionBypass without an allow list
 // (--permission-prompt-tool=stdio, which makes no other tool ask there;
@@ -188,7 +192,7 @@ func writeMCPConfig(r *driver.Run) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	content, dollar := mcpConfig(r.Req.MCPServers)
+	content, dollar := mcpConfig(r.Req.MCPServers, driver.IsHostServer(r.Req, agentcli.HostServerName))
 	f := filepath.Join(dir, "mcp.json")
 	if err := os.WriteFile(f, content, 0o600); err != nil {
 		return "", nil, err

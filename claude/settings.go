@@ -11,7 +11,13 @@ import (
 // mcpConfig returns the --mcp-config file content for servers: Claude
 // Code's {"mcpServers": {NAME: {...}}} with "type" "stdio" (command, args,
 // env) or "http" (url, headers). It is pure. dollar reports that some
-// value needed driver.DollarEnv in the CLI's environment.
+// value needed driver.DollarEnv in the CLI's environment. host says that
+// the server named agentcli.HostServerName is agentcli's own (see
+// driver.IsHostServer): its entry gets "timeout" driver.HostToolTimeout
+// (ms), claude's per-server limit for one tool call, which also raises
+// the wait for an HTTP response's first byte (60 s by default in claude
+// 2.1.330: a host tool that ran longer was cut off with "The operation
+// timed out.") and the idle limit (5 minutes for an HTTP server).
 //
 // Claude Code 2.1.330 expands ${NAME} and ${NAME:-default} in every string
 // of an MCP server's configuration (command, args, env values, url,
@@ -19,7 +25,7 @@ import (
 // TestMCPServers). So each "${" of the caller's text is written as
 // "${AGENTCLI_DOLLAR}{" (see driver.DollarVar), which expands back to
 // "${". A "$" not followed by "{" is never expanded and is kept.
-func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
+func mcpConfig(servers []agentcli.MCPServer, host bool) (content []byte, dollar bool) {
 	esc := func(s string) string {
 		if !strings.Contains(s, "${") {
 			return s
@@ -42,6 +48,7 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 		Env     map[string]string `json:"env,omitempty"`
 		URL     string            `json:"url,omitempty"`
 		Headers map[string]string `json:"headers,omitempty"`
+		Timeout int64             `json:"timeout,omitempty"`
 	}
 	all := map[string]server{}
 	for _, s := range servers {
@@ -63,6 +70,9 @@ func mcpConfig(servers []agentcli.MCPServer) (content []byte, dollar bool) {
 			for k, v := range s.Headers {
 				sv.Headers[k] = esc2(v)
 			}
+		}
+		if host && s.Name == agentcli.HostServerName {
+			sv.Timeout = driver.HostToolTimeout.Milliseconds()
 		}
 		all[s.Name] = sv
 	}

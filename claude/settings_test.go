@@ -91,7 +91,7 @@ func TestMCPConfig(t *testing.T) {
 		{Name: "fs", Command: "/bin/${X}", Args: []string{"$HOME", "${HOME}", "${A:-b}", `\${x}`}, Env: []string{"K=v${T}", "K2=plain"}},
 		{Name: "web", URL: "https://h/mcp?a=${B}", Headers: map[string]string{"Authorization": "Bearer ${TOKEN}x"}},
 	}
-	b, dollar := mcpConfig(servers)
+	b, dollar := mcpConfig(servers, false)
 	if !dollar {
 		t.Fatal("no AGENTCLI_DOLLAR needed")
 	}
@@ -143,7 +143,7 @@ func TestMCPConfig(t *testing.T) {
 	if h := web.Headers["Authorization"]; expand(expand(h)) != "Bearer ${TOKEN}x" {
 		t.Errorf("header %q expands twice to %q", h, expand(expand(h)))
 	}
-	if _, dollar := mcpConfig([]agentcli.MCPServer{{Name: "a", Command: "x", Args: []string{"$HOME"}}}); dollar {
+	if _, dollar := mcpConfig([]agentcli.MCPServer{{Name: "a", Command: "x", Args: []string{"$HOME"}}}, false); dollar {
 		t.Error("AGENTCLI_DOLLAR asked for without a ${")
 	}
 }
@@ -188,4 +188,31 @@ func TestPrepareSettings(t *testing.T) {
 // TestMCPSecretsOffArgv: see backendtest.CheckSecretsOffArgv.
 func TestMCPSecretsOffArgv(t *testing.T) {
 	backendtest.CheckSecretsOffArgv(t, prepare, nil, nil)
+}
+
+// TestMCPConfigHostTimeout: agentcli's own server (host) gets claude's
+// per-server tool-call limit "timeout" driver.HostToolTimeout in ms; a
+// server of the caller's, or one named agentcli in a request without host
+// tools, keeps claude's default (no "timeout").
+func TestMCPConfigHostTimeout(t *testing.T) {
+	servers := []agentcli.MCPServer{{Name: "web", URL: "http://127.0.0.1:1/mcp"}, {Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}
+	for _, host := range []bool{true, false} {
+		b, _ := mcpConfig(servers, host)
+		var cfg struct {
+			MCPServers map[string]map[string]any `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.MCPServers["web"]["timeout"]; ok {
+			t.Errorf("host=%v: the caller's server has a timeout: %s", host, b)
+		}
+		got, ok := cfg.MCPServers[agentcli.HostServerName]["timeout"]
+		switch {
+		case host && got != float64(2147483647):
+			t.Errorf("host server's timeout = %v, want 2147483647: %s", got, b)
+		case !host && ok:
+			t.Errorf("a server named agentcli without host tools has a timeout: %s", b)
+		}
+	}
 }

@@ -112,8 +112,9 @@
 // exec takes headers only from its config). The host tools are
 // agentcli's MCP server "agentcli" in thread/start's config, required as
 // every server is (see Settings), with each tool's approval_mode
-// "approve" (agentcli decides each call itself); the tool lists leave it
-// alone. Questions are codex's
+// "approve" (agentcli decides each call itself) and tool_timeout_sec
+// driver.HostToolTimeout (codex 0.169.0 gives up on a call after 300 s by
+// default); the tool lists leave it alone. Questions are codex's
 // request_user_input (live.go); hooks, hooks.go.
 //
 // # Events

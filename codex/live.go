@@ -62,6 +62,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
@@ -100,7 +101,11 @@ const mcpStartupTimeout = 60
 // first turn starts (required, startup_timeout_sec: see
 // mcpStartupTimeout); agentcli's own also says that its tools run without
 // asking (approval_mode "approve": agentcli decides each call itself; see
-// driver.HostTools). With the request's OnQuestion, codex's
+// driver.HostTools) and how long codex waits for one call
+// (tool_timeout_sec, driver.HostToolTimeout in whole seconds; codex
+// 0.169.0's own default is 300 s, which would cut off a host tool that
+// runs a long build: the call ends when its handler returns or the run
+// ends). With the request's OnQuestion, codex's
 // own question tool is enabled outside plan mode
 // (features.default_mode_request_user_input, an experimental feature whose
 // warning is silenced).
@@ -123,6 +128,7 @@ func liveConfigHost(req *agentcli.Request, host *driver.HostTools) map[string]an
 				approve[n] = map[string]string{"approval_mode": "approve"}
 			}
 			sv["tools"] = approve
+			sv["tool_timeout_sec"] = int64(driver.HostToolTimeout / time.Second)
 		}
 		if s.URL != "" {
 			sv["url"] = s.URL

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/agentclitest"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/internal/backendtest"
 )
 
@@ -143,6 +144,17 @@ func TestLiveSettingsParams(t *testing.T) {
 	}
 	if liveConfig(&agentcli.Request{}) != nil {
 		t.Error("liveConfig without servers is not nil")
+	}
+	// agentcli's own server: its tools approved, and codex's limit for
+	// one call raised to driver.HostToolTimeout (whole seconds); the
+	// caller's server keeps codex's default.
+	hreq := &agentcli.Request{Tools: []agentcli.Tool{{Name: "now"}}, MCPServers: []agentcli.MCPServer{
+		{Name: "web", URL: "http://127.0.0.1:1/mcp"}, {Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}}
+	got, _ = json.Marshal(liveConfigHost(hreq, driver.LocalHostTools(Name, hreq, nil)))
+	want = `{"mcp_servers.agentcli":{"required":true,"startup_timeout_sec":60,"tool_timeout_sec":2147483,"tools":{"now":{"approval_mode":"approve"}},"url":"http://127.0.0.1:2/mcp"},` +
+		`"mcp_servers.web":{"required":true,"startup_timeout_sec":60,"url":"http://127.0.0.1:1/mcp"}}`
+	if string(got) != want {
+		t.Errorf("liveConfigHost:\n%s\nwant\n%s", got, want)
 	}
 	got, _ = json.Marshal(turnParams(req, "thr", "hi\xff"))
 	want = `{"effort":"high","input":[{"text":"hi` + "\uFFFD" + `","type":"text"}],"outputSchema":{"type":"object"},"threadId":"thr"}`

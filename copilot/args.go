@@ -248,7 +248,8 @@ const dollarVar = "AGENTCLI_COPILOT_DOLLAR"
 func dollar(s string) string { return strings.ReplaceAll(s, "$", "${"+dollarVar+"}") }
 
 // mcpConfig returns copilot's MCP configuration of the servers p keeps, or
-// nil for none. It is pure.
+// nil for none; agentcli's own server (p.host) gets "timeout"
+// driver.HostToolTimeout. It is pure.
 func mcpConfig(servers []agentcli.MCPServer, p toolPolicy) ([]byte, error) {
 	cfg := map[string]any{}
 	for _, s := range servers {
@@ -265,7 +266,14 @@ func mcpConfig(servers []agentcli.MCPServer, p toolPolicy) ([]byte, error) {
 			for k, v := range s.Headers {
 				h[k] = dollar(v)
 			}
-			cfg[s.Name] = map[string]any{"type": "http", "url": dollar(s.URL), "headers": h, "tools": toolList}
+			e := map[string]any{"type": "http", "url": dollar(s.URL), "headers": h, "tools": toolList}
+			if p.host && s.Name == agentcli.HostServerName {
+				// copilot's limit for one call of the server's tools
+				// (ms): a host tool's call ends when its handler
+				// returns or the run ends.
+				e["timeout"] = driver.HostToolTimeout.Milliseconds()
+			}
+			cfg[s.Name] = e
 			continue
 		}
 		args := []string{}

@@ -38,6 +38,7 @@ func hostServer(req *agentcli.Request) bool {
 // above).
 func (p *toolPolicy) addHost() {
 	name := agentcli.HostServerName
+	p.host = true
 	if p.available != nil && !slices.Contains(p.available, name) {
 		p.available = append(p.available, name)
 	}

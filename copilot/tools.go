@@ -62,6 +62,9 @@ type toolPolicy struct {
 	// drop holds the request's servers a disallowed rule takes away
 	// entirely (lower-cased names).
 	drop map[string]bool
+	// host says that the server named agentcli.HostServerName is
+	// agentcli's own (addHost).
+	host bool
 }
 
 // shellFamily are the names of copilot's shell tools and their helpers

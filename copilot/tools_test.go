@@ -114,3 +114,37 @@ func TestMCPConfig(t *testing.T) {
 		t.Fatalf("a server the allow list does not name: %s", b)
 	}
 }
+
+// TestMCPConfigHostTimeout: agentcli's own server (a request with host
+// tools) gets copilot's limit for one call, "timeout",
+// driver.HostToolTimeout in ms; the caller's server keeps copilot's
+// default, and so does a server named agentcli without host tools.
+func TestMCPConfigHostTimeout(t *testing.T) {
+	servers := []agentcli.MCPServer{{Name: "web", URL: "http://127.0.0.1:1/mcp"}, {Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}
+	for _, host := range []bool{true, false} {
+		req := &agentcli.Request{MCPServers: servers}
+		if host {
+			req.Tools = []agentcli.Tool{{Name: "now"}}
+		}
+		p, err := policyFor(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := mcpConfig(servers, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cfg struct {
+			MCPServers map[string]map[string]any `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.MCPServers["web"]["timeout"]; ok {
+			t.Errorf("host %v: the caller's server has a timeout: %s", host, b)
+		}
+		if got := cfg.MCPServers[agentcli.HostServerName]["timeout"] == float64(2147483647); got != host {
+			t.Errorf("host %v: agentcli's entry %v, want timeout 2147483647 exactly with host tools", host, cfg.MCPServers[agentcli.HostServerName])
+		}
+	}
+}

@@ -51,7 +51,7 @@ const hostSelector = "MCP:" + agentcli.HostServerName
 func runtimeSettings(r *driver.Run) (string, []string, error) {
 	settings := map[string]any{}
 	var env []string
-	if servers, escaped := mcpSettings(r.Req.MCPServers); servers != nil {
+	if servers, escaped := mcpSettings(r.Req.MCPServers, r.HostTools() != nil); servers != nil {
 		settings["mcp"] = map[string]any{"mcpServers": servers}
 		settings[blockOnMcpLoad] = true
 		if escaped {
@@ -119,8 +119,10 @@ func dollar(s string) string { return strings.ReplaceAll(s, "$", "${"+dollarVar+
 
 // mcpSettings returns the "mcpServers" of droid's runtime settings for
 // servers (nil for none), and whether a value was escaped (see
-// dollarVar). It is pure.
-func mcpSettings(servers []agentcli.MCPServer) (map[string]any, bool) {
+// dollarVar). host says that the server named agentcli.HostServerName is
+// agentcli's own, whose entry gets "timeout" driver.HostToolTimeout. It
+// is pure.
+func mcpSettings(servers []agentcli.MCPServer, host bool) (map[string]any, bool) {
 	if len(servers) == 0 {
 		return nil, false
 	}
@@ -137,7 +139,15 @@ func mcpSettings(servers []agentcli.MCPServer) (map[string]any, bool) {
 			for k, v := range s.Headers {
 				h[k] = esc(v)
 			}
-			out[s.Name] = map[string]any{"type": "http", "url": s.URL, "headers": h}
+			e := map[string]any{"type": "http", "url": s.URL, "headers": h}
+			if host && s.Name == agentcli.HostServerName {
+				// droid's limit for one call of the server's tools
+				// (ms; 3 minutes by default in droid 0.225.2): a host
+				// tool's call ends when its handler returns or the
+				// run ends.
+				e["timeout"] = driver.HostToolTimeout.Milliseconds()
+			}
+			out[s.Name] = e
 			continue
 		}
 		env := map[string]string{}

@@ -33,7 +33,7 @@ func TestMCPSettingsEscape(t *testing.T) {
 		servers, escaped := mcpSettings([]agentcli.MCPServer{
 			{Name: "s", Command: "/bin/" + v, Args: []string{v}, Env: []string{"K=" + v}},
 			{Name: "h", URL: "http://127.0.0.1:1/mcp?" + v, Headers: map[string]string{"X": v}},
-		})
+		}, true)
 		if escaped != strings.Contains(v, "$") {
 			t.Errorf("%q: escaped = %v", v, escaped)
 		}
@@ -52,8 +52,26 @@ func TestMCPSettingsEscape(t *testing.T) {
 			t.Errorf("HTTP server %v: the URL must be as given (%q)", h, v)
 		}
 	}
-	if servers, _ := mcpSettings(nil); servers != nil {
+	if servers, _ := mcpSettings(nil, true); servers != nil {
 		t.Errorf("no servers: %v, want nil", servers)
+	}
+}
+
+// TestMCPSettingsHostTimeout: agentcli's own server (host) gets droid's
+// limit for one call, "timeout", driver.HostToolTimeout in ms; the
+// caller's servers keep droid's default, and so does a server named
+// agentcli in a request without host tools.
+func TestMCPSettingsHostTimeout(t *testing.T) {
+	for _, host := range []bool{true, false} {
+		servers, _ := mcpSettings([]agentcli.MCPServer{{Name: "h", URL: "http://127.0.0.1:1/mcp"},
+			{Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}, host)
+		if _, ok := servers["h"].(map[string]any)["timeout"]; ok {
+			t.Errorf("host %v: the caller's server has a timeout: %v", host, servers["h"])
+		}
+		got, ok := servers[agentcli.HostServerName].(map[string]any)["timeout"]
+		if host && got != int64(2147483647) || !host && ok {
+			t.Errorf("host %v: agentcli's entry %v", host, servers[agentcli.HostServerName])
+		}
 	}
 }
 

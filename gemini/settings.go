@@ -69,6 +69,12 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 				// decides its calls itself (driver.HostTools).
 				sv["trust"] = true
 			}
+			if driver.IsHostServer(req, s.Name) {
+				// gemini's limit for one call of the server's tools
+				// (ms; 10 minutes by default): a host tool's call
+				// ends when its handler returns or the run ends.
+				sv["timeout"] = driver.HostToolTimeout.Milliseconds()
+			}
 			if s.URL != "" {
 				sv["url"], sv["type"] = p1(s.URL), "http"
 				if len(s.Headers) > 0 {

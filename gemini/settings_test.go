@@ -114,6 +114,35 @@ func TestRunSettings(t *testing.T) {
 	}
 }
 
+// TestRunSettingsHostTimeout: agentcli's own server (a request with host
+// tools) is trusted and gets gemini's per-server limit for one call,
+// "timeout", driver.HostToolTimeout in ms; the caller's server keeps
+// gemini's default, and so does a server named agentcli without host
+// tools.
+func TestRunSettingsHostTimeout(t *testing.T) {
+	servers := []agentcli.MCPServer{{Name: "web", URL: "http://127.0.0.1:1/mcp"}, {Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}
+	for _, host := range []bool{true, false} {
+		req := &agentcli.Request{MCPServers: servers}
+		if host {
+			req.Tools = []agentcli.Tool{{Name: "now"}}
+		}
+		got, _ := runSettings(req)
+		b, _ := json.Marshal(got)
+		var s struct {
+			MCPServers map[string]map[string]any `json:"mcpServers"`
+		}
+		if err := json.Unmarshal(b, &s); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := s.MCPServers["web"]["timeout"]; ok {
+			t.Errorf("host %v: the caller's server has a timeout: %s", host, b)
+		}
+		if got := s.MCPServers[agentcli.HostServerName]["timeout"] == float64(2147483647); got != host {
+			t.Errorf("host %v: agentcli's entry %v, want timeout 2147483647 exactly with host tools", host, s.MCPServers[agentcli.HostServerName])
+		}
+	}
+}
+
 // TestOverlayHome: the overlay links every entry of the user's .gemini
 // (and the session directories and project registry, created or not yet),
 // and its settings.json is the user's (comments dropped) with the run's

@@ -81,7 +81,7 @@ func configEnv(r *driver.Run, system string, servers []agentcli.MCPServer) ([]st
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := writeConfig(tmp, system, servers)
+	cfg, err := writeConfig(tmp, system, servers, driver.IsHostServer(r.Req, agentcli.HostServerName))
 	if err != nil {
 		return nil, err
 	}

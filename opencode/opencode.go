@@ -149,9 +149,13 @@
 // Request.Tools are agentcli's MCP server "agentcli" (the private config
 // of a run, ACP's session/new), its tools "agentcli_*": "allow" in
 // OPENCODE_PERMISSION in every mode and whatever the tool lists say:
-// agentcli decides each call itself. opencode's own question tool is
-// denied in `opencode run` and hangs an ACP turn when forced on, so
-// Request.OnQuestion gets agentcli's question tool. Hooks: hooks.go.
+// agentcli decides each call itself. A run's config gives the server
+// opencode's limit for one tool call ("timeout", driver.HostToolTimeout;
+// otherwise the MCP SDK's 60 s); a live session's server (ACP's
+// session/new has no such field) sends progress during a long call, which
+// resets that limit, as opencode 1.18.33 asks. opencode's own question
+// tool is denied in `opencode run` and hangs an ACP turn when forced on,
+// so Request.OnQuestion gets agentcli's question tool. Hooks: hooks.go.
 package opencode
 
 import (
@@ -394,10 +398,10 @@ func (s *state) resolveModel(ctx context.Context, r *driver.Run, model string) (
 		model, strings.Join(list, ", ")))
 }
 
-// writeConfig writes the run's opencode config (see configContent) into
-// dir (a private 0700 directory), with system.md holding the system
-// prompt when there is one, and returns the config's path.
-func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, error) {
+// writeConfig writes the run's opencode config (see configContent; host
+// as there) into dir (a private 0700 directory), with system.md holding
+// the system prompt when there is one, and returns the config's path.
+func writeConfig(dir, system string, servers []agentcli.MCPServer, host bool) (string, error) {
 	sys := ""
 	if system != "" {
 		sys = filepath.Join(dir, "system.md")
@@ -406,12 +410,12 @@ func writeConfig(dir, system string, servers []agentcli.MCPServer) (string, erro
 		}
 	}
 	path := filepath.Join(dir, "opencode.json")
-	return path, os.WriteFile(path, configContent(sys, servers), 0o600)
+	return path, os.WriteFile(path, configContent(sys, servers, host), 0o600)
 }
 
 // writeSystemPrompt writes system.md and an opencode config that lists it in
 // "instructions" into dir (a private 0700 directory) and returns the
 // config's path.
 func writeSystemPrompt(dir, system string) (string, error) {
-	return writeConfig(dir, system, nil)
+	return writeConfig(dir, system, nil, false)
 }

@@ -11,7 +11,12 @@ import (
 // configContent returns the opencode config of one run: "instructions"
 // listing systemFile (when not ""), and "mcp" with one entry per server:
 // {"type": "local", "command": [COMMAND, ARGS...], "environment": ENV} or
-// {"type": "remote", "url": URL, "headers": HEADERS}. It is pure.
+// {"type": "remote", "url": URL, "headers": HEADERS}. host says that the
+// server named agentcli.HostServerName is agentcli's own: its entry gets
+// "timeout" driver.HostToolTimeout (ms), opencode's limit for one call of
+// its tools (otherwise the MCP SDK's 60 s; agentcli's server also sends
+// progress, which resets that timer, for a live session's server, which
+// ACP's session/new gives no timeout). It is pure.
 //
 // opencode 1.18.33 substitutes {env:NAME} and {file:PATH} in the raw text
 // of a config file before it parses it, anywhere, strings included, with
@@ -20,7 +25,7 @@ import (
 // \u007b, which the parser then decodes to "{" (verified by a real run:
 // conformance TestMCPServers). json.Marshal never puts such a "{" outside
 // a string.
-func configContent(systemFile string, servers []agentcli.MCPServer) []byte {
+func configContent(systemFile string, servers []agentcli.MCPServer, host bool) []byte {
 	cfg := map[string]any{}
 	if systemFile != "" {
 		cfg["instructions"] = []string{systemFile}
@@ -32,6 +37,9 @@ func configContent(systemFile string, servers []agentcli.MCPServer) []byte {
 				e := map[string]any{"type": "remote", "url": s.URL}
 				if len(s.Headers) > 0 {
 					e["headers"] = s.Headers
+				}
+				if host && s.Name == agentcli.HostServerName {
+					e["timeout"] = driver.HostToolTimeout.Milliseconds()
 				}
 				mcp[s.Name] = e
 				continue

@@ -30,7 +30,7 @@ func TestConfigContent(t *testing.T) {
 		{Name: "fs", Command: "{env:CMD}", Args: hostile, Env: []string{"K=" + strings.Join(hostile, " ")}},
 		{Name: "web", URL: "https://h/{file:x}", Headers: map[string]string{"Authorization": "Bearer {env:TOKEN}"}},
 	}
-	b := configContent("/tmp/sys.md", servers)
+	b := configContent("/tmp/sys.md", servers, false)
 	if bytes.Contains(b, []byte("{env:")) || bytes.Contains(b, []byte("{file:")) {
 		t.Fatalf("substitutable text left:\n%s", b)
 	}
@@ -54,8 +54,31 @@ func TestConfigContent(t *testing.T) {
 		web.Headers["Authorization"] != servers[1].Headers["Authorization"] {
 		t.Errorf("config %s", b)
 	}
-	if b := configContent("", nil); string(b) != "{}\n" {
+	if b := configContent("", nil, false); string(b) != "{}\n" {
 		t.Errorf("empty config %q", b)
+	}
+}
+
+// TestConfigContentHostTimeout: agentcli's own server (host) gets
+// opencode's limit for one call, "timeout", driver.HostToolTimeout in ms;
+// the caller's server keeps opencode's default, and so does a server
+// named agentcli in a request without host tools.
+func TestConfigContentHostTimeout(t *testing.T) {
+	servers := []agentcli.MCPServer{{Name: "web", URL: "http://127.0.0.1:1/mcp"}, {Name: agentcli.HostServerName, URL: "http://127.0.0.1:2/mcp"}}
+	for _, host := range []bool{true, false} {
+		var cfg struct {
+			MCP map[string]map[string]any
+		}
+		b := configContent("", servers, host)
+		if err := json.Unmarshal(b, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cfg.MCP["web"]["timeout"]; ok {
+			t.Errorf("host %v: the caller's server has a timeout: %s", host, b)
+		}
+		if got := cfg.MCP[agentcli.HostServerName]["timeout"] == float64(2147483647); got != host {
+			t.Errorf("host %v: agentcli's entry %v, want timeout 2147483647 exactly with host tools", host, cfg.MCP[agentcli.HostServerName])
+		}
 	}
 }
 

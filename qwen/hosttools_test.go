@@ -65,8 +65,15 @@ func TestHostMCPConfig(t *testing.T) {
 		if got := cfg.MCPServers[agentcli.HostServerName]["alwaysLoadTools"] == true; got != host {
 			t.Errorf("host %v: agentcli's entry %v", host, cfg.MCPServers[agentcli.HostServerName])
 		}
+		// qwen's limit for one call (ms), raised for agentcli's server only.
+		if got := cfg.MCPServers[agentcli.HostServerName]["timeout"] == float64(2147483647); got != host {
+			t.Errorf("host %v: agentcli's entry %v, want timeout 2147483647 exactly with host tools", host, cfg.MCPServers[agentcli.HostServerName])
+		}
 		if _, ok := cfg.MCPServers["s"]["alwaysLoadTools"]; ok {
 			t.Errorf("another server is loaded up front: %v", cfg.MCPServers["s"])
+		}
+		if _, ok := cfg.MCPServers["s"]["timeout"]; ok {
+			t.Errorf("another server's timeout is set: %v", cfg.MCPServers["s"])
 		}
 	}
 }

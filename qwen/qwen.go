@@ -227,8 +227,10 @@ func writeMCPConfig(r *driver.Run) (string, error) {
 // {"mcpServers": {NAME: {command, args, env} | {httpUrl, headers}}},
 // every value as given (qwen expands nothing in this file). host says
 // that the server named agentcli.HostServerName is agentcli's own, whose
-// tools qwen must offer up front ("alwaysLoadTools"; hosttools.go). It
-// is pure.
+// tools qwen must offer up front ("alwaysLoadTools"; hosttools.go) and
+// whose calls may run as long as their handlers do ("timeout", qwen's
+// limit for one call, driver.HostToolTimeout in ms; qwen 0.24.4's default
+// is 10 minutes). It is pure.
 func mcpConfig(servers []agentcli.MCPServer, host bool) []byte {
 	type server struct {
 		Command         string            `json:"command,omitempty"`
@@ -237,11 +239,15 @@ func mcpConfig(servers []agentcli.MCPServer, host bool) []byte {
 		HTTPURL         string            `json:"httpUrl,omitempty"`
 		Headers         map[string]string `json:"headers,omitempty"`
 		AlwaysLoadTools bool              `json:"alwaysLoadTools,omitempty"`
+		Timeout         int64             `json:"timeout,omitempty"`
 	}
 	all := map[string]server{}
 	for _, s := range servers {
 		sv := server{Command: s.Command, Args: s.Args, Env: driver.MCPEnv(s), HTTPURL: s.URL,
 			AlwaysLoadTools: host && s.Name == agentcli.HostServerName}
+		if sv.AlwaysLoadTools {
+			sv.Timeout = driver.HostToolTimeout.Milliseconds()
+		}
 		if len(s.Headers) > 0 {
 			sv.Headers = s.Headers
 		}

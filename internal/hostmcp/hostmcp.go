@@ -58,6 +58,8 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	streams sync.Map // streamHeader value -> *keepAliveWriter
+
 	listed   atomic.Bool
 	rejected atomic.Int64
 	once     sync.Once
@@ -89,6 +91,7 @@ func Start(cfg Config) (*Server, error) {
 		done:   make(chan struct{}),
 	}
 	s.url = "http://" + ln.Addr().String() + Path
+	every := keepAliveEvery
 	name := cfg.Name
 	if name == "" {
 		name = "agentcli"
@@ -117,12 +120,22 @@ func Start(cfg Config) (*Server, error) {
 				}
 				ctx, stop := s.merge(ctx)
 				defer stop()
+				pctx, pstop := context.WithCancel(ctx)
+				pdone := make(chan struct{})
+				go func() {
+					defer close(pdone)
+					s.keepCallAlive(pctx, req, every)
+				}()
+				defer func() {
+					pstop()
+					<-pdone
+				}()
 				text, isErr := call(ctx, name, input, req.Params.Meta)
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isErr}, nil
 			})
 	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil))
+	mux.Handle(Path, s.keepAlive(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)))
 	for p, h := range cfg.Routes {
 		mux.Handle(p, h)
 	}
