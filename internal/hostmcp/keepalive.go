@@ -124,11 +124,13 @@ func (k *keepAliveWriter) ping() {
 		return
 	}
 	if !k.started {
-		k.started = true
-		h := k.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache, no-transform")
-		k.w.WriteHeader(http.StatusOK)
+		// The SDK has set its headers for an SSE answer by now (it does
+		// before it runs the call); they go out as they are.
+		if k.header.Get("Content-Type") != "text/event-stream" {
+			k.closed = true // not an SSE answer: a comment would break it
+			return
+		}
+		k.startLocked(http.StatusOK)
 	}
 	_, err := k.w.Write([]byte(": keepalive\n\n"))
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -101,5 +102,33 @@ func TestKeepAliveQuick(t *testing.T) {
 	text, progressed, err := callSlow(t, 0, 5*time.Second)
 	if err != nil || text != "built" || progressed != 0 {
 		t.Fatalf("call = %q, %v, %d progress notifications; want built and none", text, err, progressed)
+	}
+}
+
+// TestKeepAlivePingHeaders: a ping before the SDK's first write sends the
+// SDK's headers of an SSE answer with the comment; an answer that is not
+// SSE gets no comment (it would break it), and nothing after close.
+func TestKeepAlivePingHeaders(t *testing.T) {
+	rec := httptest.NewRecorder()
+	k := &keepAliveWriter{w: rec, header: http.Header{}}
+	k.Header().Set("Content-Type", "text/event-stream")
+	k.Header().Set("X-From-Sdk", "1")
+	k.ping()
+	if rec.Code != http.StatusOK || rec.Header().Get("X-From-Sdk") != "1" || rec.Body.String() != ": keepalive\n\n" {
+		t.Errorf("SSE ping: code %d, headers %v, body %q", rec.Code, rec.Header(), rec.Body.String())
+	}
+	k.close()
+	k.ping()
+	if rec.Body.String() != ": keepalive\n\n" {
+		t.Errorf("a ping after close wrote %q", rec.Body.String())
+	}
+
+	rec = httptest.NewRecorder()
+	k = &keepAliveWriter{w: rec, header: http.Header{}}
+	k.Header().Set("Content-Type", "application/json")
+	k.ping()
+	k.Write([]byte(`{}`))
+	if rec.Body.String() != `{}` || rec.Header().Get("Content-Type") != "application/json" {
+		t.Errorf("JSON answer: headers %v, body %q", rec.Header(), rec.Body.String())
 	}
 }
