@@ -1,11 +1,5 @@
 package claude
 
-import (
-	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/driver"
-	"github.com/agentcli/agentcli/driver/streamjson"
-)
-
 // Claude Code lists the MCP servers of a run in its system/init line,
 // mcp_servers [{"name", "status", "source"?}], with the status each has
 // when the turn begins: "connected", "failed", "needs-auth", "pending"
@@ -21,17 +15,3 @@ import (
 // mcpFailed reports whether a status of mcp_servers means that the
 // server's tools are not available.
 func mcpFailed(status string) bool { return status == "failed" || status == "needs-auth" }
-
-// mcpNotices appends the notices of the servers of an init line that did
-// not start.
-func (p *parser) mcpNotices(servers []streamjson.MCPServer, base agentcli.Event) {
-	for _, s := range servers {
-		if !mcpFailed(s.Status) {
-			continue
-		}
-		if p.mcp == nil {
-			p.mcp = &driver.MCPStartNotices{}
-		}
-		p.evs = p.mcp.Append(p.evs, base, s.Name, s.Status, "")
-	}
-}

@@ -320,7 +320,7 @@ func (p *parser) system(w *wireLine, base agentcli.Event) bool {
 		p.model = w.Model
 		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
 		p.evs = append(p.evs, ev)
-		p.mcpNotices(w.MCPServers, base)
+		p.evs = streamjson.MCPNotices(p.evs, &p.mcp, w.MCPServers, mcpFailed, base)
 		return true
 	case "api_retry":
 		ev.Kind = agentcli.EventRetry

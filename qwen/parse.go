@@ -51,6 +51,9 @@ type wireLine struct {
 	// result (Res.SessionID, Res.Subtype, Res.HasError and Res.Raw are
 	// set by Apply); Res.Error is error.message, or error as a string
 	Res streamjson.Result
+
+	// system/init: mcp_servers (mcpnotice.go)
+	MCPServers []streamjson.MCPServer
 }
 
 type wireBlock = streamjson.Block
@@ -66,6 +69,9 @@ type parser struct {
 	lastText  string
 	result    *streamjson.Result // the result line, for End
 	evs       []agentcli.Event
+	// mcp reports the MCP servers that did not start (mcpnotice.go):
+	// the session's, shared by its turns, in a live session.
+	mcp *driver.MCPStartNotices
 }
 
 var _ driver.LineParser[wireLine] = (*parser)(nil)
@@ -94,6 +100,8 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 			w.Model = d.Str()
 		case "qwen_code_version":
 			w.Version = d.Str()
+		case "mcp_servers":
+			w.MCPServers = streamjson.DecodeMCPServers(d, w.MCPServers)
 		case "message":
 			w.Content, w.MsgOutputTokens = w.Content[:0], 0
 			for k := range d.Object() {
@@ -156,6 +164,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 			ev := base
 			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
 			p.evs = append(p.evs, ev)
+			p.evs = streamjson.MCPNotices(p.evs, &p.mcp, w.MCPServers, mcpFailed, base)
 		}
 	case "assistant":
 		known = p.assistant(w, base, line)

@@ -1,6 +1,10 @@
 package streamjson
 
-import "github.com/agentcli/agentcli/driver/jsonscan"
+import (
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
+)
 
 // MCPServer is one entry of a system/init line's mcp_servers: an MCP
 // server the CLI was configured with and the status of its connection
@@ -28,6 +32,23 @@ func DecodeMCPServers(d *jsonscan.Decoder, dst []MCPServer) []MCPServer {
 			}
 		}
 		dst = append(dst, s)
+	}
+	return dst
+}
+
+// MCPNotices appends to dst, and returns, through *n (made when nil) an
+// EventNotice from base for each of servers whose status failed reports
+// as one that did not start (see driver.MCPStartNotices): once per name
+// for as long as *n lives.
+func MCPNotices(dst []agentcli.Event, n **driver.MCPStartNotices, servers []MCPServer, failed func(status string) bool, base agentcli.Event) []agentcli.Event {
+	for _, s := range servers {
+		if !failed(s.Status) {
+			continue
+		}
+		if *n == nil {
+			*n = &driver.MCPStartNotices{}
+		}
+		dst = (*n).Append(dst, base, s.Name, s.Status, "")
 	}
 	return dst
 }

@@ -3,6 +3,8 @@ package streamjson_test
 import (
 	"testing"
 
+	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver"
 	"github.com/agentcli/agentcli/driver/jsonscan"
 	"github.com/agentcli/agentcli/driver/streamjson"
 )
@@ -39,5 +41,22 @@ func TestDecodeMCPServers(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func TestMCPNotices(t *testing.T) {
+	failed := func(s string) bool { return s == "failed" }
+	servers := []streamjson.MCPServer{{"a", "connected"}, {"b", "failed"}, {"c", "pending"}, {"b", "failed"}}
+	var n *driver.MCPStartNotices
+	base := agentcli.Event{SessionID: "s"}
+	evs := streamjson.MCPNotices(nil, &n, servers[:1], failed, base)
+	if len(evs) != 0 || n != nil {
+		t.Fatalf("no failed server: %+v, notices %v", evs, n)
+	}
+	for range 2 {
+		evs = streamjson.MCPNotices(evs, &n, servers, failed, base)
+	}
+	if len(evs) != 1 || evs[0].Kind != agentcli.EventNotice || evs[0].SessionID != "s" || evs[0].Text != driver.MCPStartNotice("b", "failed", "") {
+		t.Errorf("events %+v; want one notice for b", evs)
 	}
 }
