@@ -88,6 +88,11 @@ type wireData struct {
 	Reason, ErrorType, Message                     string
 	StatusCode                                     int
 	ErrorMessage                                   string
+
+	// session.mcp_server_status_changed and session.mcp_servers_loaded
+	// (mcpnotice.go)
+	ServerName, Status string
+	Servers            []wireServer
 }
 
 type wireToolRequest struct {
@@ -138,6 +143,8 @@ type parser struct {
 	resultSession string
 	resultCode    int
 	resultRaw     json.RawMessage
+	// mcp reports the MCP servers that did not start (mcpnotice.go).
+	mcp driver.MCPStartNotices
 }
 
 var _ driver.LineParser[wireLine] = (*parser)(nil)
@@ -262,6 +269,12 @@ func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
 			x.StatusCode = int(d.Int())
 		case "errorMessage":
 			x.ErrorMessage = str(d)
+		case "serverName":
+			x.ServerName = str(d)
+		case "status":
+			x.Status = str(d)
+		case "servers":
+			x.Servers = decodeServers(d, x.Servers)
 		}
 	}
 }
@@ -327,6 +340,12 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, d.Message
 		add(ev)
+	case "session.mcp_server_status_changed":
+		p.mcpStatus(base, d.ServerName, d.Status, d.Error)
+	case "session.mcp_servers_loaded":
+		for _, s := range d.Servers {
+			p.mcpStatus(base, s.Name, s.Status, s.Error)
+		}
 	case sessionType:
 		// Announced with copilot's first line (see init).
 		p.session = w.SessionID
