@@ -59,7 +59,7 @@ type wireLine struct {
 	Errors          []string
 
 	// system/init: mcp_servers (mcpnotice.go)
-	MCPServers []streamjson.MCPServer
+	MCPServers []driver.MCPServerStatus
 }
 
 type wireMessage struct {
@@ -204,7 +204,7 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 		case "claude_code_version":
 			w.Version = str(d)
 		case "mcp_servers":
-			w.MCPServers = streamjson.DecodeMCPServers(d, w.MCPServers)
+			w.MCPServers = driver.DecodeMCPServers(d, w.MCPServers)
 		case "is_api_error_message":
 			w.IsAPIErrorMsg = d.LooseBool()
 		case "error":

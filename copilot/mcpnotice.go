@@ -1,9 +1,6 @@
 package copilot
 
-import (
-	"github.com/agentcli/agentcli"
-	"github.com/agentcli/agentcli/driver/jsonscan"
-)
+import "github.com/agentcli/agentcli"
 
 // copilot's JSON output (1.0.102) follows each MCP server through
 // session.mcp_server_status_changed lines, data {"serverName", "status",
@@ -18,32 +15,6 @@ import (
 //
 // copilot's ACP sessions (live.go) report nothing of the kind: a server
 // that fails to start there is not reported.
-
-// wireServer is one server of session.mcp_servers_loaded.
-type wireServer struct {
-	Name, Status, Error string
-}
-
-// decodeServers reads session.mcp_servers_loaded's servers into dst[:0];
-// an entry that is not an object reads as an empty one.
-func decodeServers(d *jsonscan.Decoder, dst []wireServer) []wireServer {
-	dst = dst[:0]
-	for range d.Array() {
-		var s wireServer
-		for k := range d.Object() {
-			switch string(k) {
-			case "name":
-				s.Name = str(d)
-			case "status":
-				s.Status = str(d)
-			case "error":
-				s.Error = str(d)
-			}
-		}
-		dst = append(dst, s)
-	}
-	return dst
-}
 
 // mcpStatus appends the notice of a server whose status is "failed".
 func (p *parser) mcpStatus(base agentcli.Event, name, status, detail string) {

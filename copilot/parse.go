@@ -92,7 +92,7 @@ type wireData struct {
 	// session.mcp_server_status_changed and session.mcp_servers_loaded
 	// (mcpnotice.go)
 	ServerName, Status string
-	Servers            []wireServer
+	Servers            []driver.MCPServerStatus
 }
 
 type wireToolRequest struct {
@@ -274,7 +274,7 @@ func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
 		case "status":
 			x.Status = str(d)
 		case "servers":
-			x.Servers = decodeServers(d, x.Servers)
+			x.Servers = driver.DecodeMCPServers(d, x.Servers)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentcli/agentcli"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 // MCPStartNotices reports the MCP servers a CLI says did not start, each
@@ -88,4 +89,37 @@ func cutString(s string, n int) string {
 func printable(s string) string {
 	q := strconv.QuoteToGraphic(s)
 	return q[1 : len(q)-1]
+}
+
+// MCPServerStatus is one server of a CLI's report on its MCP servers: its
+// name, its status in the CLI's own words ("connected", "failed",
+// "pending", ...) and the error the CLI gives, if any.
+type MCPServerStatus struct {
+	Name, Status, Error string
+}
+
+// DecodeMCPServers reads the value at the decoder's position, a CLI's
+// list of MCP servers (an array of {"name", "status", "error"?, ...}
+// objects, as in claude's and qwen's init line or copilot's
+// session.mcp_servers_loaded), into dst[:0] and returns it. A value that
+// is not an array reads as none, an entry that is not an object as an
+// empty one, and a name, status or error that is not a string as "". The
+// strings may share the line's memory.
+func DecodeMCPServers(d *jsonscan.Decoder, dst []MCPServerStatus) []MCPServerStatus {
+	dst = dst[:0]
+	for range d.Array() {
+		var s MCPServerStatus
+		for k := range d.Object() {
+			switch string(k) {
+			case "name":
+				s.Name, _ = d.UnsafeStr()
+			case "status":
+				s.Status, _ = d.UnsafeStr()
+			case "error":
+				s.Error, _ = d.UnsafeStr()
+			}
+		}
+		dst = append(dst, s)
+	}
+	return dst
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/jsonscan"
 )
 
 func ExampleMCPStartNotices() {
@@ -71,5 +72,44 @@ func TestMCPStartNoticesOncePerName(t *testing.T) {
 	}
 	if len(evs) != 0 {
 		t.Errorf("the 10000th server still got a notice")
+	}
+}
+
+func TestDecodeMCPServers(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []driver.MCPServerStatus
+	}{
+		// claude 2.1.330's and qwen's init lines (captured).
+		{`[{"name":"broken-srv","status":"failed","source":"dynamic"},{"name":"probe-srv","status":"connected","source":"dynamic"}]`,
+			[]driver.MCPServerStatus{{"broken-srv", "failed", ""}, {"probe-srv", "connected", ""}}},
+		{`[{"name":"broken-srv","status":"disconnected"},{"name":"probe-srv","status":"connected"}]`,
+			[]driver.MCPServerStatus{{"broken-srv", "disconnected", ""}, {"probe-srv", "connected", ""}}},
+		// copilot 1.0.102's session.mcp_servers_loaded (captured).
+		{`[{"name":"broken-srv","status":"failed","error":"failed to spawn MCP server process: No such file or directory (os error 2)"},{"name":"probe-srv","status":"connected","serverMetadata":{"instructions":null}}]`,
+			[]driver.MCPServerStatus{{"broken-srv", "failed", "failed to spawn MCP server process: No such file or directory (os error 2)"}, {"probe-srv", "connected", ""}}},
+		{`[]`, nil},
+		{`null`, nil},
+		{`{"name":"x","status":"failed"}`, nil},
+		{`[1,{"name":2,"status":["failed"]},{"status":"failed","future":{"a":[1]},"name":"a\u0041"}]`,
+			[]driver.MCPServerStatus{{}, {}, {"aA", "failed", ""}}},
+		{`[{"name":"x","status":"failed","error":{"message":"m"}}]`, []driver.MCPServerStatus{{"x", "failed", ""}}},
+	} {
+		var d jsonscan.Decoder
+		d.Reset([]byte(c.in))
+		got := driver.DecodeMCPServers(&d, nil)
+		if err := d.Finish(); err != nil {
+			t.Errorf("%s: %v", c.in, err)
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: got %v; want %v", c.in, got, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%s: got %v; want %v", c.in, got, c.want)
+				break
+			}
+		}
 	}
 }

@@ -53,7 +53,7 @@ type wireLine struct {
 	Res streamjson.Result
 
 	// system/init: mcp_servers (mcpnotice.go)
-	MCPServers []streamjson.MCPServer
+	MCPServers []driver.MCPServerStatus
 }
 
 type wireBlock = streamjson.Block
@@ -101,7 +101,7 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 		case "qwen_code_version":
 			w.Version = d.Str()
 		case "mcp_servers":
-			w.MCPServers = streamjson.DecodeMCPServers(d, w.MCPServers)
+			w.MCPServers = driver.DecodeMCPServers(d, w.MCPServers)
 		case "message":
 			w.Content, w.MsgOutputTokens = w.Content[:0], 0
 			for k := range d.Object() {
