@@ -16,6 +16,9 @@ package copilot
 //	assistant.turn_retry       EventRetry (data.reason)
 //	session.error              EventNotice; it decides the outcome (below)
 //	session.warning            EventNotice
+//	session.mcp_server_status_changed, session.mcp_servers_loaded
+//	                           an EventNotice for a server whose status is "failed", once
+//	                           per server (mcpnotice.go)
 //	model.call_failure         nothing; its errorMessage (the server's answer) joins the outcome's message
 //	agentcli.session           the session id, which agentcli chose (--session-id) or resumes,
 //	                           handed to the parser first (see prepare): copilot prints it only in
@@ -25,7 +28,7 @@ package copilot
 //	result                     the end of the run
 //
 // Types copilot prints that carry nothing to normalize (the skills and MCP
-// servers loaded, the user message, turn starts and ends, model call
+// tools loaded, the user message, turn starts and ends, model call
 // bookkeeping, shell output already in the tool result, background task
 // changes) yield nothing; any other type is an EventUnknown, and a line
 // that is not a JSON object an EventNotice. Events of a sub-agent (data
@@ -102,8 +105,7 @@ type wireToolRequest struct {
 
 // ignored are the types copilot prints that carry nothing to normalize.
 var ignored = map[string]bool{
-	"session.skills_loaded": true, "session.mcp_servers_loaded": true, "session.mcp_server_status_changed": true,
-	"session.mcp_server_tools_loaded": true, "session.tools_updated": true, "session.background_tasks_changed": true,
+	"session.skills_loaded": true, "session.mcp_server_tools_loaded": true, "session.tools_updated": true, "session.background_tasks_changed": true,
 	"session.info": true, "session.mode_notice_delivered": true, "session.title_changed": true,
 	"user.message": true, "assistant.turn_start": true, "assistant.turn_end": true, "assistant.idle": true,
 	"assistant.message_start": true, "assistant.tool_call_delta": true, "model.call_start": true,

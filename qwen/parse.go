@@ -9,7 +9,8 @@ package qwen
 //
 // Lines (Claude Code's SDK message shapes, which qwen copies):
 //
-//	{"type":"system","subtype":"init","session_id","model","qwen_code_version","tools",...}
+//	{"type":"system","subtype":"init","session_id","model","qwen_code_version","tools",
+//	 "mcp_servers":[{"name","status"}],...}   (a server that did not start: a notice, mcpnotice.go)
 //	{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text"}}}   (--include-partial-messages)
 //	{"type":"assistant","message":{"model","content":[{"type":"text"|"thinking"|"tool_use",...}],"usage"}}
 //	{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id","content","is_error"}]}}
