@@ -254,7 +254,11 @@ type Request struct {
 	// not start fails the run on codex (*ProtocolError, or *ExitError with
 	// ExtraArgs, naming it) and on droid's one-shot runs (*ExitError with
 	// a Hint); the other CLIs, and droid's sessions, run without its
-	// tools.
+	// tools. Where the CLI says so (claude, qwen, and copilot's one-shot
+	// runs), such a server is an EventNotice whose Text names it (`MCP
+	// server "NAME" did not start (STATUS); its tools are not
+	// available`), once per run or session; gemini, opencode and the
+	// sessions of copilot and droid do not report it.
 	MCPServers []MCPServer
 
 	// Tools are host tools: functions of this program the agent may call

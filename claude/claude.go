@@ -29,7 +29,10 @@
 // demand). Claude Code expands ${NAME} references in MCP configuration
 // values (header values twice), so each "${" of the caller's text is
 // written escaped through the variable AGENTCLI_DOLLAR=$, which the run's
-// environment then holds: every value arrives as given.
+// environment then holds: every value arrives as given. A server that did
+// not start ("failed" or "needs-auth" in the init line) is an EventNotice
+// naming it, after the EventInit, once per run or live session
+// (mcpnotice.go).
 // Request.OutputSchema is `--json-schema=SCHEMA` (claude takes the schema
 // itself, compacted to one line; it must fit in one argument, 128 KiB):
 // claude offers the model a StructuredOutput tool with the schema as its

@@ -210,6 +210,9 @@ type liveProto struct {
 	host   *driver.HostTools
 	// sw is the state of switching and steering (switch.go).
 	sw switchState
+	// mcp reports the MCP servers that did not start once per session
+	// (mcpnotice.go); the reading goroutine's.
+	mcp driver.MCPStartNotices
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -238,7 +241,7 @@ func (p *liveProto) control(ctx context.Context, subtype string, request any, wa
 
 // Prompt sends prompt as a not-typed user message.
 func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
-	st := &parser{}
+	st := &parser{mcp: &p.mcp}
 	p.mu.Lock()
 	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 	id := p.sw.begin()
@@ -276,7 +279,7 @@ func (p *liveProto) Line(line []byte) {
 			// (switch.go): the turn goes on.
 			p.sw.held = driver.MergeSteered(p.sw.held, res)
 			if p.parser == ps {
-				st := &parser{}
+				st := &parser{mcp: &p.mcp}
 				p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 			}
 			p.mu.Unlock()

@@ -70,6 +70,9 @@ var lineShape = func() *backendtest.Shape {
 		"total_cost_usd": backendtest.CostNull, "usage": usage,
 		"modelUsage": backendtest.OrNull(B(nil)), "stop_reason": s, "terminal_reason": s, "api_error_status": n,
 		"errors": backendtest.OrNull(backendtest.Arr(s)),
+		"mcp_servers": backendtest.OrNull(&backendtest.Shape{Kinds: backendtest.KArr | backendtest.KObj, Elem: backendtest.OrNull(B(map[string]*backendtest.Shape{
+			"name": s, "status": s,
+		}))}),
 	}
 	limitShapes(fields, usage)
 	elem := &backendtest.Shape{Kinds: backendtest.KAny &^ backendtest.KArr, Fields: fields}
@@ -94,8 +97,10 @@ func FuzzOracle(f *testing.F) {
 		}
 		f.Add(b, 0, "")
 	}
-	if b, err := os.ReadFile("testdata/lines/stream-2.1.330.jsonl"); err == nil {
-		f.Add(b, 1, "")
+	for _, n := range []string{"testdata/lines/stream-2.1.330.jsonl", mcpFailedLines} {
+		if b, err := os.ReadFile(n); err == nil {
+			f.Add(b, 1, "")
+		}
 	}
 	limits, _ := filepath.Glob(filepath.Join("testdata", "limits", "*.jsonl"))
 	for _, n := range limits {
@@ -165,6 +170,7 @@ type oWireLine struct {
 	Event           *oWireStreamEvt `json:"event"`
 	Model           string          `json:"model"`
 	Version         string          `json:"claude_code_version"`
+	MCPServers      json.RawMessage `json:"mcp_servers"`
 	IsAPIErrorMsg   bool            `json:"is_api_error_message"`
 	Error           json.RawMessage `json:"error"`
 
@@ -253,9 +259,37 @@ type oracleParser struct {
 	resultRaw json.RawMessage
 	lastText  string
 	lim       oracleLimits
+	// mcpSeen holds the MCP servers reported as not started.
+	mcpSeen map[string]bool
 }
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
+
+// mcpNotices returns a notice for each server of an init line's
+// mcp_servers that is "failed" or "needs-auth", once per run.
+func (p *oracleParser) mcpNotices(list json.RawMessage, base agentcli.Event) []agentcli.Event {
+	var servers []json.RawMessage
+	_ = json.Unmarshal(list, &servers)
+	var evs []agentcli.Event
+	for _, s := range servers {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(s, &m)
+		var name, status string
+		_ = json.Unmarshal(m["name"], &name)
+		_ = json.Unmarshal(m["status"], &status)
+		if name == "" || p.mcpSeen[name] || status != "failed" && status != "needs-auth" {
+			continue
+		}
+		if p.mcpSeen == nil {
+			p.mcpSeen = map[string]bool{}
+		}
+		p.mcpSeen[name] = true
+		n := base
+		n.Kind, n.Text, n.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, ""), nil
+		evs = append(evs, n)
+	}
+	return evs
+}
 
 // Line implements driver.Parser.
 func (p *oracleParser) Line(line []byte) []agentcli.Event {
@@ -298,7 +332,7 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 			p.model = w.Model
 			ev := base
 			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-			return []agentcli.Event{ev}
+			return append([]agentcli.Event{ev}, p.mcpNotices(w.MCPServers, base)...)
 		case "api_retry":
 			ev := base
 			ev.Kind = agentcli.EventRetry

@@ -57,6 +57,9 @@ type wireLine struct {
 	ModelUsage      string // the model of modelUsage when it names one
 	ModelUsageCount int    // distinct models in modelUsage (counted to 2)
 	Errors          []string
+
+	// system/init: mcp_servers (mcpnotice.go)
+	MCPServers []driver.MCPServerStatus
 }
 
 type wireMessage struct {
@@ -105,6 +108,9 @@ type parser struct {
 	lastCall  agentcli.Usage
 	callModel string
 	hasCall   bool
+	// mcp reports the MCP servers that did not start (mcpnotice.go):
+	// the session's, shared by its turns, in a live session.
+	mcp *driver.MCPStartNotices
 	// d and w decode the messages of an array (Other).
 	d jsonscan.Decoder
 	w wireLine
@@ -197,6 +203,8 @@ func (w *wireLine) decode(d *jsonscan.Decoder) (bad bool) {
 			w.Model = str(d)
 		case "claude_code_version":
 			w.Version = str(d)
+		case "mcp_servers":
+			w.MCPServers = driver.DecodeMCPServers(d, w.MCPServers)
 		case "is_api_error_message":
 			w.IsAPIErrorMsg = d.LooseBool()
 		case "error":
@@ -311,6 +319,9 @@ func (p *parser) system(w *wireLine, base agentcli.Event) bool {
 	case "init":
 		p.model = w.Model
 		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
+		p.evs = append(p.evs, ev)
+		p.evs = streamjson.MCPNotices(p.evs, &p.mcp, w.MCPServers, mcpFailed, base)
+		return true
 	case "api_retry":
 		ev.Kind = agentcli.EventRetry
 		ev.Retry = &agentcli.Retry{

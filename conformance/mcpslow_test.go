@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -43,6 +44,7 @@ func TestMCPSlowServer(t *testing.T) {
 				e := newEnv(t, cli, agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: tool}}, agentclitest.Turn{Text: "done"})
 				b := openBackend(t, cli, nil)
 				servers, logPath, _, _ := liveMCPServers(t)
+				var evs []agentcli.Event
 				var res *agentcli.Result
 				var err error
 				if live {
@@ -50,38 +52,83 @@ func TestMCPSlowServer(t *testing.T) {
 					req.MCPServers = []agentcli.MCPServer{slowStart(servers[0])}
 					req.Permission = agentcli.PermissionBypass
 					s := liveSession(t, b, req, tag)
-					res, err = s.Run(context.Background(), "call the probe")
+					evs, res, err = collectTurn(s, context.Background(), "call the probe")
 				} else {
 					req, tag := e.request("call the probe")
 					req.MCPServers = []agentcli.MCPServer{slowStart(servers[0])}
 					req.Permission = agentcli.PermissionBypass
-					res, _, err = run(t, b, req, tag)
+					evs, err = stream(t, context.Background(), b, req, tag)
+					res = resultOf(evs)
 				}
 				if err != nil {
 					t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
 				}
-				if res.Text != "done" {
-					t.Errorf("Text = %q", res.Text)
+				if res == nil || res.Text != "done" {
+					t.Errorf("Result = %+v", res)
 				}
 				checkStdioCall(t, e, tool, logPath)
+				// A server that starts late does start: no notice says
+				// otherwise.
+				if n := mcpStartNotices(evs, servers[0].Name); len(n) > 0 {
+					t.Errorf("notices %q about a server that started", n)
+				}
 			})
 		}
 	}
+}
+
+// reportsMCPStart reports whether the backend of cli says, with an
+// EventNotice, that an MCP server did not start, one-shot or live: those
+// whose CLI reports it (claude and qwen in their init line, copilot in
+// its JSON output, not over ACP).
+func reportsMCPStart(cli string, live bool) bool {
+	switch cli {
+	case "claude", "qwen":
+		return true
+	case "copilot":
+		return !live
+	}
+	return false
+}
+
+// mcpStartNotices returns the texts of the notices of evs that say the MCP
+// server name did not start.
+func mcpStartNotices(evs []agentcli.Event, name string) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Kind == agentcli.EventNotice && strings.Contains(ev.Text, strconv.Quote(name)) && strings.Contains(ev.Text, "did not start") {
+			out = append(out, ev.Text)
+		}
+	}
+	return out
+}
+
+// resultOf returns the Result of the EventResult of evs, nil without one.
+func resultOf(evs []agentcli.Event) *agentcli.Result {
+	for _, ev := range evs {
+		if ev.Kind == agentcli.EventResult {
+			return ev.Result
+		}
+	}
+	return nil
 }
 
 // TestMCPBrokenServer: an MCP server whose command does not exist. codex
 // (which agentcli has wait for every server: it marks them required) and
 // droid exec (which is given the server's tools by name) fail the run
 // with an error that says so; the other CLIs, and a droid session, run
-// without the server's tools. Request.MCPServers documents the same.
+// without the server's tools, and those whose CLI reports it
+// (reportsMCPStart) yield one EventNotice that names the server.
+// Request.MCPServers documents the same.
 func TestMCPBrokenServer(t *testing.T) {
 	for _, cli := range []string{"claude", "codex", "gemini", "opencode", "copilot", "qwen", "droid"} {
 		for _, live := range []bool{false, true} {
 			t.Run(modeName(cli, live), func(t *testing.T) {
 				t.Parallel()
-				e := newEnv(t, cli, agentclitest.Turn{Text: "done"})
+				e := newEnv(t, cli, agentclitest.Turn{Text: "done"}, agentclitest.Turn{Text: "done"})
 				b := openBackend(t, cli, nil)
 				broken := agentcli.MCPServer{Name: "broken-srv", Command: filepath.Join(t.TempDir(), "no-such-server")}
+				var evs []agentcli.Event
 				var res *agentcli.Result
 				var err error
 				if live {
@@ -94,13 +141,21 @@ func TestMCPBrokenServer(t *testing.T) {
 							s.Close()
 							assertNoProcs(t, tag)
 						})
-						res, err = s.Run(context.Background(), "hi")
+						evs, res, err = collectTurn(s, context.Background(), "hi")
+						if err == nil {
+							// A second turn: the session has said it.
+							evs2, _, err2 := collectTurn(s, context.Background(), "again")
+							if n := mcpStartNotices(evs2, broken.Name); err2 != nil || len(n) > 0 {
+								t.Errorf("second turn: notices %q, err %v; want none, nil", n, err2)
+							}
+						}
 					}
 				} else {
 					req, tag := e.request("hi")
 					req.MCPServers = []agentcli.MCPServer{broken}
 					req.Permission = agentcli.PermissionBypass
-					res, _, err = run(t, b, req, tag)
+					evs, err = stream(t, context.Background(), b, req, tag)
+					res = resultOf(evs)
 				}
 				var pe *agentcli.ProtocolError
 				var ee *agentcli.ExitError
@@ -115,8 +170,17 @@ func TestMCPBrokenServer(t *testing.T) {
 					}
 				case err != nil:
 					t.Fatalf("Run: %s; requests: %s", errSummary(err), describe(e.srv.Requests()))
-				case res.Text != "done":
-					t.Errorf("Text = %q", res.Text)
+				case res == nil || res.Text != "done":
+					t.Errorf("Result = %+v", res)
+				}
+				// Where the CLI says so, the program is told, once.
+				notices := mcpStartNotices(evs, broken.Name)
+				switch {
+				case err != nil:
+				case reportsMCPStart(cli, live) && len(notices) != 1:
+					t.Errorf("notices %q; want one that says broken-srv did not start", notices)
+				case !reportsMCPStart(cli, live) && len(notices) != 0:
+					t.Errorf("notices %q from a CLI documented as not reporting it", notices)
 				}
 			})
 		}

@@ -58,7 +58,10 @@
 // --additional-mcp-config=@FILE, {"mcpServers": {NAME: {"type": "local",
 // "command", "args", "env", "tools"} | {"type": "http", "url", "headers",
 // "tools"}}}; copilot adds them to the servers of its own configuration
-// and offers their tools as NAME-TOOL. Request.Effort is
+// and offers their tools as NAME-TOOL. A server that failed to start is an
+// EventNotice naming it, with copilot's error, in one-shot runs; in live
+// sessions (ACP) a server that fails to start is not reported: copilot
+// says nothing of it there (mcpnotice.go). Request.Effort is
 // --reasoning-effort=LEVEL (every level; copilot sends it as the Chat
 // Completions reasoning_effort). Copilot has no max turns, structured
 // output, fallback model or spending cap in USD (--max-ai-credits counts

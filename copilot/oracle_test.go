@@ -64,6 +64,13 @@ type oWireData struct {
 	Message      string `json:"message"`
 	StatusCode   int    `json:"statusCode"`
 	ErrorMessage string `json:"errorMessage"`
+	ServerName   string `json:"serverName"`
+	Status       string `json:"status"`
+	Servers      []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	} `json:"servers"`
 }
 
 // sessionError is what a session.error said.
@@ -94,6 +101,21 @@ type oracleParser struct {
 	serr      *oSessionError
 	result    *oWireLine
 	resultRaw json.RawMessage
+	// mcpSeen holds the MCP servers reported as not started.
+	mcpSeen map[string]bool
+}
+
+// mcpFailed adds a notice for a server that failed, once per run.
+func (p *oracleParser) mcpFailed(base agentcli.Event, name, status, detail string) {
+	if status != "failed" || name == "" || p.mcpSeen[name] {
+		return
+	}
+	if p.mcpSeen == nil {
+		p.mcpSeen = map[string]bool{}
+	}
+	p.mcpSeen[name] = true
+	base.Kind, base.Text, base.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, detail), nil
+	p.evs = append(p.evs, base)
 }
 
 func newOracleParser(model string, resumed bool) *oracleParser {
@@ -197,6 +219,12 @@ func (p *oracleParser) Line(line []byte) []agentcli.Event {
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, d.Message
 		add(ev)
+	case "session.mcp_server_status_changed":
+		p.mcpFailed(base, d.ServerName, d.Status, oErrorMessage(d.Error))
+	case "session.mcp_servers_loaded":
+		for _, s := range d.Servers {
+			p.mcpFailed(base, s.Name, s.Status, s.Error)
+		}
 	case sessionType:
 		// Announced with copilot's first line (see init).
 		p.session = w.SessionID
@@ -323,6 +351,10 @@ var lineShape = func() *backendtest.Shape {
 		"error":          msg,
 		"shellExecution": backendtest.OrNull(B(map[string]*backendtest.Shape{"exitCode": n})),
 		"reason":         s, "errorType": s, "message": s, "statusCode": n, "errorMessage": s,
+		"serverName": s, "status": s,
+		"servers": backendtest.OrNull(backendtest.Arr(backendtest.OrNull(B(map[string]*backendtest.Shape{
+			"name": s, "status": s, "error": s,
+		})))),
 	})
 	return B(map[string]*backendtest.Shape{"type": s, "sessionId": s, "exitCode": n, "data": backendtest.OrNull(data)})
 }()
@@ -339,7 +371,12 @@ func oracle(t testing.TB) *backendtest.Oracle {
 	return &backendtest.Oracle{
 		Spec: &spec, New: func() driver.Parser { return newParser("m", true) },
 		Old: func() driver.Parser { return newOracleParser("m", true) }, InDomain: inDomain,
-		Seeds: append(backendtest.Files(t, filepath.Join("testdata", "real", "*.stdout")),
+		Seeds: append(append(backendtest.Files(t, filepath.Join("testdata", "real", "*.stdout")), backendtest.Files(t, filepath.Join("testdata", "mcp-failed.jsonl"))...),
+			backendtest.Seed{Stdout: `{"type":"session.mcp_server_status_changed","data":{"serverName":"a","status":"failed","error":{"message":"m"}}}` + "\n" +
+				`{"type":"session.mcp_server_status_changed","data":{"serverName":"b","status":"needs-auth"}}` + "\n" +
+				`{"type":"session.mcp_server_status_changed","data":{"serverName":null,"status":"failed"}}` + "\n" +
+				`{"type":"session.mcp_servers_loaded","data":{"servers":[null,{"name":"a","status":"failed"},{"name":"c","status":"failed","error":null},{"name":"d","status":"connected"}]}}` + "\n" +
+				`{"type":"session.mcp_servers_loaded","data":{"servers":null}}` + "\n" + `{"type":"result","sessionId":"s","exitCode":0}`},
 			backendtest.Seed{Stdout: `{"type":"agentcli.session","sessionId":"s-1"}` + "\n" +
 				`{"type":"assistant.message","data":{"content":"","model":"gpt","toolRequests":[{"toolCallId":"c1","name":"create","arguments":{"path":"/x"}},null,{"toolCallId":"c2","name":"bash","arguments":null}]}}` + "\n" +
 				`{"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"create","arguments":{}}}` + "\n" +

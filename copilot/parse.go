@@ -16,6 +16,9 @@ package copilot
 //	assistant.turn_retry       EventRetry (data.reason)
 //	session.error              EventNotice; it decides the outcome (below)
 //	session.warning            EventNotice
+//	session.mcp_server_status_changed, session.mcp_servers_loaded
+//	                           an EventNotice for a server whose status is "failed", once
+//	                           per server (mcpnotice.go)
 //	model.call_failure         nothing; its errorMessage (the server's answer) joins the outcome's message
 //	agentcli.session           the session id, which agentcli chose (--session-id) or resumes,
 //	                           handed to the parser first (see prepare): copilot prints it only in
@@ -25,7 +28,7 @@ package copilot
 //	result                     the end of the run
 //
 // Types copilot prints that carry nothing to normalize (the skills and MCP
-// servers loaded, the user message, turn starts and ends, model call
+// tools loaded, the user message, turn starts and ends, model call
 // bookkeeping, shell output already in the tool result, background task
 // changes) yield nothing; any other type is an EventUnknown, and a line
 // that is not a JSON object an EventNotice. Events of a sub-agent (data
@@ -88,6 +91,11 @@ type wireData struct {
 	Reason, ErrorType, Message                     string
 	StatusCode                                     int
 	ErrorMessage                                   string
+
+	// session.mcp_server_status_changed and session.mcp_servers_loaded
+	// (mcpnotice.go)
+	ServerName, Status string
+	Servers            []driver.MCPServerStatus
 }
 
 type wireToolRequest struct {
@@ -97,8 +105,7 @@ type wireToolRequest struct {
 
 // ignored are the types copilot prints that carry nothing to normalize.
 var ignored = map[string]bool{
-	"session.skills_loaded": true, "session.mcp_servers_loaded": true, "session.mcp_server_status_changed": true,
-	"session.mcp_server_tools_loaded": true, "session.tools_updated": true, "session.background_tasks_changed": true,
+	"session.skills_loaded": true, "session.mcp_server_tools_loaded": true, "session.tools_updated": true, "session.background_tasks_changed": true,
 	"session.info": true, "session.mode_notice_delivered": true, "session.title_changed": true,
 	"user.message": true, "assistant.turn_start": true, "assistant.turn_end": true, "assistant.idle": true,
 	"assistant.message_start": true, "assistant.tool_call_delta": true, "model.call_start": true,
@@ -138,6 +145,8 @@ type parser struct {
 	resultSession string
 	resultCode    int
 	resultRaw     json.RawMessage
+	// mcp reports the MCP servers that did not start (mcpnotice.go).
+	mcp driver.MCPStartNotices
 }
 
 var _ driver.LineParser[wireLine] = (*parser)(nil)
@@ -262,6 +271,12 @@ func (x *wireData) decode(d *jsonscan.Decoder, bad *bool) {
 			x.StatusCode = int(d.Int())
 		case "errorMessage":
 			x.ErrorMessage = str(d)
+		case "serverName":
+			x.ServerName = str(d)
+		case "status":
+			x.Status = str(d)
+		case "servers":
+			x.Servers = driver.DecodeMCPServers(d, x.Servers)
 		}
 	}
 }
@@ -327,6 +342,12 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		ev := base
 		ev.Kind, ev.Text = agentcli.EventNotice, d.Message
 		add(ev)
+	case "session.mcp_server_status_changed":
+		p.mcpStatus(base, d.ServerName, d.Status, d.Error)
+	case "session.mcp_servers_loaded":
+		for _, s := range d.Servers {
+			p.mcpStatus(base, s.Name, s.Status, s.Error)
+		}
 	case sessionType:
 		// Announced with copilot's first line (see init).
 		p.session = w.SessionID

@@ -59,6 +59,9 @@
 // no server is still connecting before it calls the model (at most 60 s,
 // droid's FACTORY_MCP_BLOCKING_LOAD_TIMEOUT_MS; a server that failed
 // does not hold it), and the first turn is offered every server's tools.
+// In a live session a server that fails to start is not reported: droid's
+// ACP daemon goes on without its tools and says nothing of it (a one-shot
+// run fails instead, with an *agentcli.ExitError whose Hint says so).
 // SetModel and SetPermission switch a live session over ACP (switch.go).
 //
 // # Credentials

@@ -67,7 +67,10 @@
 // MCP servers are mcpServers entries ({command, args, env} or {url, type
 // "http", headers}) and --allowed-mcp-server-names=NAME,... limits the run
 // to them (no user, project or extension server). Their tools are
-// "mcp_NAME_TOOL". gemini expands $NAME and ${NAME} references in settings
+// "mcp_NAME_TOOL". A server that fails to start is not reported: gemini
+// 0.61.0 goes on without its tools, one-shot and live, and says only "MCP
+// issues detected. Run /mcp list for status." on stderr, naming no
+// server. gemini expands $NAME and ${NAME} references in settings
 // values (env and header values twice), so each "$" of the caller's text is
 // written escaped through AGENTCLI_DOLLAR=$, set in the run's environment:
 // every value arrives as given. gemini passes a stdio server its own

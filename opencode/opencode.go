@@ -59,7 +59,10 @@
 // file's text; the "{" of such text in the caller's values is written as
 // the JSON escape \u007b, so every value arrives as given. When the run's
 // environment already sets OPENCODE_CONFIG, MCP servers cannot be passed
-// and the run fails with an *agentcli.UnsupportedError.
+// and the run fails with an *agentcli.UnsupportedError. A server that
+// fails to start is not reported: opencode 1.18.33 goes on without its
+// tools and says nothing of it, in `opencode run`'s JSON output or over
+// ACP.
 //
 // Request.Effort is --variant=LEVEL: the variant of that name of the
 // model, which is provider-specific (for an OpenAI-compatible model

@@ -119,6 +119,9 @@ type liveProto struct {
 	hooks *driver.RunHooks
 	pre   *preChecked
 	host  *driver.HostTools
+	// mcp reports the MCP servers that did not start once per session
+	// (mcpnotice.go); the reading goroutine's.
+	mcp driver.MCPStartNotices
 }
 
 // turnParser parses one turn's lines: st is the state of the Parser.
@@ -153,7 +156,7 @@ func (p *liveProto) Start(ctx context.Context) error {
 // Prompt sends prompt as a user message.
 func (p *liveProto) Prompt(ctx context.Context, prompt string) error {
 	p.mu.Lock()
-	st := &parser{}
+	st := &parser{mcp: &p.mcp}
 	p.parser = &turnParser{Parser: driver.Lines(Name, st), st: st}
 	p.mu.Unlock()
 	return p.h.Send(ctx, userMessage(prompt))

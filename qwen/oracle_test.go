@@ -40,6 +40,7 @@ type oLine struct {
 	Version         string          `json:"qwen_code_version"`
 	Message         json.RawMessage `json:"message"`
 	Event           json.RawMessage `json:"event"`
+	MCPServers      json.RawMessage `json:"mcp_servers"`
 
 	// result
 	IsError          bool            `json:"is_error"`
@@ -117,6 +118,8 @@ type oracleParser struct {
 	lastText  string
 	result    *oResult
 	evs       []agentcli.Event
+	// mcpSeen holds the MCP servers reported as not started.
+	mcpSeen map[string]bool
 }
 
 func newOracleParser() *oracleParser { return &oracleParser{} }
@@ -159,7 +162,29 @@ func (p *oracleParser) Line(raw []byte) []agentcli.Event {
 		p.model = w.Model
 		ev := base
 		ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
-		return append(p.evs, ev)
+		p.evs = append(p.evs, ev)
+		// Each server that did not start ("disconnected", "failed"): a
+		// notice, once per run.
+		var servers []json.RawMessage
+		_ = json.Unmarshal(w.MCPServers, &servers)
+		for _, s := range servers {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(s, &m)
+			var name, status string
+			_ = json.Unmarshal(m["name"], &name)
+			_ = json.Unmarshal(m["status"], &status)
+			if name == "" || p.mcpSeen[name] || status != "disconnected" && status != "failed" {
+				continue
+			}
+			if p.mcpSeen == nil {
+				p.mcpSeen = map[string]bool{}
+			}
+			p.mcpSeen[name] = true
+			n := base
+			n.Kind, n.Text, n.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, ""), nil
+			p.evs = append(p.evs, n)
+		}
+		return p.evs
 	case "assistant":
 		var m oMessage
 		if json.Unmarshal(w.Message, &m) != nil {
@@ -271,6 +296,7 @@ func oLooseLine(m map[string]json.RawMessage) oLine {
 	w.Type, w.Subtype, w.SessionID, w.ParentToolUseID = str("type"), str("subtype"), str("session_id"), str("parent_tool_use_id")
 	w.Model, w.Version = str("model"), str("qwen_code_version")
 	w.Message, w.Event, w.Error, w.StructuredOutput = m["message"], m["event"], m["error"], m["structured_output"]
+	w.MCPServers = m["mcp_servers"]
 	_ = json.Unmarshal(m["is_error"], &w.IsError)
 	_ = json.Unmarshal(m["num_turns"], &w.NumTurns)
 	if r, ok := m["result"]; ok {
@@ -407,6 +433,9 @@ var lineShape = func() *backendtest.Shape {
 		"is_error": b, "result": s, "num_turns": n, "usage": usage,
 		"error":             backendtest.OrNull(&backendtest.Shape{Kinds: backendtest.KStr | backendtest.KObj, Fields: map[string]*backendtest.Shape{"message": s}}),
 		"structured_output": backendtest.Any,
+		"mcp_servers": backendtest.OrNull(&backendtest.Shape{Kinds: backendtest.KArr | backendtest.KObj, Elem: backendtest.OrNull(B(map[string]*backendtest.Shape{
+			"name": s, "status": s,
+		}))}),
 	})
 }()
 

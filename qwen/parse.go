@@ -9,7 +9,8 @@ package qwen
 //
 // Lines (Claude Code's SDK message shapes, which qwen copies):
 //
-//	{"type":"system","subtype":"init","session_id","model","qwen_code_version","tools",...}
+//	{"type":"system","subtype":"init","session_id","model","qwen_code_version","tools",
+//	 "mcp_servers":[{"name","status"}],...}   (a server that did not start: a notice, mcpnotice.go)
 //	{"type":"stream_event","event":{"type":"content_block_delta","delta":{"type":"text_delta","text"}}}   (--include-partial-messages)
 //	{"type":"assistant","message":{"model","content":[{"type":"text"|"thinking"|"tool_use",...}],"usage"}}
 //	{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id","content","is_error"}]}}
@@ -51,6 +52,9 @@ type wireLine struct {
 	// result (Res.SessionID, Res.Subtype, Res.HasError and Res.Raw are
 	// set by Apply); Res.Error is error.message, or error as a string
 	Res streamjson.Result
+
+	// system/init: mcp_servers (mcpnotice.go)
+	MCPServers []driver.MCPServerStatus
 }
 
 type wireBlock = streamjson.Block
@@ -66,6 +70,9 @@ type parser struct {
 	lastText  string
 	result    *streamjson.Result // the result line, for End
 	evs       []agentcli.Event
+	// mcp reports the MCP servers that did not start (mcpnotice.go):
+	// the session's, shared by its turns, in a live session.
+	mcp *driver.MCPStartNotices
 }
 
 var _ driver.LineParser[wireLine] = (*parser)(nil)
@@ -94,6 +101,8 @@ func (w *wireLine) Decode(d *jsonscan.Decoder) error {
 			w.Model = d.Str()
 		case "qwen_code_version":
 			w.Version = d.Str()
+		case "mcp_servers":
+			w.MCPServers = driver.DecodeMCPServers(d, w.MCPServers)
 		case "message":
 			w.Content, w.MsgOutputTokens = w.Content[:0], 0
 			for k := range d.Object() {
@@ -156,6 +165,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 			ev := base
 			ev.Kind, ev.Model, ev.Version = agentcli.EventInit, w.Model, w.Version
 			p.evs = append(p.evs, ev)
+			p.evs = streamjson.MCPNotices(p.evs, &p.mcp, w.MCPServers, mcpFailed, base)
 		}
 	case "assistant":
 		known = p.assistant(w, base, line)

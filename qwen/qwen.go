@@ -47,7 +47,9 @@
 // directory passed with --mcp-config=FILE (qwen reads it as it is: no
 // variable expansion), stdio servers as {command, args, env}, HTTP ones as
 // {httpUrl, headers}; their tools are "mcp__NAME__TOOL", which qwen defers
-// behind its tool_search tool. Request.Effort (low, medium, high, xhigh,
+// behind its tool_search tool. A server that did not start ("disconnected"
+// in the init line) is an EventNotice naming it, after the EventInit, once
+// per run or live session (mcpnotice.go). Request.Effort (low, medium, high, xhigh,
 // max) is sent in the session's initialize request (a run with an effort
 // is one turn of a live session): qwen's model.reasoningEffort, the
 // request's reasoning.effort. Request.FallbackModel is --fallback-model.
