@@ -152,19 +152,31 @@ func Collect(ctx context.Context, b agentcli.Backend, req *agentcli.Request) ([]
 }
 
 // AssertReaped fails the test if the fake CLI with record directory dir
-// never ran, or if any process it started is alive.
+// never ran, or if any process it started is alive (a killed one is
+// given 2 s to die).
 func AssertReaped(t testing.TB, dir string) {
 	t.Helper()
 	pids := Pids(dir)
 	if len(pids) == 0 {
 		t.Errorf("the fake CLI recorded no pids (did it run?)")
 	}
+	// A process killed as the run ended (a daemon that is not the run's
+	// child, so nothing waits for it) may take a moment to die on a busy
+	// machine; one that nothing killed outlives this by far (the fake's
+	// daemons run for a minute).
+	deadline := time.Now().Add(reapWait)
 	for _, pid := range pids {
+		for Alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if Alive(pid) {
-			t.Errorf("process %d is still alive after the run", pid)
+			t.Errorf("process %d is still alive %v after the run", pid, reapWait)
 		}
 	}
 }
+
+// reapWait is how long AssertReaped gives a killed process to die.
+const reapWait = 2 * time.Second
 
 // AssertNoLeaks fails the test if goroutines of agentcli's driver or
 // process layer are left (it waits up to 3 s for them to end), or files
