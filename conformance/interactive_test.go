@@ -187,7 +187,21 @@ func (s *session) quit(c interactiveCase) {
 	// be queued as the next message: wait until it has stopped drawing.
 	s.settle()
 	s.enter(c.quit)
-	code, err := s.wait(time.Minute)
+	// A UI on a busy machine may take the Enter before it has drawn the
+	// command's menu (opencode), and drop it: press Enter again while it
+	// has not exited, for up to a minute in all.
+	for range 3 {
+		select {
+		case <-s.done:
+		case <-time.After(15 * time.Second):
+			if err := s.pty.Type("\r"); err != nil {
+				s.t.Fatal(err)
+			}
+			continue
+		}
+		break
+	}
+	code, err := s.wait(15 * time.Second)
 	if err != nil || code != 0 {
 		s.t.Errorf("Interactive = %d, %v; want 0, nil (after %s)", code, err, c.quit)
 	}
