@@ -268,27 +268,7 @@ func newOracleParser() *oracleParser { return &oracleParser{} }
 // mcpNotices returns a notice for each server of an init line's
 // mcp_servers that is "failed" or "needs-auth", once per run.
 func (p *oracleParser) mcpNotices(list json.RawMessage, base agentcli.Event) []agentcli.Event {
-	var servers []json.RawMessage
-	_ = json.Unmarshal(list, &servers)
-	var evs []agentcli.Event
-	for _, s := range servers {
-		var m map[string]json.RawMessage
-		_ = json.Unmarshal(s, &m)
-		var name, status string
-		_ = json.Unmarshal(m["name"], &name)
-		_ = json.Unmarshal(m["status"], &status)
-		if name == "" || p.mcpSeen[name] || status != "failed" && status != "needs-auth" {
-			continue
-		}
-		if p.mcpSeen == nil {
-			p.mcpSeen = map[string]bool{}
-		}
-		p.mcpSeen[name] = true
-		n := base
-		n.Kind, n.Text, n.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, ""), nil
-		evs = append(evs, n)
-	}
-	return evs
+	return backendtest.OracleMCPNotices(list, base, &p.mcpSeen, "failed", "needs-auth")
 }
 
 // Line implements driver.Parser.

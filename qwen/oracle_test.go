@@ -165,25 +165,7 @@ func (p *oracleParser) Line(raw []byte) []agentcli.Event {
 		p.evs = append(p.evs, ev)
 		// Each server that did not start ("disconnected", "failed"): a
 		// notice, once per run.
-		var servers []json.RawMessage
-		_ = json.Unmarshal(w.MCPServers, &servers)
-		for _, s := range servers {
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal(s, &m)
-			var name, status string
-			_ = json.Unmarshal(m["name"], &name)
-			_ = json.Unmarshal(m["status"], &status)
-			if name == "" || p.mcpSeen[name] || status != "disconnected" && status != "failed" {
-				continue
-			}
-			if p.mcpSeen == nil {
-				p.mcpSeen = map[string]bool{}
-			}
-			p.mcpSeen[name] = true
-			n := base
-			n.Kind, n.Text, n.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, ""), nil
-			p.evs = append(p.evs, n)
-		}
+		p.evs = append(p.evs, backendtest.OracleMCPNotices(w.MCPServers, base, &p.mcpSeen, "disconnected", "failed")...)
 		return p.evs
 	case "assistant":
 		var m oMessage

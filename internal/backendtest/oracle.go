@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -548,4 +549,33 @@ func (o *Oracle) Check(t testing.TB, in []byte, exit driver.Exit) {
 	if d := DiffRuns(want, got); d != "" {
 		t.Fatalf("the parser differs from the oracle on\n%s\n%s", bytes.Join(dom, []byte("\n")), d)
 	}
+}
+
+// OracleMCPNotices is the oracles' reading of a CLI's list of MCP servers
+// (list, a JSON array of {"name", "status", ...}), with encoding/json: an
+// EventNotice made from base (Raw dropped) for each server whose status
+// is one of failed and that *seen (allocated on first use) does not hold
+// yet, which it then holds.
+func OracleMCPNotices(list json.RawMessage, base agentcli.Event, seen *map[string]bool, failed ...string) []agentcli.Event {
+	var servers []json.RawMessage
+	_ = json.Unmarshal(list, &servers)
+	var evs []agentcli.Event
+	for _, s := range servers {
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(s, &m)
+		var name, status string
+		_ = json.Unmarshal(m["name"], &name)
+		_ = json.Unmarshal(m["status"], &status)
+		if name == "" || (*seen)[name] || !slices.Contains(failed, status) {
+			continue
+		}
+		if *seen == nil {
+			*seen = map[string]bool{}
+		}
+		(*seen)[name] = true
+		n := base
+		n.Kind, n.Text, n.Raw = agentcli.EventNotice, driver.MCPStartNotice(name, status, ""), nil
+		evs = append(evs, n)
+	}
+	return evs
 }
