@@ -161,9 +161,10 @@ func AssertReaped(t testing.TB, dir string) {
 		t.Errorf("the fake CLI recorded no pids (did it run?)")
 	}
 	// A process killed as the run ended (a daemon that is not the run's
-	// child, so nothing waits for it) may take a moment to die on a busy
-	// machine; one that nothing killed outlives this by far (the fake's
-	// daemons run for a minute).
+	// child) is waited for by the run for at most a second (the process
+	// layer's bound, so that an unkillable one cannot hold the run); on a
+	// busy machine its death may come later. One that nothing killed
+	// outlives this by far (the fake's daemons run for a minute).
 	deadline := time.Now().Add(reapWait)
 	for _, pid := range pids {
 		for Alive(pid) && time.Now().Before(deadline) {
