@@ -102,15 +102,17 @@ func NewBackend(nc *nats.Conn, opts *Options) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.SetupTimeout)
-	defer cancel()
-	res, err := ensureResources(ctx, js, o.Prefix, o.Replicas, o.Storage)
-	if err != nil {
-		return nil, err
-	}
-	b := &Backend{nc: nc, js: js, opts: o, res: res, calls: map[*call]struct{}{},
+	b := &Backend{nc: nc, js: js, opts: o, calls: map[*call]struct{}{},
 		workers: map[string]registration{}, stop: make(chan struct{})}
 	b.rc = watchReconnects(nc, b.stop)
+	ctx, cancel := context.WithTimeout(context.Background(), o.SetupTimeout)
+	defer cancel()
+	res, err := setupResources(ctx, b.rc, js, o.SetupTimeout, o.Prefix, o.Replicas, o.Storage)
+	if err != nil {
+		close(b.stop)
+		return nil, err
+	}
+	b.res = res
 	wctx, wcancel := context.WithCancel(context.Background())
 	b.cancel = wcancel
 	w, err := res.workers.WatchAll(wctx)

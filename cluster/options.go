@@ -95,8 +95,10 @@ type Options struct {
 	// zero value is file storage.
 	Storage jetstream.StorageType
 
-	// SetupTimeout bounds NewBackend's and NewWorker's JetStream set-up.
-	// Zero means 10 seconds.
+	// SetupTimeout bounds NewBackend's JetStream set-up. Within it,
+	// NewBackend tries again when JetStream does not answer (a reply lost,
+	// JetStream not up yet); a configuration JetStream refuses fails at
+	// once. Zero means 10 seconds.
 	SetupTimeout time.Duration
 
 	// Logger receives the Backend's rare warnings. Nil means none.

@@ -73,6 +73,31 @@ func claimWorker(v string) string {
 // sessionKey names the archive of a session in the sessions store.
 func sessionKey(backend, id string) string { return backend + "/" + id }
 
+// setupResources is ensureResources for NewBackend, within ctx: an
+// attempt whose reply has not come in a third of total is abandoned and
+// made again (a JetStream reply can be lost, and a stream or bucket that an
+// earlier attempt created is then found), as is one that failed for a
+// reason other than JetStream refusing the configuration.
+func setupResources(ctx context.Context, rc *reconnects, js jetstream.JetStream, total time.Duration, prefix string, replicas int, storage jetstream.StorageType) (*resources, error) {
+	var res *resources
+	err := rc.retry(ctx, max(total/3, time.Second), func(actx context.Context) error {
+		var err error
+		res, err = ensureResources(actx, js, prefix, replicas, storage)
+		if refused(err) {
+			return &permanent{err}
+		}
+		return err
+	})
+	return res, err
+}
+
+// refused reports whether err is JetStream refusing a request (a 4xx
+// other than a timeout): retrying it cannot help.
+func refused(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408
+}
+
 // ensureResources opens the pool's streams and buckets, creating those
 // that do not exist.
 func ensureResources(ctx context.Context, js jetstream.JetStream, prefix string, replicas int, storage jetstream.StorageType) (*resources, error) {

@@ -154,9 +154,8 @@ func (w *Worker) setup(ctx context.Context) (jetstream.Consumer, error) {
 				err = fmt.Errorf("cluster: consumer %s: %w", consumerName(w.name), err)
 			}
 		}
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && apiErr.Code >= 400 && apiErr.Code < 500 && apiErr.Code != 408 {
-			return &permanent{err} // refused: retrying will not help
+		if refused(err) {
+			return &permanent{err}
 		}
 		if err != nil {
 			w.opts.Logger.Warn("cluster: the pool is not reachable yet", "worker", w.opts.ID, "err", err)
