@@ -33,6 +33,7 @@ const streamHeader = "X-Agentcli-Stream"
 func (s *Server) keepAlive(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			r.Header.Del(streamHeader) // only keepAlive names a stream
 			next.ServeHTTP(w, r)
 			return
 		}
