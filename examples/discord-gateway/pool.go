@@ -69,12 +69,12 @@ func openPool(ctx context.Context, cfg Config, name string, caps agentcli.Capabi
 	}
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	convs, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{Bucket: prefix + "_gw_conversations",
+	convs, err := bucket(sctx, js, jetstream.KeyValueConfig{Bucket: prefix + "_gw_conversations",
 		Description: "discord-gateway: what is known of each conversation"})
 	if err != nil {
 		return fail(fmt.Errorf("the conversations bucket: %w", err))
 	}
-	locks, err := js.CreateOrUpdateKeyValue(sctx, jetstream.KeyValueConfig{Bucket: prefix + "_gw_locks",
+	locks, err := bucket(sctx, js, jetstream.KeyValueConfig{Bucket: prefix + "_gw_locks",
 		Description: "discord-gateway: the replica answering each conversation", TTL: lockTTL})
 	if err != nil {
 		return fail(fmt.Errorf("the locks bucket: %w", err))
@@ -82,6 +82,36 @@ func openPool(ctx context.Context, cfg Config, name string, caps agentcli.Capabi
 	p.store = &KVStore{kv: convs, backend: name}
 	p.locks = &kvLocks{kv: locks, holder: replica, ttl: lockTTL, log: log}
 	return p, nil
+}
+
+// bucket creates or updates the bucket of cfg within ctx, trying again
+// when JetStream does not answer within 3 s (a reply can be lost) or is
+// not up yet; any other error (a configuration refused) is returned at
+// once.
+func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		kv, err := js.CreateOrUpdateKeyValue(actx, cfg)
+		cancel()
+		if err == nil || !notAnswered(err) {
+			return kv, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// notAnswered reports whether err says JetStream did not answer a
+// request: no reply in time, nobody to answer, or JetStream unavailable
+// for now (a 5xx).
+func notAnswered(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+		errors.As(err, &apiErr) && (apiErr.Code == 408 || apiErr.Code >= 500)
 }
 
 func (p *pool) close() {
