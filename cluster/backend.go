@@ -39,11 +39,17 @@ import (
 //   - WireLog is written here, record by record, in order, one Write per
 //     record, from the goroutine that iterates the run. It has no other
 //     io.Writer or callback field.
+//   - Attachments (Request.Attachments, and a session's Turn, see
+//     agentcli.StreamTurn) are read and checked here, as a local backend
+//     does (driver.LoadAttachments: a Path is read in this process, a
+//     regular file, bounded; the kinds the workers' backend takes, as
+//     Capabilities reports them; the size limits), before anything is
+//     queued, and their content crosses the wire: a path never does. The
+//     worker's backend checks them again. A request or a turn too large
+//     for a NATS message goes through the object store.
 //   - Tools, OnQuestion and Hooks are refused (*agentcli.UnsupportedError)
 //     and Capabilities reports none of them: they are Go functions of
-//     this process that the pool does not carry yet. Attachments
-//     (Request.Attachments, and a session's Turn, see agentcli.StreamTurn)
-//     are refused the same way: the pool does not carry them yet.
+//     this process that the pool does not carry yet.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -186,8 +192,6 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 		feature = "questions (Request.OnQuestion)"
 	case req.Hooks != nil:
 		feature = "hooks (Request.Hooks)"
-	case len(req.Attachments) > 0:
-		feature = "attachments (Request.Attachments)"
 	case req.ForkSession || req.Continue || req.NewSessionID != "":
 		// The pool moves a session between workers by its id
 		// (SessionStore); forking, continuing the newest and choosing
@@ -205,11 +209,49 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 // tools, questions or hooks (see checkLocalOnly).
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
 	c.HostTools, c.Questions, c.Hooks = false, false, agentcli.HookSupport{}
-	c.Attachments = nil // see checkLocalOnly
+	c.Attachments = slices.Clone(c.Attachments)
 	c.ForkSession, c.ContinueSession, c.NewSessionID, c.ListSessions = agentcli.SessionModes{}, agentcli.SessionModes{}, agentcli.SessionModes{}, false
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c
+}
+
+// attachmentKinds returns the kinds of attachment the pool's workers
+// take: Capabilities.Attachments, or every kind while no worker's
+// capabilities are known (a run queued before any worker registered),
+// and the worker's backend decides.
+func (b *Backend) attachmentKinds() []agentcli.AttachmentKind {
+	if b.opts.Capabilities != nil {
+		return b.opts.Capabilities.Attachments
+	}
+	if r, ok := b.liveWorker(); ok {
+		return r.Caps.Attachments
+	}
+	return []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText}
+}
+
+// loadAttachments checks the attachments of req in this process and
+// replaces them by their content (driver.LoadAttachments: each Path read
+// here), as a local backend does before it starts anything; a session's
+// start takes none (they go with a turn), as locally.
+func (b *Backend) loadAttachments(req *agentcli.Request, kind string) error {
+	if len(req.Attachments) == 0 {
+		return nil
+	}
+	kinds := b.attachmentKinds()
+	if len(kinds) == 0 {
+		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "attachments"}
+	}
+	if kind == jobSession {
+		return &agentcli.RequestError{Backend: b.opts.Backend, Field: "Attachments",
+			Reason: "attachments go with a prompt: a live session's with a turn (agentcli.StreamTurn); StartSession and Interactive take none"}
+	}
+	atts, err := driver.LoadAttachments(b.opts.Backend, kinds, req.Attachments)
+	if err != nil {
+		return err
+	}
+	req.Attachments = atts
+	return nil
 }
 
 // Check reports whether a live worker serves the backend and its CLI is
@@ -382,12 +424,8 @@ func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcl
 	}
 	if len(data) > b.inlineLimit() {
 		body, _ := json.Marshal(j.Req)
-		err := b.rc.retry(ctx, time.Minute, func(ctx context.Context) error {
-			_, err := b.res.blobs.PutBytes(ctx, c.id, body)
+		if err := b.putBlob(ctx, c.id, body); err != nil {
 			return err
-		})
-		if err != nil {
-			return b.unavailable(ctx, "storing a large request", err)
 		}
 		j.Req, j.Blob = nil, c.id
 		data, _ = json.Marshal(j)
@@ -399,6 +437,25 @@ func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcl
 	})
 	if err != nil {
 		return b.unavailable(ctx, "submitting the run", err)
+	}
+	return nil
+}
+
+// putBlob stores body, a request or a turn too large for a message,
+// under name in the blobs store, where its worker reads and deletes it.
+// A body over maxBlobBytes, which no worker would read, is a
+// *agentcli.RequestError.
+func (b *Backend) putBlob(ctx context.Context, name string, body []byte) error {
+	if len(body) > maxBlobBytes {
+		return &agentcli.RequestError{Backend: b.opts.Backend, Field: "Request",
+			Reason: fmt.Sprintf("%d bytes on the wire; a worker reads at most %d", len(body), maxBlobBytes)}
+	}
+	err := b.rc.retry(ctx, time.Minute, func(ctx context.Context) error {
+		_, err := b.res.blobs.PutBytes(ctx, name, body)
+		return err
+	})
+	if err != nil {
+		return b.unavailable(ctx, "storing a large request", err)
 	}
 	return nil
 }
@@ -418,12 +475,16 @@ const maxResubmits = 3
 
 // start submits a job for req and waits until a worker has taken it
 // (the handshake done); the call is open then, and the caller closes
-// it. A job claimed by a worker that died before its handshake was never
+// it. It checks req first, its attachments loaded in place (see
+// loadAttachments). A job claimed by a worker that died before its handshake was never
 // started (a worker starts only on the caller's go-ahead, which is now
 // refused to it): it is submitted again under a new id, up to
 // maxResubmits times.
 func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string) (*call, error) {
 	if err := b.checkLocalOnly(req); err != nil {
+		return nil, err
+	}
+	if err := b.loadAttachments(req, kind); err != nil {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"sync"
 	"time"
 
@@ -115,7 +116,7 @@ func (h *hosted) control(m *nats.Msg) {
 	switch kind {
 	case kindTurn:
 		var t wireTurn
-		if err := json.Unmarshal(payload, &t); err != nil || !validToken(t.Stream) {
+		if err := json.Unmarshal(payload, &t); err != nil || !validToken(t.Stream) || (t.Blob != "" && t.Blob != t.Stream) {
 			_ = m.Respond(replyError(&agentcli.RequestError{Backend: h.w.name, Field: "turn", Reason: "malformed"}))
 			return
 		}
@@ -140,7 +141,7 @@ func (h *hosted) control(m *nats.Msg) {
 		h.w.wg.Add(1)
 		h.mu.Unlock()
 		_ = m.Respond(newFrame(replyOK, 0, nil))
-		go h.turn(s, t.Prompt)
+		go h.turn(s, &t)
 	case kindInterrupt:
 		ms, _ := binary.Uvarint(payload)
 		go func() {
@@ -161,10 +162,10 @@ func (h *hosted) control(m *nats.Msg) {
 }
 
 // turn runs one turn of the session.
-func (h *hosted) turn(s *stream, prompt string) {
+func (h *hosted) turn(s *stream, t *wireTurn) {
 	defer h.w.wg.Done()
 	defer s.close()
-	sid, runErr, abandoned := s.forward(h.sess.Stream(s.ctx, prompt))
+	sid, runErr, abandoned := s.forward(h.events(s, t))
 	h.mu.Lock()
 	h.cur, h.lastUsed = nil, time.Now()
 	h.mu.Unlock()
@@ -184,6 +185,31 @@ func (h *hosted) turn(s *stream, prompt string) {
 	if dead || draining {
 		h.close()
 	}
+}
+
+// events sends turn t to the session and returns its events: its prompt
+// and attachments read from the blobs store first when they were too
+// large for the message (a blob that cannot be read fails the turn, not
+// the session). The attachments have their content only (see
+// wireAttachment); the session's backend checks them.
+func (h *hosted) events(s *stream, t *wireTurn) iter.Seq2[agentcli.Event, error] {
+	if t.Blob != "" {
+		data, err := h.w.readBlob(t.Blob)
+		var body wireTurn
+		if err == nil {
+			if jerr := json.Unmarshal(data, &body); jerr != nil {
+				err = &agentcli.RequestError{Backend: h.w.name, Field: "turn", Reason: "undecodable: " + jerr.Error()}
+			}
+		}
+		if err != nil {
+			return func(yield func(agentcli.Event, error) bool) { yield(agentcli.Event{}, err) }
+		}
+		t.Prompt, t.Attachments = body.Prompt, body.Attachments
+	}
+	if len(t.Attachments) == 0 {
+		return h.sess.Stream(s.ctx, t.Prompt)
+	}
+	return agentcli.StreamTurn(s.ctx, h.sess, &agentcli.Turn{Prompt: t.Prompt, Attachments: fromWireAttachments(t.Attachments)})
 }
 
 // close ends the session and frees its slot.

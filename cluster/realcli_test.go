@@ -8,6 +8,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -385,4 +387,83 @@ func assertNoCLIProcs(t *testing.T, when, tag string) {
 	if len(left) > 0 {
 		t.Errorf("%s: CLI processes still running: %s", when, strings.Join(left, "; "))
 	}
+}
+
+// TestRealCLIImageThroughThePool: claude on a worker gets an image sent
+// through the pool, in a one-shot run and in a live session's turn: the
+// scripted model server sees the image block, byte for byte (claude
+// passes an image this small on unchanged).
+func TestRealCLIImageThroughThePool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real CLIs: not with -short")
+	}
+	path := realCLIPath(t, "claude")
+	srv := agentclitest.NewServer(agentclitest.Turn{Text: "a run IMAGE-ONE"}, agentclitest.Turn{Text: "a turn IMAGE-TWO"})
+	defer srv.Close()
+	tag := randomTag()
+	wire, err := srv.Wire("claude", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(append([]string(nil), wire.Env...), realCLITagKey+"="+tag)
+	local, err := agentcli.Open("claude", &agentcli.Options{Path: path, Env: env, KillGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNATS(t)
+	wo := testWorkerOptions()
+	dir := wire.Dir
+	wo.MapDir = func(string) (string, error) { return dir, nil }
+	startWorker(t, n, local, wo)
+	po := testOptions()
+	po.Backend = "claude"
+	pool := newPoolBackend(t, n, po)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	img := image.NewRGBA(image.Rect(0, 0, 8, 6))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 5)
+	}
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, img); err != nil {
+		t.Fatal(err)
+	}
+	att := []agentcli.Attachment{{Name: "shot.png", Data: pngData.Bytes()}}
+	sawImage := func(step string) {
+		t.Helper()
+		reqs := srv.Requests()
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if reqs[i].Utility {
+				continue
+			}
+			for _, p := range reqs[i].InputParts() {
+				if p.Kind == "image" && p.MediaType == "image/png" && bytes.Equal(p.Data, pngData.Bytes()) {
+					return
+				}
+			}
+			t.Fatalf("%s: the model request has no image block equal to the PNG sent: %+v", step, reqs[i].InputParts())
+		}
+		t.Fatalf("%s: no model request reached the server", step)
+	}
+	req := agentcli.Request{Prompt: "what is this?", Dir: "/project", ReplaceEnv: true,
+		ExtraArgs: append([]string(nil), wire.Args...), Timeout: 3 * time.Minute}
+	run := req
+	run.Attachments = att
+	if res, err := pool.Run(ctx, &run); err != nil || !strings.Contains(res.Text, "IMAGE-ONE") {
+		t.Fatalf("run: %+v, %s", res, errText(err))
+	}
+	sawImage("run")
+	live := req
+	live.Prompt = ""
+	sess, err := pool.StartSession(ctx, &live)
+	if err != nil {
+		t.Fatal(errText(err))
+	}
+	res, err := agentcli.RunTurn(ctx, sess, &agentcli.Turn{Prompt: "and this?", Attachments: att})
+	if err != nil || !strings.Contains(res.Text, "IMAGE-TWO") {
+		t.Fatalf("turn: %+v, %s", res, errText(err))
+	}
+	sawImage("turn")
+	_ = sess.Close()
+	assertNoCLIProcs(t, "after the session", tag)
 }

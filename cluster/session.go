@@ -134,6 +134,26 @@ func (s *session) Run(ctx context.Context, prompt string) (*agentcli.Result, err
 // (moving the session first when it has none) and yields the turn's
 // events.
 func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.Event, error] {
+	return s.stream(ctx, &agentcli.Turn{Prompt: prompt})
+}
+
+// StreamTurn implements agentcli.TurnStreamer: it checks t's attachments
+// in this process and loads them (a Path is read here), as a local
+// session does, before anything is sent, then sends the turn as Stream
+// does, its attachments' content with it.
+func (s *session) StreamTurn(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
+	if t == nil {
+		t = &agentcli.Turn{}
+	}
+	atts, err := driver.LoadAttachments(s.b.opts.Backend, s.b.attachmentKinds(), t.Attachments)
+	if err != nil {
+		return func(yield func(agentcli.Event, error) bool) { yield(agentcli.Event{}, err) }
+	}
+	return s.stream(ctx, &agentcli.Turn{Prompt: t.Prompt, Attachments: atts})
+}
+
+// stream runs turn t, its attachments loaded.
+func (s *session) stream(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
 		name := s.b.opts.Backend
 		select {
@@ -150,7 +170,7 @@ func (s *session) Stream(ctx context.Context, prompt string) iter.Seq2[agentcli.
 			yield(agentcli.Event{}, s.closedErr())
 			return
 		}
-		c, err := s.startTurn(ctx, prompt)
+		c, err := s.startTurn(ctx, t)
 		if err != nil {
 			yield(agentcli.Event{}, err)
 			return
@@ -198,7 +218,7 @@ func (s *session) moved() {
 // startTurn hands the turn to the session's worker and returns its call.
 // A worker that is gone before it took the turn (no one listens on the
 // session's subject) is replaced: the session moves, once.
-func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
+func (s *session) startTurn(ctx context.Context, t *agentcli.Turn) (*call, error) {
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
 		home := s.home
@@ -213,6 +233,11 @@ func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
 		}
 		c := s.b.newCall(&s.req)
 		c.onSession = s.setID
+		// Stored before the call waits for the worker's heartbeats.
+		payload, blob, err := s.turnPayload(ctx, c.id, t)
+		if err != nil {
+			return nil, err // too large, or the store failed: nothing was sent
+		}
 		c.pinned(home.Worker, s.b.opts.Heartbeat)
 		if err := c.open(); err != nil {
 			return nil, err
@@ -220,8 +245,6 @@ func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
 		s.mu.Lock()
 		s.cur = c
 		s.mu.Unlock()
-		payload, _ := json.Marshal(wireTurn{Stream: c.id, Prompt: prompt, Heartbeat: s.b.opts.Heartbeat,
-			Window: window{Frames: s.b.opts.Window, Bytes: s.b.opts.WindowBytes}})
 		took, err := s.sendTurn(ctx, home.Subject, newFrame(kindTurn, 0, payload))
 		if err == nil {
 			return c, nil
@@ -230,6 +253,9 @@ func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
 		s.cur = nil
 		s.mu.Unlock()
 		c.close()
+		if blob && !took {
+			s.dropBlob(c.id)
+		}
 		if errors.Is(err, nats.ErrNoResponders) && !took && attempt == 0 {
 			s.moved() // the worker, or its copy of the session, is gone
 			continue
@@ -244,6 +270,35 @@ func (s *session) startTurn(ctx context.Context, prompt string) (*call, error) {
 		}
 		return nil, err
 	}
+}
+
+// turnPayload returns the payload of turn t's kindTurn request on
+// stream id, and whether its prompt and attachments went to the blobs
+// store (named id), being too large for a message.
+func (s *session) turnPayload(ctx context.Context, id string, t *agentcli.Turn) (payload []byte, blob bool, err error) {
+	w := wireTurn{Stream: id, Prompt: t.Prompt, Attachments: toWireAttachments(t.Attachments),
+		Heartbeat: s.b.opts.Heartbeat, Window: window{Frames: s.b.opts.Window, Bytes: s.b.opts.WindowBytes}}
+	payload, err = json.Marshal(w)
+	if err != nil {
+		return nil, false, &agentcli.RequestError{Backend: s.b.opts.Backend, Field: "Turn", Reason: err.Error()}
+	}
+	if len(payload) <= s.b.inlineLimit() {
+		return payload, false, nil
+	}
+	body, _ := json.Marshal(wireTurn{Prompt: w.Prompt, Attachments: w.Attachments})
+	if err := s.b.putBlob(ctx, id, body); err != nil {
+		return nil, false, err
+	}
+	w.Prompt, w.Attachments, w.Blob = "", nil, id
+	payload, _ = json.Marshal(w)
+	return payload, true, nil
+}
+
+// dropBlob deletes the blob of a turn no worker took.
+func (s *session) dropBlob(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*s.b.opts.Heartbeat)
+	defer cancel()
+	_ = s.b.res.blobs.Delete(ctx, id)
 }
 
 // sendTurn sends a turn request, retrying on timeouts. took reports that

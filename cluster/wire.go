@@ -109,6 +109,43 @@ type wireRequest struct {
 	Effort            string               `json:"effort,omitempty"`
 	FallbackModel     string               `json:"fallback_model,omitempty"`
 	MaxBudgetUSD      float64              `json:"max_budget_usd,omitempty"`
+	Attachments       []wireAttachment     `json:"attachments,omitempty"`
+}
+
+// wireAttachment is an agentcli.Attachment as it crosses the wire: its
+// content only. A Path names a file on the caller's machine, which the
+// caller reads before anything is sent (see Backend); the wire has no
+// field for one, so a path in a message is dropped, and the attachment
+// arrives without content, which the worker's backend refuses.
+type wireAttachment struct {
+	Name      string `json:"name,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	Data      []byte `json:"data"`
+}
+
+// toWireAttachments returns the wire form of atts, their paths left out.
+func toWireAttachments(atts []agentcli.Attachment) []wireAttachment {
+	if len(atts) == 0 {
+		return nil
+	}
+	out := make([]wireAttachment, len(atts))
+	for i, a := range atts {
+		out[i] = wireAttachment{Name: a.Name, MediaType: a.MediaType, Data: a.Data}
+	}
+	return out
+}
+
+// fromWireAttachments returns the attachments of a message, each with
+// Data only: never a Path.
+func fromWireAttachments(w []wireAttachment) []agentcli.Attachment {
+	if len(w) == 0 {
+		return nil
+	}
+	out := make([]agentcli.Attachment, len(w))
+	for i, a := range w {
+		out[i] = agentcli.Attachment{Name: a.Name, MediaType: a.MediaType, Data: a.Data}
+	}
+	return out
 }
 
 // toWire returns the wire form of req.
@@ -138,6 +175,7 @@ func toWire(req *agentcli.Request) *wireRequest {
 		Effort:            string(req.Effort),
 		FallbackModel:     req.FallbackModel,
 		MaxBudgetUSD:      req.MaxBudgetUSD,
+		Attachments:       toWireAttachments(req.Attachments),
 	}
 }
 
@@ -165,12 +203,24 @@ func (w *wireRequest) request() agentcli.Request {
 		Effort:            agentcli.Effort(w.Effort),
 		FallbackModel:     w.FallbackModel,
 		MaxBudgetUSD:      w.MaxBudgetUSD,
+		Attachments:       fromWireAttachments(w.Attachments),
 	}
 	if w.OutputSchema != nil {
 		r.OutputSchema = json.RawMessage(w.OutputSchema)
 	}
 	return r
 }
+
+// Bounds of a request or a turn stored in the blobs store (see job.Blob
+// and wireTurn.Blob): maxBlobBytes is the attachments of one prompt at
+// their limit (agentcli.MaxAttachmentBytes, base64 in JSON) and
+// maxRequestBytes for the rest (the prompt, the environment, a schema).
+// A caller refuses a larger one before anything is queued, and a worker
+// reads no more.
+const (
+	maxRequestBytes = 16 << 20
+	maxBlobBytes    = (agentcli.MaxAttachmentBytes+2)/3*4 + maxRequestBytes
+)
 
 // job is the message on the work queue.
 type job struct {
@@ -181,7 +231,7 @@ type job struct {
 	Window    window        `json:"window"`
 	Req       *wireRequest  `json:"req,omitempty"`
 	// Blob names the object (in the blobs store) that holds Req when it
-	// was too large for a message.
+	// was too large for a message: the job's ID.
 	Blob string `json:"blob,omitempty"`
 }
 
@@ -198,10 +248,15 @@ type wireAccept struct {
 
 // wireTurn is the payload of kindTurn.
 type wireTurn struct {
-	Stream    string        `json:"stream"`
-	Prompt    string        `json:"prompt"`
-	Heartbeat time.Duration `json:"hb"`
-	Window    window        `json:"window"`
+	Stream      string           `json:"stream"`
+	Prompt      string           `json:"prompt"`
+	Attachments []wireAttachment `json:"attachments,omitempty"`
+	Heartbeat   time.Duration    `json:"hb"`
+	Window      window           `json:"window"`
+	// Blob names the object (in the blobs store, named by Stream) that
+	// holds the turn's Prompt and Attachments, as a wireTurn, when they
+	// were too large for a message.
+	Blob string `json:"blob,omitempty"`
 }
 
 // window is the flow-control window a caller grants (Options.Window).

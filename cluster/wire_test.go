@@ -29,8 +29,7 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 	// Go functions, and session management, the pool refuses
 	// (TestLocalOnlyRefused).
 	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true,
-		"ForkSession": true, "Continue": true, "NewSessionID": true,
-		"Attachments": true} // not carried yet: refused too
+		"ForkSession": true, "Continue": true, "NewSessionID": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
@@ -55,8 +54,17 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 			case reflect.Uint8:
 				fv.SetBytes([]byte(`{"type":"object"}`))
 			case reflect.Struct:
-				fv.Set(reflect.ValueOf([]agentcli.MCPServer{{Name: "m", Command: "c", Args: []string{"1"},
-					Env: []string{"K=v"}, Headers: map[string]string{"A": "b"}}}))
+				switch f.Type.Elem() {
+				case reflect.TypeFor[agentcli.MCPServer]():
+					fv.Set(reflect.ValueOf([]agentcli.MCPServer{{Name: "m", Command: "c", Args: []string{"1"},
+						Env: []string{"K=v"}, Headers: map[string]string{"A": "b"}}}))
+				case reflect.TypeFor[agentcli.Attachment]():
+					// Loaded on the caller's side: content, never a path.
+					fv.Set(reflect.ValueOf([]agentcli.Attachment{{Name: "a.png", MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\n")},
+						{Name: "t", Data: []byte("text")}}))
+				default:
+					t.Fatalf("Request.%s: a slice of %v the test does not know: carry it on the wire and here", f.Name, f.Type.Elem())
+				}
 			default:
 				t.Fatalf("Request.%s: a slice of %v the test does not know: carry it on the wire and here", f.Name, f.Type.Elem())
 			}
@@ -86,6 +94,11 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 	want.OnText, want.OnPermission, want.WireLog = nil, nil, nil
 	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); d != "" {
 		t.Errorf("request after the wire (-want +got):\n%s", d)
+	}
+	// A Path is the caller's to read: it never crosses.
+	pr := agentcli.Request{Attachments: []agentcli.Attachment{{Path: "/etc/hostname"}}}
+	if data, _ := json.Marshal(toWire(&pr)); strings.Contains(string(data), "/etc/hostname") {
+		t.Errorf("a Path crossed the wire: %s", data)
 	}
 }
 
@@ -300,12 +313,16 @@ func FuzzFrames(f *testing.F) {
 // TestLocalOnlyRefused: host tools, questions and hooks are Go functions
 // of the caller's process: the pool refuses them before anything reaches
 // a worker (a run without them would drop a promised tool or a hook that
-// may refuse calls), and its Capabilities report none of them.
+// may refuse calls), and its Capabilities report none of them. It
+// reports the attachments the workers' backend takes, which it carries.
 func TestLocalOnlyRefused(t *testing.T) {
 	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
 		Hooks: agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage}}}}
-	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) || len(c.Attachments) != 0 {
+	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) {
 		t.Errorf("Capabilities %+v offer what the pool refuses", c)
+	}
+	if c := b.Capabilities(); len(c.Attachments) != 1 || c.Attachments[0] != agentcli.AttachmentImage {
+		t.Errorf("Capabilities().Attachments = %v, want the workers' [image]", c.Attachments)
 	}
 	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	for name, req := range map[string]*agentcli.Request{
@@ -314,7 +331,6 @@ func TestLocalOnlyRefused(t *testing.T) {
 		"Hooks":        {Prompt: "p", Hooks: &agentcli.Hooks{}},
 		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
 		"Continue":     {Prompt: "p", Continue: true},
-		"Attachments":  {Prompt: "p", Attachments: []agentcli.Attachment{{Data: []byte("t")}}},
 		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
 	} {
 		err := b.checkLocalOnly(req)

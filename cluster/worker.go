@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -254,7 +255,7 @@ func (w *Worker) take(msg jetstream.Msg) {
 		}
 	}()
 	var j job
-	if err := json.Unmarshal(msg.Data(), &j); err != nil || !validToken(j.ID) {
+	if err := json.Unmarshal(msg.Data(), &j); err != nil || !validToken(j.ID) || (j.Blob != "" && j.Blob != j.ID) {
 		w.opts.Logger.Warn("cluster: dropping a malformed job", "err", err)
 		_ = msg.Term()
 		return
@@ -367,28 +368,54 @@ func (w *Worker) handshake(s *stream, j *job) bool {
 
 // fetchBlob reads a request too large for the job message.
 func (w *Worker) fetchBlob(j *job) error {
-	ctx, cancel := context.WithTimeout(w.life, time.Minute)
-	defer cancel()
-	var data []byte
-	err := w.rc.retry(ctx, 30*time.Second, func(ctx context.Context) error {
-		var err error
-		data, err = w.res.blobs.GetBytes(ctx, j.Blob)
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return &permanent{err}
-		}
-		return err
-	})
+	data, err := w.readBlob(j.Blob)
 	if err != nil {
-		return fmt.Errorf("%s: %w: reading the request: %w", w.name, ErrUnavailable, err)
+		return err
 	}
 	var r wireRequest
 	if err := json.Unmarshal(data, &r); err != nil {
 		return &agentcli.RequestError{Backend: w.name, Field: "Request", Reason: "undecodable: " + err.Error()}
 	}
 	j.Req = &r
-	_ = w.res.blobs.Delete(ctx, j.Blob)
 	return nil
 }
+
+// readBlob reads the blob name (a request or a turn too large for a
+// message) and deletes it, reading at most maxBlobBytes: a larger blob
+// is refused with a *agentcli.RequestError, and deleted too.
+func (w *Worker) readBlob(name string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(w.life, time.Minute)
+	defer cancel()
+	var data []byte
+	err := w.rc.retry(ctx, 30*time.Second, func(ctx context.Context) error {
+		res, err := w.res.blobs.Get(ctx, name)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return &permanent{err}
+		}
+		if err != nil {
+			return err
+		}
+		defer func() { _ = res.Close() }()
+		if info, err := res.Info(); err == nil && info.Size > maxBlobBytes {
+			return &permanent{errBlobTooLarge}
+		}
+		data, err = io.ReadAll(io.LimitReader(res, maxBlobBytes+1))
+		if err == nil && len(data) > maxBlobBytes {
+			return &permanent{errBlobTooLarge}
+		}
+		return err
+	})
+	_ = w.res.blobs.Delete(ctx, name)
+	if errors.Is(err, errBlobTooLarge) {
+		return nil, &agentcli.RequestError{Backend: w.name, Field: "Request", Reason: err.Error()}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: reading the request: %w", w.name, ErrUnavailable, err)
+	}
+	return data, nil
+}
+
+var errBlobTooLarge = fmt.Errorf("over %d bytes, the most a worker reads of a request", maxBlobBytes)
 
 // run runs a one-shot job.
 func (w *Worker) run(s *stream, j *job) {

@@ -245,32 +245,44 @@ func TestProgramImageRefusals(t *testing.T) {
 	})
 }
 
-// TestProgramPoolImages: with NATS_URL (whose pool does not carry
-// attachments yet) an image is refused with a reply saying so, while a
-// text file, inlined into the prompt, still reaches a worker.
+// TestProgramPoolImages: with NATS_URL the pool carries images to its
+// workers: a small one and one too large for a NATS message reach the
+// worker's agent byte-exact, with the message's text; a text file,
+// inlined into the prompt, still goes.
 func TestProgramPoolImages(t *testing.T) {
 	pngData, _, _, _ := testImages(t)
+	large := append(append([]byte(nil), pngData...), bytes.Repeat([]byte{7}, 3<<20)...)
 	url := startNATS(t)
 	agent := newFakeAgent()
 	agent.attach = []agentcli.AttachmentKind{agentcli.AttachmentImage, agentcli.AttachmentText}
 	startPoolWorker(t, url, agent, "w1")
 	local := newFakeAgent()
-	local.attach = agent.attach // the gateway's own backend would take them
+	local.attach = agent.attach // the pool reports the backend's kinds
 	f := newFakeDiscord(t)
 	p := startProgram(t, f, local, "", "NATS_URL="+url, "THREADS=false")
 	s := attachmentSender{p, f}
-	got := p.answer(s.send("c1", "what is this", s.file("shot.png", "image/png", pngData, -1)))
-	if want := "`shot.png` — runs go to the worker pool (NATS_URL), which does not carry images to its workers yet"; !strings.Contains(got, want) {
-		t.Errorf("an image with NATS_URL: %q; want %q", got, want)
+	got := p.answer(s.send("c1", "what is this", s.file("shot.png", "image/png", pngData, -1),
+		s.file("large.png", "image/png", large, -1)))
+	if strings.Contains(got, "Not sent") {
+		t.Fatalf("images with NATS_URL: %q", got)
 	}
 	got = p.answer(s.send("c1", "and this", s.file("notes.md", "text/markdown", []byte("# notes"), -1)))
 	if !strings.Contains(got, "# notes") {
 		t.Errorf("a text file with NATS_URL: %q", got)
 	}
-	agent.mu.Lock()
-	defer agent.mu.Unlock()
-	if agent.turns != 1 || len(agent.atts) != 0 {
-		t.Errorf("the worker ran %d turns, %d with attachments; want the text file's only", agent.turns, len(agent.atts))
+	turns := agent.attachedCopy()
+	if len(turns) != 1 || len(turns[0].atts) != 2 || !strings.Contains(turns[0].prompt, "what is this") {
+		t.Fatalf("the worker got %+v; want one turn with both images", turns)
+	}
+	for i, want := range [][]byte{pngData, large} {
+		if a := turns[0].atts[i]; !bytes.Equal(a.Data, want) || a.MediaType != "image/png" || a.Path != "" {
+			t.Errorf("image %d reached the worker as %s, %d bytes, path %q; want the %d bytes sent", i, a.MediaType, len(a.Data), a.Path, len(want))
+		}
+	}
+	local.mu.Lock()
+	defer local.mu.Unlock()
+	if local.turns != 0 {
+		t.Errorf("the gateway's own agent ran %d turns; the pool's workers run them", local.turns)
 	}
 }
 

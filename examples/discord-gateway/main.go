@@ -359,9 +359,6 @@ func (g *startup) options() (Options, bool) {
 	if g.pl != nil {
 		o.Locks, o.Replica = g.pl.locks, g.replica
 		o.Warm = 0 // the pool's workers start the sessions
-		// The pool refuses attachments (cluster's checkLocalOnly) and
-		// lists none in its Capabilities.
-		o.NoImages = "runs go to the worker pool (NATS_URL), which does not carry images to its workers yet"
 	}
 	return o, true
 }

@@ -100,9 +100,8 @@ type Options struct {
 	// than agentcli.MaxImageBytes means agentcli.MaxImageBytes. The images
 	// of one message together are bounded by agentcli.MaxAttachmentBytes.
 	ImageMax int
-	// NoImages says why images are refused, when the backend takes none
-	// (the worker pool, say); empty: "the <backend> agent cannot take
-	// images".
+	// NoImages says why images are refused, when the backend takes none;
+	// empty: "the <backend> agent cannot take images".
 	NoImages string
 	// Fetch downloads an attachment, at most limit bytes (more is an
 	// error); nil refuses every attachment.
