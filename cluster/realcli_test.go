@@ -30,6 +30,11 @@ import (
 	_ "github.com/agentcli/agentcli/qwen"
 )
 
+// realDeadAfter is the silence after which a real-CLI test's caller and
+// worker give each other up: testOptions' 600 ms was missed by a worker
+// on a loaded machine (a real CLI starting beside it, under -race).
+const realDeadAfter = 5 * time.Second
+
 // TestRealCLIResumesOnAnotherWorker: a conversation on a real, pinned CLI
 // moves between workers that share nothing but the pool — two homes wired
 // to one scripted model server, each worker's backend running in its own
@@ -47,7 +52,7 @@ import (
 // imported byte for byte by the one that ran the next), and no CLI
 // process outlives its worker.
 //
-// It runs claude and codex (about 10 s each); CLUSTER_REAL_CLIS=all adds
+// It runs claude and codex (about 15 s each); CLUSTER_REAL_CLIS=all adds
 // gemini (about a minute: its live session takes 45 s to resume a session,
 // with or without the pool), opencode (about 100 s), copilot, qwen and
 // droid, or names the CLIs
@@ -106,6 +111,7 @@ func testResumeOnAnotherWorker(t *testing.T, cli string) {
 			t.Fatalf("%s: Capabilities().PortableSessions = false", cli)
 		}
 		o := testWorkerOptions()
+		o.CallerDeadAfter = realDeadAfter
 		o.ID = name
 		o.Sessions = &recordingPorter{worker: name, journal: journal}
 		dir := w.Dir
@@ -113,6 +119,7 @@ func testResumeOnAnotherWorker(t *testing.T, cli string) {
 		return startWorker(t, n, b, o)
 	}
 	po := testOptions()
+	po.WorkerDeadAfter = realDeadAfter
 	po.Backend = cli
 	pool := newPoolBackend(t, n, po)
 	// Workers differ in home and directory, never in what the caller
@@ -412,10 +419,12 @@ func TestRealCLIImageThroughThePool(t *testing.T) {
 	}
 	n := startNATS(t)
 	wo := testWorkerOptions()
+	wo.CallerDeadAfter = realDeadAfter
 	dir := wire.Dir
 	wo.MapDir = func(string) (string, error) { return dir, nil }
 	startWorker(t, n, local, wo)
 	po := testOptions()
+	po.WorkerDeadAfter = realDeadAfter
 	po.Backend = "claude"
 	pool := newPoolBackend(t, n, po)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
