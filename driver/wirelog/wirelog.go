@@ -30,6 +30,11 @@
 //
 //	{"t":"ready"}                                  the handshake is over (StartSession returned the session)
 //	{"t":"turn"}                                   a turn began (Session.Stream): later lines are its own
+//	{"t":"turn","steered":true}                    a turn of steered input began, which the Stream of the
+//	                                               turn before goes on with (its result is held for this one's)
+//	{"t":"model","model":"…"}                      SetModel asked the protocol to switch to the model
+//	{"t":"permission","mode":"…"}                  SetPermission asked the protocol to switch to the mode
+//	{"t":"steer"}                                  Steer asked the protocol to send input into the running turn
 //	{"t":"abort","why":"…"}                        the turn (or, before any, the start) is being ended early:
 //	                                               "interrupt", "break" (the consumer stopped reading),
 //	                                               "canceled" (with "deadline":true when a deadline
@@ -161,6 +166,35 @@ func (l *Writer) Ready() { l.write([]byte(`{"t":"ready"}`)) }
 // Turn records that a live session's turn began.
 func (l *Writer) Turn() { l.write([]byte(`{"t":"turn"}`)) }
 
+// SteeredTurn records that a live session's Stream began a turn of the
+// input steered into it, as a follow-up of the turn before.
+func (l *Writer) SteeredTurn() { l.write([]byte(`{"t":"turn","steered":true}`)) }
+
+// Model records that a live session asked its protocol to switch to model
+// (SetModel); what the protocol sent for it follows.
+func (l *Writer) Model(model string) {
+	b, _ := json.Marshal(struct {
+		T     string `json:"t"`
+		Model string `json:"model"`
+	}{"model", model})
+	l.write(b)
+}
+
+// Permission records that a live session asked its protocol to switch to
+// permission mode (SetPermission); what the protocol sent for it follows.
+func (l *Writer) Permission(mode string) {
+	b, _ := json.Marshal(struct {
+		T    string `json:"t"`
+		Mode string `json:"mode"`
+	}{"permission", mode})
+	l.write(b)
+}
+
+// Steer records that a live session asked its protocol to send input into
+// the running turn (Steer); what the protocol sent for it follows. The
+// input itself is in that in record.
+func (l *Writer) Steer() { l.write([]byte(`{"t":"steer"}`)) }
+
 // Abort records that a live session's turn (or its start) is being ended
 // early, and why: "interrupt", "break", "canceled", "timeout" or "close".
 // deadline says a deadline ended the context of a "canceled" turn;
@@ -264,8 +298,9 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\
 // Record is one record of a log, as read.
 type Record struct {
 	// T is the record type: "start", "in", "out", "end", "exit", or in
-	// a live session's log "ready", "turn", "abort", "interrupt", "kill"
-	// or "close".
+	// a live session's log "ready", "turn", "abort", "interrupt", "kill",
+	// "close", "model", "permission" or "steer". A reader skips the
+	// types it does not know.
 	T string
 	// Start is set on a start record.
 	Start *Start
@@ -281,6 +316,11 @@ type Record struct {
 	Timeout  time.Duration
 	// Message is the reason of a kill record.
 	Message string
+	// Steered is set on the turn record of a steered follow-up turn.
+	Steered bool
+	// Model is the model of a model record, Mode the permission mode of
+	// a permission record.
+	Model, Mode string
 	// Exit is set on an exit record.
 	Exit Exit
 }
@@ -316,15 +356,21 @@ func (r *Reader) Next() (Record, error) {
 		Why     string          `json:"why"`
 		Message string          `json:"message"`
 		Dead    bool            `json:"deadline"`
+		Steered bool            `json:"steered"`
+		Mode    string          `json:"mode"`
 		Exit
 		Start
 	}
 	if err := json.Unmarshal(raw, &rec); err != nil || rec.T == "" {
 		return Record{}, fmt.Errorf("wire log line %d: %w", r.line, ErrFormat)
 	}
-	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Exit: rec.Exit, Message: rec.Message, Deadline: rec.Dead}
-	if rec.T == "abort" {
+	out := Record{T: rec.T, TooLong: rec.TooLong, Why: rec.Why, Exit: rec.Exit, Message: rec.Message, Deadline: rec.Dead,
+		Steered: rec.Steered, Mode: rec.Mode}
+	switch rec.T {
+	case "abort":
 		out.Timeout = rec.Start.Timeout // the same key
+	case "model":
+		out.Model = rec.Start.Model // the same key
 	}
 	switch {
 	case rec.T == "start":

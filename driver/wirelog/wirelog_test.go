@@ -64,3 +64,26 @@ func TestRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// The switch records of a live session read back with what they carry,
+// and the start record's model is not taken for a model record's.
+func TestSwitchRecords(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf, Start{Backend: "b", Live: true, Model: "m0", Permission: "deny"})
+	w.Turn()
+	w.Model("m1")
+	w.Permission("ask")
+	w.Steer()
+	w.SteeredTurn()
+	r := NewReader(&buf)
+	want := []Record{{T: "turn"}, {T: "model", Model: "m1"}, {T: "permission", Mode: "ask"}, {T: "steer"}, {T: "turn", Steered: true}}
+	if rec, err := r.Next(); err != nil || rec.Start.Model != "m0" || rec.Model != "" || rec.Start.Permission != "deny" {
+		t.Fatalf("start %+v %v", rec, err)
+	}
+	for i, w := range want {
+		rec, err := r.Next()
+		if err != nil || rec.T != w.T || rec.Model != w.Model || rec.Mode != w.Mode || rec.Steered != w.Steered {
+			t.Fatalf("record %d = %+v, %v; want %+v", i, rec, err, w)
+		}
+	}
+}
