@@ -933,7 +933,7 @@ func (s *Session) stream(ctx context.Context, prompt string, atts []agentcli.Att
 // or error unless steered input follows it (d.next is set then). It
 // reports whether the Stream may go on.
 func (s *Session) runTurn(ctx context.Context, prompt string, atts []agentcli.Attachment, timeout <-chan struct{}, d *delivery, start time.Time, yield func(agentcli.Event, error) bool) bool {
-	t, err := s.begin()
+	t, err := s.begin(d.prev != nil)
 	if err != nil {
 		yield(agentcli.Event{}, err)
 		return false
@@ -993,8 +993,9 @@ func (s *Session) runTurn(ctx context.Context, prompt string, atts []agentcli.At
 	}
 }
 
-// begin makes t the running turn.
-func (s *Session) begin() (*turn, error) {
+// begin makes a new turn the running one; steered: it is the follow-up
+// turn of input steered into the Stream's turn before.
+func (s *Session) begin(steered bool) (*turn, error) {
 	s.lineMu.Lock()
 	defer s.lineMu.Unlock()
 	s.mu.Lock()
@@ -1005,7 +1006,11 @@ func (s *Session) begin() (*turn, error) {
 	t := newTurn(s.ctx)
 	s.turn = t
 	s.mu.Unlock()
-	if s.wire != nil {
+	switch {
+	case s.wire == nil:
+	case steered:
+		s.wire.SteeredTurn()
+	default:
 		s.wire.Turn()
 	}
 	return t, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +26,12 @@ import (
 // the CLI never comes before the request it answers (the protocol's
 // request ids are the live session's, in the same order). Permission
 // requests are answered at once (the answer is in the log; it changes no
-// event). After each record the running turn's new events are yielded.
+// event). A switch record (model, permission, steer) asks the protocol
+// for the same switch, on a goroutine of its own (the answer to what it
+// sends is further in the log). After each record the running turn's new
+// events are yielded; a turn's result is held until the log says whether
+// a steered follow-up turn goes on with the Stream (which then yields one
+// result for both, as live).
 
 // replayWait bounds how long the driver waits for the replayed protocol
 // to send what the log says it sent, or to finish its handshake: a log
@@ -55,6 +61,9 @@ func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 		r.yield = yield
 		for {
 			rec, err := rd.Next()
+			if !r.release(rec, err) {
+				return
+			}
 			if err == io.EOF {
 				if r.closed && r.t == nil {
 					// Closed with no turn running: every event is in the
@@ -71,7 +80,9 @@ func Replay(cfg Config, rd *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
 				return
 			}
 			if rec.T == "exit" {
-				r.exit(rec, rd)
+				if r.exit(rec, rd) {
+					r.release(rec, nil) // the result the exit's flush held
+				}
 				return
 			}
 			if err := r.record(rec); err != nil {
@@ -106,6 +117,11 @@ type replayer struct {
 	t         *turn // the running turn
 	d         delivery
 	turnCount int
+	// held is the result of the last turn, not yielded yet: a steered
+	// turn may follow it.
+	held *agentcli.Event
+	// switches are the switches running on goroutines of their own.
+	switches sync.WaitGroup
 }
 
 // newReplayer makes the session cfg describes, with no process and no
@@ -149,6 +165,40 @@ func (r *replayer) stop() {
 	default:
 		r.s.die(agentcli.ErrSessionClosed)
 	}
+	r.switches.Wait()
+}
+
+// emit yields ev or err, holding a result back (see held); false when
+// the consumer stopped.
+func (r *replayer) emit(ev agentcli.Event, err error) bool {
+	if err == nil && ev.Kind == agentcli.EventResult {
+		r.held = &ev
+		return true
+	}
+	return r.yield(ev, err)
+}
+
+// release yields the held result unless rec (read with err) begins a
+// steered follow-up turn, or holds on (a record between the turns); false
+// when the consumer stopped.
+func (r *replayer) release(rec wirelog.Record, err error) bool {
+	if r.held == nil {
+		return true
+	}
+	if err == nil {
+		switch rec.T {
+		case "turn":
+			if rec.Steered {
+				return true // the follow-up takes it (turn)
+			}
+		case "close", "exit":
+		default:
+			return true
+		}
+	}
+	ev := *r.held
+	r.held = nil
+	return r.yield(ev, nil)
 }
 
 func (r *replayer) bad(format string, args ...any) error {
@@ -189,7 +239,7 @@ func (r *replayer) flush() bool {
 	if t == nil {
 		return true
 	}
-	done, broke := r.s.deliver(t, t.pop(), &r.d, time.Time{}, r.yield)
+	done, broke := r.s.deliver(t, t.pop(), &r.d, time.Time{}, r.emit)
 	if broke {
 		return false
 	}
@@ -226,7 +276,9 @@ func (r *replayer) record(rec wirelog.Record) error {
 		}
 		r.ready = true
 	case "turn":
-		return r.turn()
+		return r.turn(rec.Steered)
+	case "model", "permission", "steer":
+		r.switchTo(rec)
 	case "abort":
 		why, cause := abortReason(rec)
 		if r.t != nil {
@@ -258,8 +310,36 @@ func (r *replayer) record(rec wirelog.Record) error {
 	return nil
 }
 
-// turn begins the log's next turn.
-func (r *replayer) turn() error {
+// switchTo asks the protocol for the switch of rec, as the live session
+// did, on a goroutine of its own: it returns once the CLI answered, which
+// later records hold.
+func (r *replayer) switchTo(rec wirelog.Record) {
+	s := r.s
+	var do func() error
+	ms, okModel := s.proto.(ModelSwitcher)
+	ps, okPerm := s.proto.(PermissionSwitcher)
+	st, okSteer := s.proto.(Steerer)
+	switch {
+	case rec.T == "model" && okModel:
+		do = func() error { return ms.SetModel(s.ctx, rec.Model) }
+	case rec.T == "permission" && okPerm:
+		do = func() error { return ps.SetPermission(s.ctx, agentcli.PermissionMode(rec.Mode)) }
+	case rec.T == "steer" && okSteer:
+		do = func() error { return st.Steer(s.ctx, "replay") }
+	}
+	if do == nil {
+		return
+	}
+	r.switches.Add(1)
+	go func() {
+		defer r.switches.Done()
+		do() //nolint:errcheck // as live: the error changes no event
+	}()
+}
+
+// turn begins the log's next turn; steered: a follow-up of the turn
+// before, whose held result it goes on with.
+func (r *replayer) turn(steered bool) error {
 	if !r.ready {
 		return r.bad("a turn before the session was ready")
 	}
@@ -269,6 +349,9 @@ func (r *replayer) turn() error {
 	r.turnCount++
 	t := newTurn(r.s.ctx)
 	r.t, r.d = t, delivery{}
+	if steered && r.held != nil {
+		r.d.prev, r.held = r.held.Result, nil
+	}
 	r.s.mu.Lock()
 	r.s.turn = t
 	r.s.mu.Unlock()
@@ -280,11 +363,15 @@ func (r *replayer) turn() error {
 }
 
 // exit ends the replay at the exit record: the last events, and for a
-// session that never became ready, the error its start returned.
-func (r *replayer) exit(rec wirelog.Record, rd *wirelog.Reader) {
+// session that never became ready, the error its start returned. It
+// reports whether the consumer still reads.
+func (r *replayer) exit(rec wirelog.Record, rd *wirelog.Reader) bool {
 	r.s.exited(r.closed, rec.Exit)
-	if !r.flush() || r.ready {
-		return
+	if !r.flush() {
+		return false
+	}
+	if r.ready {
+		return true
 	}
 	// As live: the handshake's error, or the dead CLI's when it died by
 	// itself (before Close), or the start's context (recorded before
@@ -312,7 +399,7 @@ func (r *replayer) exit(rec wirelog.Record, rd *wirelog.Reader) {
 	if herr == nil {
 		herr = r.bad("the session never became ready")
 	}
-	r.yield(agentcli.Event{}, herr)
+	return r.yield(agentcli.Event{}, herr)
 }
 
 // abortReason returns the reason and context cause of an abort record.

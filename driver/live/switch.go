@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentcli/agentcli"
 	"github.com/agentcli/agentcli/driver"
+	"github.com/agentcli/agentcli/driver/wirelog"
 )
 
 // ModelSwitcher is implemented by a Proto that can switch the CLI's model
@@ -152,6 +153,7 @@ func (s *Session) SetModel(ctx context.Context, model string) error {
 	}
 	s.switchMu.Lock()
 	defer s.switchMu.Unlock()
+	s.note(func(w *wirelog.Writer) { w.Model(model) })
 	return s.switchError(ctx, ms.SetModel(ctx, model))
 }
 
@@ -198,6 +200,7 @@ func (s *Session) SetPermission(ctx context.Context, mode agentcli.PermissionMod
 		tmp = old
 	}
 	s.setMode(tmp)
+	s.note(func(w *wirelog.Writer) { w.Permission(string(mode)) })
 	if err := ps.SetPermission(ctx, mode); err != nil {
 		return s.switchError(ctx, err)
 	}
@@ -231,6 +234,7 @@ func (s *Session) Steer(ctx context.Context, prompt string) error {
 		return noTurn
 	}
 	if n, ok := s.proto.(Steerer); ok {
+		s.note((*wirelog.Writer).Steer)
 		err := n.Steer(ctx, prompt)
 		if err == nil {
 			return nil
@@ -246,6 +250,18 @@ func (s *Session) Steer(ctx context.Context, prompt string) error {
 	}
 	st.queue = append(st.queue, prompt)
 	return nil
+}
+
+// note records a switch in the wire log, if any, between two stdout
+// lines: where the live protocol's state was when it was asked, so that
+// a replay asks at the same point.
+func (s *Session) note(rec func(*wirelog.Writer)) {
+	if s.wire == nil {
+		return
+	}
+	s.lineMu.Lock()
+	rec(s.wire)
+	s.lineMu.Unlock()
 }
 
 // modeOf returns m, or PermissionDeny for the zero value.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,13 +58,18 @@ func toyWire(t *testing.T, start string, req *agentcli.Request, opts *agentcli.O
 // replayToy replays a toy session's log.
 func replayToy(t *testing.T, log []byte, req *agentcli.Request, opts agentcli.Options) *transcript {
 	t.Helper()
+	return replayToyWith(t, log, req, opts, func(h *Host) Proto { return &toyProto{h: h, ready: make(chan int, 1)} })
+}
+
+// replayToyWith replays a log with the protocol proto makes.
+func replayToyWith(t *testing.T, log []byte, req *agentcli.Request, opts agentcli.Options, proto func(h *Host) Proto) *transcript {
+	t.Helper()
 	rd := wirelog.NewReader(bytes.NewReader(log))
 	if rec, err := rd.Next(); err != nil || rec.T != "start" || !rec.Start.Live {
 		t.Fatalf("start record %+v %v", rec, err)
 	}
 	var tr transcript
-	for ev, err := range Replay(Config{Backend: "toy", Request: req, Options: opts,
-		Proto: func(h *Host) Proto { return &toyProto{h: h, ready: make(chan int, 1)} }}, rd) {
+	for ev, err := range Replay(Config{Backend: "toy", Request: req, Options: opts, Proto: proto}, rd) {
 		tr.add(ev, err)
 	}
 	return &tr
@@ -219,5 +226,97 @@ func TestWireLogReplayDamaged(t *testing.T) {
 	got = replayToy(t, []byte(extra), nil, agentcli.Options{})
 	if !strings.Contains(got.b.String(), "ParseError") || !strings.Contains(got.b.String(), "another version") {
 		t.Errorf("a mismatched log replays as\n%s", got.b.String())
+	}
+}
+
+// wireSwitchProto is the toy protocol with switches that send a message
+// (which the peer ignores), as a CLI's do; its first steer goes into the
+// running turn, later ones are queued.
+type wireSwitchProto struct {
+	*toyProto
+	steers atomic.Int32
+}
+
+func (p *wireSwitchProto) SetModel(ctx context.Context, model string) error {
+	return p.send(ctx, peerMsg{Op: "model", Text: model})
+}
+
+func (p *wireSwitchProto) CheckPermission(agentcli.PermissionMode) error { return nil }
+
+func (p *wireSwitchProto) SetPermission(ctx context.Context, m agentcli.PermissionMode) error {
+	return p.send(ctx, peerMsg{Op: "mode", Text: string(m)})
+}
+
+func (p *wireSwitchProto) Steer(ctx context.Context, prompt string) error {
+	if p.steers.Add(1) > 1 {
+		return ErrSteerQueue
+	}
+	return p.send(ctx, peerMsg{Op: "steer", Text: prompt})
+}
+
+// A session that switched model and permission mode and steered a turn
+// (into the turn, and queued as a follow-up) replays into the events it
+// yielded: the switches' messages do not split or end a turn, and a
+// steered Stream yields one result.
+func TestWireLogReplaySwitches(t *testing.T) {
+	var log bytes.Buffer
+	req := &agentcli.Request{OnPermission: func(context.Context, *agentcli.PermissionRequest) agentcli.PermissionDecision {
+		return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
+	}}
+	w := wirelog.NewWriter(&log, wirelog.Start{Backend: "toy", Deltas: true, Live: true, Time: time.Now()})
+	s, _, err := startToyWith(t, "", req, nil, func(c *Config) {
+		c.Wire = w
+		mk := c.Proto
+		c.Proto = func(h *Host) Proto { return &wireSwitchProto{toyProto: mk(h).(*toyProto)} }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live transcript
+	var mu sync.Mutex
+	turn := func(prompt string) {
+		for ev, err := range s.Stream(context.Background(), prompt) {
+			mu.Lock()
+			live.add(ev, err)
+			mu.Unlock()
+		}
+	}
+	ctx := context.Background()
+	turn("echo one")
+	if err := s.SetModel(ctx, "m2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetPermission(ctx, agentcli.PermissionAsk); err != nil {
+		t.Fatal(err)
+	}
+	turn("echo two")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		turn("sleep 300ms")
+	}()
+	waitTurn(t, s)
+	for _, p := range []string{"into the turn", "echo follow up"} {
+		if err := s.Steer(ctx, p); err != nil {
+			t.Fatalf("Steer(%q): %v", p, err)
+		}
+	}
+	<-done
+	turn("echo after")
+	s.Close()
+
+	if n := strings.Count(live.b.String(), `"kind":"result"`); n != 4 {
+		t.Fatalf("%d results live, want 4 (the steered Stream's one):\n%s", n, live.b.String())
+	}
+	got := replayToyWith(t, log.Bytes(), req, agentcli.Options{}, func(h *Host) Proto {
+		return &wireSwitchProto{toyProto: &toyProto{h: h, ready: make(chan int, 1)}}
+	})
+	if got.b.String() != live.b.String() {
+		t.Errorf("replay differs from the live session\nlive:\n%s\nreplay:\n%s\nlog:\n%s", live.b.String(), got.b.String(), log.String())
+	}
+	for _, rec := range []string{`{"t":"model","model":"m2"}`, `{"t":"permission","mode":"ask"}`, `{"t":"steer"}`, `{"t":"turn","steered":true}`} {
+		if !strings.Contains(log.String(), rec) {
+			t.Errorf("the log lacks %s", rec)
+		}
 	}
 }
