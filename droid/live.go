@@ -182,7 +182,8 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 }
 
 // replaySession replays a live session's wire log, with the protocol
-// configured as the log recorded it.
+// configured as the log recorded it and switching as the session did.
 func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return acp.Replay(r, Name, proto, log, acp.Config{Guard: guardPrompt, RawName: toolName, Tools: tools}, nil)
+	return acp.Replay(r, Name, proto, log, acp.Config{Guard: guardPrompt, RawName: toolName, Tools: tools,
+		Switch: switching(r.Req)}, nil)
 }

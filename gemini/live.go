@@ -216,9 +216,10 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 }
 
 // replaySession replays a live session's wire log, with the protocol
-// configured as the log recorded it.
+// configured as the log recorded it and switching as the session did.
 func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	return acp.Replay(r, Name, proto, log, acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools}, nil)
+	return acp.Replay(r, Name, proto, log, acp.Config{Guard: guardPrompt, RawName: toolName, Usage: quotaUsage, Tools: tools,
+		Switch: switching(r.Req)}, nil)
 }
 
 // waitLoadable waits, when gemini's chat file of session id is stamped with

@@ -214,9 +214,9 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 
 // replaySession replays a live session's wire log, with the protocol
 // configured as the log recorded it (the options it set, the model among
-// them, as resolved then).
+// them, as resolved then) and switching as the session did.
 func replaySession(r *driver.Run, proto json.RawMessage, log *wirelog.Reader) iter.Seq2[agentcli.Event, error] {
-	ac := acp.Config{Guard: guardPrompt, Tools: tools}
+	ac := acp.Config{Guard: guardPrompt, Tools: tools, Switch: switching(r.Req)}
 	servers, err := acp.ReadRecorded(proto, &ac)
 	if err != nil {
 		return func(yield func(agentcli.Event, error) bool) {
