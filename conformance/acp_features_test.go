@@ -166,7 +166,7 @@ func testACPSwitchRefused(t *testing.T, c acpCase) {
 	if err := agentcli.SetPermission(context.Background(), s, agentcli.PermissionAsk); err != nil {
 		t.Fatalf("SetPermission(ask): %s", errSummary(err))
 	}
-	if made, asked := permTurn(t, e, s, perms, "ASKED"); !made || asked != 1 {
+	if made, asked := permTurn(t, e, nil, s, perms, "ASKED"); !made || asked != 1 {
 		t.Errorf("ask: made %v, asked %d; want made, asked once", made, asked)
 	}
 }

@@ -3,11 +3,14 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,9 +70,11 @@ func testSwitchModel(t *testing.T, c switchCase, b agentcli.Backend) {
 	if c.modelEnv != nil {
 		req.Env = append(req.Env, c.modelEnv(t, e.w)...)
 	}
+	w := wire(req)
 	s := liveSession(t, b, req, tag)
+	defer w.check(t, b, s)
 	ctx := context.Background()
-	if res, err := s.Run(ctx, "Turn one."); err != nil || res.Text != "before" {
+	if res, err := w.run(ctx, s, "Turn one."); err != nil || res.Text != "before" {
 		t.Fatalf("turn 1: %s, %s: %s", resText(res), errSummary(err), describe(e.srv.Requests()))
 	}
 	n := len(e.main())
@@ -79,7 +84,7 @@ func testSwitchModel(t *testing.T, c switchCase, b agentcli.Backend) {
 	if err := agentcli.SetModel(ctx, s, c.model); err != nil {
 		t.Fatalf("SetModel: %s", errSummary(err))
 	}
-	if res, err := s.Run(ctx, "Turn two."); err != nil || res.Text != "after" {
+	if res, err := w.run(ctx, s, "Turn two."); err != nil || res.Text != "after" {
 		t.Fatalf("turn 2: %s, %s: %s", resText(res), errSummary(err), describe(e.srv.Requests()))
 	}
 	after := e.main()[n:]
@@ -110,14 +115,14 @@ func isRequestError(err error) bool {
 
 // permTurn runs a turn whose model asks for "touch NAME", and reports
 // whether the file was made and how many permission requests came.
-func permTurn(t *testing.T, e *env, s agentcli.Session, perms *permissions, name string) (made bool, asked int) {
+func permTurn(t *testing.T, e *env, w *wired, s agentcli.Session, perms *permissions, name string) (made bool, asked int) {
 	t.Helper()
 	before := len(perms.requests())
 	// Only the command is scripted: a CLI whose refusal ends the turn
 	// (copilot, opencode) makes no further model call, and one that goes
 	// on gets the server's default text.
 	e.srv.Push(agentclitest.Turn{Shell: "touch " + name})
-	if _, err := s.Run(context.Background(), "Make the file "+name+"."); err != nil {
+	if _, err := w.run(context.Background(), s, "Make the file "+name+"."); err != nil {
 		t.Fatalf("turn %s: %s", name, errSummary(err))
 	}
 	return fileExists(e.w.Dir, name), len(perms.requests()) - before
@@ -134,34 +139,37 @@ func testSwitchPermission(t *testing.T, c switchCase, b agentcli.Backend) {
 		return agentcli.PermissionDecision{Kind: agentcli.AllowOnce}
 	}}
 	req.OnPermission = perms.callback
+	w := wire(req)
 	ctx := context.Background()
 	if !c.allModes {
 		s := liveSession(t, b, req, tag) // deny
+		defer w.check(t, b, s)
 		for _, m := range []agentcli.PermissionMode{agentcli.PermissionAsk, agentcli.PermissionBypass} {
 			var ue *agentcli.UnsupportedError
 			if err := agentcli.SetPermission(ctx, s, m); !errors.As(err, &ue) {
 				t.Errorf("SetPermission(%s) = %v, want an *UnsupportedError", m, err)
 			}
 		}
-		if made, asked := permTurn(t, e, s, perms, "DENIED1"); made || asked != 0 {
+		if made, asked := permTurn(t, e, w, s, perms, "DENIED1"); made || asked != 0 {
 			t.Errorf("deny after a refused switch: made %v, asked %d", made, asked)
 		}
 		if err := agentcli.SetPermission(ctx, s, agentcli.PermissionPlan); err != nil {
 			t.Fatalf("SetPermission(plan): %s", errSummary(err))
 		}
-		if made, asked := permTurn(t, e, s, perms, "PLANNED"); made || asked != 0 {
+		if made, asked := permTurn(t, e, w, s, perms, "PLANNED"); made || asked != 0 {
 			t.Errorf("plan: made %v, asked %d", made, asked)
 		}
 		if err := agentcli.SetPermission(ctx, s, agentcli.PermissionDeny); err != nil {
 			t.Fatalf("SetPermission(deny): %s", errSummary(err))
 		}
-		if made, asked := permTurn(t, e, s, perms, "DENIED2"); made || asked != 0 {
+		if made, asked := permTurn(t, e, w, s, perms, "DENIED2"); made || asked != 0 {
 			t.Errorf("deny again: made %v, asked %d", made, asked)
 		}
 		return
 	}
 	req.Permission = agentcli.PermissionBypass
 	s := liveSession(t, b, req, tag)
+	defer w.check(t, b, s)
 	steps := []struct {
 		mode        agentcli.PermissionMode
 		file        string
@@ -178,9 +186,9 @@ func testSwitchPermission(t *testing.T, c switchCase, b agentcli.Backend) {
 				t.Fatalf("SetPermission(%s): %s", st.mode, errSummary(err))
 			}
 		}
-		made, asked := permTurn(t, e, s, perms, st.file)
+		made, asked := permTurn(t, e, w, s, perms, st.file)
 		if e.srv.Remaining() > 0 { // a refusal ended the turn (droid): a turn of its own takes the answer left
-			if _, err := s.Run(ctx, "Go on."); err != nil {
+			if _, err := w.run(ctx, s, "Go on."); err != nil {
 				t.Fatalf("the turn after %s: %s", st.file, errSummary(err))
 			}
 		}
@@ -211,7 +219,9 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 		agentclitest.Turn{Text: texts[2]}, agentclitest.Turn{Text: texts[3]})
 	req, tag := e.liveRequest()
 	req.Permission = agentcli.PermissionBypass
+	w := wire(req)
 	s := liveSession(t, b, req, tag)
+	defer w.check(t, b, s)
 	ctx := context.Background()
 	if err := agentcli.Steer(ctx, s, steer); !errors.Is(err, agentcli.ErrNoTurn) {
 		t.Fatalf("Steer before any turn = %v, want ErrNoTurn", err)
@@ -225,6 +235,7 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	go func() {
 		var o outcome
 		for ev, err := range s.Stream(ctx, "Run the slow command.") {
+			w.record(ev, err)
 			if err != nil {
 				o.err = err
 				break
@@ -283,11 +294,80 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	if err := agentcli.Steer(ctx, s, steer); !errors.Is(err, agentcli.ErrNoTurn) {
 		t.Errorf("Steer between turns = %v, want ErrNoTurn", err)
 	}
-	res, err := s.Run(ctx, "And now?")
+	res, err := w.run(ctx, s, "And now?")
 	if err != nil {
 		t.Fatalf("the next turn: %s", errSummary(err))
 	}
 	if want := texts[at+1]; res.Text != want {
 		t.Errorf("next turn's Result.Text = %q, want %q", res.Text, want)
+	}
+}
+
+// wired is a switch test's session recorded with Request.WireLog, and
+// the events its turns yielded.
+type wired struct {
+	log  bytes.Buffer
+	mu   sync.Mutex
+	live strings.Builder
+}
+
+// wire records the session of req.
+func wire(req *agentcli.Request) *wired {
+	w := &wired{}
+	req.WireLog = &w.log
+	return w
+}
+
+// record notes an event or error the session yielded; a nil w records
+// nothing.
+func (w *wired) record(ev agentcli.Event, err error) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.live.WriteString("error " + errSummary(err) + "\n")
+		return
+	}
+	w.live.WriteString(describeEvent(ev))
+}
+
+// run is s.Run, its events recorded.
+func (w *wired) run(ctx context.Context, s agentcli.Session, prompt string) (*agentcli.Result, error) {
+	var res *agentcli.Result
+	for ev, err := range s.Stream(ctx, prompt) {
+		w.record(ev, err)
+		if err != nil {
+			return res, err
+		}
+		if ev.Kind == agentcli.EventResult {
+			res = ev.Result
+		}
+	}
+	if res == nil {
+		return nil, fmt.Errorf("no result")
+	}
+	return res, nil
+}
+
+// check closes s and replays its wire log: the events must be those the
+// session yielded, turn by turn.
+func (w *wired) check(t *testing.T, b agentcli.Backend, s agentcli.Session) {
+	t.Helper()
+	s.Close()
+	w.mu.Lock()
+	live := w.live.String()
+	w.mu.Unlock()
+	var replay strings.Builder
+	for ev, err := range agentcli.Replay(b, bytes.NewReader(w.log.Bytes())) {
+		if err != nil {
+			replay.WriteString("error " + errSummary(err) + "\n")
+			continue
+		}
+		replay.WriteString(describeEvent(ev))
+	}
+	if replay.String() != live {
+		t.Errorf("the replay differs from the session\nsession:\n%s\nreplay:\n%s\nlog:\n%s", live, replay.String(), w.log.String())
 	}
 }
