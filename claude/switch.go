@@ -63,7 +63,8 @@ type switchState struct {
 	// --allow-dangerously-skip-permissions.
 	noBypass bool
 	// replay: the session replays a wire log, whose messages had other
-	// uuids: each result line ends its turn.
+	// uuids: a result line answers as many of the pending messages, the
+	// oldest first, as it lists.
 	replay bool
 }
 
@@ -90,9 +91,14 @@ func (s *switchState) consumed(line []byte) bool {
 	var r struct {
 		UUIDs *[]string `json:"user_message_uuids"`
 	}
-	if s.replay || json.Unmarshal(line, &r) != nil || r.UUIDs == nil {
+	if json.Unmarshal(line, &r) != nil || r.UUIDs == nil {
 		s.pending = s.pending[:0]
 		return false
+	}
+	if s.replay {
+		n := min(len(*r.UUIDs), len(s.pending))
+		s.pending = append(s.pending[:0], s.pending[n:]...)
+		return len(s.pending) > 0
 	}
 	s.pending = slices.DeleteFunc(s.pending, func(id string) bool { return slices.Contains(*r.UUIDs, id) })
 	return len(s.pending) > 0

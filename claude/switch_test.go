@@ -63,11 +63,20 @@ func TestConsumed(t *testing.T) {
 	if s.consumed([]byte(`{"type":"result"}`)) {
 		t.Fatal("a result line without uuids did not end the turn")
 	}
-	// A replay ends each turn at its first result line.
+	// A replay, whose uuids are not the log's, counts: a result line
+	// answers as many messages as it lists.
 	s = switchState{replay: true}
 	s.begin()
 	if s.consumed([]byte(`{"type":"result","user_message_uuids":["other"]}`)) {
 		t.Fatal("a replayed result line did not end the turn")
+	}
+	s.begin()
+	s.pending = append(s.pending, b)
+	if !s.consumed([]byte(`{"type":"result","user_message_uuids":["x"]}`)) {
+		t.Fatal("a replayed result line answering one of two messages ended the turn")
+	}
+	if s.consumed([]byte(`{"type":"result","user_message_uuids":["y"]}`)) {
+		t.Fatal("a replayed result line answering the last message did not end the turn")
 	}
 	// Results merge: the last text, the usage added up.
 	s = switchState{}
