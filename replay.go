@@ -17,7 +17,9 @@ import (
 // goes through a session) replays as the session's turns, one after the
 // other: each turn's events, each turn ending with its EventResult or its
 // error (an interrupted turn's, a failed turn's), and the sequence goes on
-// with the next turn after an error; a session that failed to start yields
+// with the next turn after an error (a Stream that steered input followed
+// with a turn of its own, see Steer, is one turn here too, with one
+// result); a session that failed to start yields
 // that error alone. A turn whose consumer stopped reading is replayed to
 // its end, an error matching ErrInterrupted. Errors about the log itself
 // (not a wire log, cut short, written by a backend whose protocol has
@@ -47,6 +49,11 @@ import (
 //
 //	{"t":"ready"}                                   the handshake is over: StartSession returned the session
 //	{"t":"turn"}                                    a turn began: the lines after it are its own
+//	{"t":"turn","steered":true}                     a turn of steered input began, going on with the Stream
+//	                                                of the turn before (one result for both)
+//	{"t":"model","model":"…"}                       SetModel: what the switch sent follows
+//	{"t":"permission","mode":"…"}                   SetPermission: what the switch sent follows
+//	{"t":"steer"}                                   Steer into the running turn: what it sent (the input) follows
 //	{"t":"abort","why":"…"}                         the turn (or, before ready, the start) is being ended early:
 //	                                                "interrupt", "break" (the consumer stopped reading), "canceled"
 //	                                                (with "deadline":true for a deadline), "timeout" (with
@@ -57,7 +64,7 @@ import (
 //	{"t":"close"}                                   Session.Close was called
 //
 // A turn ended early at the very moment its last line arrived may replay
-// as ended either way.
+// as ended either way. A reader skips the record types it does not know.
 func Replay(b Backend, log io.Reader) iter.Seq2[Event, error] {
 	if r, ok := find[interface {
 		Replay(io.Reader) iter.Seq2[Event, error]
