@@ -288,6 +288,10 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	if results[0].Text != texts[at] {
 		t.Errorf("Result.Text = %q, want %q (the answer to the steered request)", results[0].Text, texts[at])
 	}
+	// The log says how the steer went: into the turn, or a follow-up.
+	if rec := `{"t":"turn","steered":true}`; strings.Contains(w.log.String(), rec) != (c.steer == agentcli.SteerQueued) {
+		t.Errorf("the log holds %s: %v; steer %s", rec, c.steer != agentcli.SteerQueued, c.steer)
+	}
 	if len(main) != at+1 {
 		t.Errorf("%d model requests in the steered turn, want %d: %s", len(main), at+1, describe(e.srv.Requests()))
 	}
