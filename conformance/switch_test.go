@@ -288,9 +288,12 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 	if results[0].Text != texts[at] {
 		t.Errorf("Result.Text = %q, want %q (the answer to the steered request)", results[0].Text, texts[at])
 	}
-	// The log says how the steer went: into the turn, or a follow-up.
-	if rec := `{"t":"turn","steered":true}`; strings.Contains(w.log.String(), rec) != (c.steer == agentcli.SteerQueued) {
-		t.Errorf("the log holds %s: %v; steer %s", rec, c.steer != agentcli.SteerQueued, c.steer)
+	// The log says how the steer went: into the turn, or a follow-up
+	// (read once the session is closed: its reader writes the log).
+	w.closed = func(log string) {
+		if rec := `{"t":"turn","steered":true}`; strings.Contains(log, rec) != (c.steer == agentcli.SteerQueued) {
+			t.Errorf("the log holds %s: %v; steer %s", rec, c.steer != agentcli.SteerQueued, c.steer)
+		}
 	}
 	if len(main) != at+1 {
 		t.Errorf("%d model requests in the steered turn, want %d: %s", len(main), at+1, describe(e.srv.Requests()))
@@ -310,9 +313,11 @@ func testSteer(t *testing.T, c switchCase, b agentcli.Backend) {
 // wired is a switch test's session recorded with Request.WireLog, and
 // the events its turns yielded.
 type wired struct {
-	log  bytes.Buffer
+	log  bytes.Buffer // written by the session until it is closed
 	mu   sync.Mutex
 	live strings.Builder
+	// closed, when set, checks the log once the session is closed.
+	closed func(log string)
 }
 
 // wire records the session of req.
@@ -360,6 +365,9 @@ func (w *wired) run(ctx context.Context, s agentcli.Session, prompt string) (*ag
 func (w *wired) check(t *testing.T, b agentcli.Backend, s agentcli.Session) {
 	t.Helper()
 	s.Close()
+	if w.closed != nil {
+		w.closed(w.log.String())
+	}
 	w.mu.Lock()
 	live := w.live.String()
 	w.mu.Unlock()
