@@ -151,12 +151,13 @@ func (l *Writer) TooLong(n int) {
 }
 
 // Ended records that the run's context ended ("canceled" or "timeout").
-func (l *Writer) Ended(why string) {
-	b, _ := json.Marshal(struct {
-		T   string `json:"t"`
-		Why string `json:"why"`
-	}{"end", why})
-	l.write(b)
+func (l *Writer) Ended(why string) { l.stringRecord("end", "why", why) }
+
+// stringRecord writes the record {"t":t,key:value}; t and key are the
+// package's own constants, value any string.
+func (l *Writer) stringRecord(t, key, value string) {
+	v, _ := json.Marshal(value)
+	l.write(fmt.Appendf(nil, `{"t":%q,%q:%s}`, t, key, v))
 }
 
 // Ready records that a live session's handshake is over: StartSession
@@ -172,23 +173,11 @@ func (l *Writer) SteeredTurn() { l.write([]byte(`{"t":"turn","steered":true}`)) 
 
 // Model records that a live session asked its protocol to switch to model
 // (SetModel); what the protocol sent for it follows.
-func (l *Writer) Model(model string) {
-	b, _ := json.Marshal(struct {
-		T     string `json:"t"`
-		Model string `json:"model"`
-	}{"model", model})
-	l.write(b)
-}
+func (l *Writer) Model(model string) { l.stringRecord("model", "model", model) }
 
 // Permission records that a live session asked its protocol to switch to
 // permission mode (SetPermission); what the protocol sent for it follows.
-func (l *Writer) Permission(mode string) {
-	b, _ := json.Marshal(struct {
-		T    string `json:"t"`
-		Mode string `json:"mode"`
-	}{"permission", mode})
-	l.write(b)
-}
+func (l *Writer) Permission(mode string) { l.stringRecord("permission", "mode", mode) }
 
 // Steer records that a live session asked its protocol to send input into
 // the running turn (Steer); what the protocol sent for it follows. The
@@ -214,23 +203,11 @@ func (l *Writer) Abort(why string, deadline bool, timeout time.Duration) {
 func (l *Writer) Interrupt() { l.write([]byte(`{"t":"interrupt"}`)) }
 
 // Kill records that a live session killed its CLI, with why.
-func (l *Writer) Kill(message string) {
-	b, _ := json.Marshal(struct {
-		T       string `json:"t"`
-		Message string `json:"message"`
-	}{"kill", message})
-	l.write(b)
-}
+func (l *Writer) Kill(message string) { l.stringRecord("kill", "message", message) }
 
 // End records that a live session ended its running turn itself, with a
 // protocol error saying why (its prompt could not be sent).
-func (l *Writer) End(message string) {
-	b, _ := json.Marshal(struct {
-		T       string `json:"t"`
-		Message string `json:"message"`
-	}{"end", message})
-	l.write(b)
-}
+func (l *Writer) End(message string) { l.stringRecord("end", "message", message) }
 
 // Close records that a live session was closed.
 func (l *Writer) Close() { l.write([]byte(`{"t":"close"}`)) }
