@@ -30,10 +30,10 @@ var attachCaps = agentcli.Capabilities{Sessions: true, Interrupt: true,
 func startAttachPool(t *testing.T, n *natsServer, local agentcli.Backend) *Backend {
 	t.Helper()
 	wo := testWorkerOptions()
-	wo.CallerDeadAfter = 5 * time.Second
+	wo.CallerDeadAfter = looseDeadAfter
 	startWorker(t, n, local, wo)
 	o := testOptions()
-	o.WorkerDeadAfter = 5 * time.Second
+	o.WorkerDeadAfter = looseDeadAfter
 	return newPoolBackend(t, n, o)
 }
 

@@ -99,6 +99,12 @@ func (n *natsServer) connect(t testing.TB) *nats.Conn {
 	return nc
 }
 
+// looseDeadAfter is the silence after which caller and worker give each
+// other up in tests whose work is heavy on a loaded machine under -race
+// (a real CLI starting beside the worker, megabytes of attachments):
+// testOptions' 600 ms was missed there.
+const looseDeadAfter = 5 * time.Second
+
 // Fast timings for tests.
 func testOptions() *Options {
 	return &Options{Backend: "scripted", Heartbeat: 50 * time.Millisecond, WorkerDeadAfter: 600 * time.Millisecond,

@@ -30,11 +30,6 @@ import (
 	_ "github.com/agentcli/agentcli/qwen"
 )
 
-// realDeadAfter is the silence after which a real-CLI test's caller and
-// worker give each other up: testOptions' 600 ms was missed by a worker
-// on a loaded machine (a real CLI starting beside it, under -race).
-const realDeadAfter = 5 * time.Second
-
 // TestRealCLIResumesOnAnotherWorker: a conversation on a real, pinned CLI
 // moves between workers that share nothing but the pool — two homes wired
 // to one scripted model server, each worker's backend running in its own
@@ -111,7 +106,7 @@ func testResumeOnAnotherWorker(t *testing.T, cli string) {
 			t.Fatalf("%s: Capabilities().PortableSessions = false", cli)
 		}
 		o := testWorkerOptions()
-		o.CallerDeadAfter = realDeadAfter
+		o.CallerDeadAfter = looseDeadAfter
 		o.ID = name
 		o.Sessions = &recordingPorter{worker: name, journal: journal}
 		dir := w.Dir
@@ -119,7 +114,7 @@ func testResumeOnAnotherWorker(t *testing.T, cli string) {
 		return startWorker(t, n, b, o)
 	}
 	po := testOptions()
-	po.WorkerDeadAfter = realDeadAfter
+	po.WorkerDeadAfter = looseDeadAfter
 	po.Backend = cli
 	pool := newPoolBackend(t, n, po)
 	// Workers differ in home and directory, never in what the caller
@@ -419,12 +414,12 @@ func TestRealCLIImageThroughThePool(t *testing.T) {
 	}
 	n := startNATS(t)
 	wo := testWorkerOptions()
-	wo.CallerDeadAfter = realDeadAfter
+	wo.CallerDeadAfter = looseDeadAfter
 	dir := wire.Dir
 	wo.MapDir = func(string) (string, error) { return dir, nil }
 	startWorker(t, n, local, wo)
 	po := testOptions()
-	po.WorkerDeadAfter = realDeadAfter
+	po.WorkerDeadAfter = looseDeadAfter
 	po.Backend = "claude"
 	pool := newPoolBackend(t, n, po)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
