@@ -311,8 +311,12 @@ func (r *replayer) record(rec wirelog.Record) error {
 }
 
 // switchTo asks the protocol for the switch of rec, as the live session
-// did, on a goroutine of its own: it returns once the CLI answered, which
-// later records hold.
+// did, on a goroutine of its own (a switch that asks the CLI returns once
+// the CLI answered, which later records hold). It returns once the switch
+// returned or sent its first message, at most replayWait later: a switch
+// that only changes what the protocol sends next (codex's model goes with
+// the next turn/start) has then taken effect, as it had live before the
+// next record was written.
 func (r *replayer) switchTo(rec wirelog.Record) {
 	s := r.s
 	var do func() error
@@ -330,11 +334,42 @@ func (r *replayer) switchTo(rec wirelog.Record) {
 	if do == nil {
 		return
 	}
+	sent := r.nsent.Load()
+	done := make(chan struct{})
 	r.switches.Add(1)
 	go func() {
 		defer r.switches.Done()
+		defer close(done)
 		do() //nolint:errcheck // as live: the error changes no event
 	}()
+	deadline := time.NewTimer(replayWait)
+	defer deadline.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-r.sent:
+			if r.nsent.Load() > sent {
+				return
+			}
+		case <-deadline.C:
+			return
+		}
+	}
+}
+
+// waitSwitches waits, at most replayWait, for the switches still running:
+// live, each had returned before the next turn began.
+func (r *replayer) waitSwitches() {
+	done := make(chan struct{})
+	go func() {
+		r.switches.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(replayWait):
+	}
 }
 
 // turn begins the log's next turn; steered: a follow-up of the turn
@@ -346,6 +381,7 @@ func (r *replayer) turn(steered bool) error {
 	if r.t != nil {
 		return r.bad("turn %d began before turn %d ended", r.turnCount+1, r.turnCount)
 	}
+	r.waitSwitches()
 	r.turnCount++
 	t := newTurn(r.s.ctx)
 	r.t, r.d = t, delivery{}

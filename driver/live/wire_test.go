@@ -320,3 +320,72 @@ func TestWireLogReplaySwitches(t *testing.T) {
 		}
 	}
 }
+
+// localSwitchProto is the toy protocol with a model switch that sends
+// nothing: the model is kept and reported with each result, as codex's
+// app-server protocol does (the model goes with the next turn/start). It
+// takes a while to take effect, so that a replay that does not wait for
+// the switch to return starts the next turn with the old model.
+type localSwitchProto struct {
+	*toyProto
+	mu    sync.Mutex
+	model string
+}
+
+func (p *localSwitchProto) SetModel(ctx context.Context, model string) error {
+	time.Sleep(50 * time.Millisecond)
+	p.mu.Lock()
+	p.model = model
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *localSwitchProto) Line(line []byte) {
+	var m peerMsg
+	if json.Unmarshal(line, &m) == nil && m.Ev == "end" {
+		p.mu.Lock()
+		model := p.model
+		p.mu.Unlock()
+		p.h.SetSessionID(m.Session)
+		p.h.EndTurn(TurnEnd{Result: &agentcli.Result{Text: m.Text, SessionID: m.Session, Model: model}})
+		return
+	}
+	p.toyProto.Line(line)
+}
+
+// A switch that sends nothing and only changes what the protocol does
+// next replays before the next turn begins, as it was made live: the
+// replayed result reports the switched model.
+func TestWireLogReplayLocalSwitch(t *testing.T) {
+	var log bytes.Buffer
+	w := wirelog.NewWriter(&log, wirelog.Start{Backend: "toy", Deltas: true, Live: true, Time: time.Now()})
+	s, _, err := startToyWith(t, "", nil, nil, func(c *Config) {
+		c.Wire = w
+		mk := c.Proto
+		c.Proto = func(h *Host) Proto { return &localSwitchProto{toyProto: mk(h).(*toyProto), model: "m1"} }
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live transcript
+	turn := func(prompt string) {
+		for ev, err := range s.Stream(context.Background(), prompt) {
+			live.add(ev, err)
+		}
+	}
+	turn("echo one")
+	if err := s.SetModel(context.Background(), "m2"); err != nil {
+		t.Fatal(err)
+	}
+	turn("echo two")
+	s.Close()
+	if !strings.Contains(live.b.String(), `"model":"m2"`) {
+		t.Fatalf("the live session did not report the switched model:\n%s", live.b.String())
+	}
+	got := replayToyWith(t, log.Bytes(), nil, agentcli.Options{}, func(h *Host) Proto {
+		return &localSwitchProto{toyProto: &toyProto{h: h, ready: make(chan int, 1)}, model: "m1"}
+	})
+	if got.b.String() != live.b.String() {
+		t.Errorf("replay differs from the live session\nlive:\n%s\nreplay:\n%s\nlog:\n%s", live.b.String(), got.b.String(), log.String())
+	}
+}
