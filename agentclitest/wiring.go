@@ -169,6 +169,9 @@ func (s *Server) wireQwen(w *Wiring, home string) error {
 		"QWEN_DISABLE_AUTO_TITLE=1",
 		// Headless yolo prints a warning on every run.
 		"QWEN_CODE_SUPPRESS_YOLO_WARNING=1",
+		// Skip the memory-tuning relaunch: without it qwen starts a
+		// second node process that loads the whole bundle again.
+		"QWEN_CODE_NO_RELAUNCH=true",
 	)
 	return nil
 }
