@@ -44,10 +44,8 @@ go vet ./...
 (cd "$GATEWAY" && go vet ./...)
 (cd "$CLUSTER" && go vet ./...)
 (cd "$OUTSIDE" && go vet ./...)
-# Every package builds and vets on the platforms users build for: each
-# operating system, and each architecture (the code's build constraints
-# name an OS, or amd64; no file names both), besides the native one above.
-for target in linux/arm64 darwin/arm64 windows/amd64; do
+# Every package builds and vets on the platforms users build for.
+for target in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64; do
   GOOS=${target%/*} GOARCH=${target#*/} go vet ./...
   (cd "$GATEWAY" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
   (cd "$CLUSTER" && GOOS=${target%/*} GOARCH=${target#*/} go vet ./...)
