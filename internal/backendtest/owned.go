@@ -57,13 +57,14 @@ func CheckOwnedShapes(t *testing.T, newParser func() driver.Parser, shapes map[s
 func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 	t.Helper()
 	want := describeEvents(dropRaw(append([]agentcli.Event(nil), newParser().Line(bytes.Clone(line))...)))
+	bound := uint64(len(line) / 4)
 	for _, borrow := range []bool{true, false} {
 		for _, viaDecoder := range []bool{false, true} {
 			// What other goroutines allocate meanwhile counts too: the
 			// least of up to three tries is the parser's (a try within
 			// the bound ends them).
 			least := uint64(math.MaxUint64)
-			for try := 0; try < 3 && least > uint64(len(line)/4); try++ {
+			for try := 0; try < 3 && least > bound; try++ {
 				p, l := newParser(), bytes.Clone(line)
 				var evs []agentcli.Event
 				n := Allocated(func() { evs = kitmodes.OwnedLine(p, l, borrow, viaDecoder) })
@@ -75,7 +76,7 @@ func CheckOwnedLine(t *testing.T, newParser func() driver.Parser, line []byte) {
 					t.Fatalf("borrow %v, decoder %v: owned line yields\n%.600s\nwant\n%.600s", borrow, viaDecoder, got, want)
 				}
 			}
-			if least > uint64(len(line)/4) {
+			if least > bound {
 				t.Errorf("borrow %v, decoder %v: parsing a %d-byte line handed over for keeps allocated %d bytes, want at most a quarter of it",
 					borrow, viaDecoder, len(line), least)
 			}

@@ -317,8 +317,8 @@ func HugeLineAllocs(t *testing.T, newBackend func(*agentcli.Options) agentcli.Ba
 	be := newBackend(&agentcli.Options{Path: catCLI(t, t.TempDir(), huge), Logger: slog.New(slog.DiscardHandler), Env: fakecli.Credentials()})
 	allocs := func(req *agentcli.Request, enough float64) float64 {
 		// The least of three runs: what other goroutines allocate
-		// meanwhile counts too. A run within enough (0: none) is
-		// least enough.
+		// meanwhile counts too. A run allocating at most enough times
+		// the line ends the runs (enough 0: all three run).
 		least := uint64(1 << 62)
 		for try := 0; try < 3 && float64(least) > enough*float64(len(huge)); try++ {
 			var evs []agentcli.Event
