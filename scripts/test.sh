@@ -22,14 +22,15 @@ OUTSIDE=examples/outside-backend
 # --tests runs only the Go tests, as the end of the suite does (in the
 # private network namespace when there is one).
 #
-# The conformance package is the longest by far, and much of its time is
-# spent waiting on the CLIs and on its scripted model servers: it runs
-# three scenarios at a time (-parallel 3, not one per CPU) beside the other
-# packages of the root module, which are followed by the three other
-# modules' suites, side by side (they too mostly wait), so that they fill
-# its tail. Its test binary is built first, so that the two go commands do
-# not both compile the packages they share. Each suite's output follows
-# when it is done.
+# The conformance package is the longest by far (about 32 minutes alone on
+# two cores), and some of its scenarios hold one of go test's parallel
+# slots while they wait (gemini's minute before loading a new session, a
+# stalled turn, a permission timeout): it runs three scenarios at a time
+# (-parallel 3 rather than one per CPU) beside the other packages of the
+# root module, which are followed by the three other modules' suites, side
+# by side, in its tail. Its test binary is built first, so that the two go
+# commands do not both compile the packages they share. Each suite's
+# output follows when it is done.
 if [ "${1:-}" = --tests ]; then
   logs=$(mktemp -d)
   trap 'rm -rf "$logs"' EXIT
