@@ -26,8 +26,8 @@ func TestDoctor(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("HOME", t.TempDir())
-	// The CLIs' own temporary files (claude's socket directory, copilot's
-	// compile cache) go to the test's directory, not the machine's /tmp.
+	// The CLIs' own temporary files (copilot's compile cache) go to the
+	// test's directory, not the machine's /tmp.
 	t.Setenv("TMPDIR", t.TempDir())
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-doctor-secret-value")
 	t.Setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")

@@ -44,14 +44,14 @@ if [ "${1:-}" = --tests ]; then
   # is built on.
   modules=("$GATEWAY" "$CLUSTER" "$OUTSIDE")
   pids=()
-  for m in "${modules[@]}"; do
-    (cd "$m" && go test -race -count=1 -timeout 20m ./...) >"$logs/${m//\//_}" 2>&1 &
+  for i in "${!modules[@]}"; do
+    (cd "${modules[$i]}" && go test -race -count=1 -timeout 20m ./...) >"$logs/module$i" 2>&1 &
     pids+=($!)
   done
   for i in "${!modules[@]}"; do
     wait "${pids[$i]}" || status=1
     echo "== go test -race in ${modules[$i]}"
-    cat "$logs/${modules[$i]//\//_}"
+    cat "$logs/module$i"
   done
   crc=0
   wait "$conformance" || crc=$?

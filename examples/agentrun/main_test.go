@@ -181,8 +181,8 @@ func TestDoctor(t *testing.T) {
 	// No credential of the developer's: a fresh home and none of the
 	// variables, then a key for each CLI.
 	t.Setenv("HOME", t.TempDir())
-	// The CLIs' own temporary files (claude's socket directory, copilot's
-	// compile cache) go to the test's directory, not the machine's /tmp.
+	// The CLIs' own temporary files (copilot's compile cache) go to the
+	// test's directory, not the machine's /tmp.
 	t.Setenv("TMPDIR", t.TempDir())
 	for _, k := range []string{"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
 		"CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_ACCESS_TOKEN",
