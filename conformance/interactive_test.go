@@ -104,6 +104,10 @@ func startInteractive(t *testing.T, c interactiveCase, b agentcli.Backend, edit 
 	// The UIs' skip-permissions modes, whose screens c.ready knows (the
 	// zero value is the UI's asking mode).
 	req.Permission = agentcli.PermissionBypass
+	// The session's own bound, as the context's below: a UI on a busy
+	// machine may take a minute to be ready, and the steps after that wait
+	// up to three (runTimeout, meant for one run, is too short for this).
+	req.Timeout = 4 * time.Minute
 	if edit != nil {
 		edit(e, req)
 	}
@@ -146,14 +150,23 @@ func (s *session) waitFor(text string, d time.Duration) {
 	}
 }
 
-// enter types text, then Enter a moment later (typed in one write, some
-// UIs take the Enter as part of a paste).
+// enter types text, then Enter once the UI has drawn the text and gone
+// quiet. An Enter read with the text, or handled just after it, is taken
+// as part of a paste: gemini and qwen make a newline of an Enter that comes
+// within 30 ms of the last typed key by their clock, which on a busy
+// machine a fixed pause does not ensure (the UI may read both at once).
 func (s *session) enter(text string) {
 	s.t.Helper()
 	if err := s.pty.Type(text); err != nil {
 		s.t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Not drawn within the bound: press Enter anyway, and let what the
+	// test waits for next show the screen.
+	if s.pty.WaitScreen(ctx, text) == nil {
+		s.pty.WaitQuiet(ctx, 700*time.Millisecond)
+	}
 	if err := s.pty.Type("\r"); err != nil {
 		s.t.Fatal(err)
 	}
