@@ -39,15 +39,27 @@ func TestInteractiveOffline(t *testing.T) {
 		<-done
 		t.Fatal(err)
 	}
+	// Enter only once the UI has drawn the command and gone quiet: read
+	// with the text, or handled just after it, an Enter is taken as part
+	// of a paste. On a busy machine the UI may still drop it (taken before
+	// the command's menu is drawn): press it again while it has not exited.
 	pty.Type("/exit")
-	time.Sleep(700 * time.Millisecond)
-	pty.Type("\r")
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d; the screen shows:\n%s", code, pty.Screen())
-		}
-	case <-time.After(time.Minute):
-		t.Fatalf("agentrun did not exit after /exit; the screen shows:\n%s", pty.Screen())
+	if pty.WaitScreen(ctx, "/exit") == nil {
+		pty.WaitQuiet(ctx, 700*time.Millisecond)
 	}
+	pty.Type("\r")
+	for range 4 {
+		select {
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d; the screen shows:\n%s", code, pty.Screen())
+			}
+			return
+		case <-time.After(15 * time.Second):
+			pty.Type("\r")
+		}
+	}
+	pty.Type("\x03\x03")
+	<-done
+	t.Fatalf("agentrun did not exit after /exit; the screen shows:\n%s", pty.Screen())
 }
