@@ -157,14 +157,17 @@ func (s *session) waitFor(text string, d time.Duration) {
 // machine a fixed pause does not ensure (the UI may read both at once).
 func (s *session) enter(text string) {
 	s.t.Helper()
+	before := s.pty.Len()
 	if err := s.pty.Type(text); err != nil {
 		s.t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Not drawn within the bound: press Enter anyway, and let what the
-	// test waits for next show the screen.
-	if s.pty.WaitScreen(ctx, text) == nil {
+	// Drawn: the last key echoed after the typing (the text may have been
+	// on the screen before it), then the whole text on the screen. Not
+	// drawn within the bound: press Enter anyway, and let what the test
+	// waits for next show the screen.
+	if _, err := s.pty.WaitFor(ctx, before, text[len(text)-1:]); err == nil && s.pty.WaitScreen(ctx, text) == nil {
 		s.pty.WaitQuiet(ctx, 700*time.Millisecond)
 	}
 	if err := s.pty.Type("\r"); err != nil {

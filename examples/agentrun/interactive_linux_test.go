@@ -43,8 +43,9 @@ func TestInteractiveOffline(t *testing.T) {
 	// with the text, or handled just after it, an Enter is taken as part
 	// of a paste. On a busy machine the UI may still drop it (taken before
 	// the command's menu is drawn): press it again while it has not exited.
+	before := pty.Len()
 	pty.Type("/exit")
-	if pty.WaitScreen(ctx, "/exit") == nil {
+	if _, err := pty.WaitFor(ctx, before, "t"); err == nil && pty.WaitScreen(ctx, "/exit") == nil {
 		pty.WaitQuiet(ctx, 700*time.Millisecond)
 	}
 	pty.Type("\r")
