@@ -152,9 +152,10 @@ func (s *session) waitFor(text string, d time.Duration) {
 
 // enter types text, then Enter once the UI has drawn the text and gone
 // quiet. An Enter read with the text, or handled just after it, is taken
-// as part of a paste: gemini and qwen make a newline of an Enter that comes
-// within 30 ms of the last typed key by their clock, which on a busy
-// machine a fixed pause does not ensure (the UI may read both at once).
+// as part of a paste: qwen pastes a read that holds text and a return,
+// and gemini makes a newline of an Enter it handles within 30 ms of the
+// last typed key. A fixed pause ensures neither on a busy machine, where
+// the UI may read both at once.
 func (s *session) enter(text string) {
 	s.t.Helper()
 	before := s.pty.Len()
