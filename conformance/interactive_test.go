@@ -150,28 +150,14 @@ func (s *session) waitFor(text string, d time.Duration) {
 	}
 }
 
-// enter types text, then Enter once the UI has drawn the text and gone
-// quiet. An Enter read with the text, or handled just after it, is taken
-// as part of a paste: qwen pastes a read that holds text and a return,
-// and gemini makes a newline of an Enter it handles within 30 ms of the
-// last typed key. A fixed pause ensures neither on a busy machine, where
-// the UI may read both at once.
+// enter types text, then Enter once the UI has drawn it (see
+// ptytest.PTY.Submit; up to 30 s, then Enter anyway, and what the test
+// waits for next shows the screen).
 func (s *session) enter(text string) {
 	s.t.Helper()
-	before := s.pty.Len()
-	if err := s.pty.Type(text); err != nil {
-		s.t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Drawn: the last key echoed after the typing (the text may have been
-	// on the screen before it), then the whole text on the screen. Not
-	// drawn within the bound: press Enter anyway, and let what the test
-	// waits for next show the screen.
-	if _, err := s.pty.WaitFor(ctx, before, text[len(text)-1:]); err == nil && s.pty.WaitScreen(ctx, text) == nil {
-		s.pty.WaitQuiet(ctx, 700*time.Millisecond)
-	}
-	if err := s.pty.Type("\r"); err != nil {
+	if err := s.pty.Submit(ctx, text); err != nil {
 		s.t.Fatal(err)
 	}
 }

@@ -39,16 +39,10 @@ func TestInteractiveOffline(t *testing.T) {
 		<-done
 		t.Fatal(err)
 	}
-	// Enter only once the UI has drawn the command and gone quiet: read
-	// with the text, or handled just after it, an Enter is taken as part
-	// of a paste. On a busy machine the UI may still drop it (taken before
-	// the command's menu is drawn): press it again while it has not exited.
-	before := pty.Len()
-	pty.Type("/exit")
-	if _, err := pty.WaitFor(ctx, before, "t"); err == nil && pty.WaitScreen(ctx, "/exit") == nil {
-		pty.WaitQuiet(ctx, 700*time.Millisecond)
-	}
-	pty.Type("\r")
+	// Enter only once the UI has drawn the command (Submit). On a busy
+	// machine the UI may still drop it (taken before the command's menu is
+	// drawn): press it again while it has not exited.
+	pty.Submit(ctx, "/exit")
 	for range 4 {
 		select {
 		case code := <-done:

@@ -142,6 +142,28 @@ func (p *PTY) write(b []byte) error {
 // for Ctrl-C, "\x04" for Ctrl-D).
 func (p *PTY) Type(s string) error { return p.write([]byte(s)) }
 
+// Submit types text, then Enter once the program has drawn the text and
+// gone quiet for a moment; it blocks until then, or until ctx ends, and
+// presses Enter anyway. Drawn means that the text's last key was echoed
+// after the typing (the text may have been on the screen before) and that
+// the whole text is on the screen (within one line). Interactive UIs take
+// an Enter that comes with the text as part of a paste: qwen pastes a read
+// that holds text and a return, gemini makes a newline of an Enter it
+// handles within 30 ms of the last key. A fixed pause ensures neither on a
+// busy machine, where the program may read both at once.
+func (p *PTY) Submit(ctx context.Context, text string) error {
+	before := p.Len()
+	if err := p.Type(text); err != nil {
+		return err
+	}
+	if text != "" {
+		if _, err := p.WaitFor(ctx, before, text[len(text)-1:]); err == nil && p.WaitScreen(ctx, text) == nil {
+			p.WaitQuiet(ctx, 700*time.Millisecond)
+		}
+	}
+	return p.Type("\r")
+}
+
 // Raw returns a copy of everything the program has written.
 func (p *PTY) Raw() []byte {
 	p.mu.Lock()
