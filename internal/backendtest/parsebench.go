@@ -176,8 +176,8 @@ func diffEvents(want []agentcli.Event, werr error, got []agentcli.Event, gerr er
 }
 
 // sameRun reports that two runs' events and errors are deeply equal,
-// Result.Duration aside. It is diffEvents' fast path: describing millions
-// of events as JSON costs a race-enabled test seconds.
+// Result.Duration aside. It is diffEvents' fast path: describing every
+// event of a large run as JSON took a race-enabled test most of its time.
 func sameRun(want []agentcli.Event, werr error, got []agentcli.Event, gerr error) bool {
 	if len(want) != len(got) || !reflect.DeepEqual(werr, gerr) {
 		return false
