@@ -36,6 +36,16 @@ import (
 //     on the worker) or not at all, and the request's context here ends
 //     at that deadline, when the turn is interrupted or cancelled, and
 //     when the run ends.
+//   - Host tools (Request.Tools), OnQuestion and Hooks run in this
+//     process the same way: the worker's backend gets a stand-in for
+//     each (a tool with the same Name, Description, InputSchema and
+//     Approved), whose calls come here with their input and go back
+//     with what the function returned; the worker's backend applies the
+//     rules it applies locally (PermissionTimeout for questions and
+//     hooks, the answer given when none comes in time, a panic as a
+//     failed call). A host tool's call is bounded by the run only, and
+//     its context here ends when the worker's does. An output too large
+//     for a NATS message goes through the object store.
 //   - WireLog is written here, record by record, in order, one Write per
 //     record, from the goroutine that iterates the run. It has no other
 //     io.Writer or callback field.
@@ -47,9 +57,10 @@ import (
 //     queued, and their content crosses the wire: a path never does. The
 //     worker's backend checks them again. A request or a turn too large
 //     for a NATS message goes through the object store.
-//   - Tools, OnQuestion and Hooks are refused (*agentcli.UnsupportedError)
-//     and Capabilities reports none of them: they are Go functions of
-//     this process that the pool does not carry yet.
+//   - ForkSession, Continue and NewSessionID are refused
+//     (*agentcli.UnsupportedError), and Capabilities reports none of
+//     them nor ListSessions: the pool moves sessions between workers by
+//     their ids.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -180,35 +191,34 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 }
 
 // checkLocalOnly refuses what a worker cannot serve from another
-// process: host tools (Request.Tools), questions (OnQuestion) and hooks
-// (Hooks) are Go functions of this one, and running without them would
-// drop a tool the agent was promised or a hook that may refuse calls.
+// process, and checks here what of the request does not cross the wire:
+// a host tool's handler (Request.Tools) runs here, so one without a
+// handler, or built by NewTool from a type without a JSON schema, is
+// refused here as a local backend refuses it.
 func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
-	feature := ""
-	switch {
-	case len(req.Tools) > 0:
-		feature = "host tools (Request.Tools)"
-	case req.OnQuestion != nil:
-		feature = "questions (Request.OnQuestion)"
-	case req.Hooks != nil:
-		feature = "hooks (Request.Hooks)"
-	case req.ForkSession || req.Continue || req.NewSessionID != "":
+	if req.ForkSession || req.Continue || req.NewSessionID != "" {
 		// The pool moves a session between workers by its id
 		// (SessionStore); forking, continuing the newest and choosing
 		// ids there are not built yet.
 		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "ForkSession, Continue and NewSessionID",
 			Reason: "the worker pool moves sessions by id and does not fork, continue or name them yet"}
-	default:
-		return nil
 	}
-	return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: feature,
-		Reason: "the worker pool does not carry Go functions to its workers yet"}
+	for i, t := range req.Tools {
+		f := fmt.Sprintf("Tools[%d]", i)
+		switch {
+		case t.Err() != nil:
+			return &agentcli.RequestError{Backend: b.opts.Backend, Field: f, Reason: t.Err().Error()}
+		case t.Handler == nil:
+			return &agentcli.RequestError{Backend: b.opts.Backend, Field: f + ".Handler", Reason: "not set"}
+		}
+	}
+	return nil
 }
 
-// cloneCaps returns a copy of c as the pool offers it: without host
-// tools, questions or hooks (see checkLocalOnly).
+// cloneCaps returns a copy of c as the pool offers it: without forking,
+// continuing, choosing session ids or listing sessions (see
+// checkLocalOnly).
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
-	c.HostTools, c.Questions, c.Hooks = false, false, agentcli.HookSupport{}
 	c.Attachments = slices.Clone(c.Attachments)
 	c.ForkSession, c.ContinueSession, c.NewSessionID, c.ListSessions = agentcli.SessionModes{}, agentcli.SessionModes{}, agentcli.SessionModes{}, false
 	c.PermissionModes = slices.Clone(c.PermissionModes)
@@ -416,8 +426,9 @@ func (b *Backend) inlineLimit() int {
 // which JetStream deduplicates, until ctx ends.
 func (b *Backend) submit(ctx context.Context, c *call, kind string, req *agentcli.Request) error {
 	name := b.opts.Backend
-	j := job{V: protocolVersion, ID: c.id, Kind: kind, Heartbeat: b.opts.Heartbeat,
+	j := job{ID: c.id, Kind: kind, Heartbeat: b.opts.Heartbeat,
 		Window: window{Frames: b.opts.Window, Bytes: b.opts.WindowBytes}, Req: toWire(req)}
+	j.V = jobVersion(j.Req)
 	data, err := json.Marshal(j)
 	if err != nil {
 		return &agentcli.RequestError{Backend: name, Field: "Request", Reason: err.Error()}

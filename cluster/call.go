@@ -197,6 +197,9 @@ func (c *call) messageLocked(kind byte, seq uint64, payload []byte) bool {
 	case kindPermit:
 		c.permitLocked(full)
 		full = nil
+	case kindCall:
+		c.callLocked(full)
+		full = nil
 	case kindPermitEnd:
 		if id, n := binary.Uvarint(full); n > 0 {
 			if cancel := c.perms[id]; cancel != nil {
@@ -504,18 +507,7 @@ func (c *call) decide(ctx context.Context, cancel context.CancelFunc, p wirePerm
 	if err != nil {
 		return
 	}
-	frame := newFrame(kindDecision, 0, payload)
-	for ctx.Err() == nil {
-		wait := min(2*c.b.opts.Heartbeat, time.Until(deadlineOf(ctx)))
-		msg, err := c.b.nc.Request(ctl, frame, max(wait, time.Millisecond))
-		if err == nil {
-			_, _ = parseReply(msg.Data)
-			return
-		}
-		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionClosed) {
-			return
-		}
-	}
+	c.send(ctx, ctl, newFrame(kindDecision, 0, payload))
 }
 
 func deadlineOf(ctx context.Context) time.Time {

@@ -42,7 +42,7 @@ type hosted struct {
 func (w *Worker) startSession(s *stream, j *job) bool {
 	h := &hosted{w: w, id: j.ID, subject: sessionSubject(w.opts.Prefix, w.opts.ID, j.ID),
 		callerHB: j.Heartbeat, win: j.Window, cur: s, lastUsed: time.Now()}
-	req, err := w.prepare(s, j.Req, callbacks{text: h.onText, permission: h.onPermission, log: hostedLog{h}})
+	req, err := w.prepare(s, j.Req, callbacks{text: h.onText, permission: h.onPermission, log: hostedLog{h}, relay: h.relay})
 	if err != nil {
 		s.end(wireEnd{Err: encodeError(err)}, s.deadAfter)
 		return false
@@ -94,6 +94,15 @@ func (h *hosted) onPermission(ctx context.Context, pr *agentcli.PermissionReques
 		return s.onPermission(ctx, pr)
 	}
 	return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
+}
+
+// relay sends a call to the caller of the turn in progress; between
+// turns nobody answers.
+func (h *hosted) relay(ctx context.Context, c wireCall) (wireReturn, bool) {
+	if s := h.current(); s != nil {
+		return s.relay(ctx, c)
+	}
+	return wireReturn{}, false
 }
 
 // hostedLog sends wire-log records to the turn in progress; records

@@ -399,29 +399,9 @@ func TestRealCLIImageThroughThePool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real CLIs: not with -short")
 	}
-	path := realCLIPath(t, "claude")
 	srv := agentclitest.NewServer(agentclitest.Turn{Text: "a run IMAGE-ONE"}, agentclitest.Turn{Text: "a turn IMAGE-TWO"})
 	defer srv.Close()
-	tag := randomTag()
-	wire, err := srv.Wire("claude", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append(append([]string(nil), wire.Env...), realCLITagKey+"="+tag)
-	local, err := agentcli.Open("claude", &agentcli.Options{Path: path, Env: env, KillGrace: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := startNATS(t)
-	wo := testWorkerOptions()
-	wo.CallerDeadAfter = looseDeadAfter
-	dir := wire.Dir
-	wo.MapDir = func(string) (string, error) { return dir, nil }
-	startWorker(t, n, local, wo)
-	po := testOptions()
-	po.WorkerDeadAfter = looseDeadAfter
-	po.Backend = "claude"
-	pool := newPoolBackend(t, n, po)
+	pool, wire, tag := realCLIPool(t, "claude", srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	img := image.NewRGBA(image.Rect(0, 0, 8, 6))
@@ -470,4 +450,106 @@ func TestRealCLIImageThroughThePool(t *testing.T) {
 	sawImage("turn")
 	_ = sess.Close()
 	assertNoCLIProcs(t, "after the session", tag)
+}
+
+// realCLIPool returns a pool backend whose one worker runs the real cli
+// wired to srv, mapping every Dir to the wiring's, and the tag of its
+// CLI processes.
+func realCLIPool(t *testing.T, cli string, srv *agentclitest.Server) (*Backend, *agentclitest.Wiring, string) {
+	t.Helper()
+	path := realCLIPath(t, cli)
+	tag := randomTag()
+	wire, err := srv.Wire(cli, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(append([]string(nil), wire.Env...), realCLITagKey+"="+tag)
+	local, err := agentcli.Open(cli, &agentcli.Options{Path: path, Env: env, KillGrace: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := startNATS(t)
+	wo := testWorkerOptions()
+	wo.CallerDeadAfter = looseDeadAfter
+	dir := wire.Dir
+	wo.MapDir = func(string) (string, error) { return dir, nil }
+	startWorker(t, n, local, wo)
+	po := testOptions()
+	po.WorkerDeadAfter = looseDeadAfter
+	po.Backend = cli
+	return newPoolBackend(t, n, po), wire, tag
+}
+
+// TestRealCLIHostCallbacksThroughThePool: the real claude, on a worker,
+// calls a host tool whose handler runs in the caller (its output reaches
+// the model), asks the user a question that the caller's OnQuestion
+// answers (the answer reaches the model), and the caller's PreToolUse
+// hook sees the tool call before it runs, with its input.
+func TestRealCLIHostCallbacksThroughThePool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real CLIs: not with -short")
+	}
+	const cli = "claude"
+	srv := agentclitest.NewServer(
+		agentclitest.Turn{Tool: &agentclitest.ToolCall{Name: agentclitest.HostToolName(cli, "lookup"), Args: map[string]any{"key": "k1"}}},
+		agentclitest.Turn{Tool: agentclitest.QuestionCall(cli, agentcli.Question{Items: []agentcli.QuestionItem{{Header: "Color",
+			Text: "Which color?", Options: []agentcli.QuestionOption{{Label: "Red"}, {Label: "Blue"}}}}})},
+		agentclitest.Turn{Text: "all done HOST-DONE"})
+	defer srv.Close()
+	pool, wire, tag := realCLIPool(t, cli, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	type lookupIn struct {
+		Key string `json:"key"`
+	}
+	var mu sync.Mutex
+	var seen []string
+	note := func(s string) { mu.Lock(); seen = append(seen, s); mu.Unlock() }
+	req := agentcli.Request{Prompt: "look it up, then ask me", Dir: "/project", ReplaceEnv: true,
+		ExtraArgs: append([]string(nil), wire.Args...), Timeout: 3 * time.Minute, Permission: agentcli.PermissionBypass,
+		Tools: []agentcli.Tool{agentcli.NewTool("lookup", "Looks a key up.", func(_ context.Context, in lookupIn) (string, error) {
+			note("lookup " + in.Key)
+			return "VALUE-OF-" + in.Key + "-7f3a", nil
+		})},
+		OnQuestion: func(_ context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+			note("question " + q.Items[0].Text)
+			return &agentcli.Answer{Answers: [][]string{{"Blue"}}}, nil
+		},
+		Hooks: &agentcli.Hooks{PreToolUse: func(_ context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+			if in.Tool.Name == "lookup" {
+				note("pre lookup " + string(in.Tool.Input))
+			}
+			return agentcli.PreToolUseOutput{}
+		}},
+	}
+	res, err := pool.Run(ctx, &req)
+	if err != nil || !strings.Contains(res.Text, "HOST-DONE") {
+		t.Fatalf("run: %+v, %s", res, errText(err))
+	}
+	mu.Lock()
+	got := strings.Join(seen, "\n")
+	mu.Unlock()
+	for _, w := range []string{`pre lookup {"key":"k1"}`, "lookup k1", "question Which color?"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("the caller's functions did not see %q; they saw:\n%s", w, got)
+		}
+	}
+	var outputs []string
+	for _, r := range srv.Requests() {
+		if r.Utility {
+			continue
+		}
+		for _, tr := range r.ToolResults {
+			outputs = append(outputs, tr.Output)
+		}
+	}
+	all := strings.Join(outputs, "\n")
+	if !strings.Contains(all, "VALUE-OF-k1-7f3a") {
+		t.Errorf("the tool's output did not reach the model; tool results:\n%s", all)
+	}
+	if !strings.Contains(all, "Blue") {
+		t.Errorf("the answer did not reach the model; tool results:\n%s", all)
+	}
+	assertNoCLIProcs(t, "after the run", tag)
 }

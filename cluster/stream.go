@@ -27,8 +27,9 @@ type stream struct {
 
 	mu      sync.Mutex
 	texts   []string
-	permSeq uint64
+	permSeq uint64 // the ids of permission requests and calls
 	waiting map[uint64]chan agentcli.PermissionDecision
+	returns map[uint64]chan wireReturn
 }
 
 // Causes of a run stopped by its caller.
@@ -39,15 +40,17 @@ var (
 )
 
 // callbacks are the stand-ins the worker gives its backend for the
-// caller's Request callbacks and writer.
+// caller's Request callbacks and writer; relay carries the calls of the
+// others (see standIns).
 type callbacks struct {
 	text       func(string)
 	permission agentcli.PermissionFunc
 	log        io.Writer
+	relay      relayFunc
 }
 
 func (s *stream) callbacks() callbacks {
-	return callbacks{text: s.onText, permission: s.onPermission, log: streamLog{s}}
+	return callbacks{text: s.onText, permission: s.onPermission, log: streamLog{s}, relay: s.relay}
 }
 
 // control handles a message from the caller on the stream's control
@@ -86,6 +89,10 @@ func (s *stream) control(m *nats.Msg) {
 				}
 			}
 		}
+		_ = m.Respond(newFrame(replyOK, 0, nil))
+	case kindReturn:
+		s.out.heardFrom()
+		s.returned(payload)
 		_ = m.Respond(newFrame(replyOK, 0, nil))
 	}
 }

@@ -21,7 +21,8 @@ const (
 	kindEvent     = 'E' // a wireEvent
 	kindWireLog   = 'W' // one record of Request.WireLog
 	kindPermit    = 'P' // a permission request (wirePermit)
-	kindPermitEnd = 'Q' // uvarint id: the permission request no longer waits
+	kindCall      = 'B' // a call of a host tool, a question or a hook (wireCall)
+	kindPermitEnd = 'Q' // uvarint id: the permission request or call no longer waits
 	kindEnd       = 'R' // the stream's end (wireEnd); the last frame
 )
 
@@ -33,6 +34,7 @@ const (
 	kindAck       = 'K' // uvarint received, uvarint consumed, flags byte
 	kindCancel    = 'X' // a request; one byte: cancelCtx, cancelBreak or cancelTimeout
 	kindDecision  = 'D' // a request: a wireDecision
+	kindReturn    = 'Y' // a request: a wireReturn
 	kindTurn      = 'U' // a request to a session: a wireTurn
 	kindInterrupt = 'I' // a request to a session: uvarint timeout in ms
 	kindClose     = 'Z' // a request to a session
@@ -51,8 +53,23 @@ const (
 // retransmits at once.
 const ackGap = 1
 
-// protocolVersion is the version of the job format.
-const protocolVersion = 1
+// The versions of the job format. Version 2 carries host tools,
+// OnQuestion and hooks (wireRequest's Tools, OnQuestion and Hooks, and
+// kindCall): a job that has any is sent as version 2, which a worker of
+// version 1 refuses rather than running it without them; any other job
+// is sent as version 1, which every worker takes.
+const (
+	protocolVersion   = 2
+	protocolVersionV1 = 1
+)
+
+// jobVersion returns the version a job of r is sent as.
+func jobVersion(r *wireRequest) int {
+	if len(r.Tools) > 0 || r.OnQuestion || r.Hooks != nil {
+		return protocolVersion
+	}
+	return protocolVersionV1
+}
 
 // appendFrame appends the frame header to dst.
 func appendFrame(dst []byte, kind byte, seq uint64) []byte {
@@ -105,6 +122,9 @@ type wireRequest struct {
 	OnPermission      bool                 `json:"on_permission,omitempty"`
 	PermissionTimeout time.Duration        `json:"permission_timeout,omitempty"`
 	MCPServers        []agentcli.MCPServer `json:"mcp_servers,omitempty"`
+	Tools             []wireTool           `json:"tools,omitempty"`
+	OnQuestion        bool                 `json:"on_question,omitempty"`
+	Hooks             *wireHooks           `json:"hooks,omitempty"`
 	OutputSchema      []byte               `json:"output_schema,omitempty"`
 	Effort            string               `json:"effort,omitempty"`
 	FallbackModel     string               `json:"fallback_model,omitempty"`
@@ -171,12 +191,105 @@ func toWire(req *agentcli.Request) *wireRequest {
 		OnPermission:      req.OnPermission != nil,
 		PermissionTimeout: req.PermissionTimeout,
 		MCPServers:        req.MCPServers,
+		Tools:             toWireTools(req.Tools),
+		OnQuestion:        req.OnQuestion != nil,
+		Hooks:             toWireHooks(req.Hooks),
 		OutputSchema:      req.OutputSchema,
 		Effort:            string(req.Effort),
 		FallbackModel:     req.FallbackModel,
 		MaxBudgetUSD:      req.MaxBudgetUSD,
 		Attachments:       toWireAttachments(req.Attachments),
 	}
+}
+
+// wireTool is an agentcli.Tool as it crosses the wire: its declaration.
+// Its Handler stays with the caller, which runs each call (kindCall).
+type wireTool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	InputSchema []byte `json:"input_schema,omitempty"`
+	Approved    bool   `json:"approved,omitempty"`
+}
+
+func toWireTools(ts []agentcli.Tool) []wireTool {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]wireTool, len(ts))
+	for i, t := range ts {
+		out[i] = wireTool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Approved: t.Approved}
+	}
+	return out
+}
+
+// wireHooks says which of Request.Hooks are set.
+type wireHooks struct {
+	PreToolUse       bool `json:"pre,omitempty"`
+	PostToolUse      bool `json:"post,omitempty"`
+	UserPromptSubmit bool `json:"prompt,omitempty"`
+	Stop             bool `json:"stop,omitempty"`
+}
+
+func toWireHooks(h *agentcli.Hooks) *wireHooks {
+	if h == nil {
+		return nil
+	}
+	return &wireHooks{PreToolUse: h.PreToolUse != nil, PostToolUse: h.PostToolUse != nil,
+		UserPromptSubmit: h.UserPromptSubmit != nil, Stop: h.Stop != nil}
+}
+
+// The kinds of a wireCall.
+const (
+	callTool             = "tool"
+	callQuestion         = "question"
+	callPreToolUse       = "pre_tool_use"
+	callPostToolUse      = "post_tool_use"
+	callUserPromptSubmit = "user_prompt_submit"
+	callStop             = "stop"
+)
+
+// wireCall is the payload of kindCall: the worker's backend called the
+// stand-in of a host tool's Handler, of OnQuestion or of a hook, whose
+// caller runs the real one and returns what it gave (kindReturn).
+type wireCall struct {
+	ID   uint64 `json:"id"` // shared with the permission requests' ids
+	Kind string `json:"kind"`
+	// Tool names the host tool of a callTool.
+	Tool string `json:"tool,omitempty"`
+	// Body is the call's input: a host tool's input, a
+	// *agentcli.Question, or the hook's input.
+	Body json.RawMessage `json:"body,omitempty"`
+	// InputB is the tool input of a hook's input when it is not JSON
+	// (the body then carries none).
+	InputB []byte `json:"input_b,omitempty"`
+	// Timeout is what is left until the call's deadline; 0 for none but
+	// the run's (a host tool's call).
+	Timeout time.Duration `json:"timeout,omitempty"`
+}
+
+// wireReturn is the payload of kindReturn.
+type wireReturn struct {
+	ID uint64 `json:"id"`
+	// Body is what the caller's function returned: a wireToolReturn, an
+	// *agentcli.Answer (null for none), or the hook's output.
+	Body json.RawMessage `json:"body,omitempty"`
+	// InputB is a PreToolUseOutput's Input when it is not JSON.
+	InputB []byte `json:"input_b,omitempty"`
+	// Failed reports that the function failed (it panicked, or
+	// OnQuestion returned an error): the worker answers as a local
+	// backend answers a failed call.
+	Failed bool `json:"failed,omitempty"`
+	// Blob names the object (in the blobs store) that holds this
+	// wireReturn when it was too large for a message.
+	Blob string `json:"blob,omitempty"`
+}
+
+// wireToolReturn is the body of a host tool call's wireReturn.
+type wireToolReturn struct {
+	Text string `json:"text,omitempty"`
+	Err  string `json:"err,omitempty"`
+	// IsErr reports that the handler returned an error (Err its text).
+	IsErr bool `json:"is_err,omitempty"`
 }
 
 // request returns the agentcli.Request w describes, without its callbacks

@@ -25,11 +25,10 @@ import (
 // flag the worker turns into a stand-in. A field added to Request fails
 // this test until the wire carries it.
 func TestRequestFieldsCrossTheWire(t *testing.T) {
-	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true}
-	// Go functions, and session management, the pool refuses
-	// (TestLocalOnlyRefused).
-	refused := map[string]bool{"Tools": true, "OnQuestion": true, "Hooks": true,
-		"ForkSession": true, "Continue": true, "NewSessionID": true}
+	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true,
+		"Tools": true, "OnQuestion": true, "Hooks": true}
+	// Session management the pool refuses (TestLocalOnlyRefused).
+	refused := map[string]bool{"ForkSession": true, "Continue": true, "NewSessionID": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
@@ -77,6 +76,18 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 		return agentcli.PermissionDecision{}
 	}
 	req.WireLog = &recordWriter{}
+	req.Tools = []agentcli.Tool{
+		{Name: "one", Description: "The first.", InputSchema: json.RawMessage(`{"type":"object"}`), Approved: true,
+			Handler: func(context.Context, json.RawMessage) (string, error) { return "", nil }},
+		{Name: "two", Handler: func(context.Context, json.RawMessage) (string, error) { return "", nil }},
+	}
+	req.OnQuestion = func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }
+	req.Hooks = &agentcli.Hooks{
+		PreToolUse: func(context.Context, *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+			return agentcli.PreToolUseOutput{}
+		},
+		Stop: func(context.Context, *agentcli.StopInput) agentcli.StopOutput { return agentcli.StopOutput{} },
+	}
 
 	data, err := json.Marshal(toWire(&req))
 	if err != nil {
@@ -92,6 +103,23 @@ func TestRequestFieldsCrossTheWire(t *testing.T) {
 	got := w.request()
 	want := req
 	want.OnText, want.OnPermission, want.WireLog = nil, nil, nil
+	want.Tools, want.OnQuestion, want.Hooks = nil, nil, nil
+	// The stand-ins: the tools declared alike, with handlers of their
+	// own; OnQuestion; the hooks that were set, and only those.
+	withStandIns := got
+	standIns(&withStandIns, &w, nil)
+	if len(withStandIns.Tools) != 2 || withStandIns.OnQuestion == nil || withStandIns.Hooks == nil ||
+		withStandIns.Hooks.PreToolUse == nil || withStandIns.Hooks.Stop == nil ||
+		withStandIns.Hooks.PostToolUse != nil || withStandIns.Hooks.UserPromptSubmit != nil {
+		t.Errorf("stand-ins: %+v", withStandIns)
+	}
+	for i, st := range withStandIns.Tools {
+		o := req.Tools[i]
+		if st.Name != o.Name || st.Description != o.Description || string(st.InputSchema) != string(o.InputSchema) ||
+			st.Approved != o.Approved || st.Handler == nil {
+			t.Errorf("tool %d after the wire: %+v, want %+v", i, st, o)
+		}
+	}
 	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b json.RawMessage) bool { return string(a) == string(b) })); d != "" {
 		t.Errorf("request after the wire (-want +got):\n%s", d)
 	}
@@ -289,6 +317,9 @@ func FuzzFrames(f *testing.F) {
 	f.Add(newFrame(kindAck, 0, []byte{1, 2, 0}))
 	f.Add([]byte{kindEnd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Add(newFrame(kindPermit, 3, []byte(`{"id":1,"req":{"tool":{"input":"e30="}},"input_b":"AA=="}`)))
+	f.Add(newFrame(kindCall, 4, []byte(`{"id":2,"kind":"tool","tool":"echo","body":{"a":1}}`)))
+	f.Add(newFrame(kindCall, 5, []byte(`{"id":3,"kind":"pre_tool_use","body":{"tool":{"id":"t"}},"input_b":"AA=="}`)))
+	f.Add(newFrame(kindCall, 6, []byte(`{"id":4,"kind":"question","body":{"items":[{"text":"?"}]}}`)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _, payload, err := parseFrame(b)
 		if err != nil {
@@ -298,6 +329,14 @@ func FuzzFrames(f *testing.F) {
 		_, _ = unmarshalPermit(payload)
 		_, _ = unmarshalDecision(payload)
 		_, _ = parseReply(b)
+		var wc wireCall
+		if json.Unmarshal(payload, &wc) == nil {
+			// A call of any kind, with any input, runs the caller's
+			// function or none, and never panics.
+			if fn := fuzzCall.function(&wc); fn != nil {
+				_ = fn(context.Background())
+			}
+		}
 		var e wireEnd
 		if json.Unmarshal(payload, &e) == nil {
 			_ = decodeError(e.Err)
@@ -310,25 +349,48 @@ func FuzzFrames(f *testing.F) {
 	})
 }
 
-// TestLocalOnlyRefused: host tools, questions and hooks are Go functions
-// of the caller's process: the pool refuses them before anything reaches
-// a worker (a run without them would drop a promised tool or a hook that
-// may refuse calls), and its Capabilities report none of them. It
-// reports the attachments the workers' backend takes, which it carries.
+// fuzzCall is a caller with every kind of function, for FuzzFrames.
+var fuzzCall = &call{req: &agentcli.Request{
+	Tools: []agentcli.Tool{{Name: "echo", Handler: func(_ context.Context, in json.RawMessage) (string, error) { return string(in), nil }}},
+	OnQuestion: func(_ context.Context, q *agentcli.Question) (*agentcli.Answer, error) {
+		return &agentcli.Answer{Answers: [][]string{{fmt.Sprint(len(q.Items))}}}, nil
+	},
+	Hooks: &agentcli.Hooks{
+		PreToolUse: func(_ context.Context, in *agentcli.PreToolUseInput) agentcli.PreToolUseOutput {
+			return agentcli.PreToolUseOutput{Input: in.Tool.Input}
+		},
+		PostToolUse: func(_ context.Context, in *agentcli.PostToolUseInput) agentcli.PostToolUseOutput {
+			return agentcli.PostToolUseOutput{Context: in.Result.Output}
+		},
+		UserPromptSubmit: func(_ context.Context, in *agentcli.UserPromptSubmitInput) agentcli.UserPromptSubmitOutput {
+			return agentcli.UserPromptSubmitOutput{Context: in.Prompt}
+		},
+		Stop: func(_ context.Context, in *agentcli.StopInput) agentcli.StopOutput {
+			return agentcli.StopOutput{Continue: in.Text}
+		},
+	},
+}}
+
+// TestLocalOnlyRefused: the pool offers what its workers' backend offers
+// of host tools, questions and hooks (their functions run in the caller,
+// see TestCallbacksAcrossTheWire), refuses forking, continuing and
+// choosing session ids before anything reaches a worker, and checks here
+// what of a host tool does not cross the wire (its handler). It reports
+// the attachments the workers' backend takes, which it carries. A job
+// with host tools, OnQuestion or hooks is sent as protocol version 2,
+// which a worker of version 1 refuses rather than running it without
+// them; any other job as version 1.
 func TestLocalOnlyRefused(t *testing.T) {
+	hooks := agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}
 	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
-		Hooks: agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage}}}}
-	if c := b.Capabilities(); c.HostTools || c.Questions || c.Hooks != (agentcli.HookSupport{}) {
-		t.Errorf("Capabilities %+v offer what the pool refuses", c)
+		Hooks: hooks, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage}}}}
+	if c := b.Capabilities(); !c.HostTools || !c.Questions || c.Hooks != hooks {
+		t.Errorf("Capabilities %+v do not offer the workers' host tools, questions and hooks", c)
 	}
 	if c := b.Capabilities(); len(c.Attachments) != 1 || c.Attachments[0] != agentcli.AttachmentImage {
 		t.Errorf("Capabilities().Attachments = %v, want the workers' [image]", c.Attachments)
 	}
-	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	for name, req := range map[string]*agentcli.Request{
-		"Tools":        {Prompt: "p", Tools: []agentcli.Tool{tool}},
-		"OnQuestion":   {Prompt: "p", OnQuestion: func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }},
-		"Hooks":        {Prompt: "p", Hooks: &agentcli.Hooks{}},
 		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
 		"Continue":     {Prompt: "p", Continue: true},
 		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
@@ -339,7 +401,34 @@ func TestLocalOnlyRefused(t *testing.T) {
 			t.Errorf("%s: %v, want an *UnsupportedError naming it", name, err)
 		}
 	}
-	if err := b.checkLocalOnly(&agentcli.Request{Prompt: "p"}); err != nil {
-		t.Errorf("a plain request: %v", err)
+	noSchema := agentcli.NewTool("ch", "No schema.", func(context.Context, chan int) (string, error) { return "", nil })
+	for field, tool := range map[string]agentcli.Tool{
+		"Tools[0].Handler": {Name: "nohandler"},
+		"Tools[0]":         noSchema,
+	} {
+		err := b.checkLocalOnly(&agentcli.Request{Prompt: "p", Tools: []agentcli.Tool{tool}})
+		var re *agentcli.RequestError
+		if !errors.As(err, &re) || re.Field != field {
+			t.Errorf("tool %s: %v, want an *agentcli.RequestError on %s", tool.Name, err, field)
+		}
+	}
+	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
+	onQ := func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }
+	for name, req := range map[string]*agentcli.Request{
+		"plain":      {Prompt: "p"},
+		"Tools":      {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion": {Prompt: "p", OnQuestion: onQ},
+		"Hooks":      {Prompt: "p", Hooks: &agentcli.Hooks{}},
+	} {
+		if err := b.checkLocalOnly(req); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		want := protocolVersion
+		if name == "plain" {
+			want = protocolVersionV1
+		}
+		if v := jobVersion(toWire(req)); v != want {
+			t.Errorf("%s: sent as version %d, want %d", name, v, want)
+		}
 	}
 }

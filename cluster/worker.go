@@ -283,7 +283,7 @@ func (w *Worker) take(msg jetstream.Msg) {
 			return
 		}
 	}
-	if j.V != protocolVersion || j.Req == nil || (j.Kind != jobRun && j.Kind != jobSession) {
+	if (j.V != protocolVersion && j.V != protocolVersionV1) || j.Req == nil || (j.Kind != jobRun && j.Kind != jobSession) {
 		err := &agentcli.UnsupportedError{Backend: w.name, Feature: fmt.Sprintf("job v%d %q", j.V, j.Kind),
 			Reason: "the worker speaks another protocol version"}
 		s.end(wireEnd{Err: encodeError(err)}, w.callerDeadAfter(j.Heartbeat))
@@ -465,6 +465,7 @@ func (w *Worker) prepare(s *stream, wr *wireRequest, cb callbacks) (agentcli.Req
 	if wr.WireLog {
 		req.WireLog = cb.log
 	}
+	standIns(&req, wr, cb.relay)
 	if req.SessionID != "" {
 		id, err := w.importSession(s.ctx, req.Dir, req.SessionID)
 		if err != nil {
@@ -480,7 +481,8 @@ func (w *Worker) prepare(s *stream, wr *wireRequest, cb callbacks) (agentcli.Req
 func (w *Worker) newStream(id string, callerHB time.Duration, win window) *stream {
 	frames := clampInt(win.Frames, 4, 4096, 256)
 	bytes := clampInt(win.Bytes, 64<<10, 256<<20, 4<<20)
-	s := &stream{w: w, id: id, deadAfter: w.callerDeadAfter(callerHB), waiting: map[uint64]chan agentcli.PermissionDecision{}}
+	s := &stream{w: w, id: id, deadAfter: w.callerDeadAfter(callerHB), waiting: map[uint64]chan agentcli.PermissionDecision{},
+		returns: map[uint64]chan wireReturn{}}
 	s.out = newOutbox(w.nc, callerSubject(w.opts.Prefix, id), w.chunk, frames, bytes)
 	s.ctx, s.cancel = context.WithCancelCause(w.life)
 	sub, err := w.nc.Subscribe(workerSubject(w.opts.Prefix, w.opts.ID, id), s.control)

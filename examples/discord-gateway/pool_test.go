@@ -186,8 +186,8 @@ func checkAnsweredInOrder(t *testing.T, f *fakeDiscord, agent *fakeAgent, ids ma
 // MAX_LIVE_SESSIONS, runs of their own) are answered once each, in order
 // per conversation, by both workers; the gateway's own backend never
 // runs; the CLI gets the operator's AGENT_ENV additions and nothing of
-// the gateway's environment; a permission request crosses the wire and is
-// answered with the buttons by its requester; /new and the stored
+// the gateway's environment; a permission request and a question cross
+// the wire and are answered with the buttons by their requester; /new and the stored
 // session live in the pool's key-value store.
 func TestProgramPool(t *testing.T) {
 	url := startNATS(t)
@@ -203,6 +203,7 @@ func TestProgramPool(t *testing.T) {
 		f.channel(channels[c], 0)
 	}
 	f.channel("c-ask", 0)
+	f.channel("c-q", 0)
 	p := startProgram(t, f, local, "", "NATS_URL="+url, "THREADS=false", "QUEUE_DEPTH=20",
 		"MAX_LIVE_SESSIONS=4", "MAX_CONCURRENT_RUNS=8", "AGENT_ENV=SET_HERE=1")
 
@@ -254,6 +255,19 @@ func TestProgramPool(t *testing.T) {
 	}
 	if got := p.answer(m); !strings.Contains(got, "decision: allow_once") {
 		t.Errorf("answer %q, want the agent to have been allowed", got)
+	}
+
+	// The agent's question, answered across the wire with the card's
+	// buttons.
+	qm := p.send("c-q", "alice", "question please")
+	qcard := p.card("c-q", 0)
+	if buttons := components(qcard); len(buttons) < 2 || buttons[1]["label"] != "Blue" {
+		t.Errorf("the question's card: %v", qcard.body["components"])
+	} else if cb := p.click("c-q", qcard, buttons[1]["custom_id"].(string), nil, "alice"); cb["type"].(float64) != 7 {
+		t.Errorf("the press: %v", cb)
+	}
+	if got := p.answer(qm); !strings.Contains(got, `answers: [["Blue"]]`) {
+		t.Errorf("answer %q, want the agent to have had alice's answer", got)
 	}
 
 	// The conversations are in the pool's store.
