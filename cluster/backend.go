@@ -57,10 +57,15 @@ import (
 //     queued, and their content crosses the wire: a path never does. The
 //     worker's backend checks them again. A request or a turn too large
 //     for a NATS message goes through the object store.
-//   - ForkSession, Continue and NewSessionID are refused
-//     (*agentcli.UnsupportedError), and Capabilities reports none of
-//     them nor ListSessions: the pool moves sessions between workers by
-//     their ids.
+//   - ForkSession forks the session SessionID names, restored on the
+//     worker from the object store (WorkerOptions.Sessions) like any
+//     resumed session, and the fork is saved there under its own id.
+//     NewSessionID names the new session; with WorkerOptions.Sessions,
+//     an id the store already holds is an *agentcli.RequestError, as a
+//     CLI refuses an id in use. Continue is refused
+//     (*agentcli.UnsupportedError), and Capabilities reports neither it
+//     nor ListSessions: the pool moves sessions between workers by their
+//     ids, and the newest session of a directory is known to no worker.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -190,18 +195,17 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	return agentcli.Capabilities{}
 }
 
-// checkLocalOnly refuses what a worker cannot serve from another
-// process, and checks here what of the request does not cross the wire:
+// checkLocalOnly refuses what the pool cannot serve (Continue), and
+// checks here what of the request does not cross the wire:
 // a host tool's handler (Request.Tools) runs here, so one without a
 // handler, or built by NewTool from a type without a JSON schema, is
 // refused here as a local backend refuses it.
 func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
-	if req.ForkSession || req.Continue || req.NewSessionID != "" {
-		// The pool moves a session between workers by its id
-		// (SessionStore); forking, continuing the newest and choosing
-		// ids there are not built yet.
-		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "ForkSession, Continue and NewSessionID",
-			Reason: "the worker pool moves sessions by id and does not fork, continue or name them yet"}
+	if req.Continue {
+		// The newest session of a directory is known to no one worker:
+		// the pool moves sessions between workers by their ids.
+		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "Continue",
+			Reason: "the worker pool moves sessions by id and has no newest session of a directory"}
 	}
 	for i, t := range req.Tools {
 		f := fmt.Sprintf("Tools[%d]", i)
@@ -215,12 +219,12 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 	return nil
 }
 
-// cloneCaps returns a copy of c as the pool offers it: without forking,
-// continuing, choosing session ids or listing sessions (see
+// cloneCaps returns a copy of c as the pool offers it: without
+// continuing the newest session or listing sessions (see
 // checkLocalOnly).
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
 	c.Attachments = slices.Clone(c.Attachments)
-	c.ForkSession, c.ContinueSession, c.NewSessionID, c.ListSessions = agentcli.SessionModes{}, agentcli.SessionModes{}, agentcli.SessionModes{}, false
+	c.ContinueSession, c.ListSessions = agentcli.SessionModes{}, false
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c

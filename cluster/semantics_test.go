@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strconv"
 	"strings"
@@ -732,4 +733,104 @@ func TestLiveSessionCallbacks(t *testing.T) {
 	if res, err := s.Run(ctx, "four"); err != nil || res.Text != "still here" {
 		t.Fatalf("turn after a timeout = %+v, %v", res, err)
 	}
+}
+
+// TestForkAndNewIDThroughThePool: with portable sessions, a one-shot fork
+// runs on a worker that never saw the source (restored from the store)
+// and the fork, a session of its own with the source's history, is saved
+// under its id; a chosen id names the new session, and an id the store
+// holds is refused by a worker whose disk does not have it; a live
+// session started as a fork whose worker dies before a turn ended forks
+// the source again elsewhere, and once a turn has ended it moves as
+// itself (its own id resumed, not forked again).
+func TestForkAndNewIDThroughThePool(t *testing.T) {
+	n := startNATS(t)
+	log := &turnLog{}
+	porter := &fakePorter{}
+	reply := agentclitest.Reply("ok", "x")
+	wo := func(id string) *WorkerOptions {
+		o := testWorkerOptions()
+		o.ID, o.Sessions = id, porter
+		return o
+	}
+	b := newPoolBackend(t, n, nil)
+	ctx := context.Background()
+	a := startWorker(t, n, newTranscriptBackend("A", log, reply), wo("A"))
+	res, err := b.Run(ctx, &agentcli.Request{Prompt: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := res.SessionID
+	_ = a.kill()
+
+	w := startWorker(t, n, newTranscriptBackend("B", log, reply), wo("B"))
+	res, err = b.Run(ctx, &agentcli.Request{Prompt: "f1", SessionID: src, ForkSession: true})
+	if err != nil {
+		t.Fatalf("fork: %v", err)
+	}
+	fork := res.SessionID
+	if fork == "" || fork == src {
+		t.Fatalf("the fork's id %q (source %q)", fork, src)
+	}
+	const chosen = "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	if res, err := b.Run(ctx, &agentcli.Request{Prompt: "n1", NewSessionID: chosen}); err != nil || res.SessionID != chosen {
+		t.Fatalf("a chosen id: %+v, %v", res, err)
+	}
+	_ = w.kill()
+
+	// A worker whose disk has neither: the fork resumes from the store,
+	// the chosen id is in use there.
+	w = startWorker(t, n, newTranscriptBackend("C", log, reply), wo("C"))
+	if _, err := b.Run(ctx, &agentcli.Request{Prompt: "f2", SessionID: fork}); err != nil {
+		t.Fatalf("resuming the fork: %v", err)
+	}
+	_, err = b.Run(ctx, &agentcli.Request{Prompt: "n2", NewSessionID: chosen})
+	var re *agentcli.RequestError
+	if !errors.As(err, &re) || re.Field != "NewSessionID" {
+		t.Errorf("a chosen id the store holds: %v, want an *agentcli.RequestError on NewSessionID", err)
+	}
+
+	// A live fork whose worker dies before its first turn forks again;
+	// after a turn, it moves as itself.
+	s, err := b.StartSession(ctx, &agentcli.Request{SessionID: src, ForkSession: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = w.kill()
+	w = startWorker(t, n, newTranscriptBackend("D", log, reply), wo("D"))
+	if _, err := s.Run(ctx, "l1"); err != nil {
+		t.Fatalf("the live fork's first turn, moved: %v", err)
+	}
+	live := s.ID()
+	_ = w.kill()
+	startWorker(t, n, newTranscriptBackend("E", log, reply), wo("E"))
+	if _, err := s.Run(ctx, "l2"); err != nil {
+		t.Fatalf("the live fork's second turn, moved: %v", err)
+	}
+	if s.ID() != live {
+		t.Errorf("the session's id went from %q to %q when it moved", live, s.ID())
+	}
+
+	var got []string
+	for _, r := range log.all() {
+		got = append(got, fmt.Sprintf("%s:%s:%s[%s]", r.Worker, r.Prompt, sessionName(r.Session, src, fork, chosen, live), strings.Join(r.History, ",")))
+	}
+	want := []string{"A:t1:src[]", "B:f1:fork[t1]", "B:n1:chosen[]", "C:f2:fork[t1,f1]", "D:l1:live[t1]", "E:l2:live[t1,l1]"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("turns\n got %v\nwant %v", got, want)
+	}
+	if live == src || live == fork || live == "" {
+		t.Errorf("the live fork's id %q", live)
+	}
+}
+
+// sessionName names id as one of the test's sessions.
+func sessionName(id, src, fork, chosen, live string) string {
+	for name, v := range map[string]string{"src": src, "fork": fork, "chosen": chosen, "live": live} {
+		if id == v {
+			return name
+		}
+	}
+	return id
 }

@@ -33,8 +33,14 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 	if b.closed() {
 		return nil, b.errClosed()
 	}
-	s := &session{b: b, req: r, id: r.SessionID, resumable: r.SessionID != "",
+	s := &session{b: b, req: r, id: r.SessionID,
 		slot: make(chan struct{}, 1), closed: make(chan struct{})}
+	switch {
+	case r.NewSessionID != "":
+		s.id = r.NewSessionID
+	case r.ForkSession:
+		s.id = "" // the fork's, once the worker tells it
+	}
 	if err := s.place(ctx); err != nil {
 		return nil, err
 	}
@@ -50,11 +56,11 @@ type session struct {
 
 	mu sync.Mutex
 	id string
-	// resumable: the session has a history to resume when it moves (it
-	// was started to resume one, or a turn of it ended); a session that
-	// never finished a turn starts afresh instead, since no worker has
-	// saved anything of it.
-	resumable bool
+	// saved: a turn of the session ended, so its worker saved it under
+	// id, which it resumes when it moves. Until then it moves as it was
+	// asked to start (resuming or forking SessionID, or anew, under
+	// NewSessionID if given), since no worker saved anything of it.
+	saved     bool
 	home      *wireSession // nil: the next turn places the session
 	err       error
 	cur       *call
@@ -66,8 +72,8 @@ type session struct {
 func (s *session) place(ctx context.Context) error {
 	s.mu.Lock()
 	req := s.req
-	if s.resumable {
-		req.SessionID = s.id
+	if s.saved {
+		req.SessionID, req.ForkSession, req.NewSessionID = s.id, false, ""
 	}
 	s.mu.Unlock()
 	c, err := s.b.start(ctx, &req, jobSession)
@@ -188,7 +194,7 @@ func (s *session) stream(ctx context.Context, t *agentcli.Turn) iter.Seq2[agentc
 		}
 		if end != nil {
 			s.mu.Lock()
-			s.resumable = true
+			s.saved = true
 			s.mu.Unlock()
 		}
 		if end != nil && end.SessionDead {

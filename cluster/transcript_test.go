@@ -59,24 +59,38 @@ func (l *turnLog) all() []turnRecord {
 func newTranscriptBackend(worker string, log *turnLog, call agentclitest.Call) *transcriptBackend {
 	sb := agentclitest.NewBackend()
 	sb.Default = &call
-	sb.Caps = agentcli.Capabilities{Sessions: true, Resume: true, Interrupt: true,
+	all := agentcli.SessionModes{OneShot: true, Live: true}
+	sb.Caps = agentcli.Capabilities{Sessions: true, Resume: true, Interrupt: true, ForkSession: all, NewSessionID: all,
 		PermissionModes: []agentcli.PermissionMode{agentcli.PermissionBypass, agentcli.PermissionAsk, agentcli.PermissionDeny}}
 	return &transcriptBackend{Backend: sb, worker: worker, log: log, disk: map[string][]string{}}
 }
 
-// open finds or creates the session a run resumes; "" starts a new one.
-func (t *transcriptBackend) open(id string) (string, error) {
+// open finds, forks or creates the session of a run (req.SessionID,
+// ForkSession, NewSessionID), as a CLI that keeps its sessions on its
+// disk does: resuming or forking a session it does not have fails
+// (session not found), and so does a new id in use.
+func (t *transcriptBackend) open(req *agentcli.Request) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if id == "" {
-		id = fmt.Sprintf("sess-%d", t.log.ids.Add(1))
-		t.disk[id] = []string{}
-		return id, nil
-	}
-	if _, ok := t.disk[id]; !ok {
-		return "", &agentcli.ExitError{Backend: t.Name(), Code: 1, Kind: agentcli.ErrSessionNotFound,
+	notFound := func(id string) error {
+		return &agentcli.ExitError{Backend: t.Name(), Code: 1, Kind: agentcli.ErrSessionNotFound,
 			Stderr: "No conversation found with session ID: " + id}
 	}
+	if req.SessionID != "" {
+		if _, ok := t.disk[req.SessionID]; !ok {
+			return "", notFound(req.SessionID)
+		}
+		if !req.ForkSession {
+			return req.SessionID, nil
+		}
+	}
+	id := req.NewSessionID
+	if id == "" {
+		id = fmt.Sprintf("sess-%d", t.log.ids.Add(1))
+	} else if _, ok := t.disk[id]; ok {
+		return "", &agentcli.ExitError{Backend: t.Name(), Code: 1, Stderr: "session ID " + id + " is already in use"}
+	}
+	t.disk[id] = slices.Clone(t.disk[req.SessionID]) // a fork starts with its source's history
 	return id, nil
 }
 
@@ -114,7 +128,7 @@ func (t *transcriptBackend) Run(ctx context.Context, req *agentcli.Request) (*ag
 
 func (t *transcriptBackend) Stream(ctx context.Context, req *agentcli.Request) iter.Seq2[agentcli.Event, error] {
 	return func(yield func(agentcli.Event, error) bool) {
-		id, err := t.open(req.SessionID)
+		id, err := t.open(req)
 		if err != nil {
 			yield(agentcli.Event{}, err)
 			return
@@ -129,12 +143,12 @@ func (t *transcriptBackend) Stream(ctx context.Context, req *agentcli.Request) i
 }
 
 func (t *transcriptBackend) StartSession(ctx context.Context, req *agentcli.Request) (agentcli.Session, error) {
-	id, err := t.open(req.SessionID)
+	id, err := t.open(req)
 	if err != nil {
 		return nil, err
 	}
 	r := *req
-	r.SessionID = id
+	r.SessionID, r.ForkSession, r.NewSessionID = id, false, ""
 	s, err := t.Backend.StartSession(ctx, &r)
 	if err != nil {
 		return nil, err

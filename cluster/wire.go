@@ -55,9 +55,10 @@ const ackGap = 1
 
 // The versions of the job format. Version 2 carries host tools,
 // OnQuestion and hooks (wireRequest's Tools, OnQuestion and Hooks, and
-// kindCall): a job that has any is sent as version 2, which a worker of
-// version 1 refuses rather than running it without them; any other job
-// is sent as version 1, which every worker takes.
+// kindCall), ForkSession and NewSessionID: a job that has any is sent as
+// version 2, which a worker of version 1 refuses rather than running it
+// without them; any other job is sent as version 1, which every worker
+// takes.
 const (
 	protocolVersion   = 2
 	protocolVersionV1 = 1
@@ -65,7 +66,7 @@ const (
 
 // jobVersion returns the version a job of r is sent as.
 func jobVersion(r *wireRequest) int {
-	if len(r.Tools) > 0 || r.OnQuestion || r.Hooks != nil {
+	if len(r.Tools) > 0 || r.OnQuestion || r.Hooks != nil || r.ForkSession || r.NewSessionID != "" {
 		return protocolVersion
 	}
 	return protocolVersionV1
@@ -105,6 +106,8 @@ type wireRequest struct {
 	Prompt            string               `json:"prompt,omitempty"`
 	SystemPrompt      string               `json:"system_prompt,omitempty"`
 	SessionID         string               `json:"session_id,omitempty"`
+	ForkSession       bool                 `json:"fork_session,omitempty"`
+	NewSessionID      string               `json:"new_session_id,omitempty"`
 	Model             string               `json:"model,omitempty"`
 	MaxTurns          int                  `json:"max_turns,omitempty"`
 	AllowedTools      []string             `json:"allowed_tools,omitempty"`
@@ -174,6 +177,8 @@ func toWire(req *agentcli.Request) *wireRequest {
 		Prompt:            req.Prompt,
 		SystemPrompt:      req.SystemPrompt,
 		SessionID:         req.SessionID,
+		ForkSession:       req.ForkSession,
+		NewSessionID:      req.NewSessionID,
 		Model:             req.Model,
 		MaxTurns:          req.MaxTurns,
 		AllowedTools:      req.AllowedTools,
@@ -299,6 +304,8 @@ func (w *wireRequest) request() agentcli.Request {
 		Prompt:            w.Prompt,
 		SystemPrompt:      w.SystemPrompt,
 		SessionID:         w.SessionID,
+		ForkSession:       w.ForkSession,
+		NewSessionID:      w.NewSessionID,
 		Model:             w.Model,
 		MaxTurns:          w.MaxTurns,
 		AllowedTools:      w.AllowedTools,

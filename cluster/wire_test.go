@@ -27,8 +27,8 @@ import (
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true,
 		"Tools": true, "OnQuestion": true, "Hooks": true}
-	// Session management the pool refuses (TestLocalOnlyRefused).
-	refused := map[string]bool{"ForkSession": true, "Continue": true, "NewSessionID": true}
+	// What the pool refuses (TestLocalOnlyRefused).
+	refused := map[string]bool{"Continue": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
 	for i := range v.NumField() {
@@ -373,32 +373,38 @@ var fuzzCall = &call{req: &agentcli.Request{
 
 // TestLocalOnlyRefused: the pool offers what its workers' backend offers
 // of host tools, questions and hooks (their functions run in the caller,
-// see TestCallbacksAcrossTheWire), refuses forking, continuing and
-// choosing session ids before anything reaches a worker, and checks here
-// what of a host tool does not cross the wire (its handler). It reports
-// the attachments the workers' backend takes, which it carries. A job
-// with host tools, OnQuestion or hooks is sent as protocol version 2,
-// which a worker of version 1 refuses rather than running it without
-// them; any other job as version 1.
+// see TestCallbacksAcrossTheWire), of forking and of choosing session ids
+// (TestForkAndNewIDThroughThePool); refuses continuing the newest session
+// before anything reaches a worker, and does not offer it nor listing;
+// and checks here what of a host tool does not cross the wire (its
+// handler). It reports the attachments the workers' backend takes, which
+// it carries. A job with host tools, OnQuestion, hooks, ForkSession or
+// NewSessionID is sent as protocol version 2, which a worker of version 1
+// refuses rather than running it without them; any other job as version
+// 1.
 func TestLocalOnlyRefused(t *testing.T) {
 	hooks := agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}
+	all := agentcli.SessionModes{OneShot: true, Live: true}
 	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
-		Hooks: hooks, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage}}}}
-	if c := b.Capabilities(); !c.HostTools || !c.Questions || c.Hooks != hooks {
-		t.Errorf("Capabilities %+v do not offer the workers' host tools, questions and hooks", c)
+		Hooks: hooks, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage},
+		ForkSession: all, NewSessionID: all, ContinueSession: all, ListSessions: true}}}
+	if c := b.Capabilities(); !c.HostTools || !c.Questions || c.Hooks != hooks || c.ForkSession != all || c.NewSessionID != all {
+		t.Errorf("Capabilities %+v do not offer the workers' host tools, questions, hooks, forks and chosen ids", c)
+	}
+	if c := b.Capabilities(); c.ContinueSession != (agentcli.SessionModes{}) || c.ListSessions {
+		t.Errorf("Capabilities %+v offer continuing or listing", c)
 	}
 	if c := b.Capabilities(); len(c.Attachments) != 1 || c.Attachments[0] != agentcli.AttachmentImage {
 		t.Errorf("Capabilities().Attachments = %v, want the workers' [image]", c.Attachments)
 	}
 	for name, req := range map[string]*agentcli.Request{
-		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
-		"Continue":     {Prompt: "p", Continue: true},
-		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
+		"Continue":       {Prompt: "p", Continue: true},
+		"Continue, fork": {Prompt: "p", Continue: true, ForkSession: true},
 	} {
 		err := b.checkLocalOnly(req)
 		var ue *agentcli.UnsupportedError
-		if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(ue.Feature, name) {
-			t.Errorf("%s: %v, want an *UnsupportedError naming it", name, err)
+		if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(ue.Feature, "Continue") {
+			t.Errorf("%s: %v, want an *UnsupportedError naming Continue", name, err)
 		}
 	}
 	noSchema := agentcli.NewTool("ch", "No schema.", func(context.Context, chan int) (string, error) { return "", nil })
@@ -415,10 +421,12 @@ func TestLocalOnlyRefused(t *testing.T) {
 	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "t", nil })
 	onQ := func(context.Context, *agentcli.Question) (*agentcli.Answer, error) { return nil, nil }
 	for name, req := range map[string]*agentcli.Request{
-		"plain":      {Prompt: "p"},
-		"Tools":      {Prompt: "p", Tools: []agentcli.Tool{tool}},
-		"OnQuestion": {Prompt: "p", OnQuestion: onQ},
-		"Hooks":      {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"plain":        {Prompt: "p"},
+		"Tools":        {Prompt: "p", Tools: []agentcli.Tool{tool}},
+		"OnQuestion":   {Prompt: "p", OnQuestion: onQ},
+		"Hooks":        {Prompt: "p", Hooks: &agentcli.Hooks{}},
+		"ForkSession":  {Prompt: "p", SessionID: "s", ForkSession: true},
+		"NewSessionID": {Prompt: "p", NewSessionID: "7a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"},
 	} {
 		if err := b.checkLocalOnly(req); err != nil {
 			t.Errorf("%s: %v", name, err)

@@ -466,6 +466,11 @@ func (w *Worker) prepare(s *stream, wr *wireRequest, cb callbacks) (agentcli.Req
 		req.WireLog = cb.log
 	}
 	standIns(&req, wr, cb.relay)
+	if req.NewSessionID != "" {
+		if err := w.checkNewID(s.ctx, req.NewSessionID); err != nil {
+			return req, err
+		}
+	}
 	if req.SessionID != "" {
 		id, err := w.importSession(s.ctx, req.Dir, req.SessionID)
 		if err != nil {
@@ -474,6 +479,37 @@ func (w *Worker) prepare(s *stream, wr *wireRequest, cb callbacks) (agentcli.Req
 		req.SessionID = id
 	}
 	return req, nil
+}
+
+// checkNewID refuses a NewSessionID that names a session the sessions
+// store holds, as a CLI refuses an id in use: the new session's archive
+// would replace it. Without a store it is the CLI's to check.
+func (w *Worker) checkNewID(ctx context.Context, id string) error {
+	if w.opts.Sessions == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, exportTimeout)
+	defer cancel()
+	var found bool
+	err := w.rc.retry(ctx, 0, func(actx context.Context) error {
+		_, err := w.res.sessions.GetInfo(actx, sessionKey(w.name, id))
+		switch {
+		case err == nil:
+			found = true
+			return nil
+		case errors.Is(err, jetstream.ErrObjectNotFound):
+			return nil
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %w: looking up session %s: %w", w.name, ErrUnavailable, id, err)
+	case found:
+		return &agentcli.RequestError{Backend: w.name, Field: "NewSessionID",
+			Reason: "the pool's session store already holds a session " + id}
+	}
+	return nil
 }
 
 // newStream sets up the worker's end of stream id: its outbox and its
