@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,10 +64,10 @@ import (
 //     resumed session, and the fork is saved there under its own id.
 //     NewSessionID names the new session; with WorkerOptions.Sessions,
 //     an id the store already holds is an *agentcli.RequestError, as a
-//     CLI refuses an id in use. Continue is refused
-//     (*agentcli.UnsupportedError), and Capabilities reports neither it
-//     nor ListSessions: the pool moves sessions between workers by their
-//     ids, and the newest session of a directory is known to no worker.
+//     CLI refuses an id in use. Continue resumes (or, with ForkSession,
+//     forks) the newest session the store holds for Dir (see
+//     ListSessions), found here before anything is queued; with none it
+//     fails with an error matching agentcli.ErrNoSession, as locally.
 //
 // Cancelling ctx, a Request.Timeout, breaking out of a Stream loop and a
 // session's Interrupt reach the worker, which stops its CLI as the local
@@ -195,18 +197,11 @@ func (b *Backend) Capabilities() agentcli.Capabilities {
 	return agentcli.Capabilities{}
 }
 
-// checkLocalOnly refuses what the pool cannot serve (Continue), and
-// checks here what of the request does not cross the wire:
+// checkLocalOnly checks here what of the request does not cross the wire:
 // a host tool's handler (Request.Tools) runs here, so one without a
 // handler, or built by NewTool from a type without a JSON schema, is
 // refused here as a local backend refuses it.
 func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
-	if req.Continue {
-		// The newest session of a directory is known to no one worker:
-		// the pool moves sessions between workers by their ids.
-		return &agentcli.UnsupportedError{Backend: b.opts.Backend, Feature: "Continue",
-			Reason: "the worker pool moves sessions by id and has no newest session of a directory"}
-	}
 	for i, t := range req.Tools {
 		f := fmt.Sprintf("Tools[%d]", i)
 		switch {
@@ -219,15 +214,68 @@ func (b *Backend) checkLocalOnly(req *agentcli.Request) error {
 	return nil
 }
 
-// cloneCaps returns a copy of c as the pool offers it: without
-// continuing the newest session or listing sessions (see
-// checkLocalOnly).
+// cloneCaps returns a copy of c as the pool offers it: continuing and
+// listing are the pool's own, from its session store (see ListSessions),
+// and need only resuming of the workers' backend.
 func cloneCaps(c agentcli.Capabilities) agentcli.Capabilities {
 	c.Attachments = slices.Clone(c.Attachments)
-	c.ContinueSession, c.ListSessions = agentcli.SessionModes{}, false
+	c.ContinueSession = agentcli.SessionModes{OneShot: c.Resume, Live: c.Resume && c.Sessions}
+	c.ListSessions = true
 	c.PermissionModes = slices.Clone(c.PermissionModes)
 	c.Efforts = slices.Clone(c.Efforts)
 	return c
+}
+
+// ListSessions returns the sessions of dir that the pool's session store
+// holds (those its workers saved with WorkerOptions.Sessions after a run
+// or turn in Dir dir, as the caller gave it), newest first, each with the
+// time it was saved as Updated and no Title. It implements
+// agentcli.ListSessions; Request.Continue takes the first.
+func (b *Backend) ListSessions(ctx context.Context, dir string) ([]agentcli.SessionInfo, error) {
+	name := b.opts.Backend
+	var infos []*jetstream.ObjectInfo
+	err := b.rc.retry(ctx, time.Minute, func(ctx context.Context) error {
+		var err error
+		infos, err = b.res.sessions.List(ctx)
+		if errors.Is(err, jetstream.ErrNoObjectsFound) {
+			infos, err = nil, nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, b.unavailable(ctx, "listing sessions", err)
+	}
+	var out []agentcli.SessionInfo
+	for _, in := range infos {
+		id, ok := strings.CutPrefix(in.Name, sessionKey(name, ""))
+		if !ok || in.Deleted || in.Metadata[metaBackend] != name || in.Metadata[metaDir] != dir {
+			continue
+		}
+		out = append(out, agentcli.SessionInfo{ID: id, Updated: in.ModTime})
+	}
+	driver.SortSessions(out)
+	return out, nil
+}
+
+// resolveContinue turns a Request.Continue into the resumption of the
+// newest session the store holds for req.Dir.
+func (b *Backend) resolveContinue(ctx context.Context, req *agentcli.Request) error {
+	if !req.Continue {
+		return nil
+	}
+	if req.SessionID != "" {
+		return &agentcli.RequestError{Backend: b.opts.Backend, Field: "Continue",
+			Reason: "conflicts with SessionID: continue the newest session of Dir, or resume SessionID, not both"}
+	}
+	list, err := b.ListSessions(ctx, req.Dir)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		return driver.NoSession(b.opts.Backend, cmp.Or(req.Dir, "the workers' directory"))
+	}
+	req.SessionID, req.Continue = list[0].ID, false
+	return nil
 }
 
 // attachmentKinds returns the kinds of attachment the pool's workers
@@ -497,6 +545,9 @@ const maxResubmits = 3
 // maxResubmits times.
 func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string) (*call, error) {
 	if err := b.checkLocalOnly(req); err != nil {
+		return nil, err
+	}
+	if err := b.resolveContinue(ctx, req); err != nil {
 		return nil, err
 	}
 	if err := b.loadAttachments(req, kind); err != nil {

@@ -20,14 +20,15 @@ import (
 // session, its control subscription, and the stream of the turn in
 // progress, which the callbacks' stand-ins follow.
 type hosted struct {
-	w        *Worker
-	id       string // the start job's id
-	subject  string
-	dir      string
-	callerHB time.Duration
-	win      window
-	sess     agentcli.Session
-	sub      *nats.Subscription
+	w         *Worker
+	id        string // the start job's id
+	subject   string
+	dir       string // the session's Dir on this worker
+	callerDir string // as the caller gave it
+	callerHB  time.Duration
+	win       window
+	sess      agentcli.Session
+	sub       *nats.Subscription
 
 	mu        sync.Mutex
 	cur       *stream // the turn in progress (or the start)
@@ -47,7 +48,7 @@ func (w *Worker) startSession(s *stream, j *job) bool {
 		s.end(wireEnd{Err: encodeError(err)}, s.deadAfter)
 		return false
 	}
-	h.dir = req.Dir
+	h.dir, h.callerDir = req.Dir, j.Req.Dir
 	sess, err := agentcli.StartSession(s.ctx, w.b, &req)
 	if err != nil {
 		s.end(wireEnd{Err: encodeError(w.outcome(s, err))}, s.deadAfter)
@@ -185,7 +186,7 @@ func (h *hosted) turn(s *stream, t *wireTurn) {
 	dead := h.sess.Err() != nil
 	if !abandoned {
 		end := wireEnd{Err: encodeError(h.w.outcome(s, runErr)), SessionID: id, SessionDead: dead}
-		end.SaveErr = encodeError(h.w.exportSession(h.dir, id))
+		end.SaveErr = encodeError(h.w.exportSession(h.dir, h.callerDir, id))
 		s.end(end, s.deadAfter)
 	}
 	h.w.mu.Lock()
@@ -276,12 +277,13 @@ func (w *Worker) closeSessions() {
 // restoring one.
 const exportTimeout = 2 * time.Minute
 
-// exportSession saves session id, run in dir, to the sessions store. It
+// exportSession saves session id, run in dir (callerDir as the caller
+// gave it), to the sessions store. It
 // retries (a NATS restart) for up to exportTimeout: an archive older than
 // the run would make the next turn on another worker resume without it.
 // It returns nil when there is nothing to save (no porter, no id), and
 // the *SessionNotSavedError the caller gets otherwise.
-func (w *Worker) exportSession(dir, id string) error {
+func (w *Worker) exportSession(dir, callerDir, id string) error {
 	if w.opts.Sessions == nil || id == "" {
 		return nil
 	}
@@ -295,7 +297,7 @@ func (w *Worker) exportSession(dir, id string) error {
 	ctx, cancel := context.WithTimeout(w.life, exportTimeout)
 	defer cancel()
 	err := w.rc.retry(ctx, exportTimeout, func(actx context.Context) error {
-		err := w.exportOnce(actx, dir, id)
+		err := w.exportOnce(actx, dir, callerDir, id)
 		var pe *porterError
 		if errors.As(err, &pe) {
 			return &permanent{err}
@@ -315,7 +317,7 @@ func (e *porterError) Error() string { return e.err.Error() }
 func (e *porterError) Unwrap() error { return e.err }
 
 // exportOnce streams one export into the store.
-func (w *Worker) exportOnce(ctx context.Context, dir, id string) error {
+func (w *Worker) exportOnce(ctx context.Context, dir, callerDir, id string) error {
 	pr, pw := io.Pipe()
 	exported := make(chan error, 1)
 	go func() {
@@ -325,7 +327,7 @@ func (w *Worker) exportOnce(ctx context.Context, dir, id string) error {
 	}()
 	_, err := w.res.sessions.Put(ctx, jetstream.ObjectMeta{
 		Name:     sessionKey(w.name, id),
-		Metadata: map[string]string{"worker": w.opts.ID, "backend": w.name},
+		Metadata: map[string]string{"worker": w.opts.ID, metaBackend: w.name, metaDir: callerDir},
 	}, pr)
 	pr.CloseWithError(errExportAbandoned) // a failed Put stops the porter
 	if perr := <-exported; perr != nil && !errors.Is(perr, errExportAbandoned) {

@@ -834,3 +834,75 @@ func sessionName(id, src, fork, chosen, live string) string {
 	}
 	return id
 }
+
+// TestContinueThroughThePool: Request.Continue resumes the newest session
+// the pool's store holds for Dir (as the caller gave it), on a worker
+// that never ran it; ListSessions lists them newest first; Continue
+// with ForkSession forks it; in a directory without sessions Continue
+// fails with ErrNoSession before anything is queued; a live session
+// started with Continue resumes it too.
+func TestContinueThroughThePool(t *testing.T) {
+	n := startNATS(t)
+	log := &turnLog{}
+	porter := &fakePorter{}
+	reply := agentclitest.Reply("ok", "x")
+	wo := func(id string) *WorkerOptions {
+		o := testWorkerOptions()
+		o.ID, o.Sessions = id, porter
+		return o
+	}
+	b := newPoolBackend(t, n, nil)
+	ctx := context.Background()
+	dirA, dirB := t.TempDir(), t.TempDir()
+	w := startWorker(t, n, newTranscriptBackend("A", log, reply), wo("A"))
+	run := func(req agentcli.Request) string {
+		t.Helper()
+		res, err := b.Run(ctx, &req)
+		if err != nil {
+			t.Fatalf("%s: %v", req.Prompt, err)
+		}
+		return res.SessionID
+	}
+	older := run(agentcli.Request{Prompt: "a1", Dir: dirA})
+	time.Sleep(20 * time.Millisecond) // distinct store times
+	newer := run(agentcli.Request{Prompt: "a2", Dir: dirA})
+	time.Sleep(20 * time.Millisecond)
+	other := run(agentcli.Request{Prompt: "b1", Dir: dirB})
+	_ = w.kill()
+	startWorker(t, n, newTranscriptBackend("B", log, reply), wo("B"))
+
+	list, err := agentcli.ListSessions(ctx, b, dirA)
+	if err != nil || len(list) != 2 || list[0].ID != newer || list[1].ID != older || list[0].Updated.IsZero() {
+		t.Fatalf("ListSessions(dirA) = %+v, %v; want %s then %s", list, err, newer, older)
+	}
+	if got := run(agentcli.Request{Prompt: "a3", Dir: dirA, Continue: true}); got != newer {
+		t.Errorf("Continue in dirA resumed %s, want %s", got, newer)
+	}
+	forked := run(agentcli.Request{Prompt: "b2", Dir: dirB, Continue: true, ForkSession: true})
+	if forked == other || forked == "" {
+		t.Errorf("Continue with ForkSession in dirB gave %q, want a fork of %s", forked, other)
+	}
+	_, err = b.Run(ctx, &agentcli.Request{Prompt: "c1", Dir: t.TempDir(), Continue: true})
+	if !errors.Is(err, agentcli.ErrNoSession) {
+		t.Errorf("Continue in an empty directory: %v, want ErrNoSession", err)
+	}
+	s, err := b.StartSession(ctx, &agentcli.Request{Dir: dirA, Continue: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Run(ctx, "a4"); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID() != newer {
+		t.Errorf("the live session continued %s, want %s", s.ID(), newer)
+	}
+	var got []string
+	for _, r := range log.all() {
+		got = append(got, fmt.Sprintf("%s:%s[%s]", r.Worker, r.Prompt, strings.Join(r.History, ",")))
+	}
+	want := "A:a1[] A:a2[] A:b1[] B:a3[a2] B:b2[b1] B:a4[a2,a3]"
+	if strings.Join(got, " ") != want {
+		t.Errorf("turns %v, want %s", got, want)
+	}
+}

@@ -33,6 +33,10 @@ func (b *Backend) StartSession(ctx context.Context, req *agentcli.Request) (agen
 	if b.closed() {
 		return nil, b.errClosed()
 	}
+	// Once: the session moves as this one (see session.place).
+	if err := b.resolveContinue(ctx, &r); err != nil {
+		return nil, err
+	}
 	s := &session{b: b, req: r, id: r.SessionID,
 		slot: make(chan struct{}, 1), closed: make(chan struct{})}
 	switch {

@@ -25,7 +25,9 @@ import (
 //	KV     P_workers       worker id → its registration (backend,
 //	                       capabilities, load), refreshed while it lives
 //	object P_sessions      "<backend>/<session id>" → the session's
-//	                       archive (SessionPorter), kept until deleted
+//	                       archive (SessionPorter), kept until deleted;
+//	                       its metadata names the worker that saved it,
+//	                       the backend and the caller's Dir
 //	object P_blobs         job id → a request too large for a message
 //
 // Core NATS subjects (no JetStream): P.c.<stream> is the caller's end of
@@ -69,6 +71,13 @@ func claimWorker(v string) string {
 	worker, _, _ := strings.Cut(rest, ":")
 	return worker
 }
+
+// The metadata of a session's archive in the sessions store: the backend
+// and the caller's Dir of the run or turn that saved it.
+const (
+	metaBackend = "backend"
+	metaDir     = "dir"
+)
 
 // sessionKey names the archive of a session in the sessions store.
 func sessionKey(backend, id string) string { return backend + "/" + id }

@@ -27,7 +27,8 @@ import (
 func TestRequestFieldsCrossTheWire(t *testing.T) {
 	stand := map[string]bool{"OnText": true, "OnPermission": true, "WireLog": true,
 		"Tools": true, "OnQuestion": true, "Hooks": true}
-	// What the pool refuses (TestLocalOnlyRefused).
+	// Continue is resolved in the caller, from the session store
+	// (TestContinueThroughThePool): the worker resumes an id.
 	refused := map[string]bool{"Continue": true}
 	req := agentcli.Request{}
 	v := reflect.ValueOf(&req).Elem()
@@ -374,38 +375,32 @@ var fuzzCall = &call{req: &agentcli.Request{
 // TestLocalOnlyRefused: the pool offers what its workers' backend offers
 // of host tools, questions and hooks (their functions run in the caller,
 // see TestCallbacksAcrossTheWire), of forking and of choosing session ids
-// (TestForkAndNewIDThroughThePool); refuses continuing the newest session
-// before anything reaches a worker, and does not offer it nor listing;
-// and checks here what of a host tool does not cross the wire (its
-// handler). It reports the attachments the workers' backend takes, which
-// it carries. A job with host tools, OnQuestion, hooks, ForkSession or
-// NewSessionID is sent as protocol version 2, which a worker of version 1
-// refuses rather than running it without them; any other job as version
-// 1.
+// (TestForkAndNewIDThroughThePool); it continues and lists sessions from
+// its own store wherever the workers' backend resumes
+// (TestContinueThroughThePool); and it checks here what of a host tool
+// does not cross the wire (its handler). It reports the attachments the
+// workers' backend takes, which it carries. A job with host tools,
+// OnQuestion, hooks, ForkSession or NewSessionID is sent as protocol
+// version 2, which a worker of version 1 refuses rather than running it
+// without them; any other job as version 1.
 func TestLocalOnlyRefused(t *testing.T) {
 	hooks := agentcli.HookSupport{PreToolUse: agentcli.HookAll, Stop: true}
 	all := agentcli.SessionModes{OneShot: true, Live: true}
 	b := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{HostTools: true, Questions: true,
 		Hooks: hooks, Attachments: []agentcli.AttachmentKind{agentcli.AttachmentImage},
-		ForkSession: all, NewSessionID: all, ContinueSession: all, ListSessions: true}}}
+		ForkSession: all, NewSessionID: all, Resume: true, Sessions: true}}}
 	if c := b.Capabilities(); !c.HostTools || !c.Questions || c.Hooks != hooks || c.ForkSession != all || c.NewSessionID != all {
 		t.Errorf("Capabilities %+v do not offer the workers' host tools, questions, hooks, forks and chosen ids", c)
 	}
-	if c := b.Capabilities(); c.ContinueSession != (agentcli.SessionModes{}) || c.ListSessions {
-		t.Errorf("Capabilities %+v offer continuing or listing", c)
+	if c := b.Capabilities(); c.ContinueSession != all || !c.ListSessions {
+		t.Errorf("Capabilities %+v do not offer continuing and listing where the workers resume", c)
 	}
 	if c := b.Capabilities(); len(c.Attachments) != 1 || c.Attachments[0] != agentcli.AttachmentImage {
 		t.Errorf("Capabilities().Attachments = %v, want the workers' [image]", c.Attachments)
 	}
-	for name, req := range map[string]*agentcli.Request{
-		"Continue":       {Prompt: "p", Continue: true},
-		"Continue, fork": {Prompt: "p", Continue: true, ForkSession: true},
-	} {
-		err := b.checkLocalOnly(req)
-		var ue *agentcli.UnsupportedError
-		if !errors.As(err, &ue) || !errors.Is(err, agentcli.ErrUnsupported) || !strings.Contains(ue.Feature, "Continue") {
-			t.Errorf("%s: %v, want an *UnsupportedError naming Continue", name, err)
-		}
+	resumeless := &Backend{opts: Options{Backend: "scripted", Capabilities: &agentcli.Capabilities{Sessions: true}}}
+	if c := resumeless.Capabilities(); c.ContinueSession != (agentcli.SessionModes{}) {
+		t.Errorf("Capabilities %+v offer continuing where the workers do not resume", c)
 	}
 	noSchema := agentcli.NewTool("ch", "No schema.", func(context.Context, chan int) (string, error) { return "", nil })
 	for field, tool := range map[string]agentcli.Tool{

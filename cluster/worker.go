@@ -432,7 +432,7 @@ func (w *Worker) run(s *stream, j *job) {
 		sid = req.SessionID
 	}
 	end := wireEnd{Err: encodeError(w.outcome(s, runErr)), SessionID: sid}
-	end.SaveErr = encodeError(w.exportSession(req.Dir, sid))
+	end.SaveErr = encodeError(w.exportSession(req.Dir, j.Req.Dir, sid))
 	s.end(end, s.deadAfter)
 }
 
