@@ -251,17 +251,9 @@ func waitFor(t *testing.T, cond func() bool) {
 // the one after stays there. A one-shot run resuming the session on a
 // third worker finds it too.
 func TestSessionMovesToAnotherWorker(t *testing.T) {
-	n := startNATS(t)
-	log := &turnLog{}
-	porter := &fakePorter{}
-	reply := agentclitest.Reply("ok", "x")
-	wo := func(id string) *WorkerOptions {
-		o := testWorkerOptions()
-		o.ID, o.Sessions = id, porter
-		return o
-	}
-	a := startWorker(t, n, newTranscriptBackend("A", log, reply), wo("A"))
-	b := newPoolBackend(t, n, nil)
+	rig := newPortableRig(t)
+	b, log, porter := rig.b, rig.log, rig.porter
+	a := rig.worker(t, "A")
 	ctx := context.Background()
 	s, err := b.StartSession(ctx, &agentcli.Request{})
 	if err != nil {
@@ -276,7 +268,7 @@ func TestSessionMovesToAnotherWorker(t *testing.T) {
 	if err := a.kill(); err == nil {
 		t.Fatal("killed worker returned nil")
 	}
-	startWorker(t, n, newTranscriptBackend("B", log, reply), wo("B"))
+	rig.worker(t, "B")
 	if _, err := s.Run(ctx, "t3"); err != nil {
 		t.Fatalf("turn after the worker died: %v", err)
 	}
@@ -285,7 +277,7 @@ func TestSessionMovesToAnotherWorker(t *testing.T) {
 	}
 	id := s.ID()
 	_ = s.Close()
-	startWorker(t, n, newTranscriptBackend("C", log, reply), wo("C"))
+	rig.worker(t, "C")
 	// Whichever worker takes it must have the session: B from its disk,
 	// C from the archive.
 	if _, err := b.Run(ctx, &agentcli.Request{Prompt: "t5", SessionID: id}); err != nil {
@@ -744,18 +736,10 @@ func TestLiveSessionCallbacks(t *testing.T) {
 // the source again elsewhere, and once a turn has ended it moves as
 // itself (its own id resumed, not forked again).
 func TestForkAndNewIDThroughThePool(t *testing.T) {
-	n := startNATS(t)
-	log := &turnLog{}
-	porter := &fakePorter{}
-	reply := agentclitest.Reply("ok", "x")
-	wo := func(id string) *WorkerOptions {
-		o := testWorkerOptions()
-		o.ID, o.Sessions = id, porter
-		return o
-	}
-	b := newPoolBackend(t, n, nil)
+	rig := newPortableRig(t)
+	b, log := rig.b, rig.log
 	ctx := context.Background()
-	a := startWorker(t, n, newTranscriptBackend("A", log, reply), wo("A"))
+	a := rig.worker(t, "A")
 	res, err := b.Run(ctx, &agentcli.Request{Prompt: "t1"})
 	if err != nil {
 		t.Fatal(err)
@@ -763,7 +747,7 @@ func TestForkAndNewIDThroughThePool(t *testing.T) {
 	src := res.SessionID
 	_ = a.kill()
 
-	w := startWorker(t, n, newTranscriptBackend("B", log, reply), wo("B"))
+	w := rig.worker(t, "B")
 	res, err = b.Run(ctx, &agentcli.Request{Prompt: "f1", SessionID: src, ForkSession: true})
 	if err != nil {
 		t.Fatalf("fork: %v", err)
@@ -780,7 +764,7 @@ func TestForkAndNewIDThroughThePool(t *testing.T) {
 
 	// A worker whose disk has neither: the fork resumes from the store,
 	// the chosen id is in use there.
-	w = startWorker(t, n, newTranscriptBackend("C", log, reply), wo("C"))
+	w = rig.worker(t, "C")
 	if _, err := b.Run(ctx, &agentcli.Request{Prompt: "f2", SessionID: fork}); err != nil {
 		t.Fatalf("resuming the fork: %v", err)
 	}
@@ -798,13 +782,13 @@ func TestForkAndNewIDThroughThePool(t *testing.T) {
 	}
 	defer s.Close()
 	_ = w.kill()
-	w = startWorker(t, n, newTranscriptBackend("D", log, reply), wo("D"))
+	w = rig.worker(t, "D")
 	if _, err := s.Run(ctx, "l1"); err != nil {
 		t.Fatalf("the live fork's first turn, moved: %v", err)
 	}
 	live := s.ID()
 	_ = w.kill()
-	startWorker(t, n, newTranscriptBackend("E", log, reply), wo("E"))
+	rig.worker(t, "E")
 	if _, err := s.Run(ctx, "l2"); err != nil {
 		t.Fatalf("the live fork's second turn, moved: %v", err)
 	}
@@ -825,6 +809,28 @@ func TestForkAndNewIDThroughThePool(t *testing.T) {
 	}
 }
 
+// portableRig is a pool whose workers run transcriptBackends (each
+// keeping its sessions on a disk of its own) with a fakePorter: a session
+// reaches another worker only through the pool's session store.
+type portableRig struct {
+	n      *natsServer
+	b      *Backend
+	log    *turnLog
+	porter *fakePorter
+}
+
+func newPortableRig(t *testing.T) *portableRig {
+	n := startNATS(t)
+	return &portableRig{n: n, b: newPoolBackend(t, n, nil), log: &turnLog{}, porter: &fakePorter{}}
+}
+
+// worker starts a worker named id.
+func (r *portableRig) worker(t *testing.T, id string) *testWorker {
+	o := testWorkerOptions()
+	o.ID, o.Sessions = id, r.porter
+	return startWorker(t, r.n, newTranscriptBackend(id, r.log, agentclitest.Reply("ok", "x")), o)
+}
+
 // sessionName names id as one of the test's sessions.
 func sessionName(id, src, fork, chosen, live string) string {
 	for name, v := range map[string]string{"src": src, "fork": fork, "chosen": chosen, "live": live} {
@@ -842,19 +848,11 @@ func sessionName(id, src, fork, chosen, live string) string {
 // fails with ErrNoSession before anything is queued; a live session
 // started with Continue resumes it too.
 func TestContinueThroughThePool(t *testing.T) {
-	n := startNATS(t)
-	log := &turnLog{}
-	porter := &fakePorter{}
-	reply := agentclitest.Reply("ok", "x")
-	wo := func(id string) *WorkerOptions {
-		o := testWorkerOptions()
-		o.ID, o.Sessions = id, porter
-		return o
-	}
-	b := newPoolBackend(t, n, nil)
+	rig := newPortableRig(t)
+	b, log := rig.b, rig.log
 	ctx := context.Background()
 	dirA, dirB := t.TempDir(), t.TempDir()
-	w := startWorker(t, n, newTranscriptBackend("A", log, reply), wo("A"))
+	w := rig.worker(t, "A")
 	run := func(req agentcli.Request) string {
 		t.Helper()
 		res, err := b.Run(ctx, &req)
@@ -869,7 +867,7 @@ func TestContinueThroughThePool(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	other := run(agentcli.Request{Prompt: "b1", Dir: dirB})
 	_ = w.kill()
-	startWorker(t, n, newTranscriptBackend("B", log, reply), wo("B"))
+	rig.worker(t, "B")
 
 	list, err := agentcli.ListSessions(ctx, b, dirA)
 	if err != nil || len(list) != 2 || list[0].ID != newer || list[1].ID != older || list[0].Updated.IsZero() {
