@@ -84,7 +84,18 @@ func (s *stream) returned(payload []byte) {
 			deliver(ch, r)
 		}
 	case r.Blob == returnBlob(s.id, r.ID):
-		// Read (and so deleted) even when nobody waits any more.
+		// Read (and so deleted) even when nobody waits any more, and
+		// once: a resent return (its reply lost) is the same blob.
+		s.mu.Lock()
+		seen := s.fetched[r.ID]
+		if s.fetched == nil {
+			s.fetched = map[uint64]bool{}
+		}
+		s.fetched[r.ID] = true
+		s.mu.Unlock()
+		if seen {
+			return
+		}
 		go func() {
 			data, err := s.w.readBlob(r.Blob)
 			var full wireReturn

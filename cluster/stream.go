@@ -30,6 +30,7 @@ type stream struct {
 	permSeq uint64 // the ids of permission requests and calls
 	waiting map[uint64]chan agentcli.PermissionDecision
 	returns map[uint64]chan wireReturn
+	fetched map[uint64]bool // calls whose return is being read from the blobs store
 }
 
 // Causes of a run stopped by its caller.
