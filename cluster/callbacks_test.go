@@ -111,8 +111,8 @@ func TestCallbacksAcrossTheWire(t *testing.T) {
 		{ID: "h4", Tool: "add", Input: json.RawMessage(`{"a":"two"}`)},
 	}
 	local := scripted(call, hostCaps)
-	startWorker(t, n, local, nil)
-	b := newPoolBackend(t, n, nil)
+	startWorker(t, n, local, looseWorkerOptions())
+	b := newPoolBackend(t, n, looseOptions())
 	waitCaps(t, b, func(c agentcli.Capabilities) bool { return c.HostTools && c.Questions && c.Hooks.PreToolUse != "" })
 
 	rec := &recorder{}
@@ -208,8 +208,8 @@ func waitCaps(t *testing.T, b *Backend, ok func(agentcli.Capabilities) bool) {
 func TestCallbackDeadlines(t *testing.T) {
 	n := startNATS(t)
 	local := agentclitest.NewBackend()
-	startWorker(t, n, local, nil)
-	b := newPoolBackend(t, n, nil)
+	startWorker(t, n, local, looseWorkerOptions())
+	b := newPoolBackend(t, n, looseOptions())
 	ctx := context.Background()
 
 	ended := make(chan string, 4)
@@ -298,8 +298,11 @@ func TestLargeToolOutput(t *testing.T) {
 	call := agentclitest.Reply("read it", "s")
 	call.HostCalls = []agentclitest.HostCall{{Tool: "dump"}}
 	local := scripted(call, agentcli.Capabilities{})
-	startWorker(t, n, local, nil)
-	b := newPoolBackend(t, n, nil)
+	// Megabytes through a worker, a caller and a server in one process
+	// under the race detector, on a loaded machine, can starve the
+	// heartbeats: a realistic silence allowance, as TestLargeMessages.
+	startWorker(t, n, local, looseWorkerOptions())
+	b := newPoolBackend(t, n, looseOptions())
 	tool := agentcli.Tool{Name: "dump", Approved: true, Handler: func(context.Context, json.RawMessage) (string, error) { return big, nil }}
 	// A lost return would leave the call waiting as long as the run.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -321,8 +324,8 @@ func TestLargeToolOutput(t *testing.T) {
 func TestLiveSessionHostCallbacks(t *testing.T) {
 	n := startNATS(t)
 	local := agentclitest.NewBackend()
-	startWorker(t, n, local, nil)
-	b := newPoolBackend(t, n, nil)
+	startWorker(t, n, local, looseWorkerOptions())
+	b := newPoolBackend(t, n, looseOptions())
 	ctx := context.Background()
 	rec := &recorder{}
 	tools, onQ, hooks := callerFunctions(rec)

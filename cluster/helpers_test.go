@@ -105,6 +105,21 @@ func (n *natsServer) connect(t testing.TB) *nats.Conn {
 // testOptions' 600 ms was missed there.
 const looseDeadAfter = 5 * time.Second
 
+// looseOptions and looseWorkerOptions are the fast timings with a
+// looseDeadAfter silence allowance, for tests whose runs must not be
+// given up under load (a call that waits, megabytes of output).
+func looseOptions() *Options {
+	o := testOptions()
+	o.WorkerDeadAfter = looseDeadAfter
+	return o
+}
+
+func looseWorkerOptions() *WorkerOptions {
+	o := testWorkerOptions()
+	o.CallerDeadAfter = looseDeadAfter
+	return o
+}
+
 // Fast timings for tests.
 func testOptions() *Options {
 	return &Options{Backend: "scripted", Heartbeat: 50 * time.Millisecond, WorkerDeadAfter: 600 * time.Millisecond,
