@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,34 +37,15 @@ const hookNoAnswer = "The call was refused: the host's PreToolUse hook did not a
 var errNoReturn = errors.New("the host program did not answer")
 
 // relay is the stream's relayFunc: the call goes to the stream's caller,
-// with a deadline as long as what is left of ctx's; when ctx ends first
-// the caller is told to stop waiting (kindPermitEnd).
+// with a deadline as long as what is left of ctx's (see await).
 func (s *stream) relay(ctx context.Context, c wireCall) (wireReturn, bool) {
-	ch := make(chan wireReturn, 1)
-	s.mu.Lock()
-	s.permSeq++
-	c.ID = s.permSeq
-	s.returns[c.ID] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.returns, c.ID)
-		s.mu.Unlock()
-	}()
 	if dl, ok := ctx.Deadline(); ok {
 		c.Timeout = max(time.Until(dl), time.Millisecond)
 	}
-	payload, err := json.Marshal(c)
-	if err != nil || s.out.send(kindCall, payload) != nil {
-		return wireReturn{}, false
-	}
-	select {
-	case r := <-ch:
-		return r, true
-	case <-ctx.Done():
-		_ = s.out.send(kindPermitEnd, binary.AppendUvarint(nil, c.ID))
-		return wireReturn{}, false
-	}
+	return await(ctx, s, s.returns, kindCall, func(id uint64) ([]byte, error) {
+		c.ID = id
+		return json.Marshal(c)
+	})
 }
 
 // returned takes a kindReturn from the caller. A return too large for a
@@ -109,13 +89,6 @@ func (s *stream) returned(payload []byte) {
 				deliver(ch, full)
 			}
 		}()
-	}
-}
-
-func deliver(ch chan wireReturn, r wireReturn) {
-	select {
-	case ch <- r:
-	default:
 	}
 }
 
@@ -168,10 +141,10 @@ func toolStandIn(name string, relay relayFunc) func(context.Context, json.RawMes
 			}
 			return "", errNoReturn
 		}
-		var tr wireToolReturn
 		if r.Failed {
 			return "", errNoReturn
 		}
+		var tr wireToolReturn
 		if err := json.Unmarshal(r.Body, &tr); err != nil {
 			return "", fmt.Errorf("the host's answer: %w", err)
 		}

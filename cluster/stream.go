@@ -84,10 +84,7 @@ func (s *stream) control(m *nats.Msg) {
 			ch := s.waiting[d.ID]
 			s.mu.Unlock()
 			if ch != nil {
-				select {
-				case ch <- d.Decision:
-				default:
-				}
+				deliver(ch, d.Decision)
 			}
 		}
 		_ = m.Respond(newFrame(replyOK, 0, nil))
@@ -120,32 +117,55 @@ func (s *stream) takeTexts() []string {
 // decision until the request's context ends (its deadline, or the turn
 // interrupted or cancelled), when it tells the caller to stop waiting.
 func (s *stream) onPermission(ctx context.Context, pr *agentcli.PermissionRequest) agentcli.PermissionDecision {
-	refuse := agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
-	ch := make(chan agentcli.PermissionDecision, 1)
-	s.mu.Lock()
-	s.permSeq++
-	id := s.permSeq
-	s.waiting[id] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.waiting, id)
-		s.mu.Unlock()
-	}()
 	timeout := agentcli.DefaultPermissionTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
-	payload, err := marshalPermit(wirePermit{ID: id, Req: *pr, Timeout: timeout})
-	if err != nil || s.out.send(kindPermit, payload) != nil {
-		return refuse
+	d, ok := await(ctx, s, s.waiting, kindPermit, func(id uint64) ([]byte, error) {
+		return marshalPermit(wirePermit{ID: id, Req: *pr, Timeout: timeout})
+	})
+	if !ok {
+		return agentcli.PermissionDecision{Kind: agentcli.RejectOnce}
+	}
+	return d
+}
+
+// await sends the caller a request of kind (a permission request or a
+// call) under a new id, its payload made by payload, and waits in
+// waiting (one of s's maps) for what the caller answers until ctx ends,
+// when it tells the caller to stop waiting (kindPermitEnd). ok is false
+// when no answer came or the request could not be sent.
+func await[T any](ctx context.Context, s *stream, waiting map[uint64]chan T, kind byte, payload func(id uint64) ([]byte, error)) (v T, ok bool) {
+	ch := make(chan T, 1)
+	s.mu.Lock()
+	s.permSeq++
+	id := s.permSeq
+	waiting[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(waiting, id)
+		s.mu.Unlock()
+	}()
+	p, err := payload(id)
+	if err != nil || s.out.send(kind, p) != nil {
+		return v, false
 	}
 	select {
-	case d := <-ch:
-		return d
+	case v = <-ch:
+		return v, true
 	case <-ctx.Done():
 		_ = s.out.send(kindPermitEnd, binary.AppendUvarint(nil, id))
-		return refuse
+		return v, false
+	}
+}
+
+// deliver hands an answer to its waiter (see await), unless one is there
+// already.
+func deliver[T any](ch chan T, v T) {
+	select {
+	case ch <- v:
+	default:
 	}
 }
 
