@@ -48,9 +48,15 @@ func deafSession(t *testing.T) *Session {
 // A prompt larger than the pipe, to a CLI that reads nothing: the turn's
 // deadline still ends it (and the session, which can no longer be
 // trusted, is killed with a protocol error).
+//
+// The deadline leaves the writer time to take the prompt up: a prompt
+// given up while still queued, nothing of it written, rightly leaves the
+// session alive (errUnsent), which is not this case. With 500 ms a
+// loaded CI machine (a rehearsal beside the conformance suite) once
+// did not start writing in time.
 func TestDeafCLIPromptHonoursDeadline(t *testing.T) {
 	s := deafSession(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), deafDeadline)
 	defer cancel()
 	var err error
 	start := time.Now()
@@ -68,9 +74,13 @@ func TestDeafCLIPromptHonoursDeadline(t *testing.T) {
 	}
 }
 
+// deafDeadline is the deadline of a turn whose prompt a deaf CLI does not
+// read (see TestDeafCLIPromptHonoursDeadline).
+const deafDeadline = 2 * time.Second
+
 // The same, timed out by Request.Timeout: a *TimeoutError.
 func TestDeafCLIPromptHonoursTimeout(t *testing.T) {
-	s, _ := mustToy(t, "", &agentcli.Request{Timeout: 500 * time.Millisecond})
+	s, _ := mustToy(t, "", &agentcli.Request{Timeout: deafDeadline})
 	if _, err := s.Run(context.Background(), "deafen"); err != nil {
 		t.Fatal(err)
 	}
