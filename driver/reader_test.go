@@ -334,3 +334,67 @@ func TestReaderOwnOver(t *testing.T) {
 		t.Fatalf("exit %+v", e)
 	}
 }
+
+// roomHeld returns how many runs hold the heap room and whether it is
+// allocated.
+func roomHeld() (int, bool) {
+	room.mu.Lock()
+	defer room.mu.Unlock()
+	return room.runs, room.mem != nil
+}
+
+// readAtLeast takes the lines r hands over until n bytes have arrived.
+func readAtLeast(t *testing.T, r *lineReader, n int) {
+	t.Helper()
+	got := 0
+	for got < n {
+		b, ok := r.next()
+		if !ok {
+			t.Fatalf("the run ended after %d bytes", got)
+		}
+		for _, l := range b {
+			got += len(l.Data)
+		}
+		r.recycle(b)
+	}
+}
+
+// A run whose lines are kept holds the heap room once it has read more
+// than roomAfter bytes, until it stops reading; two such runs share one
+// room; a shorter run, and a run whose lines are borrowed, never take it.
+func TestReaderHeapRoom(t *testing.T) {
+	// Lines of 1000 bytes, then the CLI stays up with nothing to say.
+	lines := func(n int) string {
+		return `awk 'BEGIN { s = sprintf("%1000s", "x"); for (i = 0; i < ` + strconv.Itoa(n) + `; i++) print s }'; exec sleep 60`
+	}
+	if n, held := roomHeld(); n != 0 || held {
+		t.Fatalf("before any run: %d runs hold the room (allocated: %v)", n, held)
+	}
+	short := startReader(context.Background(), startSh(t, lines(roomAfter/1001-10)), &runLog{}, nil, nil, 0, false, math.MaxInt)
+	readAtLeast(t, short, roomAfter-20000)
+	borrowed := startReader(context.Background(), startSh(t, lines(2*roomAfter/1000+10)), &runLog{}, nil, nil, 0, true, math.MaxInt)
+	readAtLeast(t, borrowed, 2*roomAfter)
+	if n, held := roomHeld(); n != 0 || held {
+		t.Fatalf("a short run and a borrowing one: %d runs hold the room (allocated: %v)", n, held)
+	}
+	var long [2]*lineReader
+	for i := range long {
+		long[i] = startReader(context.Background(), startSh(t, lines(roomAfter/1000+10)), &runLog{}, nil, numDecoder, 2, false, math.MaxInt)
+		readAtLeast(t, long[i], roomAfter+5000)
+		// The reading goroutine counts a line before it hands it over.
+		if n, held := roomHeld(); n != i+1 || !held {
+			t.Fatalf("after %d long runs: %d runs hold the room (allocated: %v)", i+1, n, held)
+		}
+	}
+	mem := &room.mem[0]
+	long[0].stop()
+	if n, held := roomHeld(); n != 1 || !held || &room.mem[0] != mem {
+		t.Fatalf("one of two long runs stopped: %d runs hold the room (allocated: %v, the same: %v)", n, held, held && &room.mem[0] == mem)
+	}
+	long[1].stop()
+	short.stop()
+	borrowed.stop()
+	if n, held := roomHeld(); n != 0 || held {
+		t.Fatalf("every run stopped: %d runs hold the room (allocated: %v)", n, held)
+	}
+}

@@ -17,6 +17,7 @@
 #   noinplace  in-place decoding of long strings (driver/jsonscan: always copied)
 #   noblock    64-byte string blocks (driver/jsonscan: 8 bytes at a time)
 #   nopipe     the 1 MiB stdout pipe (internal/proc: the system's 64 KiB)
+#   noroom     the heap room of runs that keep Raw (driver/reader.go: never taken)
 # Each variant is a one-line source edit applied to a scratch worktree; a
 # script that no longer finds the line it edits stops with an error
 # instead of measuring the unchanged code.
@@ -45,11 +46,12 @@ variant() {
   noinplace) edit driver/jsonscan/inplace.go 's/const inPlaceMin = 64 << 10/const inPlaceMin = 1 << 62/' ;;
   noblock) edit driver/jsonscan/jsonscan.go 's/if r\+blockNeed <= len\(buf\) \{\n(\t+)var end bool/if false && r+blockNeed <= len(buf) {\n$1var end bool/' ;;
   nopipe) edit internal/proc/exit_linux.go 's/(func growPipe\(f \*os\.File\) \{)/$1\n\treturn/' ;;
+  noroom) edit driver/reader.go 's/if kept <= roomAfter \{/if false && kept <= roomAfter {/' ;;
   *) echo "ablate: unknown technique $1" >&2; exit 2 ;;
   esac
 }
 
-names=${ABLATE:-nodec,nommap,noinplace,noblock,nopipe}
+names=${ABLATE:-nodec,nommap,noinplace,noblock,nopipe,noroom}
 (cd "$src" && go build -o "$work/gorunner-base" ./internal/bench/gorunner)
 variants="base=$work/gorunner-base"
 for n in ${names//,/ }; do
