@@ -81,7 +81,6 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -498,9 +497,15 @@ func (p *Process) Buffered() int {
 	return p.lines.Buffered()
 }
 
+// trimEOL drops a line's newline and a carriage return before it.
 func trimEOL(b []byte) []byte {
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	return bytes.TrimSuffix(b, []byte("\r"))
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+	}
+	if n := len(b); n > 0 && b[n-1] == '\r' {
+		b = b[:n-1]
+	}
+	return b
 }
 
 // Wait discards unread stdout, waits for the CLI to exit and be reaped
