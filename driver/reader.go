@@ -236,10 +236,9 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		}
 	}()
 	defer r.catch()
+	var m lineMem
+	defer m.leaveRoom()
 	var batch []readLine
-	var mem []byte // the batch's memory for borrowed lines
-	kept := 0      // bytes of lines allocated (counted until roomAfter)
-	memCap := 0    // the largest mem so far
 	size, k := 0, 0
 	// The first batches are small, so that the first lines reach the
 	// caller at once: their limit doubles from one line up to
@@ -275,45 +274,15 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		default:
 			batch = nil
 		}
-		mem = nil
+		m.mem = nil
 		if cap(batch) > 0 {
-			mem = batch[:1][0].mem[:0]
+			m.mem = batch[:1][0].mem[:0]
 		}
 		size = 0
 		return true
 	}
 	for ctx.Err() == nil {
-		var line proc.Line
-		var err error
-		owned := false
-		if r.borrow {
-			n := len(mem)
-			line, mem, err = r.p.ReadLineTo(mem)
-			// A line that did not fit has memory of its own.
-			owned = err == nil && len(mem) == n && len(line.Data) > 0
-			if owned && cap(mem) < maxBatchMem {
-				// Later lines go to more memory (the lines already in mem
-				// keep theirs), as much as the largest so far, or twice as
-				// much.
-				memCap = max(memCap, min(max(2*cap(mem), minBatchMem), maxBatchMem))
-				mem = make([]byte, 0, memCap)
-			}
-		} else {
-			// A line that is not borrowed has an allocation of its own,
-			// of its size. Reading such lines one after another into
-			// shared 32 KiB chunks instead saved 1-2 % of the
-			// instructions of a 200 MB run (cachegrind), too little to
-			// measure in time on this VM, and made every event kept
-			// alive keep its chunk alive: removed (issue 23).
-			line, err = r.p.ReadLine()
-			owned = err == nil && longerThan(line.Data, r.ownOver)
-			if kept <= roomAfter {
-				if kept += len(line.Data); kept > roomAfter {
-					holdRoom()
-					defer releaseRoom()
-				}
-			}
-		}
+		line, owned, err := r.readLine(&m)
 		if err != nil {
 			// EOF, or a read error: the exit status and the terminal
 			// event decide the outcome.
@@ -341,7 +310,7 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 		// goroutines.
 		e.Line, e.utf8, e.owned = line, r.checkUTF8 && utf8.Valid(line.Data), owned
 		if r.borrow {
-			batch[0].mem = mem
+			batch[0].mem = m.mem
 		}
 		size += len(line.Data)
 		if (size >= batchBytes || len(batch) >= limit || r.p.Buffered() == 0) && !send() {
@@ -350,6 +319,57 @@ func (r *lineReader) run(ctx context.Context, lg *runLog, wl *wirelog.Writer, di
 	}
 	if len(batch) > 0 {
 		send()
+	}
+}
+
+// lineMem is the memory the reading goroutine reads lines into.
+type lineMem struct {
+	mem    []byte // while borrowing, the current batch's memory
+	memCap int    // the largest mem so far
+	kept   int    // bytes of lines allocated, counted up to roomAfter
+	room   bool   // the heap room is held
+}
+
+// readLine reads the next line. While borrowing, it reads it into m.mem,
+// or, if it does not fit there, into memory of its own (owned), and
+// gives later lines more memory. Otherwise each line has an allocation of
+// its own, of its size, handed over for keeps (owned) when it is longer
+// than ownOver; once such lines have passed roomAfter bytes the heap room
+// is held until m.leaveRoom.
+func (r *lineReader) readLine(m *lineMem) (line proc.Line, owned bool, err error) {
+	if r.borrow {
+		n := len(m.mem)
+		line, m.mem, err = r.p.ReadLineTo(m.mem)
+		owned = err == nil && len(m.mem) == n && len(line.Data) > 0
+		if owned && cap(m.mem) < maxBatchMem {
+			// Later lines go to more memory (the lines already in mem
+			// keep theirs), as much as the largest so far, or twice as
+			// much.
+			m.memCap = max(m.memCap, min(max(2*cap(m.mem), minBatchMem), maxBatchMem))
+			m.mem = make([]byte, 0, m.memCap)
+		}
+		return line, owned, err
+	}
+	// Reading lines one after another into shared 32 KiB chunks instead
+	// saved 1-2 % of the instructions of a 200 MB run (cachegrind), too
+	// little to measure in time on this VM, and made every event kept
+	// alive keep its chunk alive: removed (issue 23).
+	line, err = r.p.ReadLine()
+	owned = err == nil && longerThan(line.Data, r.ownOver)
+	if !m.room {
+		if m.kept += len(line.Data); m.kept > roomAfter {
+			holdRoom()
+			m.room = true
+		}
+	}
+	return line, owned, err
+}
+
+// leaveRoom gives the heap room back if m holds it.
+func (m *lineMem) leaveRoom() {
+	if m.room {
+		releaseRoom()
+		m.room = false
 	}
 }
 

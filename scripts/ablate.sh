@@ -46,7 +46,7 @@ variant() {
   noinplace) edit driver/jsonscan/inplace.go 's/const inPlaceMin = 64 << 10/const inPlaceMin = 1 << 62/' ;;
   noblock) edit driver/jsonscan/jsonscan.go 's/if r\+blockNeed <= len\(buf\) \{\n(\t+)var end bool/if false && r+blockNeed <= len(buf) {\n$1var end bool/' ;;
   nopipe) edit internal/proc/exit_linux.go 's/(func growPipe\(f \*os\.File\) \{)/$1\n\treturn/' ;;
-  noroom) edit driver/reader.go 's/if kept <= roomAfter \{/if false && kept <= roomAfter {/' ;;
+  noroom) edit driver/reader.go 's/if !m\.room \{/if false && !m.room {/' ;;
   *) echo "ablate: unknown technique $1" >&2; exit 2 ;;
   esac
 }
