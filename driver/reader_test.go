@@ -335,12 +335,15 @@ func TestReaderOwnOver(t *testing.T) {
 	}
 }
 
-// roomHeld returns how many runs hold the heap room and whether it is
-// allocated.
-func roomHeld() (int, bool) {
+// roomHeld returns how many runs hold the heap room and its first byte
+// (nil when it is not allocated), read under its lock.
+func roomHeld() (int, *byte) {
 	room.mu.Lock()
 	defer room.mu.Unlock()
-	return room.runs, room.mem != nil
+	if room.mem == nil {
+		return room.runs, nil
+	}
+	return room.runs, &room.mem[0]
 }
 
 // readAtLeast takes the lines r hands over until n bytes have arrived.
@@ -367,34 +370,34 @@ func TestReaderHeapRoom(t *testing.T) {
 	lines := func(n int) string {
 		return `awk 'BEGIN { s = sprintf("%1000s", "x"); for (i = 0; i < ` + strconv.Itoa(n) + `; i++) print s }'; exec sleep 60`
 	}
-	if n, held := roomHeld(); n != 0 || held {
-		t.Fatalf("before any run: %d runs hold the room (allocated: %v)", n, held)
+	if n, mem := roomHeld(); n != 0 || mem != nil {
+		t.Fatalf("before any run: %d runs hold the room (allocated: %v)", n, mem != nil)
 	}
 	short := startReader(context.Background(), startSh(t, lines(roomAfter/1001-10)), &runLog{}, nil, nil, 0, false, math.MaxInt)
 	readAtLeast(t, short, roomAfter-20000)
 	borrowed := startReader(context.Background(), startSh(t, lines(2*roomAfter/1000+10)), &runLog{}, nil, nil, 0, true, math.MaxInt)
 	readAtLeast(t, borrowed, 2*roomAfter)
-	if n, held := roomHeld(); n != 0 || held {
-		t.Fatalf("a short run and a borrowing one: %d runs hold the room (allocated: %v)", n, held)
+	if n, mem := roomHeld(); n != 0 || mem != nil {
+		t.Fatalf("a short run and a borrowing one: %d runs hold the room (allocated: %v)", n, mem != nil)
 	}
 	var long [2]*lineReader
 	for i := range long {
 		long[i] = startReader(context.Background(), startSh(t, lines(roomAfter/1000+10)), &runLog{}, nil, numDecoder, 2, false, math.MaxInt)
 		readAtLeast(t, long[i], roomAfter+5000)
 		// The reading goroutine counts a line before it hands it over.
-		if n, held := roomHeld(); n != i+1 || !held {
-			t.Fatalf("after %d long runs: %d runs hold the room (allocated: %v)", i+1, n, held)
+		if n, mem := roomHeld(); n != i+1 || mem == nil {
+			t.Fatalf("after %d long runs: %d runs hold the room (allocated: %v)", i+1, n, mem != nil)
 		}
 	}
-	mem := &room.mem[0]
+	_, first := roomHeld()
 	long[0].stop()
-	if n, held := roomHeld(); n != 1 || !held || &room.mem[0] != mem {
-		t.Fatalf("one of two long runs stopped: %d runs hold the room (allocated: %v, the same: %v)", n, held, held && &room.mem[0] == mem)
+	if n, mem := roomHeld(); n != 1 || mem != first {
+		t.Fatalf("one of two long runs stopped: %d runs hold the room (allocated: %v, the same: %v)", n, mem != nil, mem == first)
 	}
 	long[1].stop()
 	short.stop()
 	borrowed.stop()
-	if n, held := roomHeld(); n != 0 || held {
-		t.Fatalf("every run stopped: %d runs hold the room (allocated: %v)", n, held)
+	if n, mem := roomHeld(); n != 0 || mem != nil {
+		t.Fatalf("every run stopped: %d runs hold the room (allocated: %v)", n, mem != nil)
 	}
 }
