@@ -72,6 +72,9 @@
 //   - Other unix systems: no tag scan; every descendant that left the group
 //     survives the run (within the bounds above).
 //   - Wait reaps the CLI itself before it returns.
+//   - Linux only: the kernel kills the CLI (SIGKILL) when this process ends,
+//     however it ends (Pdeathsig; see startCmd). Its descendants are not
+//     signalled then.
 //
 // Terminals: StartTerminal runs a CLI's interactive UI on a terminal
 // instead of pipes, with the same stopping and reaping; it also hands the
@@ -99,10 +102,12 @@ import (
 // Process is a running CLI. ReadLine, Wait and Close must be called from
 // one goroutine; Stop, Pid and Stdin (and the writer it returns) from any.
 type Process struct {
-	cmd   *exec.Cmd
-	pid   int
-	tag   string
-	grace time.Duration
+	cmd *exec.Cmd
+	// spawned is called once the CLI is reaped (see startCmd).
+	spawned func()
+	pid     int
+	tag     string
+	grace   time.Duration
 
 	out     *pipeReader
 	lines   *bufio.Reader
@@ -180,11 +185,12 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		cmd.Stdin = pp.inR
 	} // else nil: os/exec connects /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	spawned, err := startCmd(cmd)
+	if err != nil {
 		pp.close()
 		return nil, err
 	}
-	p.cmd = cmd
+	p.cmd, p.spawned = cmd, spawned
 	p.pid = cmd.Process.Pid
 	// The child has its own copies; close ours so EOF can be seen.
 	pp.outW.Close()
@@ -313,6 +319,7 @@ func (p *Process) waitLoop() {
 		}
 		p.waitErr = p.cmd.Wait()
 	}
+	p.spawned()
 	if p.term != nil {
 		p.term.restore(p.isStopped() || signaled(p.waitErr))
 	}

@@ -1,12 +1,16 @@
 package proc
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,4 +200,120 @@ func TestStdoutPipeGrown(t *testing.T) {
 		t.Fatalf("%d lines", n)
 	}
 	p.Wait()
+}
+
+// hostHelperEnv makes the test binary run hostHelper instead of tests: a
+// host that starts a CLI and then waits to be killed.
+const hostHelperEnv = "AGENTCLI_PROC_HOST_HELPER"
+
+func init() {
+	if os.Getenv(hostHelperEnv) == "locked" {
+		// The main goroutine keeps the main thread (which the runtime
+		// never ends), so the goroutine that locks a thread below gets
+		// another one, which ends with it.
+		runtime.LockOSThread()
+	}
+}
+
+// hostHelper starts `sleep 60` as a run's CLI, prints its pid and blocks.
+// In mode "locked" the start happens on a goroutine that locks its thread
+// and returns (so the runtime ends that thread), and the pid is printed
+// only once that goroutine is gone.
+func hostHelper(mode string) {
+	started := make(chan *Process)
+	start := func() {
+		p, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "exec sleep 60"}, Env: os.Environ()})
+		if err != nil {
+			fmt.Println("HELPER-FAIL:", err)
+			os.Exit(1)
+		}
+		started <- p
+	}
+	if mode == "locked" {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			start()
+		}()
+	} else {
+		go start()
+	}
+	p := <-started
+	time.Sleep(200 * time.Millisecond) // the locked goroutine has returned
+	fmt.Println(p.Pid())
+	select {}
+}
+
+// A CLI does not outlive its host: when the process that started it dies
+// (here SIGKILL, which runs no Go code), the kernel kills the CLI; and
+// the CLI does not die with the thread that started it.
+func TestCLIDiesWithHost(t *testing.T) {
+	for _, mode := range []string{"plain", "locked"} {
+		t.Run(mode, func(t *testing.T) {
+			host := exec.Command(os.Args[0], "-test.run=^$")
+			host.Env = append(os.Environ(), hostHelperEnv+"="+mode)
+			out, err := host.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { host.Process.Kill(); host.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			pid, perr := strconv.Atoi(strings.TrimSpace(line))
+			if err != nil || perr != nil {
+				t.Fatalf("host printed %q (%v)", line, err)
+			}
+			t.Cleanup(func() {
+				if alive(pid) {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			time.Sleep(300 * time.Millisecond)
+			if !alive(pid) {
+				t.Fatal("the CLI died while its host was alive")
+			}
+			host.Process.Kill()
+			host.Wait()
+			for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("the CLI outlived its host by 5 s")
+				}
+			}
+		})
+	}
+}
+
+// waitSpawnLoops waits up to 3 s for the number of forking goroutines
+// (spawn_linux.go) to be want, and says whether it was.
+func waitSpawnLoops(want int) bool {
+	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		buf := make([]byte, 1<<20)
+		if strings.Count(string(buf[:runtime.Stack(buf, true)]), "proc.spawnLoop(") == want {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
+// The forking goroutine lives while a CLI it started is unreaped, and is
+// gone once the last one is: an idle program has no goroutine of ours.
+func TestSpawnerOnlyWhileRunning(t *testing.T) {
+	p1 := start(t, "exec sleep 60", Spec{})
+	p2 := start(t, "exec sleep 60", Spec{})
+	if !waitSpawnLoops(1) {
+		t.Fatal("not one forking goroutine while two CLIs run")
+	}
+	p1.Stop()
+	p1.Wait()
+	if !waitSpawnLoops(1) {
+		t.Fatal("not one forking goroutine while one CLI runs")
+	}
+	p2.Stop()
+	p2.Wait()
+	if !waitSpawnLoops(0) {
+		t.Fatal("the forking goroutine outlived the last CLI by 3 s")
+	}
 }

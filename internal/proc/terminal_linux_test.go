@@ -163,6 +163,9 @@ func TestStartTerminalNotTerminal(t *testing.T) {
 const helperEnv = "AGENTCLI_PROC_TERMINAL_HELPER"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(hostHelperEnv); mode != "" {
+		hostHelper(mode) // never returns
+	}
 	if os.Getenv(helperEnv) == "1" {
 		if err := foregroundHelper(); err != nil {
 			fmt.Println("HELPER-FAIL:", err)
