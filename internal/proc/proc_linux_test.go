@@ -240,7 +240,7 @@ func hostHelper(mode string) {
 	p := <-started
 	time.Sleep(200 * time.Millisecond) // the locked goroutine has returned
 	fmt.Println(p.Pid())
-	select {}
+	time.Sleep(time.Hour) // until killed (a timer, so never "all goroutines are asleep")
 }
 
 // A CLI does not outlive its host: when the process that started it dies
