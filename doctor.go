@@ -2,6 +2,7 @@ package agentcli
 
 import (
 	"context"
+	"runtime"
 	"sync"
 )
 
@@ -49,17 +50,22 @@ type Diagnosis struct {
 // defaults; a set Path applies to every backend), and returns the
 // diagnoses in name order. It starts each CLI only to ask for its version:
 // it makes no model call. Backends that cannot diagnose themselves
-// are reported from Check alone. The backends are diagnosed concurrently;
-// Doctor
-// blocks until all are done or ctx ends.
+// are reported from Check alone. The backends are diagnosed concurrently,
+// as many at a time as the machine has CPUs (two at least): a CLI's start
+// takes seconds of CPU, and a diagnosis's time limit is meant for the CLI,
+// not for a CPU shared with a dozen others. Doctor blocks until all are
+// done or ctx ends.
 func Doctor(ctx context.Context, opts *Options) []Diagnosis {
 	names := Backends()
 	out := make([]Diagnosis, len(names))
+	slots := make(chan struct{}, max(2, runtime.NumCPU()))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			out[i] = diagnose(ctx, name, opts)
 		}()
 	}

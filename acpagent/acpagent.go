@@ -403,8 +403,10 @@ func (b *backend) Check(ctx context.Context) error {
 	return b.Backend.Check(ctx)
 }
 
-// probeTimeout bounds Doctor's initialize.
-const probeTimeout = 30 * time.Second
+// probeTimeout bounds Doctor's initialize: an agent that never answers
+// is reported, while one that only starts slowly on a busy machine (a
+// Node or Bun agent takes seconds of CPU to start) is given its time.
+const probeTimeout = time.Minute
 
 // Diagnose implements Doctor's diagnosis: the binary, and the agent's own
 // answer to initialize (no session, no model call).
