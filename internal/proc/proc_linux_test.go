@@ -289,7 +289,7 @@ func TestCLIDiesWithHost(t *testing.T) {
 func waitSpawnLoops(want int) bool {
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		buf := make([]byte, 1<<20)
-		if strings.Count(string(buf[:runtime.Stack(buf, true)]), "proc.spawnLoop(") == want {
+		if strings.Count(string(buf[:runtime.Stack(buf, true)]), "proc.forkAndHold(") == want {
 			return true
 		}
 		if time.Now().After(deadline) {
@@ -298,13 +298,14 @@ func waitSpawnLoops(want int) bool {
 	}
 }
 
-// The forking goroutine lives while a CLI it started is unreaped, and is
-// gone once the last one is: an idle program has no goroutine of ours.
+// Each CLI has a forking goroutine of its own while it is unreaped (so
+// starts do not queue behind one another), and none is left once the
+// last one is reaped: an idle program has no goroutine of ours.
 func TestSpawnerOnlyWhileRunning(t *testing.T) {
 	p1 := start(t, "exec sleep 60", Spec{})
 	p2 := start(t, "exec sleep 60", Spec{})
-	if !waitSpawnLoops(1) {
-		t.Fatal("not one forking goroutine while two CLIs run")
+	if !waitSpawnLoops(2) {
+		t.Fatal("not two forking goroutines while two CLIs run")
 	}
 	p1.Stop()
 	p1.Wait()
@@ -314,6 +315,6 @@ func TestSpawnerOnlyWhileRunning(t *testing.T) {
 	p2.Stop()
 	p2.Wait()
 	if !waitSpawnLoops(0) {
-		t.Fatal("the forking goroutine outlived the last CLI by 3 s")
+		t.Fatal("a forking goroutine outlived the last CLI by 3 s")
 	}
 }

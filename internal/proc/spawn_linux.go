@@ -18,64 +18,35 @@ import (
 // The kernel sends that signal when the thread that forked the child ends,
 // not the process, and the Go runtime ends a thread when a goroutine that
 // locked it returns: a CLI started from such a goroutine would be killed
-// in the middle of its run. So every CLI is forked by one goroutine that
-// keeps its thread locked while any CLI it started is unreaped; when the
-// last one is reaped it returns (its thread ends with nothing left to
-// signal), so an idle program has no goroutine of ours.
+// in the middle of its run. So each CLI is forked by a goroutine of its
+// own that keeps its thread locked until the CLI is reaped (see
+// forkAndHold). Starts do not wait for each other (one that hangs in
+// execve, on a hung file system, holds back no other), and an idle program
+// has no goroutine of ours.
 func startCmd(cmd *exec.Cmd) (done func(), err error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
-	spawner.mu.Lock()
-	if spawner.live == 0 {
-		spawner.starts = make(chan spawn)
-		go spawnLoop(spawner.starts)
-	}
-	spawner.live++
-	starts := spawner.starts
-	spawner.mu.Unlock()
-
-	errc := make(chan error, 1)
-	starts <- spawn{cmd, errc}
-	if err := <-errc; err != nil {
-		unspawn()
+	started := make(chan error, 1)
+	reaped := make(chan struct{})
+	go forkAndHold(cmd, started, reaped)
+	if err := <-started; err != nil {
 		return nil, err
 	}
-	return sync.OnceFunc(unspawn), nil
+	return sync.OnceFunc(func() { close(reaped) }), nil
 }
 
-// spawner is the forking goroutine's state: its queue, and how many of
-// the children it started are not reaped yet (or being started).
-var spawner struct {
-	mu     sync.Mutex
-	live   int
-	starts chan spawn
-}
-
-// spawn is one start: the command and where its error goes.
-type spawn struct {
-	cmd *exec.Cmd
-	err chan<- error
-}
-
-// unspawn counts a child reaped (or never started); after the last one
-// the forking goroutine returns.
-func unspawn() {
-	spawner.mu.Lock()
-	defer spawner.mu.Unlock()
-	if spawner.live--; spawner.live == 0 {
-		close(spawner.starts)
-		spawner.starts = nil
-	}
-}
-
-// spawnLoop starts the commands it is sent on a thread it keeps locked
-// until starts is closed; then it returns without unlocking it, so the
-// runtime ends the thread instead of handing it to another goroutine.
-func spawnLoop(starts <-chan spawn) {
+// forkAndHold starts cmd on a thread it locks, and holds the thread until
+// reaped is closed (or at once, when the start failed); then it returns
+// without unlocking it, so the runtime ends the thread instead of handing
+// it to another goroutine. A parked thread costs no CPU; one per running
+// CLI is nothing beside the CLI.
+func forkAndHold(cmd *exec.Cmd, started chan<- error, reaped <-chan struct{}) {
 	runtime.LockOSThread()
-	for s := range starts {
-		s.err <- s.cmd.Start()
+	err := cmd.Start()
+	started <- err
+	if err == nil {
+		<-reaped
 	}
 }
