@@ -3,7 +3,8 @@ package agentcli
 import (
 	"context"
 	"runtime"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // DiagnosisStatus grades a Diagnosis.
@@ -58,18 +59,15 @@ type Diagnosis struct {
 func Doctor(ctx context.Context, opts *Options) []Diagnosis {
 	names := Backends()
 	out := make([]Diagnosis, len(names))
-	slots := make(chan struct{}, max(2, runtime.NumCPU()))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(max(2, runtime.NumCPU()))
 	for i, name := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+		g.Go(func() error {
 			out[i] = diagnose(ctx, name, opts)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	_ = g.Wait() // no diagnosis returns an error
 	return out
 }
 
