@@ -103,8 +103,9 @@ import (
 // one goroutine; Stop, Pid and Stdin (and the writer it returns) from any.
 type Process struct {
 	cmd *exec.Cmd
-	// spawned is called once the CLI is reaped (see startCmd).
-	spawned func()
+	// release is called once the CLI is reaped: it lets the thread that
+	// forked it end (see startCmd).
+	release func()
 	pid     int
 	tag     string
 	grace   time.Duration
@@ -185,12 +186,12 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		cmd.Stdin = pp.inR
 	} // else nil: os/exec connects /dev/null
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	spawned, err := startCmd(cmd)
+	release, err := startCmd(cmd)
 	if err != nil {
 		pp.close()
 		return nil, err
 	}
-	p.cmd, p.spawned = cmd, spawned
+	p.cmd, p.release = cmd, release
 	p.pid = cmd.Process.Pid
 	// The child has its own copies; close ours so EOF can be seen.
 	pp.outW.Close()
@@ -319,7 +320,7 @@ func (p *Process) waitLoop() {
 		}
 		p.waitErr = p.cmd.Wait()
 	}
-	p.spawned()
+	p.release()
 	if p.term != nil {
 		p.term.restore(p.isStopped() || signaled(p.waitErr))
 	}

@@ -284,9 +284,9 @@ func TestCLIDiesWithHost(t *testing.T) {
 	}
 }
 
-// waitSpawnLoops waits up to 3 s for the number of forking goroutines
+// waitForkers waits up to 3 s for the number of forking goroutines
 // (spawn_linux.go) to be want, and says whether it was.
-func waitSpawnLoops(want int) bool {
+func waitForkers(want int) bool {
 	for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		buf := make([]byte, 1<<20)
 		if strings.Count(string(buf[:runtime.Stack(buf, true)]), "proc.forkAndHold(") == want {
@@ -301,20 +301,20 @@ func waitSpawnLoops(want int) bool {
 // Each CLI has a forking goroutine of its own while it is unreaped (so
 // starts do not queue behind one another), and none is left once the
 // last one is reaped: an idle program has no goroutine of ours.
-func TestSpawnerOnlyWhileRunning(t *testing.T) {
+func TestForkerOnlyWhileRunning(t *testing.T) {
 	p1 := start(t, "exec sleep 60", Spec{})
 	p2 := start(t, "exec sleep 60", Spec{})
-	if !waitSpawnLoops(2) {
+	if !waitForkers(2) {
 		t.Fatal("not two forking goroutines while two CLIs run")
 	}
 	p1.Stop()
 	p1.Wait()
-	if !waitSpawnLoops(1) {
+	if !waitForkers(1) {
 		t.Fatal("not one forking goroutine while one CLI runs")
 	}
 	p2.Stop()
 	p2.Wait()
-	if !waitSpawnLoops(0) {
+	if !waitForkers(0) {
 		t.Fatal("a forking goroutine outlived the last CLI by 3 s")
 	}
 }

@@ -96,14 +96,14 @@ func StartTerminal(ctx context.Context, spec TerminalSpec) (*Process, error) {
 	p.term = ts
 	close(p.errDone)
 	var cmd *exec.Cmd
-	var spawned func()
+	var release func()
 	for i, attr := range attrs {
 		cmd = exec.Command(spec.Path, spec.Args...)
 		cmd.Dir = spec.Dir
 		cmd.Env = tagEnv(spec.Env, p.tag)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
 		cmd.SysProcAttr = attr
-		spawned, err = startCmd(cmd)
+		release, err = startCmd(cmd)
 		// A terminal that is another session's controlling terminal
 		// cannot become ours (EPERM): fall back to no controlling
 		// terminal. The failure happened in the child before exec.
@@ -114,7 +114,7 @@ func StartTerminal(ctx context.Context, spec TerminalSpec) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.cmd, p.spawned = cmd, spawned
+	p.cmd, p.release = cmd, release
 	p.pid = cmd.Process.Pid
 	if ts.foreground {
 		p.contQuit, p.contDone = make(chan struct{}), make(chan struct{})
