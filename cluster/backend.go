@@ -532,8 +532,9 @@ func (b *Backend) unavailable(ctx context.Context, what string, err error) error
 	return fmt.Errorf("%s: %w: %s: %w", b.opts.Backend, ErrUnavailable, what, err)
 }
 
-// maxResubmits bounds how often a job whose worker died before starting
-// it is submitted again.
+// maxResubmits bounds how many workers are handed a job (or a live
+// session's turn) that each died before starting it. The bound stops a
+// job that kills the workers that take it from going round the pool.
 const maxResubmits = 3
 
 // start submits a job for req and waits until a worker has taken it
@@ -567,7 +568,11 @@ func (b *Backend) start(ctx context.Context, req *agentcli.Request, kind string)
 		}
 		c.close()
 		var lost *WorkerLostError
-		if !errors.As(err, &lost) || lost.Started || attempt+1 >= maxResubmits {
+		if !errors.As(err, &lost) || lost.Started {
+			return nil, err
+		}
+		lost.tries = attempt + 1
+		if lost.tries >= maxResubmits {
 			return nil, err
 		}
 		b.opts.Logger.Warn("cluster: resubmitting a job its worker never started", "worker", lost.Worker)

@@ -83,6 +83,10 @@ type WorkerLostError struct {
 	// Reason says what happened, e.g. "no heartbeat" or "worker shut
 	// down".
 	Reason string
+
+	// tries counts the workers the work was handed to, when none of them
+	// started it (Started false): it ends so only after maxResubmits.
+	tries int
 }
 
 // Error implements the error interface.
@@ -93,6 +97,9 @@ func (e *WorkerLostError) Error() string {
 	}
 	if e.Silence > 0 {
 		s += fmt.Sprintf(" (silent for %v)", e.Silence.Round(time.Millisecond))
+	}
+	if e.tries > 1 {
+		s += fmt.Sprintf(" (the last of %d workers handed the work; none started it)", e.tries)
 	}
 	return s
 }

@@ -429,7 +429,8 @@ func TestRedeliveryOfUnstartedWork(t *testing.T) {
 	select {
 	case err := <-done:
 		var lost *WorkerLostError
-		if !errors.As(err, &lost) || lost.Started || lost.Worker != "ghost"+strconv.Itoa(maxResubmits-1) {
+		if !errors.As(err, &lost) || lost.Started || lost.Worker != "ghost"+strconv.Itoa(maxResubmits-1) ||
+			lost.tries != maxResubmits || !strings.Contains(err.Error(), fmt.Sprintf("last of %d workers", maxResubmits)) {
 			t.Fatalf("orphaned run: %v (%T)", err, err)
 		}
 	case <-time.After(20 * time.Second):

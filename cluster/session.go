@@ -227,7 +227,8 @@ func (s *session) moved() {
 
 // startTurn hands the turn to the session's worker and returns its call.
 // A worker that is gone before it took the turn (no one listens on the
-// session's subject) is replaced: the session moves, once.
+// session's subject) is replaced: the session moves, until maxResubmits
+// workers were handed the turn.
 func (s *session) startTurn(ctx context.Context, t *agentcli.Turn) (*call, error) {
 	for attempt := 0; ; attempt++ {
 		s.mu.Lock()
@@ -266,7 +267,7 @@ func (s *session) startTurn(ctx context.Context, t *agentcli.Turn) (*call, error
 		if blob && !took {
 			s.dropBlob(c.id)
 		}
-		if errors.Is(err, nats.ErrNoResponders) && !took && attempt == 0 {
+		if errors.Is(err, nats.ErrNoResponders) && !took && attempt+1 < maxResubmits {
 			s.moved() // the worker, or its copy of the session, is gone
 			continue
 		}
@@ -275,8 +276,12 @@ func (s *session) startTurn(ctx context.Context, t *agentcli.Turn) (*call, error
 		}
 		if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) {
 			s.moved()
-			return nil, &WorkerLostError{Backend: s.b.opts.Backend, Worker: home.Worker, Started: took,
+			lost := &WorkerLostError{Backend: s.b.opts.Backend, Worker: home.Worker, Started: took,
 				Reason: "it did not answer the turn"}
+			if !took {
+				lost.tries = attempt + 1
+			}
+			return nil, lost
 		}
 		return nil, err
 	}

@@ -28,7 +28,9 @@ import (
 //   - nothing lost: every call returns, with success or a
 //     *WorkerLostError for a run its worker had started (and only when a
 //     worker was killed); work whose worker died before starting it runs
-//     elsewhere;
+//     elsewhere (a *WorkerLostError with Started false only once
+//     maxResubmits workers in a row died so: kills this frequent do
+//     that, rarely, on a loaded machine);
 //   - nothing run twice: no prompt reaches a CLI twice, and every
 //     successful one exactly once;
 //   - per-session order: the turns of each session ran in the order they
@@ -71,7 +73,9 @@ func TestStressKillsAndRestart(t *testing.T) {
 	for range 3 {
 		spawn()
 	}
-	b := newPoolBackend(t, n, nil)
+	po := testOptions()
+	po.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b := newPoolBackend(t, n, po)
 
 	// The chaos: kills every 50-250 ms, a NATS restart after a third of
 	// the runs.
@@ -211,6 +215,11 @@ func TestStressKillsAndRestart(t *testing.T) {
 				lost++
 				if !wl.Started {
 					lostUnstarted++
+					t.Logf("%s: lost before starting: %v", o.prompt, o.err)
+					if wl.tries < maxResubmits {
+						t.Errorf("%s: lost before starting by %d worker(s): it should have been handed to %d",
+							o.prompt, wl.tries, maxResubmits)
+					}
 				}
 			case errors.Is(o.err, ErrSessionNotSaved):
 				notSaved++ // ran, told so; not counted as part of the history
@@ -221,9 +230,6 @@ func TestStressKillsAndRestart(t *testing.T) {
 	}
 	t.Logf("%d succeeded, %d lost with their worker (%d before starting), %d not saved",
 		len(succeeded), lost, lostUnstarted, notSaved)
-	if lostUnstarted > 0 {
-		t.Errorf("%d runs lost before starting: they should have been submitted again", lostUnstarted)
-	}
 	if notSaved > 0 {
 		t.Errorf("%d sessions not saved: a NATS restart should only delay saving", notSaved)
 	}
