@@ -300,16 +300,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	case "assistant.message_delta":
 		p.textEvent(base, agentcli.EventTextDelta, d.DeltaContent, false)
 	case "assistant.message":
-		p.textEvent(base, agentcli.EventText, d.Content, false)
-		if d.Content != "" && d.ParentToolCallID == "" {
-			p.text = d.Content
-		}
-		if d.Model != "" && d.ParentToolCallID == "" {
-			p.model = d.Model
-		}
-		for _, tr := range d.ToolRequests {
-			p.toolUse(base, tr.ToolCallID, tr.Name, tr.Arguments)
-		}
+		p.message(base, d)
 	case "assistant.reasoning_delta":
 		p.textEvent(base, agentcli.EventThinking, d.DeltaContent, true)
 	case "assistant.reasoning":
@@ -354,12 +345,7 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 	case usageType:
 		add(p.usageEvent(base, w, line))
 	case "result":
-		// The end of the run; the runner's EventResult follows the exit.
-		p.result, p.resultSession, p.resultRaw = true, w.SessionID, raw
-		p.resultCode = 0
-		if w.HasExitCode {
-			p.resultCode = w.ExitCode
-		}
+		p.resultLine(w, raw)
 	default:
 		if !ignored[w.Type] {
 			ev := base
@@ -368,6 +354,31 @@ func (p *parser) Apply(w *wireLine, line *driver.Line) []agentcli.Event {
 		}
 	}
 	return p.evs
+}
+
+// message applies an assistant.message line: its text, and the tool
+// calls it requests.
+func (p *parser) message(base agentcli.Event, d *wireData) {
+	p.textEvent(base, agentcli.EventText, d.Content, false)
+	if d.Content != "" && d.ParentToolCallID == "" {
+		p.text = d.Content
+	}
+	if d.Model != "" && d.ParentToolCallID == "" {
+		p.model = d.Model
+	}
+	for _, tr := range d.ToolRequests {
+		p.toolUse(base, tr.ToolCallID, tr.Name, tr.Arguments)
+	}
+}
+
+// resultLine applies the result line, the end of the run; the runner's
+// EventResult follows the exit.
+func (p *parser) resultLine(w *wireLine, raw json.RawMessage) {
+	p.result, p.resultSession, p.resultRaw = true, w.SessionID, raw
+	p.resultCode = 0
+	if w.HasExitCode {
+		p.resultCode = w.ExitCode
+	}
 }
 
 // toolResult is the result of a tool.execution_complete line.

@@ -39,71 +39,12 @@ import (
 // reasoning_effort low, medium and high. A model gemini does not know
 // (no alias) keeps its thinking settings.
 func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
-	p1 := func(s string) string {
-		if !strings.Contains(s, "$") {
-			return s
-		}
-		dollar = true
-		return strings.ReplaceAll(s, "$", "${"+driver.DollarVar+"}")
-	}
-	p2 := func(s string) string { return p1(strings.ReplaceAll(s, "$", `\$`)) }
 	settings = map[string]any{}
 	lists, _ := listsFor(req) // validate refused what gemini cannot hold
 	lists.settings(settings)
-	if len(req.MCPServers) > 0 {
-		servers := map[string]any{}
-		for _, s := range req.MCPServers {
-			if !lists.keeps(s.Name) {
-				continue
-			}
-			sv := map[string]any{}
-			if inc := lists.include[strings.ToLower(s.Name)]; len(inc) > 0 {
-				sv["includeTools"] = inc
-			}
-			if exc := lists.excludeMCP[strings.ToLower(s.Name)]; len(exc) > 0 {
-				sv["excludeTools"] = exc
-			}
-			if lists.servers != nil || driver.IsHostServer(req, s.Name) {
-				// Named by the allow list: its tools (includeTools)
-				// are approved in advance. agentcli's own server
-				// decides its calls itself (driver.HostTools).
-				sv["trust"] = true
-			}
-			if driver.IsHostServer(req, s.Name) {
-				// gemini's limit for one call of the server's tools
-				// (ms; 10 minutes by default): a host tool's call
-				// ends when its handler returns or the run ends.
-				sv["timeout"] = driver.HostToolTimeout.Milliseconds()
-			}
-			if s.URL != "" {
-				sv["url"], sv["type"] = p1(s.URL), "http"
-				if len(s.Headers) > 0 {
-					h := map[string]any{}
-					for k, v := range s.Headers {
-						h[k] = p2(v)
-					}
-					sv["headers"] = h
-				}
-			} else {
-				sv["command"] = p1(s.Command)
-				args := []any{}
-				for _, a := range s.Args {
-					args = append(args, p1(a))
-				}
-				sv["args"] = args
-				if env := driver.MCPEnv(s); len(env) > 0 {
-					e := map[string]any{}
-					for k, v := range env {
-						e[k] = p2(v)
-					}
-					sv["env"] = e
-				}
-			}
-			servers[s.Name] = sv
-		}
-		if len(servers) > 0 {
-			settings["mcpServers"] = servers
-		}
+	var esc dollars
+	if servers := mcpSettings(req, lists, &esc); len(servers) > 0 {
+		settings["mcpServers"] = servers
 	}
 	if level, budget, ok := thinking(req.Effort); ok {
 		alias := func(cfg map[string]any) map[string]any {
@@ -118,7 +59,79 @@ func runSettings(req *agentcli.Request) (settings map[string]any, dollar bool) {
 	if len(settings) == 0 {
 		return nil, false
 	}
-	return settings, dollar
+	return settings, esc.used
+}
+
+// dollars escapes the caller's "$" for gemini's expansions (see
+// runSettings) and remembers whether it met one.
+type dollars struct{ used bool }
+
+// once escapes s for a value gemini expands once.
+func (e *dollars) once(s string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	e.used = true
+	return strings.ReplaceAll(s, "$", "${"+driver.DollarVar+"}")
+}
+
+// twice escapes s for an env or header value, which gemini expands twice.
+func (e *dollars) twice(s string) string { return e.once(strings.ReplaceAll(s, "$", `\$`)) }
+
+// mcpSettings is the mcpServers setting for the servers of req that the
+// tool lists keep; nil when none.
+func mcpSettings(req *agentcli.Request, lists toolLists, esc *dollars) map[string]any {
+	servers := map[string]any{}
+	for _, s := range req.MCPServers {
+		if !lists.keeps(s.Name) {
+			continue
+		}
+		sv := map[string]any{}
+		if inc := lists.include[strings.ToLower(s.Name)]; len(inc) > 0 {
+			sv["includeTools"] = inc
+		}
+		if exc := lists.excludeMCP[strings.ToLower(s.Name)]; len(exc) > 0 {
+			sv["excludeTools"] = exc
+		}
+		if lists.servers != nil || driver.IsHostServer(req, s.Name) {
+			// Named by the allow list: its tools (includeTools)
+			// are approved in advance. agentcli's own server
+			// decides its calls itself (driver.HostTools).
+			sv["trust"] = true
+		}
+		if driver.IsHostServer(req, s.Name) {
+			// gemini's limit for one call of the server's tools
+			// (ms; 10 minutes by default): a host tool's call
+			// ends when its handler returns or the run ends.
+			sv["timeout"] = driver.HostToolTimeout.Milliseconds()
+		}
+		if s.URL != "" {
+			sv["url"], sv["type"] = esc.once(s.URL), "http"
+			if len(s.Headers) > 0 {
+				h := map[string]any{}
+				for k, v := range s.Headers {
+					h[k] = esc.twice(v)
+				}
+				sv["headers"] = h
+			}
+		} else {
+			sv["command"] = esc.once(s.Command)
+			args := []any{}
+			for _, a := range s.Args {
+				args = append(args, esc.once(a))
+			}
+			sv["args"] = args
+			if env := driver.MCPEnv(s); len(env) > 0 {
+				e := map[string]any{}
+				for k, v := range env {
+					e[k] = esc.twice(v)
+				}
+				sv["env"] = e
+			}
+		}
+		servers[s.Name] = sv
+	}
+	return servers
 }
 
 // thinking maps an effort level to Gemini 3's thinkingLevel and Gemini
