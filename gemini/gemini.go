@@ -156,16 +156,14 @@
 // # Host tools, questions and hooks
 //
 // Request.Tools are agentcli's MCP server "agentcli": in the settings
-// overlay of a run (with trust) or ACP's session/new, its tools named in
-// full in tools.allowed, since gemini 0.61.0 checks an MCP call's policy
-// under the server's prefixed name, which no server-wide rule matches;
+// overlay of a run or a live session (with trust; not ACP's session/new,
+// which has no time limit field), its tools named in full in
+// tools.allowed, since gemini 0.61.0 checks an MCP call's policy under
+// the server's prefixed name, which no server-wide rule matches;
 // agentcli decides each call itself, and a session allows whatever
-// permission request gemini still sends about them. A run's settings give
+// permission request gemini still sends about them. The settings give
 // the server gemini's per-server limit for one tool call ("timeout",
-// driver.HostToolTimeout; gemini's default is 10 minutes); ACP's
-// session/new has no such field, so in a live session gemini gives up on
-// a host tool's call after 10 minutes (the model is told the call
-// failed). gemini 0.61.0's fetch also gives up on a response whose
+// driver.HostToolTimeout; gemini's default is 10 minutes). gemini 0.61.0's fetch also gives up on a response whose
 // headers take 60 s, which agentcli's server prevents by starting a long
 // call's response after 15 s and keeping it alive. gemini removes its
 // own ask_user tool from headless runs and ACP, so Request.OnQuestion

@@ -5,11 +5,14 @@ package gemini
 //
 // Argv: gemini --acp --skip-trust [--model=M] [--allowed-mcp-server-names=NAME,...]
 // [ExtraArgs...], and GEMINI_CLI_HOME set to a one-shot run's private
-// overlay when Request.Effort needs settings (liveEnv). The session is
-// created with session/new (or loaded with session/load for
+// overlay when Request.Effort or host tools need settings (liveEnv). The
+// session is created with session/new (or loaded with session/load for
 // Request.SessionID) in Request.Dir, with Request.MCPServers as its
 // mcpServers (gemini advertises mcpCapabilities http and sse; stdio is
-// always there), then its approval mode is chosen with session/set_mode:
+// always there) except agentcli's host-tool server, which is a setting
+// (an ACP server has no call time limit and replaces a setting's server
+// of its name, so in the protocol it would keep gemini's 10 minutes),
+// then its approval mode is chosen with session/set_mode:
 //
 //	bypass  yolo     (every tool runs without asking, as `--approval-mode yolo`)
 //	ask     default  (gemini asks for shell commands, edits and web fetches; the callback decides)
@@ -85,10 +88,16 @@ func mcpValue(v string) string { return strings.ReplaceAll(v, "$", `\$`) }
 
 // liveEnv returns the environment entries a live session adds to r.Env:
 // the private GEMINI_CLI_HOME overlay of a one-shot run (see overlayHome)
-// when the request's effort needs settings, or nothing. MCP servers travel
-// in the protocol instead.
+// when the request's effort or agentcli's host-tool server needs
+// settings, or nothing. Other MCP servers travel in the protocol.
 func liveEnv(r *driver.Run) ([]string, error) {
-	extra, _ := runSettings(&agentcli.Request{Effort: r.Req.Effort,
+	var host []agentcli.MCPServer
+	for _, s := range r.Req.MCPServers {
+		if driver.IsHostServer(r.Req, s.Name) {
+			host = append(host, s)
+		}
+	}
+	extra, dollar := runSettings(&agentcli.Request{Effort: r.Req.Effort, MCPServers: host,
 		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools,
 		Tools: r.Req.Tools, OnQuestion: r.Req.OnQuestion})
 	if extra == nil {
@@ -98,7 +107,11 @@ func liveEnv(r *driver.Run) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{"GEMINI_CLI_HOME=" + over}, nil
+	env := []string{"GEMINI_CLI_HOME=" + over}
+	if dollar {
+		env = append(env, driver.DollarEnv)
+	}
+	return env, nil
 }
 
 // sessionMode returns gemini's approval mode for req's permission mode.
@@ -193,7 +206,7 @@ func startSession(ctx context.Context, r *driver.Run) (agentcli.Session, error) 
 	lists, _ := listsFor(req)
 	var servers []agentcli.MCPServer
 	for _, s := range req.MCPServers {
-		if lists.keeps(s.Name) {
+		if lists.keeps(s.Name) && !driver.IsHostServer(req, s.Name) { // the host's: liveEnv
 			servers = append(servers, s)
 		}
 	}

@@ -298,3 +298,44 @@ func TestLiveEnv(t *testing.T) {
 		t.Errorf("without effort: %q, %v", env, err)
 	}
 }
+
+// TestLiveEnvHostServer: a live session's host-tool server is a setting,
+// trusted and with driver.HostToolTimeout as its call time limit (in the
+// protocol it would keep gemini's 10 minutes); the request's other
+// servers are not (they travel in the protocol).
+func TestLiveEnvHostServer(t *testing.T) {
+	home := t.TempDir()
+	tool := agentcli.NewTool("now", "The time.", func(context.Context, struct{}) (string, error) { return "", nil })
+	r := &driver.Run{Req: &agentcli.Request{Tools: []agentcli.Tool{tool}, MCPServers: []agentcli.MCPServer{
+		{Name: "a", Command: "x"},
+		{Name: agentcli.HostServerName, URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer s$cret"}},
+	}}, Dir: home, Env: []string{"GEMINI_CLI_HOME=" + home}, Options: &agentcli.Options{}}
+	t.Cleanup(r.Cleanup)
+	env, err := liveEnv(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(env) != 2 || !strings.HasPrefix(env[0], "GEMINI_CLI_HOME=") || env[1] != driver.DollarEnv {
+		t.Fatalf("env %q", env)
+	}
+	b, err := os.ReadFile(filepath.Join(strings.TrimPrefix(env[0], "GEMINI_CLI_HOME="), ".gemini", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		MCPServers map[string]struct {
+			URL     string            `json:"url"`
+			Trust   bool              `json:"trust"`
+			Timeout int64             `json:"timeout"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	h, ok := got.MCPServers[agentcli.HostServerName]
+	if len(got.MCPServers) != 1 || !ok || !h.Trust || h.Timeout != driver.HostToolTimeout.Milliseconds() ||
+		h.URL != "http://127.0.0.1:9/mcp" || h.Headers["Authorization"] != `Bearer s\${`+driver.DollarVar+`}cret` {
+		t.Errorf("settings.json:\n%s", b)
+	}
+}
