@@ -302,6 +302,84 @@ func TestSessionMovesToAnotherWorker(t *testing.T) {
 	}
 }
 
+// TestTurnMovesWhenTheSessionStartIsLost: a live session's worker is
+// gone, and the worker that takes the session to start it again dies
+// while starting it: the turn, which no worker was sent, moves on to a
+// third worker and runs there, with the session's history (it used to
+// end with a *WorkerLostError saying the work had started).
+func TestTurnMovesWhenTheSessionStartIsLost(t *testing.T) {
+	rig := newPortableRig(t)
+	b, log := rig.b, rig.log
+	a := rig.worker(t, "A")
+	ctx := context.Background()
+	s, err := b.StartSession(ctx, &agentcli.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.kill(); err == nil {
+		t.Fatal("killed worker returned nil")
+	}
+	stall := &stallingStart{transcriptBackend: newTranscriptBackend("B", log, agentclitest.Reply("ok", "x")),
+		entered: make(chan struct{}), release: make(chan struct{})}
+	o := testWorkerOptions()
+	o.ID, o.Sessions = "B", rig.porter
+	bw := startWorker(t, rig.n, stall, o)
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Run(ctx, "t2")
+		done <- err
+	}()
+	select {
+	case <-stall.entered:
+	case err := <-done:
+		t.Fatalf("t2 ended before B started the session: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("B never started the session")
+	}
+	bw.nc.Close()
+	close(stall.release)
+	if err := bw.kill(); err == nil {
+		t.Fatal("killed worker returned nil")
+	}
+	rig.worker(t, "C")
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("t2: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("t2 did not end")
+	}
+	var where []string
+	for _, r := range log.all() {
+		where = append(where, r.Worker+":"+r.Prompt+"("+strings.Join(r.History, ",")+")")
+	}
+	if got := strings.Join(where, " "); got != "A:t1() C:t2(t1)" {
+		t.Errorf("turns ran at %s, want A:t1() C:t2(t1)", got)
+	}
+}
+
+// stallingStart is a transcriptBackend whose live sessions never start:
+// StartSession waits for release (or its context).
+type stallingStart struct {
+	*transcriptBackend
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *stallingStart) StartSession(ctx context.Context, _ *agentcli.Request) (agentcli.Session, error) {
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+	}
+	return nil, errors.New("the session never started")
+}
+
 // TestWorkerDiesMidRun: the run ends with a *WorkerLostError (matching
 // ErrWorkerLost and agentcli.ErrNoResult) and is not run again on the
 // other worker.

@@ -72,8 +72,28 @@ type session struct {
 }
 
 // place starts the session on a worker (again, resuming its id, when it
-// moves).
+// moves). A worker that dies while it starts the session is replaced,
+// until maxResubmits workers were; then *WorkerLostError with Started
+// false (no turn of the session ran on any of them).
 func (s *session) place(ctx context.Context) error {
+	for tries := 1; ; tries++ {
+		err := s.placeOnce(ctx)
+		var lost *WorkerLostError
+		if !errors.As(err, &lost) || !lost.Started {
+			return err // placeOnce's start gave up after maxResubmits workers
+		}
+		// The worker died while it started the session: no turn of it
+		// ran there, so another worker may start it.
+		if tries < maxResubmits && ctx.Err() == nil {
+			continue
+		}
+		return &WorkerLostError{Backend: lost.Backend, Worker: lost.Worker, Silence: lost.Silence,
+			Reason: "starting the session: " + lost.Reason, tries: tries}
+	}
+}
+
+// placeOnce starts the session on one worker.
+func (s *session) placeOnce(ctx context.Context) error {
 	s.mu.Lock()
 	req := s.req
 	if s.saved {

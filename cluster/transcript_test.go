@@ -188,6 +188,17 @@ type fakePorter struct {
 	imports []string // "from→to session"
 }
 
+// transcriptOf returns the transcriptBackend b is or wraps.
+func transcriptOf(b agentcli.Backend) (*transcriptBackend, bool) {
+	switch x := b.(type) {
+	case *transcriptBackend:
+		return x, true
+	case *stallingStart:
+		return x.transcriptBackend, true
+	}
+	return nil, false
+}
+
 type fakeArchive struct {
 	Exporter string   `json:"exporter"`
 	Session  string   `json:"session"`
@@ -195,7 +206,7 @@ type fakeArchive struct {
 }
 
 func (p *fakePorter) Export(ctx context.Context, b agentcli.Backend, dir, id string, w io.Writer) error {
-	t, ok := b.(*transcriptBackend)
+	t, ok := transcriptOf(b)
 	if !ok {
 		return errors.New("fakePorter: not a transcript backend")
 	}
@@ -210,7 +221,7 @@ func (p *fakePorter) Export(ctx context.Context, b agentcli.Backend, dir, id str
 }
 
 func (p *fakePorter) Import(ctx context.Context, b agentcli.Backend, dir string, r io.Reader) (string, error) {
-	t, ok := b.(*transcriptBackend)
+	t, ok := transcriptOf(b)
 	if !ok {
 		return "", errors.New("fakePorter: not a transcript backend")
 	}
