@@ -73,8 +73,9 @@
 //     survives the run (within the bounds above).
 //   - Wait reaps the CLI itself before it returns.
 //   - Linux only: the kernel kills the CLI (SIGKILL) when this process ends,
-//     however it ends (Pdeathsig; see startCmd). Its descendants are not
-//     signalled then.
+//     however it ends (Pdeathsig; see startCmd), and a sentinel in the
+//     CLI's group kills the rest of the group then (see guardGroup; not
+//     for a terminal's CLI). Descendants that left the group survive.
 //
 // Terminals: StartTerminal runs a CLI's interactive UI on a terminal
 // instead of pipes, with the same stopping and reaping; it also hands the
@@ -106,6 +107,9 @@ type Process struct {
 	// release is called once the CLI is reaped: it lets the thread that
 	// forked it end (see startCmd).
 	release func()
+	// unguard ends the sentinel that kills the group if this process
+	// dies (see guardGroup); nil for a terminal's CLI.
+	unguard func()
 	pid     int
 	tag     string
 	grace   time.Duration
@@ -193,6 +197,8 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	p.cmd, p.release = cmd, release
 	p.pid = cmd.Process.Pid
+	// Before waitLoop can reap the CLI: the group must still exist.
+	p.unguard = guardGroup(p.pid)
 	// The child has its own copies; close ours so EOF can be seen.
 	pp.outW.Close()
 	pp.errW.Close()
@@ -292,6 +298,9 @@ func (p *Process) waitLoop() {
 		// Nothing may wait on the pid once it can be reaped.
 		close(p.contQuit)
 		<-p.contDone
+	}
+	if p.unguard != nil {
+		p.unguard() // it is in the group: reaped first, not left to the scan
 	}
 	if zombie {
 		p.signalGroup(syscall.SIGKILL) // leftovers in the group

@@ -215,14 +215,15 @@ func init() {
 	}
 }
 
-// hostHelper starts `sleep 60` as a run's CLI, prints its pid and blocks.
-// In mode "locked" the start happens on a goroutine that locks its thread
-// and returns (so the runtime ends that thread), and the pid is printed
+// hostHelper starts a run's CLI that starts `sleep 60` in its group and
+// then becomes `sleep 60` itself, prints the pids of both and blocks. In
+// mode "locked" the start happens on a goroutine that locks its thread
+// and returns (so the runtime ends that thread), and the pids are printed
 // only once that goroutine is gone.
 func hostHelper(mode string) {
 	started := make(chan *Process)
 	start := func() {
-		p, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "exec sleep 60"}, Env: os.Environ()})
+		p, err := Start(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "sleep 60 & echo $!; exec sleep 60"}, Env: os.Environ()})
 		if err != nil {
 			fmt.Println("HELPER-FAIL:", err)
 			os.Exit(1)
@@ -238,14 +239,20 @@ func hostHelper(mode string) {
 		go start()
 	}
 	p := <-started
+	child, err := p.ReadLine()
+	if err != nil {
+		fmt.Println("HELPER-FAIL:", err)
+		os.Exit(1)
+	}
 	time.Sleep(200 * time.Millisecond) // the locked goroutine has returned
-	fmt.Println(p.Pid())
+	fmt.Println(p.Pid(), string(child.Data))
 	time.Sleep(time.Hour) // until killed (a timer, so never "all goroutines are asleep")
 }
 
 // A CLI does not outlive its host: when the process that started it dies
-// (here SIGKILL, which runs no Go code), the kernel kills the CLI; and
-// the CLI does not die with the thread that started it.
+// (here SIGKILL, which runs no Go code), the kernel kills the CLI, and the
+// group's sentinel what the CLI started in its group; and the CLI does not
+// die with the thread that started it.
 func TestCLIDiesWithHost(t *testing.T) {
 	for _, mode := range []string{"plain", "locked"} {
 		t.Run(mode, func(t *testing.T) {
@@ -260,24 +267,28 @@ func TestCLIDiesWithHost(t *testing.T) {
 			}
 			t.Cleanup(func() { host.Process.Kill(); host.Wait() })
 			line, err := bufio.NewReader(out).ReadString('\n')
-			pid, perr := strconv.Atoi(strings.TrimSpace(line))
-			if err != nil || perr != nil {
+			var pid, child int
+			if _, perr := fmt.Sscan(line, &pid, &child); err != nil || perr != nil {
 				t.Fatalf("host printed %q (%v)", line, err)
 			}
 			t.Cleanup(func() {
-				if alive(pid) {
-					syscall.Kill(pid, syscall.SIGKILL)
+				for _, p := range []int{pid, child} {
+					if alive(p) {
+						syscall.Kill(p, syscall.SIGKILL)
+					}
 				}
 			})
 			time.Sleep(300 * time.Millisecond)
-			if !alive(pid) {
-				t.Fatal("the CLI died while its host was alive")
+			if !alive(pid) || !alive(child) {
+				t.Fatal("the CLI or its child died while their host was alive")
 			}
 			host.Process.Kill()
 			host.Wait()
-			for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the CLI outlived its host by 5 s")
+			for what, p := range map[string]int{"CLI": pid, "CLI's child": child} {
+				for deadline := time.Now().Add(5 * time.Second); alive(p); time.Sleep(10 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("the %s outlived its host by 5 s", what)
+					}
 				}
 			}
 		})
@@ -316,5 +327,57 @@ func TestForkerOnlyWhileRunning(t *testing.T) {
 	p2.Wait()
 	if !waitForkers(0) {
 		t.Fatal("a forking goroutine outlived the last CLI by 3 s")
+	}
+}
+
+// sentinels returns the pids of this process's children in process group
+// pgid other than pgid itself, zombies included unless live.
+func sentinels(t *testing.T, pgid int, live bool) []int {
+	t.Helper()
+	names, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n.Name())
+		if err != nil || pid == pgid {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + n.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid pgrp
+		if len(f) >= 3 && f[1] == strconv.Itoa(os.Getpid()) && f[2] == strconv.Itoa(pgid) && (!live || f[0] != "Z") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// A CLI's group has one sentinel (guardGroup) while the CLI runs, which
+// Stop's SIGTERM does not end, and none once Wait returns: it is reaped,
+// whether the CLI exits by itself or is stopped.
+func TestSentinelOnlyWhileRunning(t *testing.T) {
+	for _, stop := range []bool{false, true} {
+		p := start(t, "trap '' TERM; read -r _; sleep 0.5", Spec{KeepStdin: true})
+		if s := sentinels(t, p.Pid(), true); len(s) != 1 {
+			t.Fatalf("sentinels %v while the CLI runs, want one", s)
+		}
+		if stop {
+			p.Stop() // SIGTERM now, which the CLI ignores, SIGKILL after KillGrace
+			time.Sleep(100 * time.Millisecond)
+			if s := sentinels(t, p.Pid(), true); len(s) != 1 {
+				t.Fatalf("live sentinels %v after SIGTERM, want one", s)
+			}
+		} else {
+			p.Stdin().Close()
+		}
+		p.Wait()
+		if s := sentinels(t, p.Pid(), false); len(s) != 0 {
+			t.Fatalf("sentinels %v after Wait (stop %v), want none", s, stop)
+		}
 	}
 }

@@ -3,6 +3,7 @@
 package proc
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"sync"
@@ -49,4 +50,43 @@ func forkAndHold(cmd *exec.Cmd, started chan<- error, reaped <-chan struct{}) {
 	if err == nil {
 		<-reaped
 	}
+}
+
+// sentinelScript waits for the end of its stdin, which only this process
+// holds open, and then kills its own process group: the CLI's. Stop's
+// SIGTERM must not end it early, nor a HUP, INT or QUIT sent to the group.
+const sentinelScript = `trap "" HUP INT QUIT TERM; read -r _; kill -9 0`
+
+// guardGroup starts a sentinel in process group pgid, the CLI's that
+// started a moment ago, so that what the CLI started in its group dies
+// with this process too: the kernel kills the CLI itself (Pdeathsig), not
+// its children. The sentinel is a shell (/bin/sh) with an empty
+// environment whose stdin is a pipe only this process can write; the
+// kernel closes it when this process ends, however it ends, and the
+// sentinel kills the group. While it lives the group id cannot be reused,
+// so it never signals anyone else's group. It must start before the CLI
+// can be reaped (while the group exists, pinned by the CLI or its
+// zombie). end kills and reaps the sentinel (at once: SIGKILL); the caller
+// calls it once the CLI has exited, before it kills the group itself. A
+// sentinel that cannot start (no /bin/sh) leaves the CLI's descendants as
+// they were: they outlive a host that dies.
+func guardGroup(pgid int) (end func()) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return func() {}
+	}
+	cmd := exec.Command("/bin/sh", "-c", sentinelScript)
+	cmd.Stdin, cmd.Env = r, []string{}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return func() {}
+	}
+	return sync.OnceFunc(func() {
+		cmd.Process.Kill() // our unreaped child: the pid is still its own
+		cmd.Wait()
+		w.Close()
+	})
 }
