@@ -253,15 +253,8 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestSessionMovesToAnotherWorker(t *testing.T) {
 	rig := newPortableRig(t)
 	b, log, porter := rig.b, rig.log, rig.porter
-	a := rig.worker(t, "A")
+	a, s := rig.sessionOn(t, "A")
 	ctx := context.Background()
-	s, err := b.StartSession(ctx, &agentcli.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Run(ctx, "t1"); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.Run(ctx, "t2"); err != nil {
 		t.Fatal(err)
 	}
@@ -309,16 +302,9 @@ func TestSessionMovesToAnotherWorker(t *testing.T) {
 // end with a *WorkerLostError saying the work had started).
 func TestTurnMovesWhenTheSessionStartIsLost(t *testing.T) {
 	rig := newPortableRig(t)
-	b, log := rig.b, rig.log
-	a := rig.worker(t, "A")
+	log := rig.log
+	a, s := rig.sessionOn(t, "A")
 	ctx := context.Background()
-	s, err := b.StartSession(ctx, &agentcli.Request{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Run(ctx, "t1"); err != nil {
-		t.Fatal(err)
-	}
 	if err := a.kill(); err == nil {
 		t.Fatal("killed worker returned nil")
 	}
@@ -908,6 +894,21 @@ func (r *portableRig) worker(t *testing.T, id string) *testWorker {
 	o := testWorkerOptions()
 	o.ID, o.Sessions = id, r.porter
 	return startWorker(t, r.n, newTranscriptBackend(id, r.log, agentclitest.Reply("ok", "x")), o)
+}
+
+// sessionOn starts worker id and a live session on it, whose first turn
+// "t1" it runs.
+func (r *portableRig) sessionOn(t *testing.T, id string) (*testWorker, agentcli.Session) {
+	t.Helper()
+	w := r.worker(t, id)
+	s, err := r.b.StartSession(context.Background(), &agentcli.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Run(context.Background(), "t1"); err != nil {
+		t.Fatal(err)
+	}
+	return w, s
 }
 
 // sessionName names id as one of the test's sessions.
