@@ -23,6 +23,7 @@ import (
 // scenarios (mcptest.StdioCommand re-executes it).
 func TestMain(m *testing.M) {
 	mcptest.MaybeServe()
+	maybeHost()
 	os.Exit(m.Run())
 }
 
