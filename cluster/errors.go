@@ -75,7 +75,8 @@ type WorkerLostError struct {
 	Worker string
 	// Started reports that the worker had begun the run (it had sent at
 	// least the handshake); false when it died after claiming the work
-	// but before starting it.
+	// but before starting it, or died starting a live session before any
+	// turn of it ran: nothing of the work ran, so it is safe to try again.
 	Started bool
 	// Silence is how long nothing was heard from the worker, when that is
 	// how it was found lost.
