@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -88,7 +87,7 @@ func TestHostDies(t *testing.T) {
 			}
 			host := exec.Command(os.Args[0], "-test.run=^$")
 			host.Env = append(os.Environ(), hostEnv+"="+string(data))
-			out := &syncBuffer{}
+			out := &logBuffer{}
 			host.Stdout, host.Stderr = out, out
 			if err := host.Start(); err != nil {
 				t.Fatal(err)
@@ -203,22 +202,4 @@ func procNames(pids []int) string {
 		parts = append(parts, fmt.Sprintf("%d %q", p, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's two output streams.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
