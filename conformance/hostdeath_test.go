@@ -86,7 +86,9 @@ func TestHostDies(t *testing.T) {
 				t.Fatal(err)
 			}
 			host := exec.Command(os.Args[0], "-test.run=^$")
-			host.Env = append(os.Environ(), hostEnv+"="+string(data))
+			// A host that dies leaves its run's temporary directory (and
+			// the CLI its own): here, in the test's.
+			host.Env = append(os.Environ(), hostEnv+"="+string(data), "TMPDIR="+t.TempDir())
 			out := &logBuffer{}
 			host.Stdout, host.Stderr = out, out
 			if err := host.Start(); err != nil {
