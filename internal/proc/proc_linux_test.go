@@ -344,12 +344,7 @@ func sentinels(t *testing.T, pgid int, live bool) []int {
 		if err != nil || pid == pgid {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + n.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]) // state ppid pgrp
+		f := statFields(pid) // state ppid pgrp ...
 		if len(f) >= 3 && f[1] == strconv.Itoa(os.Getpid()) && f[2] == strconv.Itoa(pgid) && (!live || f[0] != "Z") {
 			out = append(out, pid)
 		}
