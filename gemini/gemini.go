@@ -350,6 +350,14 @@ func settingsEnvWith(r *driver.Run, more map[string]any) ([]string, error) {
 		}
 		merge(extra, more)
 	}
+	return overlayEnv(r, extra, dollar)
+}
+
+// overlayEnv returns the environment that names a private overlay of the
+// user's gemini home with extra merged into its settings.json (with
+// driver.DollarEnv when the settings spell a "$" through it), or nil when
+// extra is nil.
+func overlayEnv(r *driver.Run, extra map[string]any, dollar bool) ([]string, error) {
 	if extra == nil {
 		return nil, nil
 	}

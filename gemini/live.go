@@ -100,18 +100,7 @@ func liveEnv(r *driver.Run) ([]string, error) {
 	extra, dollar := runSettings(&agentcli.Request{Effort: r.Req.Effort, MCPServers: host,
 		AllowedTools: r.Req.AllowedTools, DisallowedTools: r.Req.DisallowedTools,
 		Tools: r.Req.Tools, OnQuestion: r.Req.OnQuestion})
-	if extra == nil {
-		return nil, nil
-	}
-	over, err := runHome(r, extra)
-	if err != nil {
-		return nil, err
-	}
-	env := []string{"GEMINI_CLI_HOME=" + over}
-	if dollar {
-		env = append(env, driver.DollarEnv)
-	}
-	return env, nil
+	return overlayEnv(r, extra, dollar)
 }
 
 // sessionMode returns gemini's approval mode for req's permission mode.
