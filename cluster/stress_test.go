@@ -54,6 +54,8 @@ func TestStressKillsAndRestart(t *testing.T) {
 	reply := agentclitest.Reply("fine", "x")
 	reply.Delay = 5 * time.Millisecond
 
+	// Workers' and the pool's warnings, in the test's log.
+	warnings := slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var wmu sync.Mutex
 	workers := map[string]*testWorker{}
 	nextWorker := 0
@@ -64,7 +66,7 @@ func TestStressKillsAndRestart(t *testing.T) {
 		wmu.Unlock()
 		o := testWorkerOptions()
 		o.ID, o.Sessions, o.MaxRuns = name, porter, 8
-		o.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		o.Logger = warnings
 		tw := startWorker(t, n, newTranscriptBackend(name, log, reply), o)
 		wmu.Lock()
 		workers[name] = tw
@@ -74,7 +76,7 @@ func TestStressKillsAndRestart(t *testing.T) {
 		spawn()
 	}
 	po := testOptions()
-	po.Logger = slog.New(slog.NewTextHandler(tlogWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	po.Logger = warnings
 	b := newPoolBackend(t, n, po)
 
 	// The chaos: kills every 50-250 ms, a NATS restart after a third of
