@@ -125,10 +125,48 @@ func procsWithTag(tag string) []string {
 		if !bytes.Contains(env, needle) {
 			continue
 		}
-		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		out = append(out, fmt.Sprintf("%d %s", pid, strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))))
+		out = append(out, procLine(e.Name()))
 	}
 	return out
+}
+
+// procLine describes process pid as "pid cmdline".
+func procLine(pid string) string {
+	cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+	return pid + " " + strings.TrimSpace(strings.ReplaceAll(string(cmd), "\x00", " "))
+}
+
+// pgidOf returns the process group of pid, or -1.
+func pgidOf(pid int) int { return statField(pid, 2) }
+
+// ppidOf returns the parent of pid, or -1.
+func ppidOf(pid int) int { return statField(pid, 1) }
+
+// statField returns the number in field i of statFields(pid), or -1.
+func statField(pid, i int) int {
+	f := statFields(pid)
+	if len(f) <= i {
+		return -1
+	}
+	n, err := strconv.Atoi(f[i])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// statFields returns the fields of /proc/<pid>/stat after the command
+// name (state, ppid, pgrp, ...), or nil.
+func statFields(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
 }
 
 // assertNoProcs fails t if a process of the run tagged tag is still alive.

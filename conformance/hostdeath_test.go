@@ -3,7 +3,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,39 +146,6 @@ func TestHostDies(t *testing.T) {
 	}
 }
 
-// pgidOf returns the process group of pid, or -1.
-func pgidOf(pid int) int { return statField(pid, 2) }
-
-// ppidOf returns the parent of pid, or -1.
-func ppidOf(pid int) int { return statField(pid, 1) }
-
-// statField returns the number in field i of statFields(pid), or -1.
-func statField(pid, i int) int {
-	f := statFields(pid)
-	if len(f) <= i {
-		return -1
-	}
-	n, err := strconv.Atoi(f[i])
-	if err != nil {
-		return -1
-	}
-	return n
-}
-
-// statFields returns the fields of /proc/<pid>/stat after the command
-// name (state, ppid, pgrp, ...), or nil.
-func statFields(pid int) []string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return nil
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(string(b[i+1:]))
-}
-
 // groupMembers returns the live (not zombie) processes of group pgid.
 func groupMembers(pgid int) []int {
 	names, _ := os.ReadDir("/proc")
@@ -200,8 +166,7 @@ func groupMembers(pgid int) []int {
 func procNames(pids []int) string {
 	var parts []string
 	for _, p := range pids {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-		parts = append(parts, fmt.Sprintf("%d %q", p, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")))
+		parts = append(parts, procLine(strconv.Itoa(p)))
 	}
 	return strings.Join(parts, "; ")
 }

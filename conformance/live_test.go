@@ -191,17 +191,8 @@ func cliProcs(tag string) []int {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + pidStr + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
-		rest := stat[bytes.LastIndexByte(stat, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) > 1 {
-			if ppid, _ := strconv.Atoi(f[1]); ppid == os.Getpid() {
-				out = append(out, pid)
-			}
+		if ppidOf(pid) == os.Getpid() {
+			out = append(out, pid)
 		}
 	}
 	return out
